@@ -1,0 +1,32 @@
+# Two commands for a newcomer: `make demo` and `make test`. Each creates .venv if missing.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench check-java clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+check-java:
+	@$(PYTHON) scripts/check_java.py
+
+demo: $(STAMP) check-java
+	$(PY) -m spark_kafka_wire.demo
+
+test: $(STAMP) check-java
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
+
+bench: $(STAMP) check-java
+	$(PY) -m bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

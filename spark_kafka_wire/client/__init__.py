@@ -1,0 +1,1 @@
+"""I/O layer: sockets, cluster metadata, routing, retries, fetch and produce loops."""

@@ -1,0 +1,219 @@
+"""Cluster view: bootstrap, metadata cache, leader routing and the retry rule.
+
+Seed 001's recipe: cycle through the bootstrap list until one broker answers, fetch metadata,
+send each request to the partition's leader, and on a stale-metadata error or a socket error
+refresh the metadata and try again (a bounded number of times, with backoff).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from ..protocol.errors import InvalidMetadataError, KafkaError, error_for_code
+from ..protocol.messages import METADATA
+from .config import ClientConfig
+from .connection import BrokerConnection
+from .errors import BrokerConnectionError, NoBrokersAvailableError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    error_code: int
+
+
+@dataclass(frozen=True)
+class TopicInfo:
+    name: str
+    error_code: int
+    is_internal: bool
+    partitions: dict[int, PartitionInfo]
+
+    @property
+    def num_partitions(self) -> int:
+        return len(self.partitions)
+
+
+@dataclass(frozen=True)
+class ClusterMetadata:
+    brokers: dict[int, tuple[str, int]]
+    topics: dict[str, TopicInfo]
+    controller_id: int
+    cluster_id: str | None
+
+
+def is_retriable(exc: BaseException) -> bool:
+    return isinstance(exc, BrokerConnectionError) or (
+        isinstance(exc, KafkaError) and exc.retriable
+    )
+
+
+class KafkaClient:
+    """Connections to a cluster, shared by every request of one process."""
+
+    def __init__(self, config: ClientConfig) -> None:
+        self.config = config
+        self._connections: dict[tuple[str, int], BrokerConnection] = {}
+        self._brokers: dict[int, tuple[str, int]] = {}
+        self._topics: dict[str, TopicInfo] = {}
+        self._metadata_time = 0.0
+
+    def close(self) -> None:
+        for conn in self._connections.values():
+            conn.close()
+        self._connections.clear()
+
+    def __enter__(self) -> KafkaClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- connections -------------------------------------------------------------------------
+    def _connection(self, host: str, port: int, node_id: int | None = None) -> BrokerConnection:
+        conn = self._connections.get((host, port))
+        if conn is None:
+            conn = BrokerConnection(host, port, self.config, node_id)
+            self._connections[(host, port)] = conn
+        conn.connect()
+        return conn
+
+    def broker(self, node_id: int) -> BrokerConnection:
+        """Connection to broker ``node_id`` as advertised in metadata."""
+        addr = self._brokers.get(node_id)
+        if addr is None:
+            self.refresh_metadata()
+            addr = self._brokers.get(node_id)
+            if addr is None:
+                raise error_for_code(
+                    8, message=f"broker {node_id} is not in the cluster metadata"
+                )
+        return self._connection(addr[0], addr[1], node_id)
+
+    def any_connection(self) -> BrokerConnection:
+        """A live connection: an open one, else the bootstrap list cycled until one answers."""
+        for conn in self._connections.values():
+            if conn.connected:
+                return conn
+        candidates = list(self.config.bootstrap_servers)
+        random.shuffle(candidates)
+        candidates += [a for a in self._brokers.values() if a not in candidates]
+        last: Exception | None = None
+        for host, port in candidates:
+            try:
+                return self._connection(host, port)
+            except BrokerConnectionError as exc:
+                log.info("bootstrap server %s:%d unavailable: %s", host, port, exc.reason)
+                last = exc
+        raise NoBrokersAvailableError([f"{h}:{p}" for h, p in candidates], last)
+
+    # -- metadata ----------------------------------------------------------------------------
+    def fetch_metadata(
+        self, topics: Iterable[str] | None = None, allow_auto_create: bool = False
+    ) -> ClusterMetadata:
+        """One Metadata request (``topics`` None = all topics); updates the cache."""
+        wanted = None if topics is None else sorted(set(topics))
+
+        def attempt() -> ClusterMetadata:
+            conn = self.any_connection()
+            version = conn.version(METADATA)
+            if wanted is None:
+                req_topics = [] if version == 0 else None
+            else:
+                req_topics = [{"name": t} for t in wanted]
+            resp = conn.request(
+                METADATA, {"topics": req_topics, "allow_auto_topic_creation": allow_auto_create}
+            )
+            return self._apply_metadata(resp)
+
+        return self.retry(attempt, "Metadata request")
+
+    def _apply_metadata(self, resp: dict) -> ClusterMetadata:
+        brokers = {b["node_id"]: (b["host"], b["port"]) for b in resp["brokers"]}
+        topics: dict[str, TopicInfo] = {}
+        for t in resp["topics"]:
+            name = t["name"]
+            parts = {
+                p["partition_index"]: PartitionInfo(
+                    name,
+                    p["partition_index"],
+                    p["leader_id"],
+                    p["leader_epoch"],
+                    tuple(p["replica_nodes"]),
+                    tuple(p["isr_nodes"]),
+                    p["error_code"],
+                )
+                for p in t["partitions"]
+            }
+            topics[name] = TopicInfo(name, t["error_code"], t["is_internal"], parts)
+        self._brokers.update(brokers)
+        for name, info in topics.items():
+            if info.error_code == 0:
+                self._topics[name] = info
+            else:
+                self._topics.pop(name, None)
+        self._metadata_time = time.monotonic()
+        return ClusterMetadata(brokers, topics, resp["controller_id"], resp["cluster_id"])
+
+    def refresh_metadata(self, topics: Iterable[str] | None = None) -> None:
+        known = list(self._topics) if topics is None else list(topics)
+        self.fetch_metadata(known if known else None)
+
+    def topic(self, name: str, refresh: bool = False) -> TopicInfo:
+        """Metadata of one existing topic; UnknownTopicOrPartition (naming it) otherwise."""
+        stale = time.monotonic() - self._metadata_time > self.config.metadata_max_age_ms / 1000
+        info = None if (refresh or stale) else self._topics.get(name)
+        if info is None:
+            md = self.fetch_metadata([name])
+            t = md.topics.get(name)
+            if t is None or t.error_code:
+                raise error_for_code(t.error_code if t else 3, topic=name, context="Metadata")
+            info = t
+        return info
+
+    def leader(self, topic: str, partition: int) -> int:
+        info = self.topic(topic)
+        p = info.partitions.get(partition)
+        if p is None:
+            raise error_for_code(
+                3, topic=topic, partition=partition,
+                message=f"the topic has {info.num_partitions} partitions",
+            )
+        if p.leader < 0:
+            raise error_for_code(5, topic=topic, partition=partition)
+        return p.leader
+
+    def leader_connection(self, topic: str, partition: int) -> BrokerConnection:
+        return self.broker(self.leader(topic, partition))
+
+    # -- retry rule --------------------------------------------------------------------------
+    def retry(self, attempt: Callable[[], T], what: str, retries: int | None = None) -> T:
+        """Run ``attempt``; on a retriable error refresh metadata, back off and run it again."""
+        retries = self.config.retries if retries is None else retries
+        backoff = self.config.retry_backoff_ms / 1000
+        for n in range(retries + 1):
+            try:
+                return attempt()
+            except (KafkaError, BrokerConnectionError) as exc:
+                if not is_retriable(exc) or n == retries:
+                    raise
+                log.info("%s failed (%s); retry %d of %d", what, exc, n + 1, retries)
+                time.sleep(backoff * (0.8 + 0.4 * random.random()))
+                backoff = min(backoff * 2, self.config.retry_backoff_max_ms / 1000)
+                if getattr(exc, "invalid_metadata", False) or isinstance(exc, InvalidMetadataError):
+                    self._topics.clear()
+                    self._metadata_time = 0.0
+        raise AssertionError("unreachable")

@@ -1,0 +1,59 @@
+"""Client settings, named after the Java client's (the ``kafka.`` prefix removed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..protocol.errors import ConfigurationError
+
+DEFAULT_PORT = 9092
+
+
+def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
+    """``host:port,host2:port`` (IPv6 as ``[::1]:9092``) into a list of addresses."""
+    out: list[tuple[str, int]] = []
+    for item in servers.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        if "://" in item:  # tolerate PLAINTEXT://host:port as some tools print it
+            item = item.split("://", 1)[1]
+        if item.startswith("["):
+            host, _, rest = item[1:].partition("]")
+            port_text = rest.lstrip(":")
+        elif item.count(":") == 1:
+            host, _, port_text = item.partition(":")
+        else:
+            host, port_text = item, ""
+        try:
+            port = int(port_text) if port_text else DEFAULT_PORT
+        except ValueError:
+            raise ConfigurationError(
+                f"kafka.bootstrap.servers: {item!r} is not host:port"
+            ) from None
+        if not host or not 0 < port < 65536:
+            raise ConfigurationError(f"kafka.bootstrap.servers: {item!r} is not host:port")
+        out.append((host, port))
+    if not out:
+        raise ConfigurationError(
+            "kafka.bootstrap.servers is empty: give a comma-separated list of host:port"
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class ClientConfig:
+    """Everything a connection needs; small and picklable so it travels inside Spark tasks."""
+
+    bootstrap_servers: tuple[tuple[str, int], ...]
+    client_id: str = "spark-kafka-wire"
+    request_timeout_ms: int = 30_000
+    connect_timeout_ms: int = 10_000
+    retries: int = 5
+    retry_backoff_ms: int = 100
+    retry_backoff_max_ms: int = 1_000
+    metadata_max_age_ms: int = 300_000
+
+    @classmethod
+    def from_servers(cls, servers: str, **kwargs: object) -> ClientConfig:
+        return cls(tuple(parse_bootstrap(servers)), **kwargs)  # type: ignore[arg-type]

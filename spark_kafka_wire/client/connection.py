@@ -1,0 +1,201 @@
+"""One TCP connection to one broker: framing, correlation ids, timeouts, version choice.
+
+Requests may be pipelined: ``send`` returns a handle and responses are read in send order
+(the broker answers in order on a connection). Any socket failure closes the connection and
+raises BrokerConnectionError, so a half-read response can never be mistaken for the next.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol import framing
+from ..protocol.engine import ApiSpec
+from ..protocol.errors import ProtocolError
+from ..protocol.messages import API_VERSIONS
+from ..protocol.versions import BrokerVersions, choose_version, parse_api_versions
+from .config import ClientConfig
+from .errors import BrokerConnectionError, RequestTimeoutError
+
+
+@dataclass
+class InFlight:
+    correlation_id: int
+    spec: ApiSpec
+    version: int
+    expect_response: bool
+
+
+class BrokerConnection:
+    def __init__(self, host: str, port: int, config: ClientConfig, node_id: int | None = None):
+        self.host = host
+        self.port = port
+        self.node_id = node_id
+        self.config = config
+        self.name = f"{host}:{port}" + (f" (node {node_id})" if node_id is not None else "")
+        self._sock: socket.socket | None = None
+        self._next_id = 1
+        self._in_flight: deque[InFlight] = deque()
+        self.api_versions: BrokerVersions = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        return self._sock is not None
+
+    def connect(self) -> None:
+        if self._sock is not None:
+            return
+        timeout = self.config.connect_timeout_ms / 1000
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=timeout)
+        except TimeoutError:
+            raise BrokerConnectionError(
+                self.name, f"connect timed out after {self.config.connect_timeout_ms} ms"
+            ) from None
+        except OSError as exc:
+            raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._sock = sock
+        try:
+            self._negotiate()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        sock, self._sock = self._sock, None
+        self._in_flight.clear()
+        if sock is not None:
+            try:
+                sock.close()
+            except OSError:
+                pass
+
+    def __enter__(self) -> BrokerConnection:
+        self.connect()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _negotiate(self) -> None:
+        version = API_VERSIONS.max_version
+        for _ in range(API_VERSIONS.max_version + 1):
+            body = self.request(API_VERSIONS, {}, version=version)
+            result = parse_api_versions(version, body["__raw__"])
+            if result.retry_version is None:
+                self.api_versions = result.ranges
+                return
+            version = result.retry_version
+        raise BrokerConnectionError(self.name, "ApiVersions negotiation did not converge")
+
+    def version(self, spec: ApiSpec) -> int:
+        """The version of ``spec`` to use with this broker."""
+        return choose_version(spec, self.api_versions, self.name)
+
+    # -- requests ----------------------------------------------------------------------------
+    def send(
+        self,
+        spec: ApiSpec,
+        body: dict[str, Any],
+        version: int | None = None,
+        expect_response: bool = True,
+    ) -> InFlight:
+        if self._sock is None:
+            self.connect()
+        if version is None:
+            version = self.version(spec)
+        cid = self._next_id
+        self._next_id = (cid + 1) & 0x7FFFFFFF
+        frame = framing.encode_request(spec, version, cid, self.config.client_id, body)
+        assert self._sock is not None
+        try:
+            self._sock.settimeout(self.config.request_timeout_ms / 1000)
+            self._sock.sendall(frame)
+        except TimeoutError:
+            self.close()
+            raise RequestTimeoutError(self.name, f"sending {spec.name}", self.config.request_timeout_ms) from None
+        except OSError as exc:
+            self.close()
+            raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
+        inflight = InFlight(cid, spec, version, expect_response)
+        if expect_response:
+            self._in_flight.append(inflight)
+        return inflight
+
+    def receive(self, inflight: InFlight) -> dict[str, Any]:
+        """Read the response to ``inflight`` (responses to earlier requests must be read first)."""
+        if not inflight.expect_response:
+            return {}
+        if not self._in_flight or self._in_flight[0] is not inflight:
+            raise RuntimeError("responses must be received in the order requests were sent")
+        spec, version = inflight.spec, inflight.version
+        frame = self._read_frame(spec.name)
+        self._in_flight.popleft()
+        try:
+            cid, body = framing.split_response(spec, version, frame)
+        except ProtocolError as exc:
+            self.close()
+            raise ProtocolError(f"bad {spec.name} response header: {exc.reason}", broker=self.name) from None
+        if cid != inflight.correlation_id:
+            self.close()
+            raise ProtocolError(
+                f"correlation id mismatch: expected {inflight.correlation_id}, got {cid} "
+                f"for {spec.name}",
+                broker=self.name,
+            )
+        if spec.key == API_VERSIONS.key:
+            return {"__raw__": body}  # parsed by the negotiation, which knows the fallback rule
+        try:
+            return spec.decode_response(version, body)
+        except ProtocolError as exc:
+            raise ProtocolError(exc.reason, broker=self.name) from None
+
+    def request(self, spec: ApiSpec, body: dict[str, Any], version: int | None = None) -> dict[str, Any]:
+        return self.receive(self.send(spec, body, version))
+
+    def _read_frame(self, what: str) -> memoryview:
+        sock = self._sock
+        if sock is None:
+            raise BrokerConnectionError(self.name, "connection is closed")
+        deadline = time.monotonic() + self.config.request_timeout_ms / 1000
+        head = self._read_exact(sock, 4, deadline, what)
+        try:
+            size = framing.frame_size(head)
+        except ProtocolError as exc:
+            self.close()
+            raise ProtocolError(exc.reason, broker=self.name) from None
+        return self._read_exact(sock, size, deadline, what)
+
+    def _read_exact(self, sock: socket.socket, n: int, deadline: float, what: str) -> memoryview:
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.close()
+                raise RequestTimeoutError(self.name, what, self.config.request_timeout_ms)
+            try:
+                sock.settimeout(remaining)
+                k = sock.recv_into(view[got:], n - got)
+            except TimeoutError:
+                self.close()
+                raise RequestTimeoutError(self.name, what, self.config.request_timeout_ms) from None
+            except OSError as exc:
+                self.close()
+                raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None
+            if k == 0:
+                self.close()
+                raise BrokerConnectionError(
+                    self.name,
+                    f"connection closed by the broker while waiting for {what} (it may not "
+                    "support the request version, or it is shutting down)",
+                )
+            got += k
+        return view

@@ -1,0 +1,1 @@
+"""Sans-I/O Kafka protocol: bytes in, values out; no sockets here."""

@@ -1,0 +1,294 @@
+"""One engine for every API version: message layouts are data, compiled per version.
+
+A layout is a tuple of Field, each naming the versions in which it exists, the versions in
+which it may be null and, for flexible versions (KIP-482), an optional tag. Compiling a layout
+for one version yields a pair of closures (encode, decode) with no per-call version checks;
+values are plain dicts keyed by snake_case field names, and a decoded dict also carries every
+field the version lacks, set to its default, so callers read all versions alike.
+"""
+
+from __future__ import annotations
+
+import uuid as _uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ProtocolError
+from .primitives import Reader, Writer
+
+Encode = Callable[[Writer, Any], None]
+Decode = Callable[[Reader], Any]
+_MISSING: Any = object()
+NULL_UUID = _uuid.UUID(int=0)
+
+
+@dataclass(frozen=True)
+class Versions:
+    """An inclusive version range; ``none`` is lo > hi."""
+
+    lo: int
+    hi: int
+
+    @classmethod
+    def parse(cls, text: str | None) -> Versions:
+        if text is None or text == "none":
+            return cls(1, 0)
+        if text.endswith("+"):
+            return cls(int(text[:-1]), 1 << 15)
+        if "-" in text:
+            lo, hi = text.split("-")
+            return cls(int(lo), int(hi))
+        return cls(int(text), int(text))
+
+    def __contains__(self, version: int) -> bool:
+        return self.lo <= version <= self.hi
+
+
+@dataclass(frozen=True)
+class Field:
+    """One field of a message layout (names follow Kafka's specs, in snake_case).
+
+    ``type`` is a primitive (int8 int16 uint16 int32 int64 float64 bool uuid string bytes
+    records), ``[]<primitive>``, ``[]`` for an array of the struct given by ``fields``, or
+    ``struct`` for a nested struct.
+    """
+
+    name: str
+    type: str
+    versions: str = "0+"
+    nullable: str | None = None
+    default: Any = _MISSING
+    tag: int | None = None
+    tagged: str | None = None
+    fields: tuple[Field, ...] = ()
+    _v: Versions = field(init=False, repr=False, compare=False)
+    _nv: Versions = field(init=False, repr=False, compare=False)
+    _tv: Versions = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_v", Versions.parse(self.versions))
+        object.__setattr__(self, "_nv", Versions.parse(self.nullable))
+        object.__setattr__(self, "_tv", Versions.parse(self.tagged))
+
+    def default_value(self, version: int) -> Any:
+        if self.default is not _MISSING:
+            return self.default
+        t = self.type
+        if t.startswith("["):
+            return None if version in self._nv else []
+        if t in ("string", "bytes", "records"):
+            return None if version in self._nv else ("" if t == "string" else b"")
+        if t == "struct":
+            return None
+        if t == "bool":
+            return False
+        if t == "uuid":
+            return NULL_UUID
+        if t == "float64":
+            return 0.0
+        return 0
+
+
+def _fresh(value: Any) -> Any:
+    return [] if isinstance(value, list) else value
+
+
+def _primitive(t: str, flexible: bool, nullable: bool, name: str) -> tuple[Encode, Decode]:
+    if t in ("int8", "int16", "uint16", "int32", "int64", "float64", "bool", "uuid"):
+        return getattr(Writer, t), getattr(Reader, t)
+    if t == "string":
+        enc = Writer.compact_nullable_string if flexible else Writer.nullable_string
+        if nullable:
+            return enc, (Reader.compact_nullable_string if flexible else Reader.nullable_string)
+        dec = Reader.compact_string if flexible else Reader.string
+
+        def enc_required(w: Writer, v: Any) -> None:
+            if v is None:
+                raise ValueError(f"field {name!r} cannot be null in this version")
+            enc(w, v)
+
+        return enc_required, dec
+    if t in ("bytes", "records"):
+        enc = Writer.compact_nullable_bytes if flexible else Writer.nullable_bytes
+        dec = Reader.compact_nullable_bytes if flexible else Reader.nullable_bytes
+        if nullable:
+            return enc, dec
+
+        def dec_required(r: Reader) -> Any:
+            v = dec(r)
+            if v is None:
+                raise ProtocolError(f"null bytes in non-nullable field {name!r}")
+            return v
+
+        return enc, dec_required
+    raise ValueError(f"unknown type {t!r} for field {name!r}")
+
+
+def _field_codec(f: Field, version: int, flexible: bool) -> tuple[Encode, Decode]:
+    nullable = version in f._nv
+    t = f.type
+    if t == "struct":
+        return compile_struct(f.fields, version, flexible)
+    if not t.startswith("[]"):
+        return _primitive(t, flexible, nullable, f.name)
+    elem_type = t[2:]
+    if elem_type:
+        enc_e, dec_e = _primitive(elem_type, flexible, False, f.name)
+    else:
+        enc_e, dec_e = compile_struct(f.fields, version, flexible)
+    name = f.name
+
+    def enc_array(w: Writer, items: Any) -> None:
+        if items is None:
+            if not nullable:
+                raise ValueError(f"array {name!r} cannot be null in this version")
+            w.array_length(None, flexible)
+            return
+        w.array_length(len(items), flexible)
+        for item in items:
+            enc_e(w, item)
+
+    def dec_array(r: Reader) -> Any:
+        n = r.array_length(flexible)
+        if n < 0:
+            if not nullable:
+                raise ProtocolError(f"null array in non-nullable field {name!r}")
+            return None
+        return [dec_e(r) for _ in range(n)]
+
+    return enc_array, dec_array
+
+
+_cache: dict[tuple[int, int, bool], tuple[Encode, Decode]] = {}
+
+
+def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> tuple[Encode, Decode]:
+    """Encoder and decoder of ``fields`` at ``version`` (cached per layout and version)."""
+    key = (id(fields), version, flexible)
+    hit = _cache.get(key)
+    if hit is not None:
+        return hit
+    regular: list[tuple[str, Encode, Decode]] = []
+    tagged: dict[int, tuple[str, Encode, Decode, Any]] = {}
+    absent: list[tuple[str, Any]] = []
+    for f in fields:
+        if version not in f._v:
+            absent.append((f.name, f.default_value(version)))
+        elif flexible and f.tag is not None and version in f._tv:
+            enc, dec = _field_codec(f, version, True)
+            tagged[f.tag] = (f.name, enc, dec, f.default_value(version))
+            absent.append((f.name, f.default_value(version)))
+        else:
+            enc, dec = _field_codec(f, version, flexible)
+            regular.append((f.name, enc, dec))
+    tag_order = sorted(tagged)
+
+    def encode(w: Writer, obj: Any) -> None:
+        get = obj.get
+        for name, enc, _ in regular:
+            enc(w, get(name))
+        if not flexible:
+            return
+        present = []
+        for tag in tag_order:
+            name, enc, _, default = tagged[tag]
+            value = get(name, default)
+            if value is not None and value != default:
+                sub = Writer()
+                enc(sub, value)
+                present.append((tag, sub.buf))
+        w.uvarint(len(present))
+        for tag, payload in present:
+            w.uvarint(tag)
+            w.uvarint(len(payload))
+            w.raw(payload)
+
+    def decode(r: Reader) -> dict[str, Any]:
+        out = {name: _fresh(default) for name, default in absent}
+        for name, _, dec in regular:
+            out[name] = dec(r)
+        if flexible:
+            for _ in range(r.uvarint()):
+                tag = r.uvarint()
+                size = r.uvarint()
+                body = r.take(size, "tagged field")
+                known = tagged.get(tag)
+                if known is not None:
+                    sub = Reader(body)
+                    out[known[0]] = known[2](sub)
+        return out
+
+    # Regular fields must be given on encode; absent ones fall back to defaults.
+    defaults = {f.name: f.default_value(version) for f in fields if version in f._v}
+
+    def encode_with_defaults(w: Writer, obj: Any) -> None:
+        if obj is None:
+            raise ValueError("cannot encode a null struct")
+        missing = [k for k in defaults if k not in obj]
+        if missing:
+            obj = {**{k: _fresh(defaults[k]) for k in missing}, **obj}
+        encode(w, obj)
+
+    result = (encode_with_defaults, decode)
+    _cache[key] = result
+    return result
+
+
+@dataclass(frozen=True)
+class ApiSpec:
+    """Request and response layouts of one API, the versions we implement and where
+    flexible encoding starts (None: never)."""
+
+    key: int
+    name: str
+    min_version: int
+    max_version: int
+    flexible_from: int | None
+    request: tuple[Field, ...]
+    response: tuple[Field, ...]
+
+    def is_flexible(self, version: int) -> bool:
+        return self.flexible_from is not None and version >= self.flexible_from
+
+    def check_version(self, version: int) -> None:
+        if not self.min_version <= version <= self.max_version:
+            raise ValueError(
+                f"{self.name} v{version} is not implemented "
+                f"(versions {self.min_version}-{self.max_version})"
+            )
+
+    def encode_request(self, version: int, body: dict[str, Any]) -> bytes:
+        self.check_version(version)
+        enc, _ = compile_struct(self.request, version, self.is_flexible(version))
+        w = Writer()
+        enc(w, body)
+        return w.getvalue()
+
+    def decode_request(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
+        self.check_version(version)
+        _, dec = compile_struct(self.request, version, self.is_flexible(version))
+        return _decode_all(dec, data, f"{self.name} v{version} request")
+
+    def encode_response(self, version: int, body: dict[str, Any]) -> bytes:
+        self.check_version(version)
+        enc, _ = compile_struct(self.response, version, self.is_flexible(version))
+        w = Writer()
+        enc(w, body)
+        return w.getvalue()
+
+    def decode_response(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
+        self.check_version(version)
+        _, dec = compile_struct(self.response, version, self.is_flexible(version))
+        return _decode_all(dec, data, f"{self.name} v{version} response")
+
+
+def _decode_all(dec: Decode, data: bytes | memoryview, what: str) -> dict[str, Any]:
+    r = Reader(data)
+    try:
+        out = dec(r)
+    except ProtocolError as exc:
+        raise ProtocolError(f"cannot decode {what}: {exc.reason}") from exc
+    if r.remaining():
+        raise ProtocolError(f"cannot decode {what}: {r.remaining()} unexpected trailing bytes")
+    return out

@@ -1,0 +1,73 @@
+"""Request/response framing: int32 size, header, body.
+
+Request header v1 (api_key, api_version, correlation_id, client_id as a classic nullable
+string) is used for non-flexible versions, v2 (v1 plus a tagged-field section) from an API's
+first flexible version. Response header v0 is the correlation id; v1 adds tagged fields,
+except that ApiVersions responses always use v0 so that any client can read them.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from .engine import ApiSpec
+from .errors import ProtocolError
+from .messages import API_VERSIONS
+from .primitives import Reader, Writer
+
+_SIZE = struct.Struct(">i")
+MAX_FRAME_SIZE = 1 << 30  # refuse to allocate more for one response
+
+
+def request_header_version(spec: ApiSpec, version: int) -> int:
+    return 2 if spec.is_flexible(version) else 1
+
+
+def response_header_version(spec: ApiSpec, version: int) -> int:
+    if spec.key == API_VERSIONS.key:
+        return 0
+    return 1 if spec.is_flexible(version) else 0
+
+
+def encode_request(
+    spec: ApiSpec, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
+) -> bytes:
+    """A complete size-prefixed request frame."""
+    w = Writer()
+    w.int32(0)  # size placeholder
+    w.int16(spec.key)
+    w.int16(version)
+    w.int32(correlation_id)
+    w.nullable_string(client_id)
+    if request_header_version(spec, version) >= 2:
+        w.uvarint(0)  # no tagged fields
+    w.raw(spec.encode_request(version, body))
+    _SIZE.pack_into(w.buf, 0, len(w.buf) - 4)
+    return bytes(w.buf)
+
+
+def decode_request_header(frame: bytes | memoryview) -> tuple[int, int, int, str | None, int]:
+    """(api_key, api_version, correlation_id, client_id, body_start) of a request frame body
+    (without the size prefix). Header v2 is detected by the caller from the API version."""
+    r = Reader(frame)
+    return r.int16(), r.int16(), r.int32(), r.nullable_string(), r.pos
+
+
+def frame_size(prefix: bytes | memoryview) -> int:
+    """Body size announced by a 4-byte prefix, validated against MAX_FRAME_SIZE."""
+    (n,) = _SIZE.unpack_from(prefix, 0)
+    if n < 0 or n > MAX_FRAME_SIZE:
+        raise ProtocolError(f"response frame claims {n} bytes; the peer is not speaking Kafka")
+    return n
+
+
+def split_response(spec: ApiSpec, version: int, frame: bytes | memoryview) -> tuple[int, memoryview]:
+    """(correlation_id, body) of one response frame body (without the size prefix)."""
+    r = Reader(frame)
+    correlation_id = r.int32()
+    if response_header_version(spec, version) >= 1:
+        for _ in range(r.uvarint()):
+            r.uvarint()
+            r.take(r.uvarint(), "header tagged field")
+    return correlation_id, r.buf[r.pos : r.end]

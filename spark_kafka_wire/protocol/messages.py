@@ -1,0 +1,235 @@
+"""Layouts of the Kafka APIs we speak, as data (facts from Kafka's message specs).
+
+Each field lists the versions in which it exists; the engine compiles one codec per version.
+``max_version`` is the highest version we implement and test, which is also what we offer in
+ApiVersions negotiation.
+"""
+
+from __future__ import annotations
+
+from .engine import ApiSpec, Field
+
+F = Field
+
+# ---- ApiVersions (18) ----------------------------------------------------------------------
+API_VERSIONS = ApiSpec(
+    key=18, name="ApiVersions", min_version=0, max_version=3, flexible_from=3,
+    request=(
+        F("client_software_name", "string", "3+", default="spark-kafka-wire"),
+        F("client_software_version", "string", "3+", default="0"),
+    ),
+    response=(
+        F("error_code", "int16"),
+        F("api_keys", "[]", fields=(
+            F("api_key", "int16"),
+            F("min_version", "int16"),
+            F("max_version", "int16"),
+        )),
+        F("throttle_time_ms", "int32", "1+"),
+    ),
+)
+
+# ---- Metadata (3) --------------------------------------------------------------------------
+METADATA = ApiSpec(
+    key=3, name="Metadata", min_version=0, max_version=12, flexible_from=9,
+    request=(
+        F("topics", "[]", nullable="1+", fields=(
+            F("topic_id", "uuid", "10+"),
+            F("name", "string", nullable="10+"),
+        )),
+        F("allow_auto_topic_creation", "bool", "4+", default=True),
+        F("include_cluster_authorized_operations", "bool", "8-10"),
+        F("include_topic_authorized_operations", "bool", "8+"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "3+"),
+        F("brokers", "[]", fields=(
+            F("node_id", "int32"),
+            F("host", "string"),
+            F("port", "int32"),
+            F("rack", "string", "1+", nullable="1+", default=None),
+        )),
+        F("cluster_id", "string", "2+", nullable="2+", default=None),
+        F("controller_id", "int32", "1+", default=-1),
+        F("topics", "[]", fields=(
+            F("error_code", "int16"),
+            F("name", "string", nullable="12+"),
+            F("topic_id", "uuid", "10+"),
+            F("is_internal", "bool", "1+"),
+            F("partitions", "[]", fields=(
+                F("error_code", "int16"),
+                F("partition_index", "int32"),
+                F("leader_id", "int32"),
+                F("leader_epoch", "int32", "7+", default=-1),
+                F("replica_nodes", "[]int32"),
+                F("isr_nodes", "[]int32"),
+                F("offline_replicas", "[]int32", "5+"),
+            )),
+            F("topic_authorized_operations", "int32", "8+", default=-(1 << 31)),
+        )),
+        F("cluster_authorized_operations", "int32", "8-10", default=-(1 << 31)),
+    ),
+)
+
+# ---- ListOffsets (2) -----------------------------------------------------------------------
+LIST_OFFSETS = ApiSpec(
+    key=2, name="ListOffsets", min_version=0, max_version=7, flexible_from=6,
+    request=(
+        F("replica_id", "int32", default=-1),
+        F("isolation_level", "int8", "2+"),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("current_leader_epoch", "int32", "4+", default=-1),
+                F("timestamp", "int64"),
+                F("max_num_offsets", "int32", "0", default=1),
+            )),
+        )),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "2+"),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+                F("old_style_offsets", "[]int64", "0"),
+                F("timestamp", "int64", "1+", default=-1),
+                F("offset", "int64", "1+", default=-1),
+                F("leader_epoch", "int32", "4+", default=-1),
+            )),
+        )),
+    ),
+)
+
+# ---- Fetch (1) -----------------------------------------------------------------------------
+FETCH = ApiSpec(
+    key=1, name="Fetch", min_version=4, max_version=11, flexible_from=12,
+    request=(
+        F("replica_id", "int32", default=-1),
+        F("max_wait_ms", "int32"),
+        F("min_bytes", "int32"),
+        F("max_bytes", "int32", "3+", default=0x7FFFFFFF),
+        F("isolation_level", "int8", "4+"),
+        F("session_id", "int32", "7+"),
+        F("session_epoch", "int32", "7+", default=-1),
+        F("topics", "[]", fields=(
+            F("topic", "string"),
+            F("partitions", "[]", fields=(
+                F("partition", "int32"),
+                F("current_leader_epoch", "int32", "9+", default=-1),
+                F("fetch_offset", "int64"),
+                F("log_start_offset", "int64", "5+", default=-1),
+                F("partition_max_bytes", "int32"),
+            )),
+        )),
+        F("forgotten_topics_data", "[]", "7+", fields=(
+            F("topic", "string"),
+            F("partitions", "[]int32"),
+        )),
+        F("rack_id", "string", "11+", default=""),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16", "7+"),
+        F("session_id", "int32", "7+"),
+        F("responses", "[]", fields=(
+            F("topic", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+                F("high_watermark", "int64"),
+                F("last_stable_offset", "int64", "4+", default=-1),
+                F("log_start_offset", "int64", "5+", default=-1),
+                F("aborted_transactions", "[]", "4+", nullable="4+", fields=(
+                    F("producer_id", "int64"),
+                    F("first_offset", "int64"),
+                )),
+                F("preferred_read_replica", "int32", "11+", default=-1),
+                F("records", "records", nullable="0+"),
+            )),
+        )),
+    ),
+)
+
+# ---- Produce (0) ---------------------------------------------------------------------------
+PRODUCE = ApiSpec(
+    key=0, name="Produce", min_version=3, max_version=8, flexible_from=9,
+    request=(
+        F("transactional_id", "string", "3+", nullable="3+", default=None),
+        F("acks", "int16"),
+        F("timeout_ms", "int32"),
+        F("topic_data", "[]", fields=(
+            F("name", "string"),
+            F("partition_data", "[]", fields=(
+                F("index", "int32"),
+                F("records", "records", nullable="0+"),
+            )),
+        )),
+    ),
+    response=(
+        F("responses", "[]", fields=(
+            F("name", "string"),
+            F("partition_responses", "[]", fields=(
+                F("index", "int32"),
+                F("error_code", "int16"),
+                F("base_offset", "int64"),
+                F("log_append_time_ms", "int64", "2+", default=-1),
+                F("log_start_offset", "int64", "5+", default=-1),
+                F("record_errors", "[]", "8+", fields=(
+                    F("batch_index", "int32"),
+                    F("batch_index_error_message", "string", nullable="8+", default=None),
+                )),
+                F("error_message", "string", "8+", nullable="8+", default=None),
+            )),
+        )),
+        F("throttle_time_ms", "int32", "1+"),
+    ),
+)
+
+# ---- CreateTopics (19) ---------------------------------------------------------------------
+CREATE_TOPICS = ApiSpec(
+    key=19, name="CreateTopics", min_version=0, max_version=7, flexible_from=5,
+    request=(
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("num_partitions", "int32", default=-1),
+            F("replication_factor", "int16", default=-1),
+            F("assignments", "[]", fields=(
+                F("partition_index", "int32"),
+                F("broker_ids", "[]int32"),
+            )),
+            F("configs", "[]", fields=(
+                F("name", "string"),
+                F("value", "string", nullable="0+", default=None),
+            )),
+        )),
+        F("timeout_ms", "int32", default=30000),
+        F("validate_only", "bool", "1+"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "2+"),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("topic_id", "uuid", "7+"),
+            F("error_code", "int16"),
+            F("error_message", "string", "1+", nullable="0+", default=None),
+            F("topic_config_error_code", "int16", "5+", tag=0, tagged="5+"),
+            F("num_partitions", "int32", "5+", default=-1),
+            F("replication_factor", "int16", "5+", default=-1),
+            F("configs", "[]", "5+", nullable="5+", fields=(
+                F("name", "string"),
+                F("value", "string", nullable="5+", default=None),
+                F("read_only", "bool"),
+                F("config_source", "int8", default=-1),
+                F("is_sensitive", "bool"),
+            )),
+        )),
+    ),
+)
+
+ALL_APIS: dict[int, ApiSpec] = {
+    spec.key: spec
+    for spec in (API_VERSIONS, METADATA, LIST_OFFSETS, FETCH, PRODUCE, CREATE_TOPICS)
+}
