@@ -162,6 +162,27 @@ class InvalidRequestError(KafkaError):
     """The broker judged the request itself invalid (bad config, topic name, acks ...)."""
 
 
+# Codes callers catch by name.
+class UnknownTopicOrPartitionError(InvalidMetadataError):
+    """The topic or partition does not exist (or is not visible to this principal)."""
+
+
+class LeaderNotAvailableError(InvalidMetadataError):
+    """A leader election is in progress."""
+
+
+class NotLeaderOrFollowerError(InvalidMetadataError):
+    """The request went to a broker that no longer leads the partition."""
+
+
+class RequestTimedOutError(RetriableError):
+    """The broker gave up waiting (for replicas, for a long poll)."""
+
+
+class MessageTooLargeError(RecordTooLargeError):
+    """A batch exceeds the broker's or topic's message.max.bytes."""
+
+
 _R, _M = True, True
 _REFRESH = "Metadata will be refreshed and the request retried"
 _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
@@ -170,15 +191,15 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
                "was never written; set failOnDataLoss=false to skip it"), OffsetOutOfRangeError),
     (ErrorSpec(2, "CORRUPT_MESSAGE", _R), RetriableError),
     (ErrorSpec(3, "UNKNOWN_TOPIC_OR_PARTITION", _R, _M, hint="Check the topic name; it may not "
-               "exist yet"), InvalidMetadataError),
+               "exist yet"), UnknownTopicOrPartitionError),
     (ErrorSpec(4, "INVALID_FETCH_SIZE"), InvalidRequestError),
-    (ErrorSpec(5, "LEADER_NOT_AVAILABLE", _R, _M, hint=_REFRESH), InvalidMetadataError),
-    (ErrorSpec(6, "NOT_LEADER_OR_FOLLOWER", _R, _M, hint=_REFRESH), InvalidMetadataError),
-    (ErrorSpec(7, "REQUEST_TIMED_OUT", _R), RetriableError),
+    (ErrorSpec(5, "LEADER_NOT_AVAILABLE", _R, _M, hint=_REFRESH), LeaderNotAvailableError),
+    (ErrorSpec(6, "NOT_LEADER_OR_FOLLOWER", _R, _M, hint=_REFRESH), NotLeaderOrFollowerError),
+    (ErrorSpec(7, "REQUEST_TIMED_OUT", _R), RequestTimedOutError),
     (ErrorSpec(8, "BROKER_NOT_AVAILABLE", _R, _M), InvalidMetadataError),
     (ErrorSpec(9, "REPLICA_NOT_AVAILABLE", _R, _M), InvalidMetadataError),
     (ErrorSpec(10, "MESSAGE_TOO_LARGE", hint="Raise the broker's message.max.bytes or send "
-               "smaller records"), RecordTooLargeError),
+               "smaller records"), MessageTooLargeError),
     (ErrorSpec(11, "STALE_CONTROLLER_EPOCH"), KafkaError),
     (ErrorSpec(12, "OFFSET_METADATA_TOO_LARGE"), InvalidRequestError),
     (ErrorSpec(13, "NETWORK_EXCEPTION", _R, _M), InvalidMetadataError),
@@ -210,7 +231,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
                "than the number of brokers"), InvalidRequestError),
     (ErrorSpec(39, "INVALID_REPLICA_ASSIGNMENT"), InvalidRequestError),
     (ErrorSpec(40, "INVALID_CONFIG"), InvalidRequestError),
-    (ErrorSpec(41, "NOT_CONTROLLER", _R, _M), InvalidMetadataError),
+    (ErrorSpec(41, "NOT_CONTROLLER", _R, _M), UnknownTopicOrPartitionError),
     (ErrorSpec(42, "INVALID_REQUEST"), InvalidRequestError),
     (ErrorSpec(43, "UNSUPPORTED_FOR_MESSAGE_FORMAT"), UnsupportedVersionError),
     (ErrorSpec(44, "POLICY_VIOLATION"), InvalidRequestError),

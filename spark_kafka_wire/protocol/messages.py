@@ -26,6 +26,18 @@ API_VERSIONS = ApiSpec(
             F("max_version", "int16"),
         )),
         F("throttle_time_ms", "int32", "1+"),
+        F("supported_features", "[]", "3+", tag=0, tagged="3+", fields=(
+            F("name", "string"),
+            F("min_version", "int16"),
+            F("max_version", "int16"),
+        )),
+        F("finalized_features_epoch", "int64", "3+", default=-1, tag=1, tagged="3+"),
+        F("finalized_features", "[]", "3+", tag=2, tagged="3+", fields=(
+            F("name", "string"),
+            F("max_version_level", "int16"),
+            F("min_version_level", "int16"),
+        )),
+        F("zk_migration_ready", "bool", "3+", tag=3, tagged="3+"),
     ),
 )
 

@@ -30,7 +30,13 @@ import numpy as np
 import pyarrow as pa
 from crc32c import crc32c
 
-from .compression import CODEC_NONE, DecompressionBombError, UnsupportedCodecError, codec_name
+from .compression import (
+    CODEC_NONE,
+    DecompressionBombError,
+    UnsupportedCodecError,
+    codec_id,
+    codec_name,
+)
 from .compression import compress as _compress
 from .compression import decompress as _decompress
 from .errors import CorruptRecordError, ProtocolError
@@ -574,6 +580,7 @@ def _decode_columns(arr: np.ndarray, buf: Any, q: np.ndarray, counts: np.ndarray
                              f"{int(rec_end[i] - p[i])} bytes", i)
         kept_pos = np.cumsum(keep) - 1
         headers = [None] * int(np.count_nonzero(keep))
+        found = False
         for i, hp, he, hc in zip(hdr_idx.tolist(), p[hdr_idx].tolist(),
                                  rec_end[hdr_idx].tolist(), hdr_count[hdr_idx].tolist(),
                                  strict=True):
@@ -583,7 +590,8 @@ def _decode_columns(arr: np.ndarray, buf: Any, q: np.ndarray, counts: np.ndarray
                 raise _Malformed(exc.reason, i) from None
             if keep[i]:
                 headers[kept_pos[i]] = parsed
-        if not any(h is not None for h in headers):
+                found = True
+        if not found:
             headers = None
 
     if not all_kept:
@@ -619,8 +627,8 @@ def _binary_column(col: Any, what: str) -> tuple[int, np.ndarray, np.ndarray]:
         raise TypeError(f"{what} must be binary or string, not {col.type}")
     n = len(col)
     bufs = col.buffers()
-    if n == 0 or bufs[1] is None:
-        return n, np.full(n, -1, np.int64), np.zeros(0, np.uint8)
+    if n == 0:
+        return n, np.zeros(0, np.int64), np.zeros(0, np.uint8)
     offs = np.frombuffer(bufs[1], dtype=off_dtype)[col.offset:col.offset + n + 1]
     offs = offs.astype(np.int64)
     data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
@@ -672,7 +680,7 @@ def encode_record_batch(
     *,
     timestamps: Any = None,
     base_offset: int = 0,
-    compression: int = 0,
+    compression: int | str = 0,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -684,7 +692,9 @@ def encode_record_batch(
     ``keys``/``values``: Arrow binary/large_binary/string arrays or lists of bytes|None
     (``keys=None``: all keys null). ``timestamps``: None (now), one int, or an int64 array.
     Record ``i`` gets offsetDelta ``i``; the records section is compressed as one blob.
+    ``compression`` is a Kafka codec id or name (see ``compression.CODEC_NAMES``).
     """
+    compression = codec_id(compression)
     n, v_len, v_data = _binary_column(values, "values")
     if n == 0:
         raise ValueError("a record batch needs at least one record")

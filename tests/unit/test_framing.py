@@ -1,0 +1,98 @@
+"""Framing, headers and ApiVersions negotiation, against the seed's layouts and Kafka's rules."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from spark_kafka_wire.protocol import framing
+from spark_kafka_wire.protocol.errors import ProtocolError, UnsupportedVersionError
+from spark_kafka_wire.protocol.messages import API_VERSIONS, FETCH, METADATA, PRODUCE
+from spark_kafka_wire.protocol.primitives import Writer
+from spark_kafka_wire.protocol.versions import choose_version, parse_api_versions
+
+
+def test_metadata_v0_request_matches_seed_001_grammar() -> None:
+    # Seed 001: RequestOrResponse => Size RequestMessage; RequestMessage => ApiKey ApiVersion
+    # CorrelationId ClientId MetadataRequest; MetadataRequest => [TopicName]; string = int16 len.
+    frame = framing.encode_request(METADATA, 0, 7, "cli", {"topics": [{"name": "ab"}]})
+    expected_body = (
+        struct.pack(">hhi", 3, 0, 7) + b"\x00\x03cli" + struct.pack(">i", 1) + b"\x00\x02ab"
+    )
+    assert frame == struct.pack(">i", len(expected_body)) + expected_body
+
+
+def test_flexible_request_uses_header_v2_with_classic_client_id() -> None:
+    frame = framing.encode_request(METADATA, 9, 1, "c", {"topics": None})
+    # size, key 3, version 9, correlation 1, client id as int16 string, empty tag section
+    assert frame[4:15] == struct.pack(">hhi", 3, 9, 1) + b"\x00\x01c"
+    assert frame[15] == 0  # header tagged fields
+    assert framing.request_header_version(METADATA, 9) == 2
+    assert framing.request_header_version(METADATA, 8) == 1
+
+
+def test_null_client_id_is_int16_minus_one() -> None:
+    frame = framing.encode_request(API_VERSIONS, 0, 1, None, {})
+    assert frame[12:14] == b"\xff\xff"
+
+
+def test_response_header_versions() -> None:
+    assert framing.response_header_version(FETCH, 11) == 0
+    assert framing.response_header_version(METADATA, 9) == 1
+    # ApiVersions responses always use header v0, even in flexible versions
+    assert framing.response_header_version(API_VERSIONS, 3) == 0
+
+
+def test_split_response_skips_header_tagged_fields() -> None:
+    w = Writer()
+    w.int32(42)
+    w.uvarint(1)  # one tagged field
+    w.uvarint(5)
+    w.uvarint(2)
+    w.raw(b"zz")
+    w.raw(b"BODY")
+    cid, body = framing.split_response(METADATA, 9, w.getvalue())
+    assert cid == 42 and bytes(body) == b"BODY"
+    cid, body = framing.split_response(METADATA, 8, b"\x00\x00\x00\x2aBODY")
+    assert cid == 42 and bytes(body) == b"BODY"
+
+
+@pytest.mark.parametrize("size", [-1, (1 << 30) + 1])
+def test_absurd_frame_size_is_rejected_before_allocating(size: int) -> None:
+    with pytest.raises(ProtocolError, match="not speaking Kafka"):
+        framing.frame_size(struct.pack(">i", size))
+
+
+def _v0_body(error: int, ranges: list[tuple[int, int, int]]) -> bytes:
+    return API_VERSIONS.encode_response(
+        0, {"error_code": error,
+            "api_keys": [{"api_key": k, "min_version": lo, "max_version": hi} for k, lo, hi in ranges]},
+    )
+
+
+def test_api_versions_fallback_retries_with_broker_range() -> None:
+    # A broker that knows ApiVersions only up to v2 answers our v3 with error 35 in a v0 body.
+    result = parse_api_versions(3, _v0_body(35, [(18, 0, 2)]))
+    assert result.retry_version == 2
+    ok = parse_api_versions(2, API_VERSIONS.encode_response(
+        2, {"error_code": 0, "api_keys": [{"api_key": 1, "min_version": 0, "max_version": 11}],
+            "throttle_time_ms": 0}))
+    assert ok.retry_version is None and ok.ranges == {1: (0, 11)}
+
+
+def test_api_versions_fallback_without_list_retries_v0() -> None:
+    assert parse_api_versions(3, _v0_body(35, [])).retry_version == 0
+
+
+def test_choose_version_picks_highest_common() -> None:
+    assert choose_version(FETCH, {1: (0, 17)}) == FETCH.max_version
+    assert choose_version(FETCH, {1: (0, 6)}) == 6
+    assert choose_version(PRODUCE, {0: (3, 13)}) == PRODUCE.max_version
+
+
+def test_choose_version_fails_clearly_without_common_version() -> None:
+    with pytest.raises(UnsupportedVersionError, match=r"no common Fetch version: broker offers 0-2"):
+        choose_version(FETCH, {1: (0, 2)}, "b:9092")
+    with pytest.raises(UnsupportedVersionError, match="does not offer Produce"):
+        choose_version(PRODUCE, {1: (0, 2)})

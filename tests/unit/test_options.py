@@ -1,0 +1,112 @@
+"""Option parsing: Spark-compatible names and rules, clear errors for the rest."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_kafka_wire.client.config import parse_bootstrap
+from spark_kafka_wire.options import parse_sink_options, parse_source_options
+from spark_kafka_wire.protocol.errors import ConfigurationError
+
+BASE = {"kafka.bootstrap.servers": "h1:9092,h2:9093", "subscribe": "a,b"}
+
+
+def test_defaults_and_case_insensitive_keys() -> None:
+    o = parse_source_options({"KAFKA.Bootstrap.Servers": "h:1", "SUBSCRIBE": " a , b,a "})
+    assert o.client.bootstrap_servers == (("h", 1),)
+    assert o.topics == ("a", "b")
+    assert o.starting.default == -2 and o.ending.default == -1
+    assert o.fetch.max_partition_fetch_bytes == 1 << 20 and o.fetch.check_crcs
+
+
+def test_client_settings_are_passed_through() -> None:
+    o = parse_source_options({**BASE, "kafka.client.id": "me", "kafka.request.timeout.ms": "1234",
+                              "kafka.max.partition.fetch.bytes": "4096", "kafka.check.crcs": "false",
+                              "kafka.fetch.max.wait.ms": "10"})
+    assert o.client.client_id == "me" and o.client.request_timeout_ms == 1234
+    assert o.fetch.max_partition_fetch_bytes == 4096 and not o.fetch.check_crcs
+    assert o.fetch.max_wait_ms == 10
+
+
+def test_json_offsets() -> None:
+    o = parse_source_options({**BASE, "startingOffsets": '{"a":{"0":5,"1":-2},"b":{"0":-2}}',
+                              "endingOffsets": '{"a":{"0":-1,"1":9},"b":{"0":3}}'})
+    tps = [("a", 0), ("a", 1), ("b", 0)]
+    assert o.starting.for_partitions(tps, "startingOffsets") == {("a", 0): 5, ("a", 1): -2, ("b", 0): -2}
+    assert o.ending.for_partitions(tps, "endingOffsets") == {("a", 0): -1, ("a", 1): 9, ("b", 0): 3}
+    with pytest.raises(ConfigurationError, match="lacks a-2"):
+        o.starting.for_partitions(tps + [("a", 2)], "startingOffsets")
+    with pytest.raises(ConfigurationError, match="not subscribed or do not exist: b-0"):
+        o.starting.for_partitions(tps[:2], "startingOffsets")
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ({"kafka.bootstrap.servers": ""}, "'kafka.bootstrap.servers' is required"),
+        ({"kafka.bootstrap.servers": "host:notaport"}, "is not host:port"),
+        ({"subscribe": None}, "'subscribe', 'subscribePattern' or 'assign' is required"),
+        ({"endingOffsets": "earliest"}, "endingOffsets cannot be earliest"),
+        ({"startingOffsets": "latest"}, "startingOffsets cannot be latest"),
+        ({"startingOffsets": '{"a":{"0":-1}}'}, "startingOffsets for a-0 cannot be latest"),
+        ({"endingOffsets": '{"a":{"0":-2}}'}, "endingOffsets for a-0 cannot be earliest"),
+        ({"startingOffsets": "yesterday"}, "must be 'earliest', 'latest' or JSON"),
+        ({"startingOffsets": '{"a":{"0":-3}}'}, "must be an integer >= -2"),
+        ({"startingOffsets": '{"a":{"x":1}}'}, "partition 'x' of 'a' is not a number"),
+        ({"kafka.auto.offset.reset": "earliest"}, "set the source option 'startingOffsets'"),
+        ({"kafka.enable.auto.commit": "true"}, "offsets are tracked by Spark"),
+        ({"kafka.key.deserializer": "x"}, "keys are always read as bytes"),
+        ({"kafka.value.deserializer": "x"}, "values are always read as bytes"),
+        ({"kafka.security.protocol": "SASL_SSL"}, "not supported yet"),
+        ({"kafka.sasl.jaas.config": "secret-stuff"}, "refusing to connect"),
+        ({"kafka.frobnicate": "1"}, "unsupported Kafka client option.*kafka.frobnicate"),
+        ({"kafka.request.timeout.ms": "soon"}, "kafka.request.timeout.ms must be an integer"),
+        ({"assign": '{"a":[0]}'}, "'assign' option is not supported yet"),
+        ({"includeHeaders": "true"}, "includeHeaders=true is not supported yet"),
+    ],
+)
+def test_source_errors(extra: dict, message: str) -> None:
+    opts = {**BASE, **extra}
+    opts = {k: v for k, v in opts.items() if v is not None}
+    with pytest.raises(ConfigurationError, match=message):
+        parse_source_options(opts)
+
+
+def test_secrets_never_appear_in_errors() -> None:
+    with pytest.raises(ConfigurationError) as info:
+        parse_source_options({**BASE, "kafka.sasl.jaas.config": "password=hunter2"})
+    assert "hunter2" not in str(info.value)
+
+
+def test_sink_options() -> None:
+    o = parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t", "kafka.acks": "1",
+                            "kafka.compression.type": "gzip", "kafka.batch.size": "1000",
+                            "kafka.max.request.size": "5000"})
+    assert o.topic == "t" and o.produce.acks == 1 and o.produce.compression == 1
+    assert o.produce.batch_size == 1000 and o.produce.max_request_size == 5000
+    d = parse_sink_options({"kafka.bootstrap.servers": "h:1"})
+    assert d.topic is None and d.produce.acks == -1 and d.produce.compression == 0
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ({"kafka.acks": "2"}, "kafka.acks must be 0, 1 or all"),
+        ({"kafka.compression.type": "brotli"}, "must be one of none, gzip, snappy, lz4, zstd"),
+        ({"kafka.compression.type": "zstd"}, "zstd is not supported yet"),
+        ({"topic": "  "}, "option 'topic' is empty"),
+        ({"kafka.value.serializer": "x"}, "values are always written as bytes"),
+    ],
+)
+def test_sink_errors(extra: dict, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        parse_sink_options({"kafka.bootstrap.servers": "h:1", **extra})
+
+
+def test_parse_bootstrap_forms() -> None:
+    assert parse_bootstrap("a:1, b:2,,PLAINTEXT://c:3,[::1]:4,d") == [
+        ("a", 1), ("b", 2), ("c", 3), ("::1", 4), ("d", 9092)]
+    with pytest.raises(ConfigurationError):
+        parse_bootstrap(" , ")
+    with pytest.raises(ConfigurationError):
+        parse_bootstrap("a:70000")
