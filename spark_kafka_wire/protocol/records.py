@@ -340,6 +340,7 @@ class _Plan:
     max_ts: list[int]
     ts_types: list[int]
     counts: list[int]
+    region_starts: list[int]
     region_ends: list[int]
 
 
@@ -388,11 +389,10 @@ def decode_record_batches(
     n = len(view)
     where = {"topic": topic, "partition": partition}
 
-    plan = _Plan([], [], [], [], [], [])
+    plan = _Plan([], [], [], [], [], [], [])
     pieces: list[Any] = []  # records sections, in batch order (only used with compression)
     compressed = False
     positions: list[int] = []
-    region_starts: list[int] = []
     next_offset: int | None = None
     pos = 0
     while n - pos >= _LOG_OVERHEAD:
@@ -464,7 +464,7 @@ def decode_record_batches(
         plan.max_ts.append(max_ts)
         plan.ts_types.append(1 if attrs & ATTR_LOG_APPEND_TIME else 0)
         plan.counts.append(count)
-        region_starts.append(rstart)
+        plan.region_starts.append(rstart)
         plan.region_ends.append(rend)
 
     if not plan.counts:
@@ -480,7 +480,7 @@ def decode_record_batches(
         buf = src
         p = 0
         for i, piece in enumerate(pieces):
-            region_starts[i] = p
+            plan.region_starts[i] = p
             p += len(piece)
             plan.region_ends[i] = p
     else:
@@ -490,13 +490,13 @@ def decode_record_batches(
     # The sequential step: find where each record starts.
     for i, count in enumerate(plan.counts):
         try:
-            p = _scan_records(buf, region_starts[i], count, positions)
+            p = _scan_records(buf, plan.region_starts[i], count, positions)
         except (IndexError, _Malformed):
             p = -1
         if p != plan.region_ends[i]:
             raise CorruptRecordError(
                 f"the {count} records declared by the batch do not fill its "
-                f"{plan.region_ends[i] - region_starts[i]} bytes of records exactly",
+                f"{plan.region_ends[i] - plan.region_starts[i]} bytes of records exactly",
                 offset=plan.base_offsets[i], **where)
 
     arr = np.frombuffer(src, dtype=np.uint8)
@@ -652,16 +652,25 @@ def _encode_headers(hdrs: Sequence[tuple[str, bytes | None]] | None) -> bytes:
         return b"\x00"
     parts = [_varint_bytes(len(hdrs))]
     for key, value in hdrs:
-        kb = key.encode("utf-8") if isinstance(key, str) else bytes(key)
+        kb = _header_bytes(key, "key")
         parts.append(_varint_bytes(len(kb)))
         parts.append(kb)
         if value is None:
             parts.append(b"\x01")  # zigzag(-1)
         else:
-            vb = bytes(value)
+            vb = _header_bytes(value, "value")
             parts.append(_varint_bytes(len(vb)))
             parts.append(vb)
     return b"".join(parts)
+
+
+def _header_bytes(x: object, what: str) -> bytes:
+    # Explicit types: bytes(5) would silently become five zero bytes.
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return bytes(x)
+    raise TypeError(f"header {what} must be str or bytes, not {type(x).__name__}")
 
 
 def _varint_bytes(v: int) -> bytes:
