@@ -10,7 +10,9 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	# compat mode puts the repository on sys.path, so Spark's lookup of pyspark_* modules
+	# (pkgutil.iter_modules) finds pyspark_kafkawire; the default import-hook mode hides it.
+	$(PY) -m pip install --quiet -e '.[test]' --config-settings editable_mode=compat
 	@touch $(STAMP)
 
 check-java:

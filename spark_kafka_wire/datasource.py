@@ -159,7 +159,11 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                 f"the 'topic' column is null in row {row} of a partition and no 'topic' "
                 "option is set: every row needs a topic"
             )
-        for topic in pc.unique(topics).to_pylist():
+        names = pc.unique(topics).to_pylist()
+        client = shared_client(self.options.client)
+        for topic in names:  # every topic must exist before any row of the batch is sent
+            client.topic(topic)
+        for topic in names:
             yield topic, batch.filter(pc.equal(topics, topic))
 
     def _encode(self, client, topic: str, batch: pa.RecordBatch, rng: random.Random) -> list:

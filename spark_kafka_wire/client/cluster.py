@@ -56,7 +56,7 @@ class ClusterMetadata:
 
 
 def is_retriable(exc: BaseException) -> bool:
-    return isinstance(exc, BrokerConnectionError) or (
+    return isinstance(exc, (BrokerConnectionError, NoBrokersAvailableError)) or (
         isinstance(exc, KafkaError) and exc.retriable
     )
 
@@ -207,7 +207,7 @@ class KafkaClient:
         for n in range(retries + 1):
             try:
                 return attempt()
-            except (KafkaError, BrokerConnectionError) as exc:
+            except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
                 if not is_retriable(exc) or n == retries:
                     raise
                 log.info("%s failed (%s); retry %d of %d", what, exc, n + 1, retries)

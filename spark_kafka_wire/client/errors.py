@@ -32,7 +32,13 @@ class RequestTimeoutError(BrokerConnectionError):
 
 
 class NoBrokersAvailableError(KafkaWireError):
-    """None of the bootstrap servers answered."""
+    """None of the bootstrap servers answered.
+
+    Retriable (a cluster may be restarting); the caller's bounded retries decide when to give up.
+    """
+
+    retriable = True
+    invalid_metadata = True
 
     def __init__(self, servers: list[str], last: Exception | None) -> None:
         self.servers = servers

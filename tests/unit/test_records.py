@@ -701,3 +701,14 @@ def test_gather_fallback_for_pyarrow_without_binary_view(monkeypatch: pytest.Mon
     monkeypatch.setattr(records_module, "_HAS_VIEWS", False)
     assert ours(decode_record_batches(raw, start_offset=10)) == expected
     assert expected == as_rows(records, 4)[6:] + as_rows(records, 64)
+
+
+def test_damaged_batch_beyond_the_range_does_not_fail_the_read() -> None:
+    good = encode_record_batch(None, [b"a", b"b", b"c"], timestamps=1, base_offset=0)
+    bad = bytearray(encode_record_batch(None, [b"d"], timestamps=1, base_offset=3))
+    bad[-1] ^= 0xFF  # damage the record bytes: CRC mismatch
+    d = decode_record_batches(good + bytes(bad), start_offset=0, end_offset=3)
+    assert d.values.to_pylist() == [b"a", b"b", b"c"]
+    assert d.next_offset == 4
+    with pytest.raises(CorruptRecordError, match="offset 3"):
+        decode_record_batches(good + bytes(bad), start_offset=0, end_offset=4)
