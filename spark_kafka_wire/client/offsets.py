@@ -10,11 +10,12 @@ high watermark and last stable offset as the broker's fetch path sees them; the 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 from ..protocol.errors import check_error
 from ..protocol.messages import FETCH, LIST_OFFSETS
 from .cluster import KafkaClient
+from .connection import BrokerConnection
 
 EARLIEST = -2
 LATEST = -1
@@ -39,6 +40,14 @@ def _nest(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return out
 
 
+def _per_leader(
+    client: KafkaClient, tps: Iterable[TopicPartition]
+) -> Iterator[tuple[BrokerConnection, dict[str, list[int]]]]:
+    """The partitions grouped by leader, with a connection to each leader."""
+    for leader, group in _by_leader(client, tps).items():
+        yield client.broker(leader), _nest(group)
+
+
 def list_offsets(
     client: KafkaClient,
     timestamps: Mapping[TopicPartition, int],
@@ -49,8 +58,7 @@ def list_offsets(
 
     def attempt() -> dict[TopicPartition, int]:
         result: dict[TopicPartition, int] = {}
-        for leader, tps in _by_leader(client, timestamps).items():
-            conn = client.broker(leader)
+        for conn, nested in _per_leader(client, timestamps):
             version = conn.version(LIST_OFFSETS)
             topics = [
                 {
@@ -60,7 +68,7 @@ def list_offsets(
                         for p in parts
                     ],
                 }
-                for t, parts in _nest(tps).items()
+                for t, parts in nested.items()
             ]
             resp = conn.request(
                 LIST_OFFSETS,
@@ -103,8 +111,7 @@ def fetch_watermarks(
 
     def attempt() -> dict[TopicPartition, tuple[int, int, int]]:
         result: dict[TopicPartition, tuple[int, int, int]] = {}
-        for leader, tps in _by_leader(client, offsets).items():
-            conn = client.broker(leader)
+        for conn, nested in _per_leader(client, offsets):
             topics = [
                 {
                     "topic": t,
@@ -113,7 +120,7 @@ def fetch_watermarks(
                         for p in parts
                     ],
                 }
-                for t, parts in _nest(tps).items()
+                for t, parts in nested.items()
             ]
             resp = conn.request(
                 FETCH,

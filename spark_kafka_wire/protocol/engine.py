@@ -258,29 +258,30 @@ class ApiSpec:
                 f"(versions {self.min_version}-{self.max_version})"
             )
 
-    def encode_request(self, version: int, body: dict[str, Any]) -> bytes:
+    def _codec(self, kind: str, version: int) -> tuple[Encode, Decode]:
         self.check_version(version)
-        enc, _ = compile_struct(self.request, version, self.is_flexible(version))
+        layout = self.request if kind == "request" else self.response
+        return compile_struct(layout, version, self.is_flexible(version))
+
+    def _encode(self, kind: str, version: int, body: dict[str, Any]) -> bytes:
         w = Writer()
-        enc(w, body)
+        self._codec(kind, version)[0](w, body)
         return w.getvalue()
+
+    def _decode(self, kind: str, version: int, data: bytes | memoryview) -> dict[str, Any]:
+        return _decode_all(self._codec(kind, version)[1], data, f"{self.name} v{version} {kind}")
+
+    def encode_request(self, version: int, body: dict[str, Any]) -> bytes:
+        return self._encode("request", version, body)
 
     def decode_request(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
-        self.check_version(version)
-        _, dec = compile_struct(self.request, version, self.is_flexible(version))
-        return _decode_all(dec, data, f"{self.name} v{version} request")
+        return self._decode("request", version, data)
 
     def encode_response(self, version: int, body: dict[str, Any]) -> bytes:
-        self.check_version(version)
-        enc, _ = compile_struct(self.response, version, self.is_flexible(version))
-        w = Writer()
-        enc(w, body)
-        return w.getvalue()
+        return self._encode("response", version, body)
 
     def decode_response(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
-        self.check_version(version)
-        _, dec = compile_struct(self.response, version, self.is_flexible(version))
-        return _decode_all(dec, data, f"{self.name} v{version} response")
+        return self._decode("response", version, data)
 
 
 def _decode_all(dec: Decode, data: bytes | memoryview, what: str) -> dict[str, Any]:
