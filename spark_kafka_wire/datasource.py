@@ -143,7 +143,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             if batch.num_rows == 0:
                 continue
             for topic, part in self._split_by_topic(batch):
-                pending = self._encode(client, topic, part, rng)
+                pending = self._encode(client, topic, part, rng, producer.record_magic(topic))
                 producer.send(pending)
         return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent)
 
@@ -166,7 +166,9 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         for topic in names:
             yield topic, batch.filter(pc.equal(topics, topic))
 
-    def _encode(self, client, topic: str, batch: pa.RecordBatch, rng: random.Random) -> list:
+    def _encode(
+        self, client, topic: str, batch: pa.RecordBatch, rng: random.Random, magic: int
+    ) -> list:
         names = batch.schema.names
         values = _as_binary(batch.column(names.index("value")))
         keys = _as_binary(batch.column(names.index("key"))) if self.has_key else None
@@ -185,7 +187,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                     )
                 parts[given] = chosen[given]
         return encode_partitioned(topic, keys, values, parts, self.options.produce,
-                                  int(time.time() * 1000))
+                                  int(time.time() * 1000), magic)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         total = sum(m.records for m in messages if isinstance(m, KafkaWriteCommitMessage))

@@ -18,6 +18,7 @@ from .client.offsets import EARLIEST, LATEST
 from .client.producer import ProduceSettings
 from .protocol.compression import CODEC_NAMES
 from .protocol.errors import ConfigurationError
+from .protocol.versions import versions_for_release
 
 # Spark refuses these for its kafka source/sink; we refuse them with the same reasons.
 _REJECTED = {
@@ -109,7 +110,7 @@ def _client_config(opts: dict[str, str], known: set[str]) -> tuple[ClientConfig,
     allowed = known | _IGNORED_CLIENT_KEYS | {
         "bootstrap.servers", "client.id", "request.timeout.ms",
         "socket.connection.setup.timeout.ms", "retry.backoff.ms", "retry.backoff.max.ms",
-        "metadata.max.age.ms",
+        "metadata.max.age.ms", "api.version.request", "broker.version.fallback",
     }
     unknown = sorted(k for k in kafka if k not in allowed)
     if unknown:
@@ -119,6 +120,11 @@ def _client_config(opts: dict[str, str], known: set[str]) -> tuple[ClientConfig,
             + ". See the README for the kafka.* settings kafkawire understands"
         )
     ki = {k: v for k, v in kafka.items()}
+    fallback = kafka.get("broker.version.fallback", "0.10.0").strip()
+    try:
+        versions_for_release(fallback)
+    except ValueError as exc:
+        raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
     config = ClientConfig(
         bootstrap_servers=tuple(parse_bootstrap(servers)),
         client_id=kafka.get("client.id", "spark-kafka-wire"),
@@ -130,6 +136,8 @@ def _client_config(opts: dict[str, str], known: set[str]) -> tuple[ClientConfig,
         retry_backoff_ms=_int(ki, "retry.backoff.ms", 100, 0, "kafka.retry.backoff.ms"),
         retry_backoff_max_ms=_int(ki, "retry.backoff.max.ms", 1000, 0, "kafka.retry.backoff.max.ms"),
         metadata_max_age_ms=_int(ki, "metadata.max.age.ms", 300_000, 0, "kafka.metadata.max.age.ms"),
+        api_version_request=_bool(ki, "api.version.request", True, "kafka.api.version.request"),
+        broker_version_fallback=fallback,
     )
     return config, kafka
 
@@ -286,10 +294,6 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     if codec_name not in CODEC_NAMES:
         raise ConfigurationError(
             f"kafka.compression.type must be one of {', '.join(CODEC_NAMES)}, got {codec_name!r}"
-        )
-    if codec_name not in ("none", "gzip"):
-        raise ConfigurationError(
-            f"kafka.compression.type={codec_name} is not supported yet; use none or gzip"
         )
     topic = opts.get("topic")
     if topic is not None and not topic.strip():

@@ -53,6 +53,10 @@ class ClientConfig:
     retry_backoff_ms: int = 100
     retry_backoff_max_ms: int = 1_000
     metadata_max_age_ms: int = 300_000
+    # librdkafka's api.version.request / broker.version.fallback: with the first off, send no
+    # ApiVersions and use the versions of the named broker release (for 0.8/0.9 brokers).
+    api_version_request: bool = True
+    broker_version_fallback: str = "0.10.0"
 
     @classmethod
     def from_servers(cls, servers: str, **kwargs: object) -> ClientConfig:

@@ -17,7 +17,12 @@ from ..protocol import framing
 from ..protocol.engine import ApiSpec
 from ..protocol.errors import ProtocolError
 from ..protocol.messages import API_VERSIONS
-from ..protocol.versions import BrokerVersions, choose_version, parse_api_versions
+from ..protocol.versions import (
+    BrokerVersions,
+    choose_version,
+    parse_api_versions,
+    versions_for_release,
+)
 from .config import ClientConfig
 from .errors import BrokerConnectionError, RequestTimeoutError
 
@@ -50,6 +55,33 @@ class BrokerConnection:
     def connect(self) -> None:
         if self._sock is not None:
             return
+        if not self.config.api_version_request:
+            self._open()
+            self.api_versions = versions_for_release(self.config.broker_version_fallback)
+            return
+        version: int | None = API_VERSIONS.max_version
+        while version is not None:
+            self._open()
+            try:
+                version = self._negotiate(version)
+            except BrokerConnectionError as exc:
+                self.close()
+                if version == 0:
+                    raise BrokerConnectionError(
+                        self.name,
+                        f"{exc.reason}. The broker closed the connection on an ApiVersions "
+                        "request: brokers older than 0.10 do that. For such a broker set "
+                        "kafka.api.version.request=false and kafka.broker.version.fallback "
+                        "to its release (e.g. 0.8.2 or 0.9.0)",
+                    ) from None
+                # Brokers before KIP-511 may close on an ApiVersions version they do not
+                # know instead of answering error 35: retry with v0, which all of them know.
+                version = 0
+            except BaseException:
+                self.close()
+                raise
+
+    def _open(self) -> None:
         timeout = self.config.connect_timeout_ms / 1000
         try:
             sock = socket.create_connection((self.host, self.port), timeout=timeout)
@@ -61,11 +93,6 @@ class BrokerConnection:
             raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock = sock
-        try:
-            self._negotiate()
-        except BaseException:
-            self.close()
-            raise
 
     def close(self) -> None:
         sock, self._sock = self._sock, None
@@ -83,16 +110,16 @@ class BrokerConnection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _negotiate(self) -> None:
-        version = API_VERSIONS.max_version
-        for _ in range(API_VERSIONS.max_version + 1):
-            body = self.request(API_VERSIONS, {}, version=version)
-            result = parse_api_versions(version, body["__raw__"])
-            if result.retry_version is None:
-                self.api_versions = result.ranges
-                return
-            version = result.retry_version
-        raise BrokerConnectionError(self.name, "ApiVersions negotiation did not converge")
+    def _negotiate(self, version: int) -> int | None:
+        """One ApiVersions exchange; the next version to try, or None when done."""
+        body = self.request(API_VERSIONS, {}, version=version)
+        result = parse_api_versions(version, body["__raw__"])
+        if result.retry_version is None:
+            self.api_versions = result.ranges
+            return None
+        if result.retry_version >= version:
+            raise BrokerConnectionError(self.name, "ApiVersions negotiation did not converge")
+        return result.retry_version
 
     def version(self, spec: ApiSpec) -> int:
         """The version of ``spec`` to use with this broker."""
@@ -107,7 +134,7 @@ class BrokerConnection:
         expect_response: bool = True,
     ) -> InFlight:
         if self._sock is None:
-            self.connect()
+            raise BrokerConnectionError(self.name, "connection is closed")
         if version is None:
             version = self.version(spec)
         cid = self._next_id

@@ -21,7 +21,8 @@ import pyarrow.compute as pc
 
 from ..protocol.errors import KafkaError, RecordTooLargeError, error_for_code
 from ..protocol.messages import PRODUCE
-from ..protocol.records import encode_record_batch
+from ..protocol.compression import CODEC_ZSTD
+from ..protocol.records import encode_message_set, encode_record_batch
 from .cluster import KafkaClient, is_retriable
 from .errors import BrokerConnectionError
 
@@ -71,6 +72,22 @@ class Producer:
         self.settings = settings
         self.records_sent = 0
         self.requests_sent = 0
+
+    def record_magic(self, topic: str) -> int:
+        """The record format to write to ``topic``, from the Produce version its leaders
+        speak; fails before sending when the configured codec needs a newer broker."""
+        info = self.client.topic(topic)
+        first = min(info.partitions)
+        version = self.client.leader_connection(topic, first).version(PRODUCE)
+        if self.settings.compression == CODEC_ZSTD and version < ZSTD_MIN_PRODUCE_VERSION:
+            raise error_for_code(
+                76, topic=topic, context="Produce",
+                message=(
+                    f"kafka.compression.type=zstd needs Produce v{ZSTD_MIN_PRODUCE_VERSION}+ "
+                    f"(Kafka 2.1+), but the broker speaks v{version}; choose gzip, snappy or lz4"
+                ),
+            )
+        return magic_for_produce_version(version)
 
     def send(self, batches: list[PendingBatch]) -> None:
         s = self.settings
@@ -161,6 +178,15 @@ RECORD_OVERHEAD = 21  # worst-case varint framing of one record without headers
 BATCH_OVERHEAD = 61
 
 
+def magic_for_produce_version(version: int) -> int:
+    """Record format a Produce version carries: v3+ record batches (magic 2), v2 message sets
+    with timestamps (magic 1), v0-1 message sets (magic 0)."""
+    return 2 if version >= 3 else (1 if version == 2 else 0)
+
+
+ZSTD_MIN_PRODUCE_VERSION = 7
+
+
 def encode_partitioned(
     topic: str,
     keys: pa.Array | None,
@@ -168,9 +194,11 @@ def encode_partitioned(
     partitions: np.ndarray,
     settings: ProduceSettings,
     timestamp_ms: int,
+    magic: int = 2,
 ) -> list[PendingBatch]:
-    """Record batches for rows already assigned to partitions, each at most ~batch.size bytes
-    (a single larger record gets a batch of its own); rows keep their order per partition."""
+    """Record batches (or legacy message sets, ``magic`` < 2) for rows already assigned to
+    partitions, each at most ~batch.size bytes (a single larger record gets a batch of its
+    own); rows keep their order per partition."""
     n = len(values)
     if n == 0:
         return []
@@ -205,9 +233,15 @@ def encode_partitioned(
         v_all = values.take(idx)
         for lo, hi in zip(np.r_[0, bounds], np.r_[bounds, len(rows)], strict=True):
             k = k_all.slice(lo, hi - lo) if k_all is not None else [None] * int(hi - lo)
-            data = encode_record_batch(
-                k, v_all.slice(lo, hi - lo), timestamps=timestamp_ms,
-                compression=settings.compression,
-            )
+            if magic == 2:
+                data = encode_record_batch(
+                    k, v_all.slice(lo, hi - lo), timestamps=timestamp_ms,
+                    compression=settings.compression,
+                )
+            else:
+                data = encode_message_set(
+                    k, v_all.slice(lo, hi - lo), magic=magic, timestamps=timestamp_ms,
+                    compression=settings.compression,
+                )
             out.append(PendingBatch(topic, partition, data, int(hi - lo)))
     return out

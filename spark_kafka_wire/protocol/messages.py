@@ -117,7 +117,7 @@ LIST_OFFSETS = ApiSpec(
 
 # ---- Fetch (1) -----------------------------------------------------------------------------
 FETCH = ApiSpec(
-    key=1, name="Fetch", min_version=4, max_version=11, flexible_from=12,
+    key=1, name="Fetch", min_version=0, max_version=11, flexible_from=12,
     request=(
         F("replica_id", "int32", default=-1),
         F("max_wait_ms", "int32"),
@@ -167,7 +167,7 @@ FETCH = ApiSpec(
 
 # ---- Produce (0) ---------------------------------------------------------------------------
 PRODUCE = ApiSpec(
-    key=0, name="Produce", min_version=3, max_version=8, flexible_from=9,
+    key=0, name="Produce", min_version=0, max_version=8, flexible_from=9,
     request=(
         F("transactional_id", "string", "3+", nullable="3+", default=None),
         F("acks", "int16"),
@@ -241,7 +241,160 @@ CREATE_TOPICS = ApiSpec(
     ),
 )
 
+# ---- OffsetCommit (8) ----------------------------------------------------------------------
+# v0 commits to ZooKeeper on 0.8.1 brokers, v1+ to Kafka; v8 is the first flexible version.
+OFFSET_COMMIT = ApiSpec(
+    key=8, name="OffsetCommit", min_version=0, max_version=9, flexible_from=8,
+    request=(
+        F("group_id", "string"),
+        F("generation_id_or_member_epoch", "int32", "1+", default=-1),
+        F("member_id", "string", "1+", default=""),
+        F("group_instance_id", "string", "7+", nullable="7+", default=None),
+        F("retention_time_ms", "int64", "2-4", default=-1),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("committed_offset", "int64"),
+                F("committed_leader_epoch", "int32", "6+", default=-1),
+                F("commit_timestamp", "int64", "1", default=-1),
+                F("committed_metadata", "string", nullable="0+", default=""),
+            )),
+        )),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "3+"),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+            )),
+        )),
+    ),
+)
+
+# ---- OffsetFetch (9) -----------------------------------------------------------------------
+# v8 moves everything under a Groups[] array (several groups per request).
+OFFSET_FETCH = ApiSpec(
+    key=9, name="OffsetFetch", min_version=0, max_version=9, flexible_from=6,
+    request=(
+        F("group_id", "string", "0-7"),
+        F("topics", "[]", "0-7", nullable="2-7", fields=(
+            F("name", "string"),
+            F("partition_indexes", "[]int32"),
+        )),
+        F("groups", "[]", "8+", fields=(
+            F("group_id", "string"),
+            F("member_id", "string", "9+", nullable="9+", default=None),
+            F("member_epoch", "int32", "9+", default=-1),
+            F("topics", "[]", nullable="8+", fields=(
+                F("name", "string"),
+                F("partition_indexes", "[]int32"),
+            )),
+        )),
+        F("require_stable", "bool", "7+"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "3+"),
+        F("topics", "[]", "0-7", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("committed_offset", "int64"),
+                F("committed_leader_epoch", "int32", "5-7", default=-1),
+                F("metadata", "string", nullable="0-7", default=""),
+                F("error_code", "int16"),
+            )),
+        )),
+        F("error_code", "int16", "2-7"),
+        F("groups", "[]", "8+", fields=(
+            F("group_id", "string"),
+            F("topics", "[]", fields=(
+                F("name", "string"),
+                F("partitions", "[]", fields=(
+                    F("partition_index", "int32"),
+                    F("committed_offset", "int64"),
+                    F("committed_leader_epoch", "int32", default=-1),
+                    F("metadata", "string", nullable="8+", default=""),
+                    F("error_code", "int16"),
+                )),
+            )),
+            F("error_code", "int16"),
+        )),
+    ),
+)
+
+# ---- FindCoordinator (10) ------------------------------------------------------------------
+# v4 replaces the single key with CoordinatorKeys[] and answers Coordinators[].
+FIND_COORDINATOR = ApiSpec(
+    key=10, name="FindCoordinator", min_version=0, max_version=6, flexible_from=3,
+    request=(
+        F("key", "string", "0-3"),
+        F("key_type", "int8", "1+"),
+        F("coordinator_keys", "[]string", "4+"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16", "0-3"),
+        F("error_message", "string", "1-3", nullable="1-3", default=None),
+        F("node_id", "int32", "0-3"),
+        F("host", "string", "0-3"),
+        F("port", "int32", "0-3"),
+        F("coordinators", "[]", "4+", fields=(
+            F("key", "string"),
+            F("node_id", "int32"),
+            F("host", "string"),
+            F("port", "int32"),
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="4+", default=None),
+        )),
+    ),
+)
+
+# ---- InitProducerId (22) -------------------------------------------------------------------
+INIT_PRODUCER_ID = ApiSpec(
+    key=22, name="InitProducerId", min_version=0, max_version=5, flexible_from=2,
+    request=(
+        F("transactional_id", "string", nullable="0+", default=None),
+        F("transaction_timeout_ms", "int32", default=60_000),
+        F("producer_id", "int64", "3+", default=-1),
+        F("producer_epoch", "int16", "3+", default=-1),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+        F("producer_id", "int64", default=-1),
+        F("producer_epoch", "int16"),
+    ),
+)
+
+# ---- SaslHandshake (17) and SaslAuthenticate (36) ------------------------------------------
+# v0 of SaslHandshake is followed by raw (unframed) tokens; v1 by SaslAuthenticate requests.
+SASL_HANDSHAKE = ApiSpec(
+    key=17, name="SaslHandshake", min_version=0, max_version=1, flexible_from=None,
+    request=(F("mechanism", "string"),),
+    response=(
+        F("error_code", "int16"),
+        F("mechanisms", "[]string"),
+    ),
+)
+
+SASL_AUTHENTICATE = ApiSpec(
+    key=36, name="SaslAuthenticate", min_version=0, max_version=2, flexible_from=2,
+    request=(F("auth_bytes", "bytes"),),
+    response=(
+        F("error_code", "int16"),
+        F("error_message", "string", nullable="0+", default=None),
+        F("auth_bytes", "bytes"),
+        F("session_lifetime_ms", "int64", "1+"),
+    ),
+)
+
 ALL_APIS: dict[int, ApiSpec] = {
     spec.key: spec
-    for spec in (API_VERSIONS, METADATA, LIST_OFFSETS, FETCH, PRODUCE, CREATE_TOPICS)
+    for spec in (
+        API_VERSIONS, METADATA, LIST_OFFSETS, FETCH, PRODUCE, CREATE_TOPICS, OFFSET_COMMIT,
+        OFFSET_FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, SASL_HANDSHAKE, SASL_AUTHENTICATE,
+    )
 }

@@ -1,4 +1,4 @@
-"""RecordBatch (magic 2) decoding into columns and encoding from columns.
+"""Record data of Fetch responses decoded into columns, and record batches encoded from columns.
 
 A fetch response carries records as a run of batches; Spark wants them as Arrow columns.
 Decoding per record in Python would cap throughput at a few hundred thousand records per
@@ -6,6 +6,10 @@ second, so the decoder touches Python only once per record, in a tight loop that
 one record length to the next (the only inherently sequential step). Every field is then
 read for all records at once with numpy (``_read_varints`` reads the varint at an array of
 positions), and keys and values are gathered into Arrow buffers without per-record objects.
+
+This module holds the RecordBatch format (magic 2), the dispatch between it and the legacy
+message sets of ``legacy_records`` (magic 0/1: one response may hold both), and
+read_committed filtering of aborted transactions.
 
 Bytes come from the network: every length is checked against the bytes it claims before
 anything is allocated from it, and any inconsistency raises :class:`CorruptRecordError` or
@@ -50,6 +54,7 @@ __all__ = [
     "HEADER_SIZE",
     "DecodedRecords",
     "decode_record_batches",
+    "encode_message_set",
     "encode_record_batch",
 ]
 
@@ -87,13 +92,17 @@ class DecodedRecords:
 
     offsets: np.ndarray  # int64
     timestamps: np.ndarray  # int64 ms; LogAppendTime batches: the batch maxTimestamp
-    timestamp_types: np.ndarray  # int32: 0 CreateTime, 1 LogAppendTime
+    # int32: 0 CreateTime, 1 LogAppendTime, -1 none (magic 0 data, whose timestamps are -1),
+    # the ids Java's TimestampType uses and Spark's kafka source shows.
+    timestamp_types: np.ndarray
     keys: pa.BinaryArray  # pa.binary(), null where the key length is -1
     values: pa.BinaryArray
-    # None when no record has headers; else one entry per record: None or [(key, value)].
+    # None when no record has headers (legacy messages never have any); else one entry per
+    # record: None or [(key, value)].
     headers: list | None
-    # baseOffset + lastOffsetDelta + 1 of the last complete batch (control and empty batches
-    # count); None when the data held no complete batch.
+    # baseOffset + lastOffsetDelta + 1 of the last complete batch (control, empty and aborted
+    # batches count; for legacy messages: the message's offset + 1, or a magic 0 wrapper's last
+    # inner offset + 1); None when the data held no complete batch.
     next_offset: int | None
 
     @property
@@ -366,6 +375,81 @@ def _parse_headers(buf: Any, p: int, end: int, count: int) -> list[tuple[str, by
     return out
 
 
+def _peek_magic(view: memoryview, pos: int, n: int, where: dict[str, Any]) -> int | None:
+    """Magic byte of the entry at ``pos`` (batch or legacy message), None at a partial tail.
+
+    Batches and legacy messages share their first 17 bytes' layout (offset int64, length
+    int32, 4 bytes, magic int8), so one look tells which decoder the entry needs.
+    """
+    if n - pos < _LOG_OVERHEAD:
+        return None
+    base_offset, length = _OFFSET_LENGTH.unpack_from(view, pos)
+    if length < 0:
+        raise CorruptRecordError(f"negative batch length {length}", offset=base_offset, **where)
+    if pos + _LOG_OVERHEAD + length > n:
+        return None  # partial trailing entry: fetch again from next_offset
+    if length < _MAGIC_POS + 1 - _LOG_OVERHEAD:
+        raise CorruptRecordError(f"batch length {length} is too small to hold a magic byte",
+                                 offset=base_offset, **where)
+    magic = view[pos + _MAGIC_POS]
+    if magic > 2:
+        raise CorruptRecordError(f"unknown record batch magic {magic}", offset=base_offset,
+                                 **where)
+    return magic
+
+
+class _AbortedTransactions:
+    """READ_COMMITTED filtering, as the Java consumer does it (CompletedFetch).
+
+    The broker lists aborted transactions as (producer id, first offset). Walking the batches
+    in order, a producer becomes "aborted" once a batch reaches that first offset, and stays
+    so until its ABORT control marker; its transactional data batches in between are
+    dropped. Non-transactional batches of the same producer id are kept.
+    """
+
+    def __init__(self, aborted: Sequence[tuple[int, int]]) -> None:
+        self._pending = sorted((int(first), int(pid)) for pid, first in aborted)
+        self._next = 0
+        self.active: set[int] = set()
+
+    def advance(self, last_offset: int) -> None:
+        """Open every aborted transaction that starts at or before ``last_offset``."""
+        pending = self._pending
+        while self._next < len(pending) and pending[self._next][0] <= last_offset:
+            self.active.add(pending[self._next][1])
+            self._next += 1
+
+
+def _control_type(records: Any, count: int) -> int:
+    """Control type (0 abort, 1 commit) from the key of a control batch's first record.
+
+    Key = int16 version, int16 type. Like Java, a key shorter than 4 bytes or with a
+    negative version is corrupt; -1 stands for "no record".
+    """
+    if count <= 0:
+        return -1
+    end = len(records)
+    length, p = _read_varint(records, 0, end)
+    end = min(end, p + length)
+    p += 1  # attributes
+    for _ in range(10):  # timestampDelta: varlong
+        if p >= end:
+            raise _Malformed("control record is truncated")
+        p += 1
+        if records[p - 1] < 0x80:
+            break
+    else:
+        raise _Malformed("control record timestamp varint is longer than 10 bytes")
+    _, p = _read_varint(records, p, end)  # offsetDelta
+    key_len, p = _read_varint(records, p, end)
+    if key_len < 4 or p + key_len > end:
+        raise _Malformed(f"control record key of {key_len} bytes (needs 4: version, type)")
+    version, ctype = struct.unpack_from(">hh", records, p)
+    if version < 0:
+        raise _Malformed(f"invalid control record version {version}")
+    return ctype
+
+
 def decode_record_batches(
     data: bytes | memoryview,
     *,
@@ -375,11 +459,18 @@ def decode_record_batches(
     topic: str | None = None,
     partition: int | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
+    aborted_transactions: Sequence[tuple[int, int]] | None = None,
 ) -> DecodedRecords:
     """Decode the records field of a Fetch response partition into columns.
 
     Keeps data records with ``start_offset <= offset < end_offset``; skips control batches;
-    ignores a partial trailing batch (the broker cuts the last one at its byte limit).
+    ignores a partial trailing batch or message (the broker cuts the last one at its byte
+    limit). Record batches (magic 2) and legacy message sets (magic 0/1, see
+    ``legacy_records``) may follow each other in one response: each entry is decoded by
+    its own format, in order.
+
+    ``aborted_transactions``: None reads uncommitted; a list of (producer id, first offset),
+    as the Fetch response gives it for read_committed, drops aborted transactional data.
     """
     view = memoryview(data)
     if view.ndim != 1 or view.itemsize != 1 or view.format != "B":
@@ -388,36 +479,79 @@ def decode_record_batches(
     buf: Any = data if isinstance(data, bytes) else view
     n = len(view)
     where = {"topic": topic, "partition": partition}
+    aborted = _AbortedTransactions(aborted_transactions) if aborted_transactions is not None \
+        else None
 
+    parts: list[DecodedRecords] = []
+    next_offset: int | None = None
+    pos = 0
+    while True:
+        magic = _peek_magic(view, pos, n, where)
+        if magic is None:
+            break
+        if magic == 2:
+            part, pos, next_offset = _decode_batches(
+                view, buf, pos, next_offset, start_offset, end_offset, check_crcs,
+                max_decompressed_size, aborted, where)
+        else:
+            from .legacy_records import decode_message_sets  # legacy_records builds on this module
+
+            part, pos, next_offset = decode_message_sets(
+                view, pos, next_offset, start_offset=start_offset, end_offset=end_offset,
+                check_crcs=check_crcs, max_decompressed_size=max_decompressed_size,
+                where=where)
+        if part is not None and part.num_records:
+            parts.append(part)
+    return _concat(parts, next_offset, where)
+
+
+def _concat(parts: list[DecodedRecords], next_offset: int | None,
+            where: dict[str, Any]) -> DecodedRecords:
+    """One result from the runs of batches / legacy messages of a mixed response."""
+    if not parts:
+        return _empty(next_offset)
+    if len(parts) == 1:
+        parts[0].next_offset = next_offset
+        return parts[0]
+    headers: list | None = None
+    if any(p.headers is not None for p in parts):
+        headers = []
+        for p in parts:
+            headers.extend(p.headers if p.headers is not None else [None] * p.num_records)
+    try:
+        keys = pa.concat_arrays([p.keys for p in parts])
+        values = pa.concat_arrays([p.values for p in parts])
+    except (pa.ArrowInvalid, pa.ArrowCapacityError) as exc:
+        raise ProtocolError(f"the records of one fetch do not fit one Arrow binary column "
+                            f"({exc}); lower the fetch size", **where) from None
+    return DecodedRecords(
+        offsets=np.concatenate([p.offsets for p in parts]),
+        timestamps=np.concatenate([p.timestamps for p in parts]),
+        timestamp_types=np.concatenate([p.timestamp_types for p in parts]),
+        keys=keys, values=values, headers=headers, next_offset=next_offset)
+
+
+def _decode_batches(
+    view: memoryview, buf: Any, pos: int, next_offset: int | None, start_offset: int,
+    end_offset: int | None, check_crcs: bool, max_decompressed_size: int,
+    aborted: _AbortedTransactions | None, where: dict[str, Any],
+) -> tuple[DecodedRecords | None, int, int | None]:
+    """Decode the run of record batches starting at ``pos``; stop before a legacy message.
+
+    Returns (records or None, position after the run, next offset).
+    """
+    n = len(view)
     plan = _Plan([], [], [], [], [], [], [])
     pieces: list[Any] = []  # records sections, in batch order (only used with compression)
     compressed = False
     positions: list[int] = []
-    next_offset: int | None = None
-    pos = 0
-    while n - pos >= _LOG_OVERHEAD:
+    while _peek_magic(view, pos, n, where) == 2:
         base_offset, batch_length = _OFFSET_LENGTH.unpack_from(view, pos)
         end = pos + _LOG_OVERHEAD + batch_length
-        if batch_length < 0:
-            raise CorruptRecordError(f"negative batch length {batch_length}", offset=base_offset,
-                                     **where)
-        if end > n:
-            break  # partial trailing batch: fetch again from next_offset
-        if batch_length < _MAGIC_POS + 1 - _LOG_OVERHEAD:
-            raise CorruptRecordError(f"batch length {batch_length} is too small to hold a "
-                                     "magic byte", offset=base_offset, **where)
-        magic = view[pos + _MAGIC_POS]
-        if magic in (0, 1):
-            raise ProtocolError(
-                f"legacy message format (magic {magic}) is not supported yet; the topic holds "
-                "data written by a pre-0.11 producer or broker", offset=base_offset, **where)
-        if magic != 2:
-            raise CorruptRecordError(f"unknown record batch magic {magic}", offset=base_offset,
-                                     **where)
         if batch_length < _MIN_BATCH_LENGTH:
             raise CorruptRecordError(f"batch length {batch_length} is smaller than the batch "
                                      "header", offset=base_offset, **where)
-        (_, _, _, _, crc, attrs, last_delta, base_ts, max_ts, _, _, _,
+        (_, _, _, _, crc, attrs, last_delta, base_ts, max_ts, producer_id, _, _,
          count) = _HEADER.unpack_from(view, pos)
         if end_offset is not None and base_offset >= end_offset:
             # Past the requested range: nothing here is returned, so a damaged batch the reader
@@ -439,23 +573,29 @@ def decode_record_batches(
         if count < 0:
             raise CorruptRecordError(f"negative record count {count}", offset=base_offset,
                                      **where)
+        codec = attrs & ATTR_CODEC_MASK
+        if aborted is not None and producer_id != -1:
+            aborted.advance(last_offset)
+            if attrs & ATTR_CONTROL:
+                if producer_id in aborted.active:
+                    records = view[rstart:rend] if codec == CODEC_NONE else _decompress_batch(
+                        codec, view[rstart:rend], max_decompressed_size, base_offset, where)
+                    try:
+                        ctype = _control_type(records, count)
+                    except (_Malformed, struct.error) as exc:
+                        reason = exc.reason if isinstance(exc, _Malformed) else \
+                            "control record is truncated"
+                        raise CorruptRecordError(reason, offset=base_offset, **where) from None
+                    if ctype == 0:  # ABORT: the producer's transaction ends here
+                        aborted.active.discard(producer_id)
+            elif attrs & ATTR_TRANSACTIONAL and producer_id in aborted.active:
+                continue  # an aborted transaction's data
         if (count == 0 or attrs & ATTR_CONTROL or last_offset < start_offset
                 or (end_offset is not None and base_offset >= end_offset)):
             continue
-        codec = attrs & ATTR_CODEC_MASK
         if codec != CODEC_NONE:
-            try:
-                blob = _decompress(codec, view[rstart:rend], max_decompressed_size)
-            except UnsupportedCodecError as exc:
-                raise UnsupportedCodecError(exc.reason, offset=base_offset, **where) from None
-            except DecompressionBombError as exc:
-                raise ProtocolError(
-                    f"{exc.reason}; raise max_decompressed_size if such batches are expected",
-                    offset=base_offset, **where) from None
-            except ProtocolError as exc:
-                raise CorruptRecordError(
-                    f"cannot decompress {codec_name(codec)} records: {exc.reason}",
-                    offset=base_offset, **where) from None
+            blob = _decompress_batch(codec, view[rstart:rend], max_decompressed_size,
+                                     base_offset, where)
             compressed = True
             pieces.append(blob)
         else:
@@ -475,7 +615,7 @@ def decode_record_batches(
         plan.region_ends.append(rend)
 
     if not plan.counts:
-        return _empty(next_offset)
+        return None, pos, next_offset
 
     if compressed:
         # One source buffer for all records so the vectorized pass runs once.
@@ -484,7 +624,7 @@ def decode_record_batches(
             raise ProtocolError(
                 f"the records of one fetch decompress to {len(src)} bytes, more than one "
                 "Arrow binary column holds (2 GiB); lower the fetch size", **where)
-        buf = src
+        rbuf: Any = src
         p = 0
         for i, piece in enumerate(pieces):
             plan.region_starts[i] = p
@@ -492,12 +632,13 @@ def decode_record_batches(
             plan.region_ends[i] = p
     else:
         src = view
+        rbuf = buf
     del pieces
 
     # The sequential step: find where each record starts.
     for i, count in enumerate(plan.counts):
         try:
-            p = _scan_records(buf, plan.region_starts[i], count, positions)
+            p = _scan_records(rbuf, plan.region_starts[i], count, positions)
         except (IndexError, _Malformed):
             p = -1
         if p != plan.region_ends[i]:
@@ -509,13 +650,31 @@ def decode_record_batches(
     arr = np.frombuffer(src, dtype=np.uint8)
     counts = np.array(plan.counts, np.int64)
     try:
-        return _decode_columns(arr, buf, np.array(positions, np.int64), counts, plan,
-                               start_offset, end_offset, next_offset)
+        decoded = _decode_columns(arr, rbuf, np.array(positions, np.int64), counts, plan,
+                                  start_offset, end_offset, next_offset)
     except _Malformed as exc:
         batch = 0
         if exc.record >= 0:
             batch = int(np.searchsorted(np.cumsum(counts), exc.record, side="right"))
         raise CorruptRecordError(exc.reason, offset=plan.base_offsets[batch], **where) from None
+    return decoded, pos, next_offset
+
+
+def _decompress_batch(codec: int, data: memoryview, max_size: int, offset: int,
+                      where: dict[str, Any], magic: int = 2) -> bytes | bytearray:
+    """Decompress a batch's records (or a legacy wrapper's message set), errors located."""
+    try:
+        return _decompress(codec, data, max_size, magic=magic)
+    except UnsupportedCodecError as exc:
+        raise UnsupportedCodecError(exc.reason, offset=offset, **where) from None
+    except DecompressionBombError as exc:
+        raise ProtocolError(
+            f"{exc.reason}; raise max_decompressed_size if such batches are expected",
+            offset=offset, **where) from None
+    except ProtocolError as exc:
+        raise CorruptRecordError(
+            f"cannot decompress {codec_name(codec)} records: {exc.reason}",
+            offset=offset, **where) from None
 
 
 def _empty(next_offset: int | None) -> DecodedRecords:
@@ -690,6 +849,32 @@ def _varint_bytes(v: int) -> bytes:
     return bytes(out)
 
 
+def _timestamp_column(timestamps: Any, n: int) -> np.ndarray:
+    """int64 ms per record from None (now), one int, or a sequence/array of n."""
+    if timestamps is None:
+        return np.full(n, int(time.time() * 1000), np.int64)
+    if isinstance(timestamps, (int, np.integer)):
+        return np.full(n, int(timestamps), np.int64)
+    ts = np.asarray(timestamps, dtype=np.int64)
+    if ts.shape != (n,):
+        raise ValueError(f"{ts.shape} timestamps for {n} records")
+    return ts
+
+
+def _key_value_columns(keys: Any, values: Any) -> tuple[int, np.ndarray, np.ndarray,
+                                                        np.ndarray, np.ndarray]:
+    """(n, key lengths, key bytes, value lengths, value bytes); lengths -1 for null."""
+    n, v_len, v_data = _binary_column(values, "values")
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
+    if keys is None:
+        return n, np.full(n, -1, np.int64), v_data[:0], v_len, v_data
+    nk, k_len, k_data = _binary_column(keys, "keys")
+    if nk != n:
+        raise ValueError(f"{nk} keys for {n} values")
+    return n, k_len, k_data, v_len, v_data
+
+
 def encode_record_batch(
     keys: Any,
     values: Any,
@@ -711,24 +896,9 @@ def encode_record_batch(
     ``compression`` is a Kafka codec id or name (see ``compression.CODEC_NAMES``).
     """
     compression = codec_id(compression)
-    n, v_len, v_data = _binary_column(values, "values")
-    if n == 0:
-        raise ValueError("a record batch needs at least one record")
-    if keys is None:
-        k_len, k_data = np.full(n, -1, np.int64), v_data[:0]
-    else:
-        nk, k_len, k_data = _binary_column(keys, "keys")
-        if nk != n:
-            raise ValueError(f"{nk} keys for {n} values")
+    n, k_len, k_data, v_len, v_data = _key_value_columns(keys, values)
 
-    if timestamps is None:
-        ts = np.full(n, int(time.time() * 1000), np.int64)
-    elif isinstance(timestamps, (int, np.integer)):
-        ts = np.full(n, int(timestamps), np.int64)
-    else:
-        ts = np.asarray(timestamps, dtype=np.int64)
-        if ts.shape != (n,):
-            raise ValueError(f"{ts.shape} timestamps for {n} records")
+    ts = _timestamp_column(timestamps, n)
     base_ts = int(ts[0])
     max_ts = int(ts.max())
 
@@ -776,7 +946,7 @@ def encode_record_batch(
 
     records = out.tobytes()
     if compression != CODEC_NONE:
-        records = _compress(compression, records)
+        records = _compress(compression, records, magic=2)
     attrs = (compression & ATTR_CODEC_MASK) | (ATTR_TRANSACTIONAL if transactional else 0)
     rest = _HEADER_REST.pack(attrs, n - 1, base_ts, max_ts, producer_id, producer_epoch,
                              base_sequence, n)
@@ -785,3 +955,27 @@ def encode_record_batch(
     prefix = _HEADER_PREFIX.pack(base_offset, HEADER_SIZE - _LOG_OVERHEAD + len(records), -1, 2,
                                  crc)
     return b"".join((prefix, rest, records))
+
+
+def encode_message_set(
+    keys: Any,
+    values: Any,
+    *,
+    magic: int,
+    timestamps: Any = None,
+    compression: int | str = 0,
+    base_offset: int = 0,
+) -> bytes:
+    """Encode a legacy MessageSet (magic 0 or 1) for brokers older than Kafka 0.11.
+
+    Produce v0-1 carry magic 0, Produce v2 magic 1. Inputs are as for
+    :func:`encode_record_batch` (``timestamps`` are ignored for magic 0, which has none).
+    Uncompressed: message ``i`` at offset ``base_offset + i``. Compressed: one wrapper
+    message at ``base_offset + n - 1`` holding the whole set, as the Java producer writes it
+    (see ``legacy_records``).
+    """
+    from .legacy_records import encode_message_set as encode  # legacy_records builds on this
+
+    return encode(keys, values, magic=magic, timestamps=timestamps, compression=compression,
+                  base_offset=base_offset)
+

@@ -71,3 +71,44 @@ def choose_version(spec: ApiSpec, broker: BrokerVersions, broker_name: str = "")
             broker=broker_name,
         )
     return chosen
+
+
+# What brokers of the ApiVersions-less era (and the first ones with it) serve, per release,
+# for the APIs we use: {api_key: (min, max)}. Used with api.version.request=false, like
+# librdkafka's broker.version.fallback. Keys: 0 Produce, 1 Fetch, 2 ListOffsets, 3 Metadata,
+# 8 OffsetCommit, 9 OffsetFetch, 10 FindCoordinator (GroupCoordinator), 17 SaslHandshake,
+# 18 ApiVersions, 19 CreateTopics, 22 InitProducerId.
+_R080 = {0: (0, 0), 1: (0, 0), 2: (0, 0), 3: (0, 0)}
+_R081 = {**_R080, 8: (0, 0), 9: (0, 0)}
+_R082 = {**_R081, 8: (0, 1), 9: (0, 1), 10: (0, 0)}
+_R090 = {**_R082, 0: (0, 1), 1: (0, 1), 8: (0, 2)}
+_R0100 = {**_R090, 0: (0, 2), 1: (0, 2), 3: (0, 1), 17: (0, 0), 18: (0, 0)}
+_R0101 = {**_R0100, 1: (0, 3), 2: (0, 1), 3: (0, 2), 9: (0, 2), 19: (0, 0)}
+_R0102 = {**_R0101, 19: (0, 1)}
+_R0110 = {**_R0102, 0: (0, 3), 1: (0, 5), 2: (0, 2), 3: (0, 4), 8: (0, 3), 9: (0, 3),
+          10: (0, 1), 17: (0, 1), 18: (0, 1), 19: (0, 2), 22: (0, 0)}
+LEGACY_RELEASES: dict[str, BrokerVersions] = {
+    "0.8.0": _R080, "0.8.1": _R081, "0.8.2": _R082, "0.9.0": _R090, "0.10.0": _R0100,
+    "0.10.1": _R0101, "0.10.2": _R0102, "0.11.0": _R0110,
+}
+
+
+def versions_for_release(release: str) -> BrokerVersions:
+    """API ranges of a broker release given as ``0.8.2``, ``0.8.2.2``, ``0.10.0.1`` ...
+
+    Releases after 0.11.0 are not listed: such brokers answer ApiVersions, so versions are
+    negotiated (leave api.version.request on).
+    """
+    parts = release.strip().split(".")
+    key = ".".join(parts[:3])
+    if key in LEGACY_RELEASES:
+        return dict(LEGACY_RELEASES[key])
+    try:
+        numbers = tuple(int(p) for p in parts)
+    except ValueError:
+        numbers = ()
+    if numbers and numbers >= (0, 11):
+        return dict(LEGACY_RELEASES["0.11.0"])
+    raise ValueError(
+        f"unknown broker release {release!r}; use one of {', '.join(LEGACY_RELEASES)}"
+    )

@@ -92,7 +92,20 @@ def test_choose_version_picks_highest_common() -> None:
 
 
 def test_choose_version_fails_clearly_without_common_version() -> None:
-    with pytest.raises(UnsupportedVersionError, match=r"no common Fetch version: broker offers 0-2"):
-        choose_version(FETCH, {1: (0, 2)}, "b:9092")
+    with pytest.raises(UnsupportedVersionError, match=r"no common Fetch version: broker offers 12-17"):
+        choose_version(FETCH, {1: (12, 17)}, "b:9092")
     with pytest.raises(UnsupportedVersionError, match="does not offer Produce"):
         choose_version(PRODUCE, {1: (0, 2)})
+
+
+def test_pinned_release_versions() -> None:
+    from spark_kafka_wire.protocol.versions import versions_for_release
+
+    v082 = versions_for_release("0.8.2.2")
+    assert v082[0] == (0, 0) and v082[1] == (0, 0) and 18 not in v082
+    assert choose_version(FETCH, v082) == 0 and choose_version(PRODUCE, v082) == 0
+    v0100 = versions_for_release("0.10.0")
+    assert choose_version(PRODUCE, v0100) == 2 and choose_version(METADATA, v0100) == 1
+    assert versions_for_release("2.8.1") == versions_for_release("0.11.0")
+    with pytest.raises(ValueError, match="unknown broker release"):
+        versions_for_release("banana")

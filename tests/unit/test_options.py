@@ -93,7 +93,6 @@ def test_sink_options() -> None:
     [
         ({"kafka.acks": "2"}, "kafka.acks must be 0, 1 or all"),
         ({"kafka.compression.type": "brotli"}, "must be one of none, gzip, snappy, lz4, zstd"),
-        ({"kafka.compression.type": "zstd"}, "zstd is not supported yet"),
         ({"topic": "  "}, "option 'topic' is empty"),
         ({"kafka.value.serializer": "x"}, "values are always written as bytes"),
     ],
@@ -101,6 +100,21 @@ def test_sink_options() -> None:
 def test_sink_errors(extra: dict, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         parse_sink_options({"kafka.bootstrap.servers": "h:1", **extra})
+
+
+@pytest.mark.parametrize("name,codec", [("none", 0), ("gzip", 1), ("snappy", 2), ("lz4", 3), ("ZSTD", 4)])
+def test_every_codec_is_accepted(name: str, codec: int) -> None:
+    o = parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.compression.type": name})
+    assert o.produce.compression == codec
+
+
+def test_legacy_broker_options() -> None:
+    o = parse_source_options({**BASE, "kafka.api.version.request": "false",
+                              "kafka.broker.version.fallback": "0.8.2.2"})
+    assert o.client.api_version_request is False and o.client.broker_version_fallback == "0.8.2.2"
+    assert parse_source_options(BASE).client.api_version_request is True
+    with pytest.raises(ConfigurationError, match="kafka.broker.version.fallback: unknown broker release"):
+        parse_source_options({**BASE, "kafka.broker.version.fallback": "0.7"})
 
 
 def test_parse_bootstrap_forms() -> None:

@@ -1,4 +1,5 @@
-"""RecordBatch v2 encode/decode against the spec, kafka-python as an oracle, and hostile bytes."""
+"""RecordBatch v2 encode/decode against the spec, kafka-python as an oracle, hostile bytes,
+and read_committed filtering of aborted transactions."""
 
 from __future__ import annotations
 
@@ -97,12 +98,16 @@ def fix_crc(batch: bytes | bytearray) -> bytes:
     return patch(bytes(batch))
 
 
-def control_batch(base_offset: int, commit: bool = True) -> bytes:
-    key = struct.pack(">hh", 0, 1 if commit else 0)
-    value = struct.pack(">hi", 0, 7)
+def control_batch(base_offset: int, commit: bool = True, producer_id: int = 9,
+                  codec: int = 0, key: bytes | None = None) -> bytes:
+    """A transaction marker as the broker writes it: key (version 0, type 0 abort/1 commit)."""
+    if key is None:
+        key = struct.pack(">hh", 0, 1 if commit else 0)
+    value = struct.pack(">hi", 0, 7)  # version, coordinator epoch
     raw = encode_record_batch([key], [value], timestamps=5, base_offset=base_offset,
-                              producer_id=9, producer_epoch=1, transactional=True)
-    return patch(raw, attrs=0x10 | 0x20)
+                              producer_id=producer_id, producer_epoch=1, transactional=True,
+                              compression=codec)
+    return patch(raw, attrs=0x10 | 0x20 | codec)
 
 
 def sample_records(n: int, seed: int = 0, headers: bool = True) -> list:
@@ -187,7 +192,7 @@ def test_encode_matches_kafka_python_bytes_except_leader_epoch() -> None:
 # ---------------------------------------------------------------------------------- oracle
 
 
-@pytest.mark.parametrize("codec", [0, 1])
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4])
 @pytest.mark.parametrize("headers", [False, True])
 def test_decode_kafka_python_batches(codec: int, headers: bool) -> None:
     records = sample_records(200, seed=codec, headers=headers)
@@ -224,7 +229,7 @@ def test_decode_log_append_time() -> None:
     assert ours(d) == kp_read(raw)
 
 
-@pytest.mark.parametrize("codec", [0, 1])
+@pytest.mark.parametrize("codec", [0, 1, 2, 3, 4])
 def test_kafka_python_reads_our_batches(codec: int) -> None:
     records = sample_records(300, seed=7)
     raw = encode_record_batch([r[1] for r in records], [r[2] for r in records],
@@ -293,13 +298,14 @@ def test_encode_timestamps_and_errors() -> None:
     with pytest.raises(ValueError):
         encode_record_batch(None, [b"a"], headers=[None, None])
     with pytest.raises(UnsupportedCodecError):
-        encode_record_batch(None, [b"a"], compression=3)
+        encode_record_batch(None, [b"a"], compression=7)
     with pytest.raises(TypeError):
         encode_record_batch(None, [b"a"], headers=[[("k", 5)]])
     with pytest.raises(TypeError):
         encode_record_batch(None, [b"a"], headers=[[(None, b"v")]])
-    assert DefaultRecordBatch(encode_record_batch(None, [b"a"] * 50,
-                                                  compression="gzip")).compression_type == 1
+    for name, codec in (("gzip", 1), ("snappy", 2), ("lz4", 3), ("zstd", 4)):
+        raw = encode_record_batch(None, [b"a"] * 50, compression=name)
+        assert DefaultRecordBatch(raw).compression_type == codec
 
 
 # ---------------------------------------------------------------------------------- semantics
@@ -399,22 +405,23 @@ def test_header_keys_with_bad_utf8_are_replaced_like_java() -> None:
     assert decode_record_batches(raw, start_offset=0).headers == [[("\ufffdk", b"v")]]
 
 
-def test_legacy_magic_is_refused_cleanly() -> None:
+def test_legacy_magic_is_decoded() -> None:
+    # Details in test_legacy_records.py; here: the dispatch on the magic byte.
     builder = MemoryRecordsBuilder(1, 0, 1 << 20)
     builder.append(1, b"k", b"v")
     builder.close()
-    with pytest.raises(ProtocolError, match="legacy message format") as info:
-        decode_record_batches(bytes(builder.buffer()), start_offset=0, topic="old")
-    assert not isinstance(info.value, CorruptRecordError)
+    d = decode_record_batches(bytes(builder.buffer()), start_offset=0, topic="old")
+    assert ours(d) == [(0, 1, 0, b"k", b"v", None)]
+    assert d.next_offset == 1
 
 
-def test_unsupported_codec_names_batch() -> None:
+def test_unknown_codec_names_batch() -> None:
     raw = encode_record_batch(None, [b"a"], timestamps=0, base_offset=77)
-    snappy = patch(raw, attrs=2)
-    with pytest.raises(UnsupportedCodecError, match="snappy.*offset 77"):
-        decode_record_batches(snappy, start_offset=0)
+    unknown = patch(raw, attrs=5)
+    with pytest.raises(UnsupportedCodecError, match="codec id 5.*offset 77"):
+        decode_record_batches(unknown, start_offset=0)
     # A batch skipped by offset is never decompressed.
-    assert decode_record_batches(snappy, start_offset=78).next_offset == 78
+    assert decode_record_batches(unknown, start_offset=78).next_offset == 78
 
 
 def test_decompressed_size_is_bounded() -> None:
@@ -581,7 +588,7 @@ record_st = st.tuples(
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(record_st, min_size=1, max_size=25), st.sampled_from([0, 1]),
+@given(st.lists(record_st, min_size=1, max_size=25), st.sampled_from([0, 1, 2, 3, 4]),
        st.integers(0, 2**40), st.data())
 def test_round_trip_property(records: list, codec: int, base: int, data: Any) -> None:
     raw = encode_record_batch([r[1] for r in records], [r[2] for r in records],
@@ -598,7 +605,7 @@ def test_round_trip_property(records: list, codec: int, base: int, data: Any) ->
 
 def _valid_corpus() -> list[bytes]:
     out = []
-    for seed, codec in ((1, 0), (2, 1), (3, 0)):
+    for seed, codec in ((1, 0), (2, 1), (3, 0), (4, 2), (5, 3), (6, 4)):
         records = sample_records(12, seed)
         out.append(encode_record_batch([r[1] for r in records], [r[2] for r in records],
                                        timestamps=np.array([r[0] for r in records]),
@@ -712,3 +719,110 @@ def test_damaged_batch_beyond_the_range_does_not_fail_the_read() -> None:
     assert d.next_offset == 4
     with pytest.raises(CorruptRecordError, match="offset 3"):
         decode_record_batches(good + bytes(bad), start_offset=0, end_offset=4)
+
+
+# ---------------------------------------------------------------------------------- transactions
+
+P1, P2 = 1001, 2002
+
+
+def txn(base_offset: int, n: int, producer_id: int, transactional: bool = True,
+        codec: int = 0) -> bytes:
+    """A data batch of ``producer_id`` with values naming their offsets."""
+    return encode_record_batch(None, [b"v%d" % (base_offset + i) for i in range(n)],
+                               timestamps=7, base_offset=base_offset, producer_id=producer_id,
+                               producer_epoch=0, base_sequence=0, transactional=transactional,
+                               compression=codec)
+
+
+def committed_offsets(data: bytes, aborted: list | None, start: int = 0,
+                      end: int | None = None) -> tuple[list[int], int | None]:
+    d = decode_record_batches(data, start_offset=start, end_offset=end,
+                              aborted_transactions=aborted)
+    assert d.values.to_pylist() == [b"v%d" % o for o in d.offsets.tolist()]
+    return d.offsets.tolist(), d.next_offset
+
+
+def test_aborted_transaction_dropped_committed_kept() -> None:
+    data = (txn(0, 2, P1) + control_batch(2, commit=False, producer_id=P1)
+            + txn(3, 2, P2) + control_batch(5, commit=True, producer_id=P2))
+    assert committed_offsets(data, [(P1, 0)]) == ([3, 4], 6)
+    # read_uncommitted: every data record, never the markers.
+    assert committed_offsets(data, None) == ([0, 1, 3, 4], 6)
+    # read_committed without aborted transactions keeps all data too.
+    assert committed_offsets(data, []) == ([0, 1, 3, 4], 6)
+    # Starting after the aborted batch, or ending before the end, changes nothing else.
+    assert committed_offsets(data, [(P1, 0)], start=1) == ([3, 4], 6)
+    assert committed_offsets(data, [(P1, 0)], end=4) == ([3], 6)
+
+
+def test_interleaved_producers() -> None:
+    data = (txn(0, 2, P1) + txn(2, 2, P2) + txn(4, 2, P1)
+            + control_batch(6, commit=True, producer_id=P2)
+            + control_batch(7, commit=False, producer_id=P1)
+            + txn(8, 2, P1) + txn(10, 1, P2) + control_batch(11, commit=True, producer_id=P1)
+            + control_batch(12, commit=False, producer_id=P2))
+    # P1's first transaction aborted (0-7); its next one (8-11) committed; P2's second
+    # transaction (10-12) aborted.
+    assert committed_offsets(data, [(P2, 10), (P1, 0)]) == ([2, 3, 8, 9], 13)
+    assert committed_offsets(data, None) == ([0, 1, 2, 3, 4, 5, 8, 9, 10], 13)
+
+
+def test_abort_marker_ends_the_transaction() -> None:
+    data = (txn(0, 2, P1) + control_batch(2, commit=False, producer_id=P1)
+            + txn(3, 2, P1) + control_batch(5, commit=True, producer_id=P1)
+            + txn(6, 2, P1) + control_batch(8, commit=False, producer_id=P1))
+    assert committed_offsets(data, [(P1, 0)]) == ([3, 4, 6, 7], 9)
+    assert committed_offsets(data, [(P1, 0), (P1, 6)]) == ([3, 4], 9)
+    # Only an ABORT marker ends it, as in Java: a COMMIT marker (which a broker would never
+    # write for an aborted transaction) leaves the producer aborted.
+    assert committed_offsets(data, [(P1, 3)]) == ([0, 1], 9)
+
+
+def test_non_transactional_batches_of_the_same_producer_are_kept() -> None:
+    data = (txn(0, 2, P1) + txn(2, 2, P1, transactional=False) + txn(4, 1, P1)
+            + control_batch(5, commit=False, producer_id=P1)
+            + txn(6, 2, -1, transactional=False))
+    assert committed_offsets(data, [(P1, 0)]) == ([2, 3, 6, 7], 8)
+
+
+def test_transaction_starting_later_does_not_touch_earlier_batches() -> None:
+    data = (txn(0, 2, P1) + control_batch(2, commit=True, producer_id=P1)
+            + txn(3, 2, P1) + control_batch(5, commit=False, producer_id=P1))
+    assert committed_offsets(data, [(P1, 3)]) == ([0, 1], 6)
+    # Like Java, a transaction counts from the batch whose *last* offset reaches its first
+    # offset: a first offset inside a batch marks that batch aborted.
+    assert committed_offsets(data, [(P1, 4)]) == ([0, 1], 6)
+    # Unordered input and aborted transactions of producers absent from the data.
+    assert committed_offsets(data, [(77, 0), (P1, 3), (78, 1)]) == ([0, 1], 6)
+
+
+def test_compressed_batches_and_markers() -> None:
+    data = (txn(0, 3, P1, codec=1) + control_batch(3, commit=False, producer_id=P1, codec=1)
+            + txn(4, 3, P1, codec=3) + control_batch(7, commit=True, producer_id=P1, codec=4))
+    assert committed_offsets(data, [(P1, 0)]) == ([4, 5, 6], 8)
+
+
+def _null_key_marker(base_offset: int, producer_id: int) -> bytes:
+    raw = encode_record_batch([None], [b"x"], timestamps=5, base_offset=base_offset,
+                              producer_id=producer_id, producer_epoch=1, transactional=True)
+    return patch(raw, attrs=0x30)
+
+
+@pytest.mark.parametrize("key", [None, b"", b"\x00\x00\x00", b"\xff\xff\x00\x00"])
+def test_malformed_abort_marker_key(key: bytes | None) -> None:
+    # null, empty, too short, negative version
+    bad = _null_key_marker(2, P1) if key is None else control_batch(2, producer_id=P1, key=key)
+    data = txn(0, 2, P1) + bad
+    with pytest.raises(CorruptRecordError, match="control record.*offset 2"):
+        decode_record_batches(data, start_offset=0, aborted_transactions=[(P1, 0)])
+    # Markers of producers without an aborted transaction are not even parsed (as in Java).
+    assert committed_offsets(data, [(P2, 0)]) == ([0, 1], 3)
+    assert committed_offsets(data, None) == ([0, 1], 3)
+
+
+def test_empty_control_batch_is_not_an_abort_marker() -> None:
+    empty = patch(control_batch(2, producer_id=P1)[:HEADER_SIZE], count=0, last_delta=0)
+    empty = patch(struct.pack(">qi", 2, HEADER_SIZE - 12) + empty[12:])
+    data = txn(0, 2, P1) + empty + txn(3, 1, P1)
+    assert committed_offsets(data, [(P1, 0)]) == ([], 4)
