@@ -19,9 +19,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..protocol.compression import CODEC_ZSTD
 from ..protocol.errors import KafkaError, RecordTooLargeError, error_for_code
 from ..protocol.messages import PRODUCE
-from ..protocol.compression import CODEC_ZSTD
 from ..protocol.records import encode_message_set, encode_record_batch
 from .cluster import KafkaClient, is_retriable
 from .errors import BrokerConnectionError
