@@ -37,6 +37,7 @@ class _Answer:
     last_stable_offset: int
     log_start_offset: int
     broker: str
+    aborted: list[tuple[int, int]] | None
 
 
 def _fetch_once(
@@ -70,9 +71,13 @@ def _fetch_once(
                     p["error_code"], topic=topic, partition=partition, offset=offset,
                     broker=conn.name, context="Fetch",
                 )
+                aborted = None
+                if s.isolation_level == 1:  # read_committed: the decoder drops aborted data
+                    aborted = [(a["producer_id"], a["first_offset"])
+                               for a in p["aborted_transactions"] or ()]
                 return _Answer(
                     p["records"], p["high_watermark"], p["last_stable_offset"],
-                    p["log_start_offset"], conn.name,
+                    p["log_start_offset"], conn.name, aborted,
                 )
     raise ProtocolError("Fetch response lacks the requested partition", topic=topic,
                         partition=partition, offset=offset, broker=conn.name)
@@ -102,7 +107,7 @@ def fetch_range(
         decoded = decode_record_batches(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
-            topic=topic, partition=partition,
+            topic=topic, partition=partition, aborted_transactions=answer.aborted,
         )
         if decoded.next_offset is None:
             if data is not None and len(data) > 0:

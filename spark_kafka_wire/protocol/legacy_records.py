@@ -88,11 +88,12 @@ def decode_message_sets(
 ) -> tuple[DecodedRecords | None, int, int | None]:
     """Decode the run of legacy messages at ``pos`` in ``view``; stop before a v2 batch.
 
-    Returns (records or None, position after the run, next offset). Messages wholly outside
-    ``[start_offset, end_offset)`` are neither CRC-checked nor decompressed: they are not
-    returned, so damage there must not fail the read (as for batches). A magic 1 wrapper's
-    offset is its last inner offset, so it is skipped without decompressing when below the
-    start; brokers also give magic 0 wrappers their last inner offset.
+    Returns (records or None, position after the run, next offset). Messages known to lie
+    outside ``[start_offset, end_offset)`` are neither CRC-checked nor decompressed: they are
+    not returned, so damage there must not fail the read (as for batches). A wrapper's offset
+    is its last inner offset (KIP-31 for magic 1; brokers write magic 0 wrappers that way
+    too), so a wrapper below the start is skipped unopened; one is known to lie past the end
+    only when an earlier entry already reached it (offsets only grow).
     """
     n = len(view)
     groups: list[_Group] = []

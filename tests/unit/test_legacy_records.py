@@ -215,6 +215,22 @@ def test_compressed_wrapper_layout(magic: int) -> None:
     assert kp_read(raw) == ours(d)
 
 
+def test_kafka_0_7_messages_are_never_misread() -> None:
+    """Seed 003's 0.6/0.7 layout (no offset field; byte-offset addressing) belongs to the
+    pre-0.8 protocol, which a 0.8+ client never receives. Fed to the decoder anyway, it must
+    not come out as records."""
+    payload = b"a 0.7 message payload"
+    v06 = struct.pack(">ib", 1 + 4 + len(payload), 0) + struct.pack(">I", zlib.crc32(payload))
+    v07 = struct.pack(">ibb", 2 + 4 + len(payload), 1, 0) + struct.pack(
+        ">I", zlib.crc32(payload))
+    for data in (v06 + payload, v07 + payload, (v07 + payload) * 3):
+        try:
+            d = decode_record_batches(data, start_offset=0)
+        except ProtocolError:
+            continue
+        assert d.num_records == 0
+
+
 # ---------------------------------------------------------------------------------- oracle
 
 
