@@ -28,7 +28,7 @@ lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
 
 bench: $(STAMP) check-java
-	$(PY) -m bench
+	$(PY) -m bench.decode
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
