@@ -3,11 +3,12 @@
 First the emulator is checked with an independent client (kafka-python with its api_version
 pinned, plus raw kafka-python-encoded requests), so kafkawire never validates itself against
 its own understanding of the protocol. Then kafkawire's client layer and its Spark source and
-sink are run against each release; those tests skip (saying why) until legacy support lands.
+sink are run against each release.
 """
 
 from __future__ import annotations
 
+import importlib
 import socket
 import struct
 import time
@@ -47,25 +48,13 @@ def _topic(prefix: str = "legacy") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}"
 
 
-def _codec_available(codec: str, release: str) -> bool:
-    """kafka-python's codecs: snappy needs python-snappy, lz4 needs lz4, and lz4 on magic 0
-    (0.8/0.9) also xxhash (for the KAFKA-3160 header checksum)."""
-    import importlib
-
+def _need_codec(codec: str, release: str) -> None:
+    """The codec libraries kafka-python needs are declared test dependencies (lz4,
+    python-snappy, xxhash); importing them here makes a broken install fail, not skip."""
     need = {"snappy": ["snappy"], "lz4": ["lz4"] + (["xxhash"] if RELEASES[release].magic == 0
                                                       else [])}.get(codec, [])
-    try:
-        for module in need:
-            importlib.import_module(module)
-    except ImportError:
-        return False
-    return True
-
-
-def _need_codec(codec: str, release: str) -> None:
-    if not _codec_available(codec, release):
-        pytest.skip(f"kafka-python cannot use {codec} on {release} here (missing python "
-                    "package: lz4, python-snappy or xxhash)")
+    for module in need:
+        importlib.import_module(module)
 
 
 def assert_only_release_versions(broker: LegacyBroker, allowed_closed: set[tuple[int, int]] = frozenset()) -> None:
@@ -398,7 +387,6 @@ def test_lz4_frame_header_checksum_rules(legacy_broker, release):
     """KAFKA-3160: before 0.10 brokers check a header checksum computed over magic+FLG+BD;
     0.10.0 ignores it for magic 0 and wants the correct one for magic 1."""
     _need_codec("lz4", release)
-    pytest.importorskip("xxhash", reason="kafka-python writes KAFKA-3160 frames with xxhash")
     from kafka import codec as kcodec
 
     broker = legacy_broker(release)
@@ -581,10 +569,12 @@ def _read_all(client, topic, partition, start, end, **settings):
 
 
 @pytest.mark.parametrize("release", list(RELEASES))
-def test_client_reads_legacy_message_sets(legacy_broker, legacy_client_support, release):
+def test_client_reads_legacy_message_sets(legacy_broker, release):
     from spark_kafka_wire.client.offsets import resolve_offsets
 
-    codecs = [c for c in ALL_CODECS if _codec_available(c, release)]
+    codecs = list(ALL_CODECS)
+    for codec in codecs:
+        _need_codec(codec, release)
     broker = legacy_broker(release)
     topic = _topic()
     broker.create_topic(topic, 2)
@@ -621,7 +611,7 @@ def test_client_reads_legacy_message_sets(legacy_broker, legacy_client_support, 
 
 @pytest.mark.parametrize(("release", "codec"), [
     (rel, codec) for rel in RELEASES for codec in ALL_CODECS])
-def test_client_produces_legacy_message_sets(legacy_broker, legacy_client_support, release, codec):
+def test_client_produces_legacy_message_sets(legacy_broker, release, codec):
     import numpy as np
     import pyarrow as pa
 
@@ -659,7 +649,7 @@ def test_client_produces_legacy_message_sets(legacy_broker, legacy_client_suppor
     assert_only_release_versions(broker)
 
 
-def test_client_negotiates_with_0_10_0(legacy_broker, legacy_client_support):
+def test_client_negotiates_with_0_10_0(legacy_broker):
     """api.version.request=true (the default): ApiVersions at our highest version makes a
     0.10.0 broker close the connection; the client retries with v0 and uses its answer."""
     from spark_kafka_wire.client.offsets import resolve_offsets
@@ -686,7 +676,7 @@ def test_client_negotiates_with_0_10_0(legacy_broker, legacy_client_support):
 
 
 @pytest.mark.parametrize("release", ["0.8.2", "0.10.0"])
-def test_client_grows_the_fetch_size_for_a_big_record(legacy_broker, legacy_client_support, release):
+def test_client_grows_the_fetch_size_for_a_big_record(legacy_broker, release):
     broker = legacy_broker(release)
     topic = _topic()
     broker.create_topic(topic, 1)
@@ -711,7 +701,7 @@ def test_client_grows_the_fetch_size_for_a_big_record(legacy_broker, legacy_clie
     assert_only_release_versions(broker)
 
 
-def test_client_without_pinning_names_the_settings(legacy_broker, legacy_client_support):
+def test_client_without_pinning_names_the_settings(legacy_broker):
     from spark_kafka_wire.protocol.errors import KafkaWireError
 
     broker = legacy_broker("0.8.2")
@@ -747,7 +737,7 @@ def _sink_options(broker: LegacyBroker, codec: str) -> dict[str, str]:
 @pytest.mark.parametrize(("release", "codec"), [
     ("0.8.2", "gzip"), ("0.8.2", "lz4"), ("0.9.0", "snappy"), ("0.10.0", "lz4"), ("0.10.0", "none"),
 ])
-def test_spark_round_trip(spark, legacy_broker, legacy_client_support, release, codec):
+def test_spark_round_trip(spark, legacy_broker, release, codec):
     _need_codec(codec, release)
     broker = legacy_broker(release)
     topic = _topic()
@@ -781,7 +771,7 @@ def test_spark_round_trip(spark, legacy_broker, legacy_client_support, release, 
 
 
 @pytest.mark.spark
-def test_spark_reads_a_record_bigger_than_the_fetch_size(spark, legacy_broker, legacy_client_support):
+def test_spark_reads_a_record_bigger_than_the_fetch_size(spark, legacy_broker):
     broker = legacy_broker("0.9.0")
     topic = _topic()
     broker.create_topic(topic, 1)
@@ -800,7 +790,7 @@ def test_spark_reads_a_record_bigger_than_the_fetch_size(spark, legacy_broker, l
 
 
 @pytest.mark.spark
-def test_spark_without_pinning_tells_what_to_set(spark, legacy_broker, legacy_client_support):
+def test_spark_without_pinning_tells_what_to_set(spark, legacy_broker):
     broker = legacy_broker("0.8.2")
     topic = _topic()
     broker.create_topic(topic, 1)

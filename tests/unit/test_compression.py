@@ -14,6 +14,7 @@ import cramjam
 import lz4.block
 import lz4.frame
 import pytest
+import xxhash
 import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -44,7 +45,6 @@ TEXT = b"".join(b"record %06d: the quick brown fox jumps over the lazy dog\n" % 
 
 
 def xxh32(data: bytes) -> int:
-    xxhash = pytest.importorskip("xxhash")
     return xxhash.xxh32_intdigest(data)
 
 
@@ -268,7 +268,6 @@ def test_lz4_written_like_java() -> None:
     assert lz4.frame.decompress(compress(3, TEXT, magic=1)) == TEXT
     with pytest.raises(RuntimeError):  # a standard reader sees the quirk as corruption
         lz4.frame.decompress(compress(3, TEXT, magic=0))
-    pytest.importorskip("xxhash")  # kafka-python's old-Kafka lz4 needs it
     assert kafka_codec.lz4_decode_old_kafka(compress(3, TEXT, magic=0)) == TEXT
 
 
@@ -281,7 +280,6 @@ def test_lz4_kafka_3160_header_checksum_is_ignored_for_magic_0_only() -> None:
     correct = lz4.frame.compress(TEXT, block_linked=False)
     for magic in (0, 1, 2):  # magic 0 ignores the checksum, right or wrong
         assert decompress(3, correct, max_size=len(TEXT), magic=magic) == TEXT
-    pytest.importorskip("xxhash")
     assert decompress(3, kafka_codec.lz4_encode_old_kafka(TEXT), len(TEXT), magic=0) == TEXT
 
 
