@@ -14,8 +14,8 @@ from .client.cluster import KafkaClient
 from .client.config import ClientConfig
 from .client.fetcher import FetchSettings
 from .client.offsets import resolve_offsets
-from .options import SourceOptions
 from .protocol.errors import ConfigurationError, error_for_code
+from .source_options import SourceOptions
 
 
 @dataclass(frozen=True)

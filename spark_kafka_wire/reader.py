@@ -1,0 +1,37 @@
+"""Batch reads: driver-side planning hands each task a fixed offset range; tasks fetch it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceReader, InputPartition
+
+from .client.fetcher import fetch_range
+from .client.pool import shared_client
+from .planning import KafkaInputPartition, plan_ranges
+from .schema import to_record_batches
+from .source_options import SourceOptions
+
+
+class KafkaWireBatchReader(DataSourceReader):
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> list[InputPartition]:
+        o = self.options
+        client = shared_client(o.client)
+        ranges = plan_ranges(client, o)
+        return [
+            KafkaInputPartition(i, r, o.client, o.fetch, o.max_records_per_batch)
+            for i, r in enumerate(ranges)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, KafkaInputPartition)
+        r = partition.range
+        if r.size == 0:
+            return
+        client = shared_client(partition.client)
+        for chunk in fetch_range(client, r.topic, r.partition, r.start, r.end, partition.fetch):
+            yield from to_record_batches(chunk, r.topic, r.partition, partition.max_records_per_batch)
