@@ -53,6 +53,30 @@ def new_topic(client: KafkaClient):
 
 
 @pytest.fixture(scope="session")
+def zookeeper() -> str:
+    """connect string of a real ZooKeeper (ZOOKEEPER_CONNECT, else Debian's package started
+    on a free port); skipped, saying how to get it, where neither exists."""
+    external = os.environ.get("ZOOKEEPER_CONNECT")
+    if external:
+        yield external
+        return
+    from .zookeeper_server import ZooKeeperServer, missing_jars
+
+    missing = missing_jars()
+    if missing:
+        pytest.skip(
+            "ZooKeeper tests need a ZooKeeper server: install Debian's package with "
+            "'apt-get install zookeeper' (missing jars: " + ", ".join(missing) + ") or set "
+            "ZOOKEEPER_CONNECT"
+        )
+    server = ZooKeeperServer().start()
+    try:
+        yield server.connect
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable

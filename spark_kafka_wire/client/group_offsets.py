@@ -1,0 +1,144 @@
+"""Consumed offsets committed to a consumer group, so lag tools see a Spark query's progress.
+
+A standalone commit (generation -1, no member id) through the group coordinator, the way
+Kafka's simple consumer and ``kafka-consumer-groups --reset-offsets`` do it: the query never
+joins the group, so it never triggers rebalances and the Spark checkpoint stays the source of
+truth. OffsetCommit v0 stores offsets in ZooKeeper on 0.8.1 brokers and is answered by any
+broker; from v1 the coordinator found with FindCoordinator keeps them in Kafka.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from ..protocol.errors import KafkaError, RetriableError, check_error, error_for_code
+from ..protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
+from .cluster import KafkaClient
+from .connection import BrokerConnection
+
+TopicPartition = tuple[str, int]
+GROUP_KEY_TYPE = 0
+# Errors that mean "this broker is not (or not yet) the coordinator: look it up again".
+_COORDINATOR_MOVED = {14, 15, 16}
+
+
+class CoordinatorMovedError(RetriableError):
+    """The group coordinator changed or is loading; find it again and retry."""
+
+
+def find_coordinator(client: KafkaClient, group: str) -> BrokerConnection:
+    """Connection to the broker coordinating ``group``."""
+    conn = client.any_connection()
+    version = conn.version(FIND_COORDINATOR)
+    if version >= 4:
+        resp = conn.request(FIND_COORDINATOR, {"key_type": GROUP_KEY_TYPE, "coordinator_keys": [group]})
+        entries = [c for c in resp["coordinators"] if c["key"] == group]
+        if not entries:
+            raise error_for_code(15, context="FindCoordinator", message=f"no answer for group {group!r}")
+        answer = entries[0]
+    else:
+        answer = conn.request(FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
+    code = answer["error_code"]
+    if code:
+        _check(code, group, None, None, conn, "FindCoordinator")
+    return client.broker(answer["node_id"])  # a cluster member: metadata knows its address
+
+
+def _nest(items: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = defaultdict(list)
+    for t, p in sorted(items):
+        out[t].append(p)
+    return out
+
+
+def _group_connection(client: KafkaClient, group: str, version_probe: BrokerConnection | None = None) -> tuple[BrokerConnection, int]:
+    """(connection, OffsetCommit version): v0 goes to any broker (ZooKeeper-backed on 0.8.1),
+    v1+ to the coordinator."""
+    probe = version_probe or client.any_connection()
+    if probe.version(OFFSET_COMMIT) == 0 and FIND_COORDINATOR.key not in probe.api_versions:
+        return probe, 0
+    conn = find_coordinator(client, group)
+    return conn, conn.version(OFFSET_COMMIT)
+
+
+def commit_offsets(
+    client: KafkaClient, group: str, offsets: Mapping[TopicPartition, int], metadata: str = ""
+) -> None:
+    """Commit ``offsets`` (the next offset to consume, per partition) for ``group``."""
+    if not offsets:
+        return
+
+    def attempt() -> None:
+        conn, version = _group_connection(client, group)
+        body = {
+            "group_id": group,
+            "generation_id_or_member_epoch": -1,
+            "member_id": "",
+            "retention_time_ms": -1,
+            "topics": [
+                {"name": t, "partitions": [
+                    {"partition_index": p, "committed_offset": offsets[(t, p)],
+                     "commit_timestamp": -1, "committed_metadata": metadata}
+                    for p in parts]}
+                for t, parts in _nest(offsets).items()
+            ],
+        }
+        resp = conn.request(OFFSET_COMMIT, body, version)
+        for t in resp["topics"]:
+            for p in t["partitions"]:
+                _check(p["error_code"], group, t["name"], p["partition_index"], conn, "OffsetCommit")
+
+    client.retry(attempt, f"OffsetCommit for group {group!r}")
+
+
+def fetch_committed(
+    client: KafkaClient, group: str, partitions: Iterable[TopicPartition]
+) -> dict[TopicPartition, int]:
+    """Committed offsets of ``group``; -1 for a partition without a commit."""
+    wanted = sorted(set(partitions))
+    if not wanted:
+        return {}
+
+    def attempt() -> dict[TopicPartition, int]:
+        conn, commit_version = _group_connection(client, group)
+        version = conn.version(OFFSET_FETCH)
+        if commit_version == 0:
+            version = 0  # the v0 pair is ZooKeeper-backed on 0.8.1: keep them together
+        topics = [{"name": t, "partition_indexes": parts} for t, parts in _nest(wanted).items()]
+        if version >= 8:
+            resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}]}, version)
+            groups = [g for g in resp["groups"] if g["group_id"] == group]
+            if not groups:
+                raise error_for_code(15, context="OffsetFetch", message=f"no answer for group {group!r}")
+            _check(groups[0]["error_code"], group, None, None, conn, "OffsetFetch")
+            answer_topics = groups[0]["topics"]
+        else:
+            resp = conn.request(OFFSET_FETCH, {"group_id": group, "topics": topics}, version)
+            _check(resp["error_code"], group, None, None, conn, "OffsetFetch")
+            answer_topics = resp["topics"]
+        result = {tp: -1 for tp in wanted}
+        for t in answer_topics:
+            for p in t["partitions"]:
+                tp = (t["name"], p["partition_index"])
+                if p["error_code"] == 3 and version == 0:
+                    continue  # 0.8 answers UNKNOWN_TOPIC_OR_PARTITION for "no offset yet"
+                _check(p["error_code"], group, *tp, conn, "OffsetFetch")
+                if tp in result:
+                    result[tp] = p["committed_offset"]
+        return result
+
+    return client.retry(attempt, f"OffsetFetch for group {group!r}")
+
+
+def _check(code: int, group: str, topic: str | None, partition: int | None,
+           conn: BrokerConnection, context: str) -> None:
+    if code in _COORDINATOR_MOVED:
+        base = error_for_code(code)
+        raise CoordinatorMovedError(base.spec, topic=topic, partition=partition, broker=conn.name,
+                                    context=context, message=f"group {group!r}")
+    try:
+        check_error(code, topic=topic, partition=partition, broker=conn.name, context=context)
+    except KafkaError as exc:
+        exc.args = (f"{exc.args[0]} (group {group!r})",)
+        raise

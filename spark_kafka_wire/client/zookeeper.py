@@ -1,0 +1,98 @@
+"""Consumer offsets in ZooKeeper, in the layout of Kafka's ZooKeeper-based consumers (seed 002):
+``/consumers/<group>/offsets/<topic>/<partition>`` holding the offset as decimal text.
+
+Lag tools of that era (Burrow's ZooKeeper mode, ConsumerOffsetChecker, kafka-manager) read
+these nodes; writing them lets such tools follow a Spark query, and writing both ZooKeeper
+and Kafka (``both``) is the dual-commit that seed 002 describes for migrating between them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from ..protocol.errors import KafkaWireError
+
+TopicPartition = tuple[str, int]
+
+
+class ZooKeeperError(KafkaWireError):
+    """ZooKeeper could not be reached or refused an operation."""
+
+
+def offset_path(group: str, topic: str, partition: int) -> str:
+    for what, name in (("group", group), ("topic", topic)):
+        if not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"{what} name {name!r} cannot be a ZooKeeper node name")
+    return f"/consumers/{group}/offsets/{topic}/{partition}"
+
+
+class ZooKeeperOffsetStore:
+    """Reads and writes group offsets on the ensemble named by ``connect`` (host:port list,
+    optionally with a chroot path, as in Kafka's zookeeper.connect)."""
+
+    def __init__(self, connect: str, timeout_s: float = 15.0) -> None:
+        self.connect = connect
+        self.timeout_s = timeout_s
+        self._zk = None
+
+    def _client(self):
+        if self._zk is None:
+            from kazoo.client import KazooClient
+            from kazoo.handlers.threading import KazooTimeoutError
+
+            zk = KazooClient(hosts=self.connect, timeout=self.timeout_s)
+            try:
+                zk.start(timeout=self.timeout_s)
+            except KazooTimeoutError:
+                zk.close()
+                raise ZooKeeperError(
+                    f"ZooKeeper at {self.connect} did not answer within {self.timeout_s:.0f} s; "
+                    "check zookeeper.connect"
+                ) from None
+            self._zk = zk
+        return self._zk
+
+    def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
+        from kazoo.exceptions import KazooException
+
+        zk = self._client()
+        try:
+            for (topic, partition), offset in sorted(offsets.items()):
+                path = offset_path(group, topic, partition)
+                data = str(int(offset)).encode()
+                if zk.exists(path):
+                    zk.set(path, data)
+                else:
+                    zk.create(path, data, makepath=True)
+        except KazooException as exc:
+            raise ZooKeeperError(f"writing offsets of group {group!r} to ZooKeeper at "
+                                 f"{self.connect} failed: {exc!r}") from exc
+
+    def fetch(self, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
+        """Committed offsets; -1 where there is no node."""
+        from kazoo.exceptions import KazooException, NoNodeError
+
+        zk = self._client()
+        out: dict[TopicPartition, int] = {}
+        for topic, partition in sorted(set(partitions)):
+            try:
+                data, _ = zk.get(offset_path(group, topic, partition))
+                out[(topic, partition)] = int(data.decode().strip())
+            except NoNodeError:
+                out[(topic, partition)] = -1
+            except (KazooException, ValueError) as exc:
+                raise ZooKeeperError(f"reading the offset of {topic}-{partition} for group "
+                                     f"{group!r} from ZooKeeper failed: {exc!r}") from exc
+        return out
+
+    def close(self) -> None:
+        zk, self._zk = self._zk, None
+        if zk is not None:
+            zk.stop()
+            zk.close()
+
+    def __enter__(self) -> ZooKeeperOffsetStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
