@@ -1,0 +1,71 @@
+"""Admission control for micro-batches, with the semantics of Spark's kafka source.
+
+``maxOffsetsPerTrigger`` caps a batch by prorating the cap over partitions in proportion to
+their backlog; a share below one offset is rounded up (small partitions are never starved),
+larger shares are rounded down. ``minOffsetsPerTrigger`` holds a batch back until enough new
+offsets exist, unless ``maxTriggerDelay`` has passed since the last batch.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+
+from .protocol.errors import ConfigurationError
+
+TopicPartition = tuple[str, int]
+
+_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000,
+             "h": 3_600_000, "d": 86_400_000}
+
+
+def parse_duration_ms(text: str, option: str) -> int:
+    """Spark's time strings: ``15m``, ``30s``, ``500ms``, ``1h``; a bare number means ms."""
+    m = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    if not m or (m.group(2) and m.group(2) not in _UNITS_MS):
+        raise ConfigurationError(f"{option} must be a duration like 15m, 30s or 500ms, got {text!r}")
+    return int(int(m.group(1)) * _UNITS_MS[m.group(2) or "ms"])
+
+
+def rate_limit(
+    limit: int, start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]
+) -> dict[TopicPartition, int]:
+    """End offsets of the next batch: at most about ``limit`` offsets past ``start`` in all,
+    shared in proportion to each partition's backlog. ``start`` must cover every partition of
+    ``latest`` (new partitions start at their earliest offset)."""
+    sizes = {tp: end - start[tp] for tp, end in latest.items() if end - start[tp] > 0}
+    total = float(sum(sizes.values()))
+    if total < 1:
+        return dict(latest)
+    out: dict[TopicPartition, int] = {}
+    for tp, end in latest.items():
+        size = sizes.get(tp)
+        if size is None:
+            out[tp] = end
+            continue
+        share = limit * (size / total)
+        step = math.ceil(share) if share < 1 else math.floor(share)
+        out[tp] = min(end, start[tp] + step)
+    return out
+
+
+def available(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int]) -> int:
+    """New offsets past ``start`` (partitions new to ``start`` count from 0)."""
+    return sum(max(0, end - start.get(tp, 0)) for tp, end in latest.items())
+
+
+def hold_back(
+    min_offsets: int | None,
+    start: Mapping[TopicPartition, int],
+    latest: Mapping[TopicPartition, int],
+    last_batch_ms: float,
+    max_trigger_delay_ms: int,
+    now_ms: float,
+) -> bool:
+    """True when the next batch should wait for more data (minOffsetsPerTrigger)."""
+    if not min_offsets:
+        return False
+    if now_ms - last_batch_ms >= max_trigger_delay_ms:
+        return False
+    return available(start, latest) < min_offsets
