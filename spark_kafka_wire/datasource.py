@@ -12,9 +12,11 @@ from pyspark.sql.types import StructType
 
 from .protocol.errors import ConfigurationError
 from .reader import KafkaWireBatchReader
-from .schema import KAFKA_SCHEMA
+from .schema import kafka_schema
 from .sink_options import parse_sink_options
-from .source_options import parse_source_options
+from .source_options import include_headers, parse_source_options, parse_stream_options
+from .stream_reader import KafkaWireStreamReader
+from .stream_writer import KafkaWireStreamWriter
 from .writer import KafkaWireBatchWriter
 
 
@@ -26,15 +28,17 @@ class KafkaWireDataSource(DataSource):
         return "kafkawire"
 
     def schema(self) -> StructType:
-        return KAFKA_SCHEMA
+        return kafka_schema(include_headers(self.options))
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        if schema != KAFKA_SCHEMA:
+        options = parse_source_options(self.options)
+        expected = kafka_schema(options.include_headers)
+        if schema != expected:
+            columns = ", ".join(f.name for f in expected.fields)
             raise ConfigurationError(
-                "kafkawire has a fixed schema (key, value, topic, partition, offset, "
-                "timestamp, timestampType); do not pass a schema to the reader"
+                f"kafkawire has a fixed schema ({columns}); do not pass a schema to the reader"
             )
-        return KafkaWireBatchReader(parse_source_options(self.options))
+        return KafkaWireBatchReader(options)
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaWireBatchWriter:
         if overwrite:
@@ -43,3 +47,16 @@ class KafkaWireDataSource(DataSource):
                 "(use mode('append'))"
             )
         return KafkaWireBatchWriter(parse_sink_options(self.options), schema)
+
+    def streamReader(self, schema: StructType) -> KafkaWireStreamReader:
+        options = parse_stream_options(self.options)
+        expected = kafka_schema(options.source.include_headers)
+        if schema != expected:
+            raise ConfigurationError(
+                "kafkawire has a fixed schema; do not pass a schema to the stream reader")
+        return KafkaWireStreamReader(options)
+
+    def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaWireStreamWriter:
+        # Complete mode arrives as overwrite=True; Kafka can only append, as Spark's kafka
+        # sink does in every output mode.
+        return KafkaWireStreamWriter(parse_sink_options(self.options), schema)

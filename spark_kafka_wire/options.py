@@ -30,7 +30,7 @@ _REJECTED = {
 
 # Client settings kafkawire understands today; others under kafka.* fail (see _client_config).
 _IGNORED_CLIENT_KEYS = {
-    "linger.ms",  # a task sends as soon as its batches are full; nothing waits to fill them
+    "linger.ms",  # a producer setting: the sink reads it (sink_options); the source ignores it
     "group.id",  # used by later features (offset commits); harmless for batch reads
     "session.timeout.ms", "heartbeat.interval.ms", "max.poll.records", "max.poll.interval.ms",
     "receive.buffer.bytes", "send.buffer.bytes", "reconnect.backoff.ms",

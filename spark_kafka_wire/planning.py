@@ -1,11 +1,27 @@
 """Driver-side planning of a batch read: which partitions, which fixed offset ranges.
 
 Offsets are resolved to numbers here, once, so every task reads a fixed [start, end) range
-and a retried task reads exactly the same rows.
+and a retried task reads exactly the same rows. (Spark's kafka source leaves earliest/latest
+ends of its ranges for each task to resolve when it starts; kafkawire does not, see README.)
+
+Which partitions: Spark's ConsumerStrategy. ``subscribe`` names topics that must exist;
+``subscribePattern`` matches every topic the cluster lists with ``re.search``; ``assign``
+names partitions, and those that do not exist are left out (a missing topic is an error).
+Internal topics are never read (Metadata's is_internal, and for patterns also names starting
+with "__" such as __consumer_offsets, which some brokers do not flag).
+
+Splitting: Spark's KafkaOffsetRangeCalculator. Nothing is split unless minPartitions exceeds
+the number of topic-partitions or a range holds more than maxRecordsPerPartition offsets.
+Then empty ranges are dropped, ranges are cut into ceil(size / maxRecordsPerPartition) equal
+pieces, and if there are still fewer pieces than minPartitions, large pieces are cut again in
+proportion to their share of the offsets (small ones, whose share rounds to one piece, stay
+whole).
 """
 
 from __future__ import annotations
 
+import logging
+import math
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
@@ -13,9 +29,21 @@ from pyspark.sql.datasource import InputPartition
 from .client.cluster import KafkaClient
 from .client.config import ClientConfig
 from .client.fetcher import FetchSettings
-from .client.offsets import resolve_offsets
+from .client.offsets import LATEST, offsets_for_times, resolve_offsets
 from .protocol.errors import ConfigurationError, error_for_code
-from .source_options import SourceOptions
+from .source_options import (
+    Assign,
+    Limit,
+    OffsetSpec,
+    SourceOptions,
+    Strategy,
+    Subscribe,
+    SubscribePattern,
+)
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -34,43 +62,160 @@ class KafkaInputPartition(InputPartition):
     """Everything a task needs to read its range, without asking the driver anything."""
 
     def __init__(self, index: int, rng: OffsetRange, client: ClientConfig, fetch: FetchSettings,
-                 max_records_per_batch: int) -> None:
+                 max_records_per_batch: int, fail_on_data_loss: bool = True,
+                 include_headers: bool = False) -> None:
         super().__init__(index)
         self.range = rng
         self.client = client
         self.fetch = fetch
         self.max_records_per_batch = max_records_per_batch
+        self.fail_on_data_loss = fail_on_data_loss
+        self.include_headers = include_headers
 
     def __repr__(self) -> str:
         r = self.range
         return f"KafkaInputPartition({r.topic}-{r.partition} [{r.start}, {r.end}))"
 
 
-def topic_partitions(client: KafkaClient, topics: tuple[str, ...]) -> list[tuple[str, int]]:
+# ------------------------------------------------------------------------------ partitions
+
+
+def _is_internal(name: str, is_internal: bool) -> bool:
+    return is_internal or name.startswith("__")
+
+
+def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "subscribed"
+                     ) -> list[TopicPartition]:
+    """Every partition of ``topics``, which must all exist; internal topics are left out."""
     md = client.fetch_metadata(topics)
-    tps: list[tuple[str, int]] = []
+    tps: list[TopicPartition] = []
     for topic in topics:
         info = md.topics.get(topic)
         if info is None or info.error_code:
             raise error_for_code(
                 info.error_code if info else 3, topic=topic, context="Metadata",
-                message="the subscribed topic does not exist (or is not visible to this client)",
+                message=f"the {word} topic does not exist (or is not visible to this client)",
             )
+        if info.is_internal:
+            log.warning("topic %s is internal to Kafka and is not read (as in Spark)", topic)
+            continue
         tps.extend((topic, p) for p in sorted(info.partitions))
     return tps
 
 
+def assigned_partitions(client: KafkaClient, strategy: Strategy) -> list[TopicPartition]:
+    """The topic-partitions a strategy reads, sorted."""
+    if isinstance(strategy, Subscribe):
+        return sorted(topic_partitions(client, strategy.topics))
+    if isinstance(strategy, SubscribePattern):
+        regex = strategy.regex
+        md = client.fetch_metadata(None)
+        names = sorted(
+            name for name, info in md.topics.items()
+            if info.error_code == 0 and not _is_internal(name, info.is_internal)
+            and regex.search(name)
+        )
+        if not names:
+            log.warning("subscribePattern %r matches no topic; nothing is read",
+                        strategy.pattern)
+        return sorted((n, p) for n in names for p in md.topics[n].partitions)
+    assert isinstance(strategy, Assign)
+    existing = set(topic_partitions(client, strategy.topics, strategy.word))
+    gone = [tp for tp in strategy.partitions if tp not in existing]
+    if gone:
+        log.warning("assigned partitions that do not exist are not read: %s",
+                    ", ".join(f"{t}-{p}" for t, p in gone))
+    return sorted(tp for tp in strategy.partitions if tp in existing)
+
+
+# --------------------------------------------------------------------------------- offsets
+
+
+def resolve_limit(
+    client: KafkaClient, limit: Limit, tps: list[TopicPartition], word: str,
+    isolation_level: int, is_start: bool,
+) -> dict[TopicPartition, int]:
+    """Concrete offsets for one end of the ranges."""
+    if isinstance(limit, OffsetSpec):
+        return resolve_offsets(client, limit.for_partitions(tps, word=word), isolation_level)
+    stamps = limit.for_partitions(tps, word=word)
+    found = offsets_for_times(client, stamps, isolation_level)
+    wanted: dict[TopicPartition, int] = {}
+    for tp in tps:
+        offset = found[tp]
+        if offset is not None:
+            wanted[tp] = offset
+        elif is_start and not limit.latest_on_no_match:
+            raise ConfigurationError(
+                f"no offset matched from request of topic-partition {tp[0]}-{tp[1]} and "
+                f"timestamp {stamps[tp]} ({limit.option}): no record has a timestamp at or "
+                "after it. Set startingOffsetsByTimestampStrategy=latest to start such "
+                "partitions at the latest offset instead"
+            )
+        else:
+            wanted[tp] = LATEST  # ending: no match is latest; starting: strategy "latest"
+    return resolve_offsets(client, wanted, isolation_level)
+
+
+# ------------------------------------------------------------------------------- splitting
+
+
+def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
+    """``parts`` consecutive pieces of near-equal size; the last takes the remainder."""
+    out = []
+    remaining, start = r.size, r.start
+    for part in range(parts):
+        this = remaining // (parts - part)
+        remaining -= this
+        end = min(start + this, r.end)
+        out.append(OffsetRange(r.topic, r.partition, start, end))
+        start = end
+    return out
+
+
+def _part_count(size: int, total: int, parts: int) -> int:
+    # Scala's math.round: half up.
+    return max(math.floor(size / total * parts + 0.5), 1)
+
+
+def split_ranges(ranges: list[OffsetRange], min_partitions: int | None,
+                 max_records: int | None) -> list[OffsetRange]:
+    """Spark's KafkaOffsetRangeCalculator (see the module docstring)."""
+    needed = (min_partitions is not None and min_partitions > len(ranges)) or (
+        max_records is not None and any(r.size > max_records for r in ranges))
+    if not needed:
+        return ranges
+    pieces = [r for r in ranges if r.size > 0]
+    if max_records is not None:
+        pieces = [p for r in pieces for p in _divide(r, -(-r.size // max_records))]
+    if min_partitions is not None and min_partitions > len(pieces):
+        total = sum(r.size for r in pieces)
+        whole = [_part_count(r.size, total, min_partitions) == 1 for r in pieces]
+        split_total = total - sum(r.size for r, w in zip(pieces, whole, strict=True) if w)
+        split_min = max(min_partitions - sum(whole), 1)
+        pieces = [
+            p for r, w in zip(pieces, whole, strict=True)
+            for p in _divide(r, 1 if w else _part_count(r.size, split_total, split_min))
+        ]
+    return sorted((r for r in pieces if r.size > 0),
+                  key=lambda r: (r.topic, r.partition, r.start))
+
+
+# ------------------------------------------------------------------------------------ plan
+
+
 def plan_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange]:
-    tps = topic_partitions(client, options.topics)
-    starts = resolve_offsets(client, options.starting.for_partitions(tps, "startingOffsets"))
-    ends = resolve_offsets(client, options.ending.for_partitions(tps, "endingOffsets"))
+    strategy = options.strategy
+    tps = assigned_partitions(client, strategy)
+    iso = options.isolation_level
+    starts = resolve_limit(client, options.starting, tps, strategy.word, iso, is_start=True)
+    ends = resolve_limit(client, options.ending, tps, strategy.word, iso, is_start=False)
     ranges = []
     for tp in tps:
         start, end = starts[tp], ends[tp]
         if start > end:
-            raise ConfigurationError(
-                f"the starting offset {start} of {tp[0]}-{tp[1]} is after its ending offset "
-                f"{end}; check startingOffsets and endingOffsets"
-            )
+            log.warning("the starting offset %d of %s-%d is after its ending offset %d; "
+                        "nothing is read from it", start, tp[0], tp[1], end)
+            end = start
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
-    return ranges
+    return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)

@@ -9,7 +9,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from .client.fetcher import fetch_range
 from .client.pool import shared_client
-from .planning import KafkaInputPartition, plan_ranges
+from .planning import KafkaInputPartition, OffsetRange, plan_ranges
 from .schema import to_record_batches
 from .source_options import SourceOptions
 
@@ -20,18 +20,29 @@ class KafkaWireBatchReader(DataSourceReader):
 
     def partitions(self) -> list[InputPartition]:
         o = self.options
-        client = shared_client(o.client)
+        client = shared_client(o.planner_client or o.client)
         ranges = plan_ranges(client, o)
+        if not ranges:
+            # Spark reads an empty partition list as "one partition": hand it an empty range.
+            ranges = [OffsetRange("", 0, 0, 0)]
         return [
-            KafkaInputPartition(i, r, o.client, o.fetch, o.max_records_per_batch)
+            KafkaInputPartition(i, r, o.client, o.fetch, o.max_records_per_batch,
+                                o.fail_on_data_loss, o.include_headers)
             for i, r in enumerate(ranges)
         ]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, KafkaInputPartition)
-        r = partition.range
-        if r.size == 0:
-            return
-        client = shared_client(partition.client)
-        for chunk in fetch_range(client, r.topic, r.partition, r.start, r.end, partition.fetch):
-            yield from to_record_batches(chunk, r.topic, r.partition, partition.max_records_per_batch)
+        return read_partition(partition)
+
+
+def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
+    """Arrow batches of one planned range (batch and stream tasks alike)."""
+    assert isinstance(partition, KafkaInputPartition)
+    r = partition.range
+    if r.size == 0:
+        return
+    client = shared_client(partition.client)
+    for chunk in fetch_range(client, r.topic, r.partition, r.start, r.end, partition.fetch,
+                             partition.fail_on_data_loss):
+        yield from to_record_batches(chunk, r.topic, r.partition,
+                                     partition.max_records_per_batch, partition.include_headers)

@@ -1,5 +1,10 @@
 """The fixed schema of Spark's kafka source, in Spark and Arrow form, and the conversion of
-decoded records into Arrow record batches of bounded size."""
+decoded records into Arrow record batches of bounded size.
+
+With ``includeHeaders=true`` a ``headers`` column follows, as in Spark's
+KafkaRecordToRowConverter: array<struct<key: string, value: binary>>, null (not empty) for a
+record without headers, header order and duplicate keys kept.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 from pyspark.sql.types import (
+    ArrayType,
     BinaryType,
     IntegerType,
     LongType,
@@ -29,6 +35,15 @@ KAFKA_SCHEMA = StructType([
     StructField("timestampType", IntegerType(), True),
 ])
 
+HEADERS_TYPE = ArrayType(StructType([
+    StructField("key", StringType(), True),
+    StructField("value", BinaryType(), True),
+]), containsNull=True)
+
+KAFKA_SCHEMA_WITH_HEADERS = StructType(
+    KAFKA_SCHEMA.fields + [StructField("headers", HEADERS_TYPE, True)]
+)
+
 # Must equal pyspark's to_arrow_schema(KAFKA_SCHEMA, timezone="UTC") exactly (tested).
 ARROW_SCHEMA = pa.schema([
     pa.field("key", pa.binary()),
@@ -40,6 +55,21 @@ ARROW_SCHEMA = pa.schema([
     pa.field("timestampType", pa.int32()),
 ])
 
+# to_arrow_schema names a list's item field "element" (tested against it, like ARROW_SCHEMA).
+ARROW_HEADERS_TYPE = pa.list_(pa.field("element", pa.struct([
+    pa.field("key", pa.string()),
+    pa.field("value", pa.binary()),
+])))
+ARROW_SCHEMA_WITH_HEADERS = ARROW_SCHEMA.append(pa.field("headers", ARROW_HEADERS_TYPE))
+
+
+def kafka_schema(include_headers: bool) -> StructType:
+    return KAFKA_SCHEMA_WITH_HEADERS if include_headers else KAFKA_SCHEMA
+
+
+def arrow_schema(include_headers: bool) -> pa.Schema:
+    return ARROW_SCHEMA_WITH_HEADERS if include_headers else ARROW_SCHEMA
+
 
 def _repeated_string(value: str, n: int) -> pa.Array:
     raw = value.encode()
@@ -48,25 +78,33 @@ def _repeated_string(value: str, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
+def _headers_column(records: DecodedRecords) -> pa.Array:
+    n = records.num_records
+    if records.headers is None:
+        return pa.nulls(n, ARROW_HEADERS_TYPE)
+    return pa.array(records.headers, type=ARROW_HEADERS_TYPE)
+
+
 def to_record_batches(
-    records: DecodedRecords, topic: str, partition: int, max_rows: int
+    records: DecodedRecords, topic: str, partition: int, max_rows: int,
+    include_headers: bool = False,
 ) -> Iterator[pa.RecordBatch]:
-    """Zero-copy slices of at most ``max_rows`` rows in ARROW_SCHEMA."""
+    """Zero-copy slices of at most ``max_rows`` rows in ``arrow_schema(include_headers)``."""
     n = records.num_records
     if n == 0:
         return
     ts = pa.array(records.timestamps.astype(np.int64) * 1000, type=pa.timestamp("us", tz="UTC"))
-    batch = pa.RecordBatch.from_arrays(
-        [
-            records.keys,
-            records.values,
-            _repeated_string(topic, n),
-            pa.array(np.full(n, partition, dtype=np.int32)),
-            pa.array(records.offsets.astype(np.int64, copy=False)),
-            ts,
-            pa.array(records.timestamp_types.astype(np.int32, copy=False)),
-        ],
-        schema=ARROW_SCHEMA,
-    )
+    columns = [
+        records.keys,
+        records.values,
+        _repeated_string(topic, n),
+        pa.array(np.full(n, partition, dtype=np.int32)),
+        pa.array(records.offsets.astype(np.int64, copy=False)),
+        ts,
+        pa.array(records.timestamp_types.astype(np.int32, copy=False)),
+    ]
+    if include_headers:
+        columns.append(_headers_column(records))
+    batch = pa.RecordBatch.from_arrays(columns, schema=arrow_schema(include_headers))
     for start in range(0, n, max_rows):
         yield batch.slice(start, max_rows)

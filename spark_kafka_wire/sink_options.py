@@ -1,4 +1,24 @@
-"""Sink options (``df.write.format("kafkawire")``), parsed once on the driver."""
+"""Sink options (``df.write.format("kafkawire")``), parsed once on the driver.
+
+``kafka.*`` producer settings keep the Java client's names, defaults and validation rules
+(ProducerConfig), so a write configured for Spark's built-in sink behaves the same here;
+``kafka.partitioner`` takes librdkafka's partitioner names (a Java ``partitioner.class`` is a
+JVM class and cannot run here). Differences, each deliberate:
+
+* ``kafka.batch.size`` defaults to 512 KiB (Java: 16 KiB): a Spark task has its rows at hand,
+  so bigger batches mean fewer requests and better compression.
+* ``kafka.linger.ms`` (Java and librdkafka default 5) bounds how long a partition's rows wait
+  in the task for more rows to fill ``batch.size``; it is checked whenever Spark hands over the
+  next Arrow batch, and the task sends everything left when its rows end. 0 sends each Arrow
+  batch's rows at once.
+* ``kafka.delivery.timeout.ms`` below ``linger.ms + request.timeout.ms`` is accepted (Java
+  refuses it): the delivery timeout is checked between attempts, each bounded by the request
+  timeout, so a write gives up after at most delivery.timeout.ms plus one request timeout.
+* A missing topic is an error naming it unless ``kafka.allow.auto.create.topics=true`` (the
+  Java producer's setting, default true there: the broker then creates it if its
+  ``auto.create.topics.enable`` allows) or ``createTopic=true`` (kafkawire: CreateTopics with
+  ``createTopicPartitions`` / ``createTopicReplicationFactor``, broker defaults when unset).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +26,39 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .client.config import ClientConfig
-from .client.producer import ProduceSettings
-from .options import client_config, int_option, lower_keys
+from .client.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
+from .client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
+from .options import bool_option, client_config, int_option, lower_keys
 from .protocol.compression import CODEC_NAMES
 from .protocol.errors import ConfigurationError
+
+# Producer settings the sink understands (the kafka. prefix removed); client settings shared
+# with the source (bootstrap.servers, client.id, request.timeout.ms, retry.backoff.ms ...)
+# are known to options.client_config.
+_PRODUCER_KEYS = {
+    "acks", "compression.type", "batch.size", "linger.ms", "buffer.memory", "max.request.size",
+    "max.in.flight.requests.per.connection", "retries", "delivery.timeout.ms",
+    "enable.idempotence", "partitioner", "allow.auto.create.topics",
+}
+
+_SINK_REJECTED = {
+    "partitioner.class": "it names a JVM class, which cannot run here; set kafka.partitioner to "
+    "one of " + ", ".join(PARTITIONERS) + " (librdkafka's partitioners; murmur2_random is the "
+    "Java default)",
+    "transactional.id": "the sink does not write transactions (Spark's kafka sink does not "
+    "either: it is at-least-once)",
+}
+
+
+@dataclass(frozen=True)
+class TopicCreation:
+    """How a missing topic is created: by the broker on metadata requests (auto), or by
+    CreateTopics (explicit); -1 = the broker's default."""
+
+    auto: bool = False
+    explicit: bool = False
+    partitions: int = -1
+    replication_factor: int = -1
 
 
 @dataclass(frozen=True)
@@ -17,6 +66,8 @@ class SinkOptions:
     client: ClientConfig
     topic: str | None
     produce: ProduceSettings
+    partitioner: str = DEFAULT_PARTITIONER
+    create: TopicCreation = TopicCreation()
 
 
 def _acks(raw: str | None) -> int:
@@ -30,12 +81,57 @@ def _acks(raw: str | None) -> int:
     raise ConfigurationError(f"kafka.acks must be 0, 1 or all, got {raw!r}")
 
 
+def _idempotence(kafka: dict[str, str], acks: int, retries: int, in_flight: int) -> bool | None:
+    """Java's rules (ProducerConfig.postProcessAndValidateIdempotenceConfigs): on by default;
+    acks other than all, or retries=0, turn a defaulted idempotence off and make an explicit
+    one an error; more than 5 requests in flight is an error whenever it is on."""
+    explicit = "enable.idempotence" in kafka
+    enabled = bool_option(kafka, "enable.idempotence", True, "kafka.enable.idempotence")
+    if not enabled:
+        return False
+    disable = False
+    if retries == 0:
+        if explicit:
+            raise ConfigurationError(
+                "kafka.retries must be non-zero when kafka.enable.idempotence=true")
+        disable = True
+    if acks != -1:
+        if explicit:
+            raise ConfigurationError(
+                f"kafka.acks must be all to use kafka.enable.idempotence=true (got acks={acks}); "
+                "otherwise idempotence cannot be guaranteed")
+        disable = True
+    if in_flight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE:
+        raise ConfigurationError(
+            "to use the idempotent producer (kafka.enable.idempotence, on by default), "
+            f"kafka.max.in.flight.requests.per.connection must be at most "
+            f"{MAX_IN_FLIGHT_FOR_IDEMPOTENCE}; got {in_flight}. Lower it, or set "
+            "kafka.enable.idempotence=false")
+    if disable:
+        return False
+    return True if explicit else None
+
+
+def _topic_creation(opts: dict[str, str], kafka: dict[str, str]) -> TopicCreation:
+    auto = bool_option(kafka, "allow.auto.create.topics", False, "kafka.allow.auto.create.topics")
+    explicit = bool_option(opts, "createtopic", False, "createTopic")
+    partitions = int_option(opts, "createtopicpartitions", -1, 1, "createTopicPartitions")
+    replication = int_option(opts, "createtopicreplicationfactor", -1, 1,
+                             "createTopicReplicationFactor")
+    if not explicit:
+        for key, shown in (("createtopicpartitions", "createTopicPartitions"),
+                           ("createtopicreplicationfactor", "createTopicReplicationFactor")):
+            if key in opts:
+                raise ConfigurationError(f"{shown} takes effect only with createTopic=true")
+    return TopicCreation(auto, explicit, partitions, replication)
+
+
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     opts = lower_keys(options)
-    client, kafka = client_config(opts, {
-        "acks", "compression.type", "batch.size", "max.request.size", "retries",
-        "delivery.timeout.ms", "request.timeout.ms",
-    })
+    for key, why in _SINK_REJECTED.items():
+        if f"kafka.{key}" in opts:
+            raise ConfigurationError(f"Kafka option 'kafka.{key}' is not supported: {why}")
+    client, kafka = client_config(opts, _PRODUCER_KEYS)
     codec_name = kafka.get("compression.type", "none").strip().lower()
     if codec_name not in CODEC_NAMES:
         raise ConfigurationError(
@@ -44,14 +140,35 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     topic = opts.get("topic")
     if topic is not None and not topic.strip():
         raise ConfigurationError("option 'topic' is empty")
+    partitioner = kafka.get("partitioner", DEFAULT_PARTITIONER).strip().lower()
+    if partitioner not in PARTITIONERS:
+        raise ConfigurationError(
+            f"kafka.partitioner must be one of {', '.join(PARTITIONERS)} (librdkafka's names), "
+            f"got {kafka['partitioner']!r}"
+        )
+    acks = _acks(kafka.get("acks"))
+    retries = int_option(kafka, "retries", 2_147_483_647, 0, "kafka.retries")
+    in_flight = int_option(kafka, "max.in.flight.requests.per.connection", 5, 1,
+                           "kafka.max.in.flight.requests.per.connection")
+    linger = int_option(kafka, "linger.ms", 5, 0, "kafka.linger.ms")
+    # Java also requires delivery.timeout.ms >= linger.ms + request.timeout.ms; here the
+    # delivery timeout is checked between attempts (an attempt itself ends within
+    # request.timeout.ms), so any positive value works and none is refused.
+    delivery = int_option(kafka, "delivery.timeout.ms", 120_000, 1, "kafka.delivery.timeout.ms")
     produce = ProduceSettings(
-        acks=_acks(kafka.get("acks")),
+        acks=acks,
         timeout_ms=client.request_timeout_ms,
         compression=CODEC_NAMES[codec_name],
-        batch_size=int_option(kafka, "batch.size", 512 << 10, 1, "kafka.batch.size"),
+        batch_size=int_option(kafka, "batch.size", 512 << 10, 0, "kafka.batch.size"),
         max_request_size=int_option(kafka, "max.request.size", 1 << 20, 1, "kafka.max.request.size"),
-        retries=int_option(kafka, "retries", 2_147_483_647, 0, "kafka.retries"),
-        delivery_timeout_ms=int_option(kafka, "delivery.timeout.ms", 120_000, 1, "kafka.delivery.timeout.ms"),
+        retries=retries,
+        delivery_timeout_ms=delivery,
         retry_backoff_ms=client.retry_backoff_ms,
+        retry_backoff_max_ms=client.retry_backoff_max_ms,
+        linger_ms=linger,
+        buffer_memory=int_option(kafka, "buffer.memory", 32 << 20, 1, "kafka.buffer.memory"),
+        max_in_flight=in_flight,
+        enable_idempotence=_idempotence(kafka, acks, retries, in_flight),
     )
-    return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce)
+    return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
+                       partitioner=partitioner, create=_topic_creation(opts, kafka))

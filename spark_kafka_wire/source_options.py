@@ -1,24 +1,104 @@
-"""Source options (``spark.read.format("kafkawire")``), parsed once on the driver."""
+"""Source options (``spark.read.format("kafkawire")``), parsed once on the driver.
+
+Names, defaults, precedence and errors follow Spark's built-in kafka source
+(KafkaSourceProvider): exactly one of subscribe / subscribePattern / assign; for each end of the
+range a global timestamp wins over a per-partition timestamp map, which wins over offsets; a
+batch read cannot start at latest nor end at earliest.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .client.config import ClientConfig
 from .client.fetcher import FetchSettings
-from .client.offsets import EARLIEST, LATEST
+from .client.offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED
 from .options import bool_option, client_config, int_option, lower_keys
 from .protocol.errors import ConfigurationError
 
-_NOT_YET = {
-    "assign": "the 'assign' option", "subscribepattern": "the 'subscribePattern' option",
-    "startingtimestamp": "startingTimestamp", "endingtimestamp": "endingTimestamp",
-    "startingoffsetsbytimestamp": "startingOffsetsByTimestamp",
-    "endingoffsetsbytimestamp": "endingOffsetsByTimestamp",
-    "minpartitions": "minPartitions", "maxrecordsperpartition": "maxRecordsPerPartition",
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+
+# Consumer settings a source accepts besides the ones every client understands (options.py).
+_SOURCE_CLIENT_KEYS = {
+    "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "fetch.min.bytes",
+    "check.crcs", "isolation.level",
+    # The Java consumer's bound for blocking calls. Every request here is bounded by
+    # request.timeout.ms and a bounded number of retries instead; accepted, no effect.
+    "default.api.timeout.ms",
 }
+
+# Spark logs "... option ignored in batch queries" for these; so do we.
+_STREAM_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+
+STRATEGY_KEYS = ("subscribe", "subscribePattern", "assign")
+
+
+# ------------------------------------------------------------------------------- strategies
+
+
+@dataclass(frozen=True)
+class Subscribe:
+    """A fixed list of topics; each must exist."""
+
+    topics: tuple[str, ...]
+    word = "subscribed"
+
+
+@dataclass(frozen=True)
+class SubscribePattern:
+    """Every non-internal topic whose name the regex finds (``re.search``, unanchored, like
+    Java's ``Matcher.find``)."""
+
+    pattern: str
+    word = "subscribed"
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+
+@dataclass(frozen=True)
+class Assign:
+    """Fixed topic-partitions, from JSON ``{"topic":[0,1]}``."""
+
+    partitions: tuple[TopicPartition, ...]
+    word = "assigned"
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(t for t, _ in self.partitions))
+
+
+Strategy = Subscribe | SubscribePattern | Assign
+
+
+# ---------------------------------------------------------------------------- offset limits
+
+
+def _tp_list(tps) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
+
+
+def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition], option: str,
+                 what: str, word: str, hint: str = "") -> None:
+    missing = sorted(set(tps) - set(given))
+    extra = sorted(set(given) - set(tps))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("it lacks " + _tp_list(missing))
+        if extra:
+            parts.append(f"it names partitions that are not {word} or do not exist: "
+                         + _tp_list(extra))
+        raise ConfigurationError(
+            f"{option} must give {what} for every {word} partition: " + "; ".join(parts) + hint
+        )
 
 
 @dataclass(frozen=True)
@@ -27,62 +107,94 @@ class OffsetSpec:
     (-2 earliest, -1 latest)."""
 
     default: int | None
-    specific: dict[tuple[str, int], int] = field(default_factory=dict)
+    specific: dict[TopicPartition, int] = field(default_factory=dict)
+    option: str = "startingOffsets"
 
-    def for_partitions(self, tps: list[tuple[str, int]], option: str) -> dict[tuple[str, int], int]:
+    def for_partitions(self, tps: list[TopicPartition], option: str | None = None,
+                       word: str = "subscribed") -> dict[TopicPartition, int]:
+        """The offset (possibly -2/-1) of every partition; a JSON map must name exactly the
+        partitions read (Spark: KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED)."""
         if self.default is not None:
             return {tp: self.default for tp in tps}
-        missing = sorted(set(tps) - set(self.specific))
-        extra = sorted(set(self.specific) - set(tps))
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append("it lacks " + ", ".join(f"{t}-{p}" for t, p in missing))
-            if extra:
-                parts.append("it names partitions that are not subscribed or do not exist: "
-                             + ", ".join(f"{t}-{p}" for t, p in extra))
-            raise ConfigurationError(
-                f"{option} must give an offset for every subscribed partition: "
-                + "; ".join(parts)
-            )
+        _check_cover(self.specific, tps, option or self.option, "an offset", word,
+                     " (use -2 for earliest, -1 for latest)")
         return {tp: self.specific[tp] for tp in tps}
 
 
-def parse_offsets(raw: str | None, option: str, default: int, allow_earliest: bool, allow_latest: bool) -> OffsetSpec:
+@dataclass(frozen=True)
+class TimestampSpec:
+    """Offsets found by record timestamp: one ms value for every partition
+    (``startingTimestamp``) or a JSON map topic → partition → ms (``...OffsetsByTimestamp``).
+
+    ``latest_on_no_match``: what a partition with no record at or after its timestamp gets;
+    for the end of a range always latest, for the start Spark's
+    ``startingOffsetsByTimestampStrategy`` (``error`` by default, or ``latest``).
+    """
+
+    timestamp: int | None
+    specific: dict[TopicPartition, int] = field(default_factory=dict)
+    option: str = "startingTimestamp"
+    latest_on_no_match: bool = False
+
+    def for_partitions(self, tps: list[TopicPartition], word: str = "subscribed"
+                       ) -> dict[TopicPartition, int]:
+        if self.timestamp is not None:
+            return {tp: self.timestamp for tp in tps}
+        _check_cover(self.specific, tps, self.option, "a timestamp", word)
+        return {tp: self.specific[tp] for tp in tps}
+
+
+Limit = OffsetSpec | TimestampSpec
+
+
+def _json_map(raw: str, option: str, example: str) -> dict[TopicPartition, int]:
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError:
+        doc = None
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise ConfigurationError(f"{option} must be JSON like {example}, got {raw!r}")
+    out: dict[TopicPartition, int] = {}
+    for topic, parts in doc.items():
+        for p, value in parts.items():
+            try:
+                pi = int(p)
+            except ValueError:
+                raise ConfigurationError(
+                    f"{option}: partition {p!r} of {topic!r} is not a number") from None
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigurationError(
+                    f"{option}: the value for {topic}-{p} must be an integer, got {value!r}")
+            out[(topic, pi)] = value
+    return out
+
+
+def parse_offsets(raw: str | None, option: str, default: int, allow_earliest: bool,
+                  allow_latest: bool) -> OffsetSpec:
     if raw is None:
-        return OffsetSpec(default)
+        return OffsetSpec(default, option=option)
     text = raw.strip()
     word = text.lower()
     if word in ("earliest", "latest"):
         value = EARLIEST if word == "earliest" else LATEST
         _check_special(value, option, allow_earliest, allow_latest, None)
-        return OffsetSpec(value)
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
+        return OffsetSpec(value, option=option)
+    if not text.startswith("{"):
         raise ConfigurationError(
             f"{option} must be 'earliest', 'latest' or JSON like "
             f"{{\"topic\":{{\"0\":23,\"1\":-2}}}}, got {raw!r}"
-        ) from None
-    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-        raise ConfigurationError(f"{option} JSON must map topic -> {{partition: offset}}, got {raw!r}")
-    specific: dict[tuple[str, int], int] = {}
-    for topic, parts in doc.items():
-        for p, off in parts.items():
-            try:
-                pi = int(p)
-            except ValueError:
-                raise ConfigurationError(f"{option}: partition {p!r} of {topic!r} is not a number") from None
-            if not isinstance(off, int) or isinstance(off, bool) or off < -2:
-                raise ConfigurationError(
-                    f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}"
-                )
-            _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{pi}")
-            specific[(topic, pi)] = off
-    return OffsetSpec(None, specific)
+        )
+    specific = _json_map(text, option, '{"topic":{"0":23,"1":-2}}')
+    for (topic, p), off in specific.items():
+        if off < -2:
+            raise ConfigurationError(
+                f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}")
+        _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{p}")
+    return OffsetSpec(None, specific, option=option)
 
 
-def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: bool, where: str | None) -> None:
+def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: bool,
+                   where: str | None) -> None:
     at = f" for {where}" if where else ""
     if value == EARLIEST and not allow_earliest:
         raise ConfigurationError(f"{option}{at} cannot be earliest (-2) for batch queries")
@@ -90,56 +202,336 @@ def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: 
         raise ConfigurationError(f"{option}{at} cannot be latest (-1) for batch queries")
 
 
+def _timestamp_value(raw: str, option: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigurationError(
+            f"{option} expects a single long value (milliseconds since the epoch), "
+            f"got {raw.strip()!r}") from None
+    if value < 0:
+        # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
+        raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}")
+    return value
+
+
+def parse_limit(opts: dict[str, str], end: str, *, default: int, latest_on_no_match: bool
+                ) -> Limit:
+    """One end ("starting" or "ending") of the range, by Spark's precedence: global timestamp,
+    then per-partition timestamps, then offsets. The options that lose are not parsed."""
+    names = {
+        "timestamp": f"{end}Timestamp",
+        "bytimestamp": f"{end}OffsetsByTimestamp",
+        "offsets": f"{end}Offsets",
+    }
+    present = [n for key, n in names.items() if n.lower() in opts]
+    if len(present) > 1:
+        log.warning("%s given together: %s is used, the others are ignored (Spark's "
+                    "precedence)", " and ".join(present), present[0])
+    if names["timestamp"].lower() in opts:
+        option = names["timestamp"]
+        return TimestampSpec(_timestamp_value(opts[option.lower()], option), option=option,
+                             latest_on_no_match=latest_on_no_match)
+    if names["bytimestamp"].lower() in opts:
+        option = names["bytimestamp"]
+        raw = opts[option.lower()].strip()
+        specific = _json_map(raw, option, '{"topic":{"0":1700000000000}}')
+        for (topic, p), ts in specific.items():
+            if ts < 0:
+                raise ConfigurationError(
+                    f"{option}: the timestamp for {topic}-{p} must be >= 0 (ms), got {ts}")
+        return TimestampSpec(None, specific, option=option,
+                             latest_on_no_match=latest_on_no_match)
+    option = names["offsets"]
+    return parse_offsets(opts.get(option.lower()), option, default,
+                         allow_earliest=end == "starting", allow_latest=end == "ending")
+
+
+def _check_limits(starting: Limit, ending: Limit) -> None:
+    """Spark's checkOffsetLimitValidity: two per-partition maps of the same kind must name the
+    same partitions, and a start given as a number cannot be after its end."""
+    if isinstance(starting, OffsetSpec) and isinstance(ending, OffsetSpec):
+        s, e, unit = starting.specific, ending.specific, "offset"
+        if starting.default is not None or ending.default is not None:
+            return
+    elif isinstance(starting, TimestampSpec) and isinstance(ending, TimestampSpec):
+        s, e, unit = starting.specific, ending.specific, "timestamp"
+        if starting.timestamp is not None or ending.timestamp is not None:
+            return  # Spark compares per-partition maps only (a later start reads nothing)
+    else:
+        return
+    if set(s) != set(e):
+        raise ConfigurationError(
+            f"{starting.option} and {ending.option} name different partitions: "
+            f"only in {starting.option}: {_tp_list(set(s) - set(e)) or 'none'}; "
+            f"only in {ending.option}: {_tp_list(set(e) - set(s)) or 'none'}"
+        )
+    for (t, p), start in sorted(s.items()):
+        end = e[(t, p)]
+        if start >= 0 and end >= 0 and start > end:
+            raise ConfigurationError(
+                f"the starting {unit} {start} of {t}-{p} is after its ending {unit} {end}; "
+                f"check {starting.option} and {ending.option}"
+            )
+
+
+def parse_strategy(opts: dict[str, str]) -> Strategy:
+    given = [k for k in STRATEGY_KEYS if k.lower() in opts]
+    if not given:
+        raise ConfigurationError(
+            "one of the options 'subscribe', 'subscribePattern' or 'assign' is required: "
+            "'subscribe' takes a comma-separated list of topics, 'subscribePattern' a regular "
+            "expression, 'assign' JSON like {\"topicA\":[0,1]}"
+        )
+    if len(given) > 1:
+        raise ConfigurationError(
+            "only one of the options 'subscribe', 'subscribePattern' or 'assign' can be "
+            f"given; got {', '.join(given)}"
+        )
+    key = given[0]
+    value = opts[key.lower()]
+    if key == "subscribe":
+        topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
+        if not topics:
+            raise ConfigurationError(
+                f"option 'subscribe' names no topic (its value is {value!r})")
+        return Subscribe(topics)
+    if key == "subscribePattern":
+        pattern = value.strip()
+        if not pattern:
+            raise ConfigurationError(
+                f"option 'subscribePattern' is an empty pattern (its value is {value!r})")
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ConfigurationError(
+                f"option 'subscribePattern' is not a valid regular expression: {exc}"
+            ) from None
+        return SubscribePattern(pattern)
+    text = value.strip()
+    example = '{"topicA":[0,1],"topicB":[0]}'
+    if not text.startswith("{"):
+        raise ConfigurationError(
+            f"option 'assign' must be JSON like {example}; got {value!r}")
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        doc = None
+    if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
+        raise ConfigurationError(f"option 'assign' must be JSON like {example}; got {value!r}")
+    tps: list[TopicPartition] = []
+    for topic, parts in doc.items():
+        for p in parts:
+            if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+                raise ConfigurationError(
+                    f"option 'assign': partition {p!r} of {topic!r} is not a partition number")
+            tps.append((topic, p))
+    return Assign(tuple(dict.fromkeys(sorted(tps))))
+
+
+# ------------------------------------------------------------------------------------ all
+
+
 @dataclass(frozen=True)
 class SourceOptions:
-    client: ClientConfig
-    topics: tuple[str, ...]
-    starting: OffsetSpec
-    ending: OffsetSpec
+    client: ClientConfig  # for the tasks (executors)
+    strategy: Strategy
+    starting: Limit
+    ending: Limit
     fetch: FetchSettings
     max_records_per_batch: int
+    # Driver-side offset lookups: the task client's settings, with fetchOffset.numRetries and
+    # fetchOffset.retryIntervalMs applied when given.
+    planner_client: ClientConfig | None = None
+    fail_on_data_loss: bool = True
+    min_partitions: int | None = None
+    max_records_per_partition: int | None = None
+    include_headers: bool = False
+    group_id: str | None = None
+    group_id_prefix: str = "spark-kafka-relation"
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The subscribed or assigned topics (empty for subscribePattern)."""
+        s = self.strategy
+        return s.topics if isinstance(s, (Subscribe, Assign)) else ()
+
+    @property
+    def isolation_level(self) -> int:
+        return self.fetch.isolation_level
+
+
+def include_headers(options: Mapping[str, str]) -> bool:
+    return bool_option(lower_keys(options), "includeheaders", False, "includeHeaders")
 
 
 def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     opts = lower_keys(options)
-    for key, name in _NOT_YET.items():
-        if key in opts:
-            raise ConfigurationError(f"{name} is not supported yet by kafkawire; use 'subscribe'")
-    if bool_option(opts, "includeheaders", False, "includeHeaders"):
-        raise ConfigurationError("includeHeaders=true is not supported yet by kafkawire")
-    client, kafka = client_config(opts, {
-        "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "fetch.min.bytes",
-        "check.crcs", "isolation.level",
-    })
-    subscribe = opts.get("subscribe")
-    if subscribe is None:
+    client, kafka = client_config(opts, _SOURCE_CLIENT_KEYS)
+    strategy = parse_strategy(opts)
+
+    isolation = kafka.get("isolation.level", "read_uncommitted").strip().lower()
+    if isolation not in ("read_uncommitted", "read_committed"):
         raise ConfigurationError(
-            "one of the options 'subscribe', 'subscribePattern' or 'assign' is required; "
-            "kafkawire supports 'subscribe' (a comma-separated list of topics)"
-        )
-    topics = tuple(dict.fromkeys(t.strip() for t in subscribe.split(",") if t.strip()))
-    if not topics:
-        raise ConfigurationError("option 'subscribe' names no topic")
-    isolation = kafka.get("isolation.level", "read_uncommitted").lower()
-    if isolation != "read_uncommitted":
-        raise ConfigurationError(
-            f"kafka.isolation.level={isolation} is not supported yet; use read_uncommitted"
-        )
+            f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
     fetch = FetchSettings(
         max_partition_fetch_bytes=int_option(kafka, "max.partition.fetch.bytes", 1 << 20, 1,
-                                       "kafka.max.partition.fetch.bytes"),
+                                             "kafka.max.partition.fetch.bytes"),
         fetch_max_bytes=int_option(kafka, "fetch.max.bytes", 50 << 20, 1, "kafka.fetch.max.bytes"),
         max_wait_ms=int_option(kafka, "fetch.max.wait.ms", 500, 0, "kafka.fetch.max.wait.ms"),
         min_bytes=int_option(kafka, "fetch.min.bytes", 1, 0, "kafka.fetch.min.bytes"),
+        isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         check_crcs=bool_option(kafka, "check.crcs", True, "kafka.check.crcs"),
     )
+    int_option(kafka, "default.api.timeout.ms", 60_000, 0, "kafka.default.api.timeout.ms")
+
+    raw_strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    if raw_strategy not in ("error", "latest"):
+        raise ConfigurationError(
+            "startingOffsetsByTimestampStrategy must be 'error' or 'latest', got "
+            f"{raw_strategy!r}")
+    starting = parse_limit(opts, "starting", default=EARLIEST,
+                           latest_on_no_match=raw_strategy == "latest")
+    ending = parse_limit(opts, "ending", default=LATEST, latest_on_no_match=True)
+    _check_limits(starting, ending)
+
+    min_partitions = None
+    if "minpartitions" in opts:
+        min_partitions = int_option(opts, "minpartitions", 0, -(1 << 63), "minPartitions")
+        if min_partitions <= 0:
+            raise ConfigurationError(f"minPartitions must be positive, got {min_partitions}")
+    max_records = None
+    if "maxrecordsperpartition" in opts:
+        max_records = int_option(opts, "maxrecordsperpartition", 0, -(1 << 63),
+                                 "maxRecordsPerPartition")
+        if max_records <= 0:
+            raise ConfigurationError(f"maxRecordsPerPartition must be positive, got {max_records}")
+
+    planner = client
+    if "fetchoffset.numretries" in opts:
+        attempts = int_option(opts, "fetchoffset.numretries", 3, 1, "fetchOffset.numRetries")
+        planner = replace(planner, retries=attempts - 1)  # Spark counts attempts
+    if "fetchoffset.retryintervalms" in opts:
+        interval = int_option(opts, "fetchoffset.retryintervalms", 1000, 0,
+                              "fetchOffset.retryIntervalMs")
+        planner = replace(planner, retry_backoff_ms=interval, retry_backoff_max_ms=interval)
+
+    group_id = kafka.get("group.id")
+    prefix = opts.get("groupidprefix")
+    if group_id is not None:
+        log.warning(
+            "Kafka option 'kafka.group.id' is set: a batch read does not join the group, but "
+            "several queries sharing one group id interfere with each other once offsets are "
+            "committed; prefer 'groupIdPrefix'")
+        if prefix is not None:
+            log.warning("option groupIdPrefix is ignored because kafka.group.id is set")
+    for name in _STREAM_ONLY:
+        if name.lower() in opts:
+            log.warning("%s option ignored in batch queries", name)
+
     return SourceOptions(
         client=client,
-        topics=topics,
-        starting=parse_offsets(opts.get("startingoffsets"), "startingOffsets", EARLIEST,
-                               allow_earliest=True, allow_latest=False),
-        ending=parse_offsets(opts.get("endingoffsets"), "endingOffsets", LATEST,
-                             allow_earliest=False, allow_latest=True),
+        strategy=strategy,
+        starting=starting,
+        ending=ending,
         fetch=fetch,
         max_records_per_batch=int_option(opts, "maxrecordsperbatch", 10_000, 1, "maxRecordsPerBatch"),
+        planner_client=planner,
+        fail_on_data_loss=bool_option(opts, "failondataloss", True, "failOnDataLoss"),
+        min_partitions=min_partitions,
+        max_records_per_partition=max_records,
+        include_headers=bool_option(opts, "includeheaders", False, "includeHeaders"),
+        group_id=group_id,
+        group_id_prefix=prefix if prefix is not None else "spark-kafka-relation",
+    )
+
+
+# ---------------------------------------------------------------------------------- streams
+
+COMMIT_TARGETS = ("none", "kafka", "zookeeper", "both")
+_ENDING_KEYS = ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp")
+
+
+@dataclass(frozen=True)
+class GroupStart:
+    """``startingOffsets=group``: the group's committed offsets, earliest where none."""
+
+
+@dataclass(frozen=True)
+class StreamOptions:
+    source: SourceOptions  # its ``ending`` is unused by streams
+    starting: Limit | GroupStart
+    max_offsets_per_trigger: int | None = None
+    min_offsets_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 15 * 60_000
+    commit_offsets: str = "none"
+    group_id: str | None = None
+    zookeeper_connect: str | None = None
+
+    @property
+    def commits_to_kafka(self) -> bool:
+        return self.commit_offsets in ("kafka", "both")
+
+    @property
+    def commits_to_zookeeper(self) -> bool:
+        return self.commit_offsets in ("zookeeper", "both")
+
+
+def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
+    """Options of ``spark.readStream.format("kafkawire")``: the batch source's, except that
+    startingOffsets defaults to latest (and may be ``group``), ending options are refused, and
+    the stream-only rate limits and offset commits apply."""
+    from .stream_limits import parse_duration_ms
+
+    opts = lower_keys(options)
+    for key in _ENDING_KEYS:
+        if key in opts:
+            raise ConfigurationError(
+                f"option {key!r} is not valid for streaming queries; a stream reads until it "
+                "is stopped (use Trigger.AvailableNow to stop at the current end)")
+    stream_only = {name.lower() for name in _STREAM_ONLY} | {
+        "startingoffsets", "commitoffsets", "zookeeper.connect"}
+    source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only})
+
+    raw_start = opts.get("startingoffsets")
+    starting: Limit | GroupStart
+    if raw_start is not None and raw_start.strip().lower() == "group":
+        starting = GroupStart()
+    elif any(k in opts for k in ("startingtimestamp", "startingoffsetsbytimestamp")):
+        starting = source.starting  # timestamps win over startingOffsets, as in Spark
+    else:
+        starting = parse_offsets(raw_start, "startingOffsets", LATEST, allow_earliest=True,
+                                 allow_latest=True)
+
+    def positive(key: str, shown: str) -> int | None:
+        if key not in opts:
+            return None
+        value = int_option(opts, key, 0, -(1 << 63), shown)
+        if value <= 0:
+            raise ConfigurationError(f"{shown} must be positive, got {value}")
+        return value
+
+    commit = opts.get("commitoffsets", "none").strip().lower()
+    if commit not in COMMIT_TARGETS:
+        raise ConfigurationError(
+            f"commitOffsets must be one of {', '.join(COMMIT_TARGETS)}, got {commit!r}")
+    group_id = source.group_id
+    needs_group = commit != "none" or isinstance(starting, GroupStart)
+    if needs_group and not group_id:
+        raise ConfigurationError(
+            "commitOffsets and startingOffsets=group need a consumer group: set kafka.group.id "
+            "(the group lag tools will show)")
+    zk = opts.get("zookeeper.connect")
+    if commit in ("zookeeper", "both") and not (zk and zk.strip()):
+        raise ConfigurationError(
+            f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])")
+    return StreamOptions(
+        source=source,
+        starting=starting,
+        max_offsets_per_trigger=positive("maxoffsetspertrigger", "maxOffsetsPerTrigger"),
+        min_offsets_per_trigger=positive("minoffsetspertrigger", "minOffsetsPerTrigger"),
+        max_trigger_delay_ms=parse_duration_ms(opts.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
+        commit_offsets=commit,
+        group_id=group_id,
+        zookeeper_connect=zk.strip() if zk else None,
     )

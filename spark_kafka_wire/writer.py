@@ -1,5 +1,25 @@
 """Batch writes: validated on the driver before any task sends; each task partitions, batches
-and produces its rows, checking every partition's answer."""
+and produces its rows, checking every partition's answer.
+
+Columns follow Spark's kafka sink (KafkaWriter.validateQuery); other columns are ignored:
+
+==============  ========================================  ===================================
+column          type                                      when absent / null
+==============  ========================================  ===================================
+``value``       string or binary                          required; null = a tombstone
+``key``         string or binary                          null key
+``topic``       string (checked only without the option)  the ``topic`` option wins; a null
+                                                          topic without the option fails
+``partition``   int                                       the partitioner decides
+``headers``     array<struct<key: string, value: binary>> no headers (null or empty array);
+                                                          order and duplicates kept
+``timestamp``   timestamp (or double: seconds)            now (the record's CreateTime)
+==============  ========================================  ===================================
+
+Delivery is at-least-once, as with Spark's sink: idempotence (on by default with acks=all)
+removes duplicates from network retries inside a task, but a re-executed task sends its rows
+again under a new producer id, and rows acknowledged before a failed task stay in Kafka.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +29,26 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql.datasource import DataSourceArrowWriter, WriterCommitMessage
-from pyspark.sql.types import BinaryType, StringType, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    StringType,
+    StructType,
+    TimestampType,
+)
 
+from .client.admin import ensure_topic
+from .client.cluster import KafkaClient, TopicInfo
 from .client.partitioner import assign_partitions
 from .client.pool import shared_client
-from .client.producer import Producer, encode_partitioned
+from .client.producer import Producer, headers_from_arrow
 from .protocol.errors import ConfigurationError
 from .sink_options import SinkOptions
 
@@ -27,25 +59,37 @@ log = logging.getLogger(__name__)
 class KafkaWriteCommitMessage(WriterCommitMessage):
     records: int
     requests: int
+    producer_id: int = -1
 
 
-_WRITABLE = (StringType(), BinaryType())
+def _is_headers_type(dtype: DataType) -> bool:
+    """array<struct<key: string, value: binary>>, nullability ignored and field names
+    compared case-insensitively, as Spark's ``DataTypeUtils.sameType`` does."""
+    if not isinstance(dtype, ArrayType) or not isinstance(dtype.elementType, StructType):
+        return False
+    fields = dtype.elementType.fields
+    return (len(fields) == 2 and [f.name.lower() for f in fields] == ["key", "value"]
+            and fields[0].dataType == StringType() and fields[1].dataType == BinaryType())
 
 
-def _check_column(schema: StructType, name: str, required: bool, what: str) -> bool:
+_EXPECTED = {
+    "topic": ("string", lambda t: t == StringType()),
+    "key": ("string or binary", lambda t: t in (StringType(), BinaryType())),
+    "value": ("string or binary", lambda t: t in (StringType(), BinaryType())),
+    "partition": ("int", lambda t: t == IntegerType()),
+    "headers": ("array<struct<key: string, value: binary>>", _is_headers_type),
+    "timestamp": ("timestamp or double (seconds)", lambda t: t in (TimestampType(), DoubleType())),
+}
+
+
+def _check_column(schema: StructType, name: str) -> bool:
+    """Whether the (exactly named) column exists; a wrong type fails, as in Spark."""
     if name not in schema.fieldNames():
-        if required:
-            raise ConfigurationError(
-                f"the DataFrame needs a '{name}' column ({what}); found columns: "
-                + ", ".join(schema.fieldNames())
-            )
         return False
     dtype = schema[name].dataType
-    if dtype not in _WRITABLE and not (name == "partition" and dtype.typeName() == "integer"):
-        expected = "int" if name == "partition" else "string or binary"
-        raise ConfigurationError(
-            f"column '{name}' must be {expected}, got {dtype.simpleString()}"
-        )
+    expected, ok = _EXPECTED[name]
+    if not ok(dtype):
+        raise ConfigurationError(f"column '{name}' must be {expected}, got {dtype.simpleString()}")
     return True
 
 
@@ -54,37 +98,53 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
 
     def __init__(self, options: SinkOptions, schema: StructType) -> None:
         self.options = options
-        _check_column(schema, "value", True, "the record value, string or binary")
-        self.has_key = _check_column(schema, "key", False, "")
-        has_topic = "topic" in schema.fieldNames()
-        if has_topic and schema["topic"].dataType != StringType():
+        if "value" not in schema.fieldNames():
             raise ConfigurationError(
-                f"column 'topic' must be string, got {schema['topic'].dataType.simpleString()}"
+                "the DataFrame needs a 'value' column (the record value, string or binary); "
+                "found columns: " + ", ".join(schema.fieldNames())
             )
-        if options.topic is None and not has_topic:
+        _check_column(schema, "value")
+        self.has_key = _check_column(schema, "key")
+        # Like Spark, the topic column's type matters only when no topic option overrides it.
+        self.use_topic_column = options.topic is None
+        if self.use_topic_column and not _check_column(schema, "topic"):
             raise ConfigurationError(
                 "no topic to write to: set the 'topic' option or add a 'topic' column"
             )
-        self.use_topic_column = options.topic is None
-        self.has_partition = _check_column(schema, "partition", False, "")
-        if self.options.topic is not None:
-            # Fail on the driver when the topic does not exist, before any task starts.
-            shared_client(options.client).topic(self.options.topic)
+        self.has_partition = _check_column(schema, "partition")
+        self.has_headers = _check_column(schema, "headers")
+        self.timestamp_type = schema["timestamp"].dataType if _check_column(schema, "timestamp") \
+            else None
+        if options.topic is not None:
+            # Fail (or create the topic) on the driver, before any task starts.
+            self._topic_info(shared_client(options.client), options.topic)
+
+    def _topic_info(self, client: KafkaClient, topic: str) -> TopicInfo:
+        c = self.options.create
+        return ensure_topic(client, topic, auto_create=c.auto, create=c.explicit,
+                            partitions=c.partitions, replication_factor=c.replication_factor)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
         o = self.options
         client = shared_client(o.client)
         producer = Producer(client, o.produce)
         rng = random.Random()
-        for batch in iterator:
-            if batch.num_rows == 0:
-                continue
-            for topic, part in self._split_by_topic(batch):
-                pending = self._encode(client, topic, part, rng, producer.record_magic(topic))
-                producer.send(pending)
-        return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent)
+        try:
+            for batch in iterator:
+                if batch.num_rows == 0:
+                    continue
+                for topic, part in self._split_by_topic(client, batch):
+                    self._append(producer, client, topic, part, rng)
+            producer.flush()
+        except BaseException:
+            producer.abort()
+            raise
+        return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
+                                       producer.producer_id)
 
-    def _split_by_topic(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
+    def _split_by_topic(
+        self, client: KafkaClient, batch: pa.RecordBatch
+    ) -> Iterator[tuple[str, pa.RecordBatch]]:
         if not self.use_topic_column:
             assert self.options.topic is not None
             yield self.options.topic, batch
@@ -94,37 +154,46 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             row = pc.index(pc.is_null(topics), True).as_py()
             raise ConfigurationError(
                 f"the 'topic' column is null in row {row} of a partition and no 'topic' "
-                "option is set: every row needs a topic"
+                "option is set: every row needs a topic (set the 'topic' option for a default)"
             )
         names = pc.unique(topics).to_pylist()
-        client = shared_client(self.options.client)
         for topic in names:  # every topic must exist before any row of the batch is sent
-            client.topic(topic)
+            self._topic_info(client, topic)
+        if len(names) == 1:
+            yield names[0], batch
+            return
         for topic in names:
             yield topic, batch.filter(pc.equal(topics, topic))
 
-    def _encode(
-        self, client, topic: str, batch: pa.RecordBatch, rng: random.Random, magic: int
-    ) -> list:
+    def _append(self, producer: Producer, client: KafkaClient, topic: str,
+                batch: pa.RecordBatch, rng: random.Random) -> None:
         names = batch.schema.names
+        n = batch.num_rows
         values = _as_binary(batch.column(names.index("value")))
         keys = _as_binary(batch.column(names.index("key"))) if self.has_key else None
         info = client.topic(topic)
-        parts = assign_partitions(keys, batch.num_rows, info.num_partitions, rng)
+        parts = assign_partitions(keys, n, info.num_partitions, rng, self.options.partitioner)
         if self.has_partition:
             explicit = batch.column(names.index("partition"))
             if explicit.null_count < len(explicit):
-                chosen = pc.fill_null(explicit, -1).to_numpy(zero_copy_only=False)
-                given = chosen >= 0
-                bad = given & (chosen >= info.num_partitions)
+                given = explicit.is_valid().to_numpy(zero_copy_only=False)
+                chosen = pc.fill_null(explicit, 0).to_numpy(zero_copy_only=False)
+                bad = given & ((chosen < 0) | (chosen >= info.num_partitions))
                 if bad.any():
+                    p = int(chosen[bad][0])
                     raise ConfigurationError(
-                        f"partition {int(chosen[bad][0])} does not exist in topic {topic!r} "
-                        f"({info.num_partitions} partitions)"
+                        f"column 'partition' holds {p}, but topic {topic!r} has partitions "
+                        f"0..{info.num_partitions - 1} (null lets the partitioner choose)"
                     )
                 parts[given] = chosen[given]
-        return encode_partitioned(topic, keys, values, parts, self.options.produce,
-                                  int(time.time() * 1000), magic)
+        headers = header_bytes = None
+        if self.has_headers:
+            headers, header_bytes = headers_from_arrow(batch.column(names.index("headers")))
+        now_ms = int(time.time() * 1000)
+        timestamps: int | np.ndarray = now_ms
+        if self.timestamp_type is not None:
+            timestamps = _timestamps_ms(batch.column(names.index("timestamp")), now_ms)
+        producer.append(topic, keys, values, parts, timestamps, headers, header_bytes)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         total = sum(m.records for m in messages if isinstance(m, KafkaWriteCommitMessage))
@@ -136,6 +205,25 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             "kafkawire write aborted; %d records acknowledged by Kafka before the failure "
             "stay in the topic (Kafka appends cannot be undone)", written,
         )
+
+
+def _timestamps_ms(column: pa.Array, now_ms: int) -> np.ndarray:
+    """Record timestamps (ms) from a timestamp column (µs, truncated like Spark's ``/ 1000``)
+    or a double column (seconds, Spark's cast to timestamp); null, NaN and infinity: now."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    if pa.types.is_timestamp(column.type):
+        per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[column.type.unit]
+        raw = pc.fill_null(column.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
+        micros = raw * (1_000_000 // per_second) if per_second <= 1_000_000 else raw // 1000
+        valid = column.is_valid().to_numpy(zero_copy_only=False)
+    else:
+        seconds = pc.fill_null(column, 0.0).to_numpy(zero_copy_only=False)
+        valid = column.is_valid().to_numpy(zero_copy_only=False) & np.isfinite(seconds)
+        micros = np.where(valid, seconds, 0.0) * 1_000_000
+        micros = np.trunc(micros).astype(np.int64)
+    ms = np.where(micros < 0, -((-micros) // 1000), micros // 1000)  # toward zero, like Java
+    return np.where(valid, ms, now_ms).astype(np.int64)
 
 
 def _as_binary(arr: pa.Array) -> pa.Array:

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..protocol.errors import TopicAlreadyExistsError, error_for_code
+from ..protocol.errors import (
+    ConfigurationError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    error_for_code,
+)
 from ..protocol.messages import CREATE_TOPICS
-from .cluster import KafkaClient
+from .cluster import KafkaClient, TopicInfo
 
 
 def create_topics(
@@ -55,3 +60,53 @@ def create_topics(
                 raise error_for_code(5, topic=name, context="waiting for the new topic")
 
     client.retry(visible, "topic creation", retries=20)
+
+
+def ensure_topic(
+    client: KafkaClient,
+    topic: str,
+    *,
+    auto_create: bool = False,
+    create: bool = False,
+    partitions: int = -1,
+    replication_factor: int = -1,
+) -> TopicInfo:
+    """Metadata of ``topic``; when it does not exist: created with CreateTopics (``create``;
+    -1 = the broker's default, which needs CreateTopics v4+, Kafka 2.4+), or by the broker
+    itself on a Metadata request that allows it (``auto_create``; the broker's
+    auto.create.topics.enable decides), or else UnknownTopicOrPartition naming the topic."""
+    try:
+        return client.topic(topic)
+    except UnknownTopicOrPartitionError:
+        if not (create or auto_create):
+            raise error_for_code(
+                3, topic=topic, context="Metadata",
+                message="the topic does not exist; set createTopic=true (with "
+                "createTopicPartitions) to create it, or kafka.allow.auto.create.topics=true "
+                "to let a broker with auto.create.topics.enable create it",
+            ) from None
+    if create:
+        version = client.any_connection().version(CREATE_TOPICS)
+        if (partitions < 0 or replication_factor < 0) and version < 4:
+            raise ConfigurationError(
+                f"the broker's CreateTopics v{version} cannot use its default partition count "
+                "or replication factor (Kafka 2.4+ can): set createTopicPartitions and "
+                "createTopicReplicationFactor"
+            )
+        # exist_ok: another task may create the same topic at the same moment
+        create_topics(client, [(topic, partitions)], replication_factor, exist_ok=True)
+        return client.topic(topic, refresh=True)
+
+    def attempt() -> TopicInfo:
+        md = client.fetch_metadata([topic], allow_auto_create=True)
+        info = md.topics.get(topic)
+        if info is None or info.error_code or not info.partitions:
+            code = info.error_code if info is not None and info.error_code else 5
+            raise error_for_code(
+                code, topic=topic, context="Metadata with allow_auto_topic_creation",
+                message="the broker did not create the topic (is auto.create.topics.enable "
+                "off?); set createTopic=true to create it with CreateTopics",
+            )
+        return info
+
+    return client.retry(attempt, "topic auto-creation")

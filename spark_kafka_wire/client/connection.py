@@ -2,12 +2,19 @@
 
 Requests may be pipelined: ``send`` returns a handle and responses are read in send order
 (the broker answers in order on a connection). Any socket failure closes the connection and
-raises BrokerConnectionError, so a half-read response can never be mistaken for the next.
+raises BrokerConnectionError, so a half-read response can never be mistaken for the next; a
+request still in flight when its connection closed fails the same way when it is received.
+
+Produce with acks=0 gets no response from Kafka. Some brokers (Tansu) answer it anyway, so the
+correlation ids of requests sent without expecting a response are remembered and a frame that
+carries one of them is skipped (librdkafka ignores such frames too); while nothing else is in
+flight they are drained without blocking, so they never pile up in the socket buffer.
 """
 
 from __future__ import annotations
 
 import socket
+import struct
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -33,6 +40,13 @@ class InFlight:
     spec: ApiSpec
     version: int
     expect_response: bool
+    generation: int = 0  # the connection's generation when sent (it changes on close)
+
+
+_CID = struct.Struct(">i")
+# Correlation ids of requests sent without expecting a response, remembered in case the broker
+# answers anyway; Kafka never does, so the memory is bounded.
+_MAX_UNANSWERED = 4096
 
 
 class BrokerConnection:
@@ -45,6 +59,11 @@ class BrokerConnection:
         self._sock: socket.socket | None = None
         self._next_id = 1
         self._in_flight: deque[InFlight] = deque()
+        self._generation = 0
+        self._rbuf = bytearray()  # bytes read ahead while draining unsolicited responses
+        self._unanswered: deque[int] = deque()
+        self._unanswered_set: set[int] = set()
+        self.unsolicited_dropped = 0  # responses to requests that expected none (see above)
         self.api_versions: BrokerVersions = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -97,6 +116,10 @@ class BrokerConnection:
     def close(self) -> None:
         sock, self._sock = self._sock, None
         self._in_flight.clear()
+        self._generation += 1
+        self._rbuf.clear()
+        self._unanswered.clear()
+        self._unanswered_set.clear()
         if sock is not None:
             try:
                 sock.close()
@@ -150,19 +173,87 @@ class BrokerConnection:
         except OSError as exc:
             self.close()
             raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
-        inflight = InFlight(cid, spec, version, expect_response)
+        inflight = InFlight(cid, spec, version, expect_response, self._generation)
         if expect_response:
             self._in_flight.append(inflight)
+        else:
+            self._remember_unanswered(cid)
+            if not self._in_flight:
+                self._drain_unsolicited()
         return inflight
+
+    @property
+    def in_flight(self) -> int:
+        """Requests sent whose responses have not been read yet."""
+        return len(self._in_flight)
+
+    def _remember_unanswered(self, cid: int) -> None:
+        self._unanswered.append(cid)
+        self._unanswered_set.add(cid)
+        while len(self._unanswered) > _MAX_UNANSWERED:
+            self._unanswered_set.discard(self._unanswered.popleft())
+
+    def _drain_unsolicited(self) -> None:
+        """Read, without blocking, responses to requests that expected none, and drop them."""
+        sock = self._sock
+        if sock is None:
+            return
+        try:
+            sock.setblocking(False)
+            while True:
+                try:
+                    chunk = sock.recv(65536)
+                except (BlockingIOError, InterruptedError):
+                    break
+                if not chunk:
+                    self.close()
+                    raise BrokerConnectionError(
+                        self.name,
+                        "the broker closed the connection after a request that expects no "
+                        "response (Kafka does so when a Produce with acks=0 fails)",
+                    )
+                self._rbuf += chunk
+        except OSError as exc:
+            self.close()
+            raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None
+        finally:
+            if self._sock is not None:
+                self._sock.setblocking(True)
+        while len(self._rbuf) >= 8:
+            try:
+                size = framing.frame_size(bytes(self._rbuf[:4]))
+            except ProtocolError as exc:
+                self.close()
+                raise ProtocolError(exc.reason, broker=self.name) from None
+            if len(self._rbuf) < 4 + size:
+                break
+            (cid,) = _CID.unpack_from(self._rbuf, 4)
+            if cid not in self._unanswered_set:
+                break  # not ours to drop: the next receive() reports it
+            self._unanswered_set.discard(cid)
+            self.unsolicited_dropped += 1
+            del self._rbuf[: 4 + size]
 
     def receive(self, inflight: InFlight) -> dict[str, Any]:
         """Read the response to ``inflight`` (responses to earlier requests must be read first)."""
         if not inflight.expect_response:
             return {}
+        spec, version = inflight.spec, inflight.version
+        if inflight.generation != self._generation or self._sock is None:
+            raise BrokerConnectionError(
+                self.name, f"the connection closed before the {spec.name} response arrived"
+            )
         if not self._in_flight or self._in_flight[0] is not inflight:
             raise RuntimeError("responses must be received in the order requests were sent")
-        spec, version = inflight.spec, inflight.version
-        frame = self._read_frame(spec.name)
+        while True:
+            frame = self._read_frame(spec.name)
+            if len(frame) >= 4 and self._unanswered_set:
+                (cid,) = _CID.unpack_from(frame, 0)
+                if cid in self._unanswered_set and cid != inflight.correlation_id:
+                    self._unanswered_set.discard(cid)  # an answer nobody asked for (acks=0)
+                    self.unsolicited_dropped += 1
+                    continue
+            break
         self._in_flight.popleft()
         try:
             cid, body = framing.split_response(spec, version, frame)
@@ -203,6 +294,10 @@ class BrokerConnection:
         buf = bytearray(n)
         view = memoryview(buf)
         got = 0
+        if self._rbuf:
+            got = min(n, len(self._rbuf))
+            view[:got] = self._rbuf[:got]
+            del self._rbuf[:got]
         while got < n:
             remaining = deadline - time.monotonic()
             if remaining <= 0:

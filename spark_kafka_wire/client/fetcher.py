@@ -2,21 +2,84 @@
 
 Each Fetch returns whole batches from the leader; the decoder drops records outside the range
 and reports the offset after the last complete batch, which is where the next Fetch starts
-(control batches, compaction gaps and a cut-off trailing batch all follow from that rule).
+(control batches, compaction gaps and a cut-off trailing batch all follow from that rule, so
+none of them is data loss).
+
+Data loss is what Spark's kafka source calls it: offsets of the planned range that the log no
+longer holds (deleted by retention: OFFSET_OUT_OF_RANGE below the log start; the partition now
+ends before the planned end: truncated, or the topic deleted and re-created; the topic or
+partition gone). With ``fail_on_data_loss`` the read fails naming topic, partition and the lost
+offsets; without it the lost offsets are logged as a warning and skipped, and what still exists
+is read.
 """
 
 from __future__ import annotations
 
+import logging
+import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..protocol.errors import ProtocolError, check_error, error_for_code
+from ..protocol.errors import (
+    ERRORS,
+    OffsetOutOfRangeError,
+    ProtocolError,
+    UnknownTopicOrPartitionError,
+    check_error,
+)
 from ..protocol.messages import FETCH
-from ..protocol.records import DecodedRecords, decode_record_batches
+from ..protocol.records import (
+    ATTR_CODEC_MASK,
+    ATTR_CONTROL,
+    ATTR_TRANSACTIONAL,
+    HEADER_SIZE,
+    DecodedRecords,
+    _control_type,
+    decode_record_batches,
+)
 from .cluster import KafkaClient
 
+log = logging.getLogger(__name__)
+
 MAX_FETCH_BYTES_LIMIT = 256 << 20
+# How often one offset may come back out of range while the log says it exists before the read
+# gives up (a topic deleted and re-created while being read can do that briefly).
+MAX_DISAPPEARED = 3
+
+DATA_LOSS_ADVICE = (
+    "Some data may have been lost because they are not available in Kafka any more; either the "
+    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+    "topic was processed. If you want the read to skip lost data instead of failing, set the "
+    "source option failOnDataLoss to false"
+)
+
+
+class DataLossError(OffsetOutOfRangeError):
+    """Planned offsets are no longer in the log (``failOnDataLoss`` is true)."""
+
+    def __init__(self, topic: str, partition: int, start: int, end: int, reason: str,
+                 broker: str | None = None, code: int = 1) -> None:
+        self.start = start
+        self.end = end
+        self.reason = reason
+        spec = ERRORS[code][0]
+        super().__init__(
+            type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
+            broker=broker, context="Fetch",
+            message=f"data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: "
+                    f"{reason}. {DATA_LOSS_ADVICE}",
+        )
+
+
+def report_data_loss(topic: str, partition: int, start: int, end: int, reason: str,
+                     fail: bool, broker: str | None = None, code: int = 1) -> None:
+    """Raise DataLossError, or (``fail`` false) log the lost range as a warning."""
+    if fail:
+        raise DataLossError(topic, partition, start, end, reason, broker, code)
+    log.warning("Skipping offsets [%d, %d) of %s-%d: %s. Some data may have been lost because "
+                "they are not available in Kafka any more (failOnDataLoss is false)",
+                start, end, topic, partition, reason)
 
 
 @dataclass(frozen=True)
@@ -83,6 +146,79 @@ def _fetch_once(
                         partition=partition, offset=offset, broker=conn.name)
 
 
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
+_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+
+
+class _CommittedCheck:
+    """Catches a broker that returns aborted data to a read_committed reader.
+
+    Such a broker must list each aborted transaction overlapping a Fetch's data in the response
+    (producer id, first offset); the decoder drops those transactions' batches. Walking the
+    batch headers of each response, a transactional data batch of a producer the response
+    did not list is returned to the reader; if that producer's next control marker is an ABORT
+    the broker has handed out aborted data, and the read fails rather than return it silently.
+    With a broker that lists its aborted transactions this never fires. (Markers beyond the
+    bytes of the responses read are not looked for.)
+    """
+
+    def __init__(self, topic: str, partition: int, start: int, end: int) -> None:
+        self.topic, self.partition, self.start, self.end = topic, partition, start, end
+        self.pending: dict[int, int] = {}  # producer id -> first offset returned unchecked
+
+    def walk(self, data: memoryview | bytes, aborted: list[tuple[int, int]] | None,
+             broker: str) -> None:
+        listed = {pid for pid, _ in aborted or ()}
+        view = memoryview(data)
+        pos, n = 0, len(view)
+        while n - pos >= HEADER_SIZE:
+            (base, length, _, magic, _, attrs, last_delta, _, _, pid, _, _,
+             count) = _BATCH_HEADER.unpack_from(view, pos)
+            end = pos + 12 + length
+            if magic != 2 or length < HEADER_SIZE - 12 or end > n:
+                return  # legacy data has no transactions; a partial tail ends the walk
+            if attrs & ATTR_TRANSACTIONAL and pid >= 0:
+                if not attrs & ATTR_CONTROL:
+                    last = base + last_delta
+                    if pid not in listed and last >= self.start and base < self.end:
+                        self.pending.setdefault(pid, max(base, self.start))
+                elif pid in self.pending and not attrs & ATTR_CODEC_MASK:
+                    first = self.pending.pop(pid)
+                    try:
+                        ctype = _control_type(view[pos + HEADER_SIZE:end], count)
+                    except Exception:  # noqa: BLE001 - the decoder reports corrupt markers
+                        ctype = -1
+                    if ctype == 0:
+                        raise ProtocolError(
+                            "read_committed: the broker returned records of producer "
+                            f"{pid} from offset {first} whose transaction was aborted (marker "
+                            f"at offset {base}) without listing that transaction in the Fetch "
+                            "response's aborted transactions, so they cannot be dropped. The "
+                            "broker does not implement read_committed; refusing to return "
+                            "aborted data",
+                            topic=self.topic, partition=self.partition, offset=first,
+                            broker=broker,
+                        )
+            pos = end
+
+
+def _available(client: KafkaClient, topic: str, partition: int, isolation_level: int
+               ) -> tuple[int, int] | None:
+    """(earliest, latest) offsets of the partition now, or None when it no longer exists."""
+    from .offsets import EARLIEST, LATEST, resolve_offsets  # offsets builds on this module
+
+    tp = (topic, partition)
+    try:
+        if partition not in client.topic(topic, refresh=True).partitions:
+            return None
+        lo = resolve_offsets(client, {tp: EARLIEST}, isolation_level)[tp]
+        hi = resolve_offsets(client, {tp: LATEST}, isolation_level)[tp]
+    except UnknownTopicOrPartitionError:
+        return None
+    return lo, hi
+
+
 def fetch_range(
     client: KafkaClient,
     topic: str,
@@ -90,25 +226,68 @@ def fetch_range(
     start: int,
     end: int,
     settings: FetchSettings = FetchSettings(),
+    fail_on_data_loss: bool = True,
 ) -> Iterator[DecodedRecords]:
     """Yield the records with start <= offset < end, one decoded chunk per Fetch.
 
     Memory is bounded by the fetch size: a chunk is yielded before the next Fetch is sent.
+    Offsets of the range that the log no longer holds are data loss (see the module docstring).
     """
     offset = start
     max_bytes = settings.max_partition_fetch_bytes
     empty = 0
+    disappeared = 0
+    committed = _CommittedCheck(topic, partition, start, end) if settings.isolation_level == 1 \
+        else None
     while offset < end:
-        answer = client.retry(
-            lambda o=offset, m=max_bytes: _fetch_once(client, topic, partition, o, m, settings),
-            f"Fetch {topic}-{partition} at offset {offset}",
-        )
+        try:
+            answer = client.retry(
+                lambda o=offset, m=max_bytes: _fetch_once(client, topic, partition, o, m, settings),
+                f"Fetch {topic}-{partition} at offset {offset}",
+            )
+        except UnknownTopicOrPartitionError as exc:
+            report_data_loss(topic, partition, offset, end,
+                             "the topic or partition no longer exists (it was deleted)",
+                             fail_on_data_loss, exc.broker, code=3)
+            return
+        except OffsetOutOfRangeError as exc:
+            available = _available(client, topic, partition, settings.isolation_level)
+            if available is None:
+                report_data_loss(topic, partition, offset, end,
+                                 "the topic or partition no longer exists (it was deleted)",
+                                 fail_on_data_loss, exc.broker, code=3)
+                return
+            lo, hi = available
+            if offset < lo:
+                report_data_loss(
+                    topic, partition, offset, min(lo, end),
+                    f"the log now starts at offset {lo} (older records were deleted, e.g. by "
+                    "retention)", fail_on_data_loss, exc.broker)
+                offset = lo
+            elif offset >= hi:
+                report_data_loss(
+                    topic, partition, offset, end,
+                    f"the partition now ends at offset {hi} but offsets up to {end} were "
+                    "planned; the log was truncated or the topic re-created",
+                    fail_on_data_loss, exc.broker)
+                return
+            else:
+                disappeared += 1
+                if disappeared > MAX_DISAPPEARED:
+                    report_data_loss(
+                        topic, partition, offset, end,
+                        f"the broker keeps answering OFFSET_OUT_OF_RANGE although the log "
+                        f"holds offsets [{lo}, {hi})", fail_on_data_loss, exc.broker)
+                    return
+            continue
         data = answer.records
         decoded = decode_record_batches(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
             topic=topic, partition=partition, aborted_transactions=answer.aborted,
         )
+        if committed is not None and data is not None:
+            committed.walk(data, answer.aborted, answer.broker)
         if decoded.next_offset is None:
             if data is not None and len(data) > 0:
                 # Bytes but no complete batch: the first batch is larger than our budget
@@ -124,13 +303,15 @@ def fetch_range(
             if settings.isolation_level == 1 and answer.last_stable_offset >= 0:
                 limit = answer.last_stable_offset
             if limit <= offset:
-                raise error_for_code(
-                    1, topic=topic, partition=partition, offset=offset, broker=answer.broker,
-                    message=(
-                        f"the partition now ends at offset {limit} but offsets up to {end} "
-                        "were planned; the log was truncated or the topic re-created"
-                    ),
-                )
+                if _available(client, topic, partition, settings.isolation_level) is None:
+                    reason, code = "the topic or partition no longer exists (it was deleted)", 3
+                else:
+                    reason, code = (
+                        f"the partition now ends at offset {limit} but offsets up to {end} were "
+                        "planned; the log was truncated or the topic re-created", 1)
+                report_data_loss(topic, partition, offset, end, reason, fail_on_data_loss,
+                                 answer.broker, code)
+                return
             empty += 1
             if empty > settings.max_empty_fetches:
                 raise ProtocolError(
@@ -140,6 +321,14 @@ def fetch_range(
             time.sleep(min(0.05 * empty, 1.0))
             continue
         empty = 0
+        if (decoded.num_records and int(decoded.offsets[0]) > offset
+                and answer.log_start_offset > offset):
+            # The log start moved past the offset asked for: the records in between are gone
+            # (a gap above the log start is compaction or transaction markers, not loss).
+            report_data_loss(
+                topic, partition, offset, min(answer.log_start_offset, int(decoded.offsets[0])),
+                f"the log now starts at offset {answer.log_start_offset} (older records were "
+                "deleted, e.g. by retention)", fail_on_data_loss, answer.broker)
         if decoded.next_offset <= offset:
             raise ProtocolError(
                 f"fetch made no progress (next offset {decoded.next_offset})",

@@ -398,3 +398,55 @@ ALL_APIS: dict[int, ApiSpec] = {
         OFFSET_FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, SASL_HANDSHAKE, SASL_AUTHENTICATE,
     )
 }
+
+# ---- DeleteTopics (20) and DeleteRecords (21) ----------------------------------------------
+# Administration used by tests of data loss (a topic deleted, or records deleted below a new
+# log start offset, between planning a read and reading it). DeleteTopics v6 names topics in a
+# struct that may carry a topic id instead; v0-5 send a list of names.
+DELETE_TOPICS = ApiSpec(
+    key=20, name="DeleteTopics", min_version=0, max_version=6, flexible_from=4,
+    request=(
+        F("topics", "[]", "6+", fields=(
+            F("name", "string", "6+", nullable="6+", default=None),
+            F("topic_id", "uuid", "6+"),
+        )),
+        F("topic_names", "[]string", "0-5"),
+        F("timeout_ms", "int32", default=30_000),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("responses", "[]", fields=(
+            F("name", "string", nullable="6+"),
+            F("topic_id", "uuid", "6+"),
+            F("error_code", "int16"),
+            F("error_message", "string", "5+", nullable="5+", default=None),
+        )),
+    ),
+)
+
+DELETE_RECORDS = ApiSpec(
+    key=21, name="DeleteRecords", min_version=0, max_version=2, flexible_from=2,
+    request=(
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("offset", "int64"),  # -1: up to the high watermark
+            )),
+        )),
+        F("timeout_ms", "int32", default=30_000),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("low_watermark", "int64"),
+                F("error_code", "int16"),
+            )),
+        )),
+    ),
+)
+
+ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS)})

@@ -62,8 +62,9 @@ def test_json_offsets() -> None:
         ({"kafka.sasl.jaas.config": "secret-stuff"}, "refusing to connect"),
         ({"kafka.frobnicate": "1"}, "unsupported Kafka client option.*kafka.frobnicate"),
         ({"kafka.request.timeout.ms": "soon"}, "kafka.request.timeout.ms must be an integer"),
-        ({"assign": '{"a":[0]}'}, "'assign' option is not supported yet"),
-        ({"includeHeaders": "true"}, "includeHeaders=true is not supported yet"),
+        ({"assign": '{"a":[0]}'}, "only one of the options 'subscribe', 'subscribePattern' or "
+         "'assign' can be given; got subscribe, assign"),
+        ({"includeHeaders": "yes"}, "includeHeaders must be true or false"),
     ],
 )
 def test_source_errors(extra: dict, message: str) -> None:

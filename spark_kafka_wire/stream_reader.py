@@ -1,0 +1,213 @@
+"""Structured Streaming source: micro-batches of fixed offset ranges.
+
+This object lives in Spark's long-running stream-runner process (initialOffset, latestOffset,
+partitions, commit), so it may keep state between calls: the last time a batch was admitted
+(minOffsetsPerTrigger) and the availableNow target. Tasks get the same fixed-range partitions
+as batch reads. Offsets are ``{"topic": {"partition": next_offset}}`` with keys in sorted
+order, because Spark compares serialized offsets as strings.
+
+Consumed offsets are committed for lag tools (commitOffsets) when a batch's end becomes the
+next batch's start (``latestOffset``) and in ``commit``: the first also covers the last batch
+of an availableNow run, for which Spark never calls ``commit``. Commits never change what is
+read: the checkpoint stays the source of truth.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+
+import pyarrow as pa
+from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    ReadMinRows,
+    SupportsTriggerAvailableNow,
+)
+
+from .client.cluster import KafkaClient
+from .client.group_offsets import commit_offsets, fetch_committed
+from .client.offsets import EARLIEST, LATEST, resolve_offsets
+from .client.pool import shared_client
+from .client.zookeeper import ZooKeeperOffsetStore
+from .planning import (
+    KafkaInputPartition,
+    OffsetRange,
+    assigned_partitions,
+    resolve_limit,
+    split_ranges,
+)
+from .protocol.errors import error_for_code
+from .reader import read_partition
+from .source_options import GroupStart, StreamOptions
+from .stream_limits import hold_back, rate_limit
+
+log = logging.getLogger(__name__)
+
+TopicPartition = tuple[str, int]
+Offsets = dict[TopicPartition, int]
+
+
+def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for topic in sorted({t for t, _ in offsets}):
+        parts = {str(p): o for (t, p), o in offsets.items() if t == topic}
+        out[topic] = {k: parts[k] for k in sorted(parts)}
+    return out
+
+
+def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
+    return {(t, int(p)): int(o) for t, parts in doc.items() for p, o in parts.items()}
+
+
+class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    def __init__(self, options: StreamOptions) -> None:
+        self.options = options
+        self._target: Offsets | None = None  # availableNow: never read past this
+        self._latest: Offsets | None = None
+        self._last_batch_ms = time.time() * 1000
+        self._zk: ZooKeeperOffsetStore | None = None
+        self._committed: Offsets | None = None
+
+    # -- helpers -----------------------------------------------------------------------------
+    def _client(self) -> KafkaClient:
+        s = self.options.source
+        return shared_client(s.planner_client or s.client)
+
+    def _partitions_now(self, client: KafkaClient) -> list[TopicPartition]:
+        return assigned_partitions(client, self.options.source.strategy)
+
+    def _latest_offsets(self, client: KafkaClient, tps: list[TopicPartition]) -> Offsets:
+        return resolve_offsets(client, {tp: LATEST for tp in tps},
+                               self.options.source.isolation_level)
+
+    def _zookeeper(self) -> ZooKeeperOffsetStore:
+        if self._zk is None:
+            assert self.options.zookeeper_connect
+            self._zk = ZooKeeperOffsetStore(self.options.zookeeper_connect)
+        return self._zk
+
+    # -- offsets -----------------------------------------------------------------------------
+    def initialOffset(self) -> dict:
+        o = self.options
+        client = self._client()
+        tps = self._partitions_now(client)
+        if isinstance(o.starting, GroupStart):
+            assert o.group_id
+            if o.commit_offsets == "zookeeper":
+                committed = self._zookeeper().fetch(o.group_id, tps)
+            else:
+                committed = fetch_committed(client, o.group_id, tps)
+            wanted = {tp: (c if c >= 0 else EARLIEST) for tp, c in committed.items()}
+            offsets = resolve_offsets(client, wanted, o.source.isolation_level)
+        else:
+            offsets = resolve_limit(client, o.starting, tps, o.source.strategy.word,
+                                    o.source.isolation_level, is_start=True)
+        return to_json(offsets)
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        o = self.options
+        if o.max_offsets_per_trigger:
+            return ReadMaxRows(o.max_offsets_per_trigger)
+        if o.min_offsets_per_trigger:
+            return ReadMinRows(o.min_offsets_per_trigger)
+        return ReadAllAvailable()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        client = self._client()
+        self._target = self._latest_offsets(client, self._partitions_now(client))
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        o = self.options
+        client = self._client()
+        begin = from_json(start)
+        self._commit(begin)  # the previous batch is complete once its end is our start
+        tps = self._partitions_now(client)
+        new = [tp for tp in tps if tp not in begin]
+        if new:  # partitions that appeared during the query start at earliest, as in Spark
+            begin.update(resolve_offsets(client, {tp: EARLIEST for tp in new},
+                                         o.source.isolation_level))
+        gone = [tp for tp in begin if tp not in set(tps)]
+        if gone:
+            self._lost(gone, "the partition no longer exists (topic deleted?)")
+            for tp in gone:
+                begin.pop(tp)
+        latest = self._latest_offsets(client, tps)
+        if self._target is not None:  # availableNow: the end is fixed when the run starts
+            latest = {tp: min(end, self._target.get(tp, begin[tp])) for tp, end in latest.items()}
+        self._latest = latest
+        end = dict(latest)
+        if isinstance(limit, ReadMaxRows):
+            end = rate_limit(limit.max_rows, begin, latest)
+        min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
+            o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
+        now = time.time() * 1000
+        if self._target is None and hold_back(min_rows, begin, end, self._last_batch_ms,
+                                              o.max_trigger_delay_ms, now):
+            return start
+        if end == begin:
+            return start if not new and not gone else to_json(begin)
+        self._last_batch_ms = now
+        return to_json(end)
+
+    def reportLatestOffset(self) -> dict | None:
+        return to_json(self._latest) if self._latest is not None else None
+
+    # -- planning and reading ----------------------------------------------------------------
+    def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        o = self.options
+        s = o.source
+        begin, finish = from_json(start), from_json(end)
+        missing = [tp for tp in finish if tp not in begin]
+        if missing:  # new partitions: the batch starts them at earliest
+            begin.update(resolve_offsets(self._client(), {tp: EARLIEST for tp in missing},
+                                         s.isolation_level))
+        ranges = []
+        for tp in sorted(finish):
+            a, b = begin[tp], finish[tp]
+            if b < a:
+                self._lost([tp], f"offsets went back from {a} to {b}")
+                continue
+            ranges.append(OffsetRange(tp[0], tp[1], a, b))
+        ranges = split_ranges(ranges, s.min_partitions, s.max_records_per_partition)
+        return [
+            KafkaInputPartition(i, r, s.client, s.fetch, s.max_records_per_batch,
+                                s.fail_on_data_loss, s.include_headers)
+            for i, r in enumerate(r for r in ranges if r.size > 0)
+        ]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return read_partition(partition)
+
+    def commit(self, end: dict) -> None:
+        self._commit(from_json(end))
+
+    def stop(self) -> None:
+        if self._zk is not None:
+            self._zk.close()
+            self._zk = None
+
+    # -- internals ---------------------------------------------------------------------------
+    def _commit(self, offsets: Offsets) -> None:
+        o = self.options
+        if o.commit_offsets == "none" or not offsets or offsets == self._committed:
+            return
+        assert o.group_id
+        if o.commits_to_kafka:
+            commit_offsets(self._client(), o.group_id, offsets, metadata="kafkawire")
+        if o.commits_to_zookeeper:
+            self._zookeeper().commit(o.group_id, offsets)
+        self._committed = dict(offsets)
+
+    def _lost(self, tps: list[TopicPartition], why: str) -> None:
+        names = ", ".join(f"{t}-{p}" for t, p in tps)
+        if self.options.source.fail_on_data_loss:
+            raise error_for_code(
+                1, topic=tps[0][0], partition=tps[0][1], context="streaming source",
+                message=(f"data loss in {names}: {why}. Set failOnDataLoss=false to skip lost "
+                         "data and continue"),
+            )
+        log.warning("data loss in %s: %s; skipped (failOnDataLoss=false)", names, why)

@@ -1,0 +1,232 @@
+"""Structured Streaming through kafkawire: micro-batches, rate limits, availableNow, restarts
+from checkpoints, the sink, and consumed offsets committed for lag tools."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import datetime
+
+import confluent_kafka
+import numpy as np
+import pyarrow as pa
+import pytest
+from chispa import assert_df_equality
+from kazoo.client import KazooClient
+
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.group_offsets import commit_offsets
+from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
+
+pytestmark = [pytest.mark.spark, pytest.mark.broker]
+
+
+def _produce(client: KafkaClient, topic: str, partition: int, start: int, n: int) -> None:
+    values = pa.array([b"p%d-v%05d" % (partition, i) for i in range(start, start + n)], pa.binary())
+    keys = pa.array([b"k%05d" % i for i in range(start, start + n)], pa.binary())
+    parts = np.full(n, partition, np.int32)
+    Producer(client, ProduceSettings()).send(
+        encode_partitioned(topic, keys, values, parts, ProduceSettings(), 1_700_000_000_000))
+
+
+def _stream(spark, bootstrap: str, topic: str, **options: str):
+    reader = (spark.readStream.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic))
+    for k, v in options.items():
+        reader = reader.option(k, v)
+    return reader.load()
+
+
+def _run_available_now(df, name: str, checkpoint: str | None = None):
+    writer = df.writeStream.format("memory").queryName(name).trigger(availableNow=True)
+    if checkpoint:
+        writer = writer.option("checkpointLocation", checkpoint)
+    q = writer.start()
+    q.awaitTermination(120)
+    assert not q.isActive, "availableNow query did not finish"
+    assert q.exception() is None
+    return q
+
+
+def _ts(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def _rows(progress: list[dict]) -> list[int]:
+    return [p["numInputRows"] for p in progress if p["numInputRows"] > 0]
+
+
+def test_available_now_respects_max_offsets_per_trigger(spark, bootstrap, client, new_topic):
+    topic = new_topic(2, "s-an")
+    _produce(client, topic, 0, 0, 150)
+    _produce(client, topic, 1, 0, 50)
+    name = f"an_{uuid.uuid4().hex[:8]}"
+    q = _run_available_now(_stream(spark, bootstrap, topic, startingOffsets="earliest",
+                                   maxOffsetsPerTrigger="60"), name)
+    per_batch = _rows(q.recentProgress)
+    assert sum(per_batch) == 200
+    assert len(per_batch) == 4  # 60 + 60 + 60 + 20, prorated 3:1 over the partitions
+    assert all(n <= 60 + 1 for n in per_batch)
+    got = spark.sql(f"select partition, offset from {name}")
+    expected = spark.createDataFrame([(0, i) for i in range(150)] + [(1, i) for i in range(50)],
+                                     "partition int, offset long")
+    assert_df_equality(got, expected, ignore_row_order=True)
+
+
+def test_latest_is_the_default_start_and_progress_reports_latest(spark, bootstrap, client, new_topic):
+    topic = new_topic(1, "s-latest")
+    _produce(client, topic, 0, 0, 30)
+    name = f"lt_{uuid.uuid4().hex[:8]}"
+    q = (_stream(spark, bootstrap, topic).writeStream.format("memory").queryName(name)
+         .trigger(processingTime="500 milliseconds").start())
+    try:
+        deadline = time.monotonic() + 60
+        while not q.recentProgress and time.monotonic() < deadline:
+            time.sleep(0.2)
+        _produce(client, topic, 0, 30, 12)  # only these are new after the query started
+        while spark.sql(f"select count(*) from {name}").first()[0] < 12 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        time.sleep(1.5)
+        offsets = [r.offset for r in spark.sql(f"select offset from {name} order by offset").collect()]
+        assert offsets == list(range(30, 42))
+        latest = [p["sources"][0].get("latestOffset") for p in q.recentProgress]
+        assert {topic: {"0": 42}} in [json.loads(x) if isinstance(x, str) else x
+                                       for x in latest if x]
+    finally:
+        q.stop()
+
+
+def test_copy_topic_through_the_sink_and_restart_from_checkpoint(spark, bootstrap, client, new_topic, tmp_path):
+    source = new_topic(2, "s-src")
+    target = new_topic(3, "s-dst")
+    _produce(client, source, 0, 0, 40)
+    _produce(client, source, 1, 0, 25)
+    checkpoint = str(tmp_path / "ckpt")
+
+    def copy() -> None:
+        df = _stream(spark, bootstrap, source, startingOffsets="earliest",
+                     maxOffsetsPerTrigger="30").select("key", "value")
+        q = (df.writeStream.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+             .option("topic", target).option("checkpointLocation", checkpoint)
+             .trigger(availableNow=True).start())
+        q.awaitTermination(120)
+        assert not q.isActive and q.exception() is None
+
+    copy()
+    _produce(client, source, 0, 40, 10)  # arrives while the query is stopped
+    _produce(client, source, 1, 25, 5)
+    copy()  # restarts from the checkpoint: only the new records, exactly once
+    read = lambda t: (spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)  # noqa: E731
+                      .option("subscribe", t).load().select("key", "value"))
+    assert read(target).count() == 80
+    assert_df_equality(read(target), read(source), ignore_row_order=True)
+
+
+def test_offsets_committed_for_lag_tools(spark, bootstrap, client, new_topic, zookeeper):
+    topic = new_topic(2, "s-commit")
+    _produce(client, topic, 0, 0, 33)
+    _produce(client, topic, 1, 0, 7)
+    group = f"lag-{uuid.uuid4().hex[:8]}"
+    _run_available_now(
+        _stream(spark, bootstrap, topic, startingOffsets="earliest", maxOffsetsPerTrigger="15",
+                commitOffsets="both", **{"kafka.group.id": group, "zookeeper.connect": zookeeper}),
+        f"c_{uuid.uuid4().hex[:8]}")
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                                         "enable.auto.commit": False})
+    try:
+        committed = consumer.committed([confluent_kafka.TopicPartition(topic, p) for p in (0, 1)],
+                                       timeout=20)
+    finally:
+        consumer.close()
+    # the end of the last batch of the availableNow run, for which Spark never calls commit()
+    assert {(p.partition, p.offset) for p in committed} == {(0, 33), (1, 7)}
+    zk = KazooClient(hosts=zookeeper)
+    zk.start(timeout=15)
+    try:
+        assert zk.get(f"/consumers/{group}/offsets/{topic}/0")[0] == b"33"
+        assert zk.get(f"/consumers/{group}/offsets/{topic}/1")[0] == b"7"
+    finally:
+        zk.stop()
+
+
+def test_starting_offsets_group(spark, bootstrap, client, new_topic):
+    topic = new_topic(2, "s-group")
+    _produce(client, topic, 0, 0, 20)
+    _produce(client, topic, 1, 0, 6)
+    group = f"start-{uuid.uuid4().hex[:8]}"
+    commit_offsets(client, group, {(topic, 0): 15})  # partition 1: no commit -> earliest
+    name = f"g_{uuid.uuid4().hex[:8]}"
+    _run_available_now(_stream(spark, bootstrap, topic, startingOffsets="group",
+                               **{"kafka.group.id": group}), name)
+    got = spark.sql(f"select partition, offset from {name}")
+    expected = spark.createDataFrame([(0, i) for i in range(15, 20)] + [(1, i) for i in range(6)],
+                                     "partition int, offset long")
+    assert_df_equality(got, expected, ignore_row_order=True)
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"endingOffsets": "latest"}, "not valid for streaming queries"),
+    ({"commitOffsets": "kafka"}, "need a consumer group: set kafka.group.id"),
+    ({"commitOffsets": "zookeeper", "kafka.group.id": "g"}, "needs zookeeper.connect"),
+    ({"commitOffsets": "sometimes"}, "commitOffsets must be one of"),
+    ({"maxOffsetsPerTrigger": "0"}, "maxOffsetsPerTrigger must be positive"),
+])
+def test_stream_option_errors(spark, bootstrap, new_topic, options, message):
+    topic = new_topic(1, "s-err")
+    with pytest.raises(Exception, match=message):
+        q = (_stream(spark, bootstrap, topic, **options).writeStream.format("memory")
+             .queryName(f"e_{uuid.uuid4().hex[:8]}").trigger(availableNow=True).start())
+        q.awaitTermination(60)
+        if q.exception():
+            raise Exception(str(q.exception()))
+
+
+def test_min_offsets_per_trigger_waits_for_data_or_delay(spark, bootstrap, client, new_topic):
+    topic = new_topic(1, "s-min")
+    name = f"m_{uuid.uuid4().hex[:8]}"
+    q = (_stream(spark, bootstrap, topic, startingOffsets="earliest", minOffsetsPerTrigger="50",
+                 maxTriggerDelay="4s").writeStream.format("memory").queryName(name)
+         .trigger(processingTime="300 milliseconds").start())
+    try:
+        _produce(client, topic, 0, 0, 10)  # fewer than 50: held back until the delay passes
+        deadline = time.monotonic() + 60
+        while spark.sql(f"select count(*) from {name}").first()[0] < 10 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert spark.sql(f"select count(*) from {name}").first()[0] == 10
+        progress = q.recentProgress
+        batches = [p for p in progress if p["numInputRows"] > 0]
+        assert len(batches) == 1 and batches[0]["numInputRows"] == 10
+        # held back: the batch came only once maxTriggerDelay (4 s) had passed since the
+        # query started, although the data was there within the first trigger or two
+        started = _ts(progress[0]["timestamp"])
+        assert (_ts(batches[0]["timestamp"]) - started) >= 3.0
+    finally:
+        q.stop()
+
+
+def test_topic_appearing_during_the_query_starts_at_earliest(spark, bootstrap, client, new_topic):
+    prefix = f"grow{uuid.uuid4().hex[:6]}"
+    first = new_topic(1, prefix)
+    _produce(client, first, 0, 0, 5)
+    name = f"p_{uuid.uuid4().hex[:8]}"
+    df = (spark.readStream.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+          .option("subscribePattern", f"^{prefix}-").option("startingOffsets", "earliest").load())
+    q = (df.writeStream.format("memory").queryName(name)
+         .trigger(processingTime="500 milliseconds").start())
+    try:
+        deadline = time.monotonic() + 90
+        while spark.sql(f"select count(*) from {name}").first()[0] < 5 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        second = new_topic(2, prefix)  # created while the query runs
+        _produce(client, second, 0, 0, 4)
+        _produce(client, second, 1, 0, 3)
+        while spark.sql(f"select count(*) from {name}").first()[0] < 12 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        got = spark.sql(f"select topic, partition, offset from {name}")
+        expected = spark.createDataFrame(
+            [(first, 0, i) for i in range(5)] + [(second, 0, i) for i in range(4)]
+            + [(second, 1, i) for i in range(3)], "topic string, partition int, offset long")
+        assert_df_equality(got, expected, ignore_row_order=True)
+    finally:
+        q.stop()

@@ -1,0 +1,132 @@
+"""The producer's pure parts: sequences, request packing, batch accumulation, headers and
+timestamps from Arrow columns (the network parts are in tests/integration/test_producer.py)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from spark_kafka_wire.client.producer import (
+    PendingBatch,
+    ProduceSettings,
+    _pack,
+    _PartitionBuffer,
+    _Rows,
+    encode_partitioned,
+    headers_from_arrow,
+    next_sequence,
+)
+from spark_kafka_wire.protocol.errors import ConfigurationError, RecordTooLargeError
+from spark_kafka_wire.protocol.records import decode_record_batches
+from spark_kafka_wire.writer import _timestamps_ms
+
+MAX = 2**31 - 1
+
+
+@pytest.mark.parametrize(("seq", "n", "expected"), [
+    (0, 1, 1), (0, 500, 500), (MAX - 1, 1, MAX), (MAX, 1, 0), (MAX - 2, 10, 7), (MAX, MAX, MAX - 1),
+])
+def test_sequences_wrap_after_int32_max(seq: int, n: int, expected: int) -> None:
+    assert next_sequence(seq, n) == expected
+
+
+def _b(topic: str, partition: int, size: int, tag: int) -> PendingBatch:
+    return PendingBatch(topic, partition, b"x" * size, 1, order=tag)
+
+
+def test_pack_keeps_partition_order_and_bounds() -> None:
+    batches = [_b("t", 0, 10, 0), _b("t", 1, 10, 1), _b("t", 0, 10, 2), _b("u", 0, 10, 3),
+               _b("t", 1, 50, 4), _b("t", 0, 10, 5), _b("t", 2, 10, 6)]
+    reqs = _pack(batches, max_request_size=60)
+    for req in reqs:
+        keys = [(b.topic, b.partition) for b in req]
+        assert len(keys) == len(set(keys))  # one batch per partition per request
+        assert sum(len(b.data) for b in req) <= 60
+    # each partition's batches appear in later requests in their original order
+    where = {b.order: i for i, req in enumerate(reqs) for b in req}
+    assert where[0] < where[2] < where[5]
+    assert where[1] < where[4]
+    assert sorted(where) == list(range(7))
+
+
+def _rows(sizes: list[int]) -> _Rows:
+    n = len(sizes)
+    values = pa.array([b"v%d" % i for i in range(n)], pa.binary())
+    return _Rows(None, values, np.arange(n, dtype=np.int64), None, np.array(sizes, np.int64))
+
+
+def test_partition_buffer_sends_full_batches_and_keeps_the_rest() -> None:
+    # Batches are cut where the running size passes each multiple of the limit (so a batch
+    # may exceed it by less than one record); rows of complete batches leave.
+    buf = _PartitionBuffer()
+    buf.add(_rows([40, 40]), now=1.0)
+    assert buf.take_full(100) is None and buf.bytes == 80  # not a full batch yet
+    buf.add(_rows([40, 40, 30]), now=2.0)  # running sizes 120, 160, 190: batch 2 is open
+    full = buf.take_full(100)
+    assert full is not None and full.values.to_pylist() == [b"v0", b"v1"]
+    assert buf.bytes == 110 and buf.first == 2.0  # the rest arrived at 2.0
+    rest = buf.take_all()
+    assert rest.values.to_pylist() == [b"v0", b"v1", b"v2"] and buf.bytes == 0
+    assert not buf.chunks
+    buf.add(_rows([60, 60, 80]), now=3.0)  # 60 | 120 180 | 200: two complete batches
+    full = buf.take_full(100)
+    assert full is not None and len(full) == 3 and buf.bytes == 0 and not buf.chunks
+
+
+def _headers_column(rows: list) -> pa.Array:
+    return pa.array(rows, pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])))
+
+
+def test_headers_from_arrow() -> None:
+    col = _headers_column([
+        [{"key": "a", "value": b"1"}, {"key": "a", "value": b"2"}, {"key": "b", "value": None}],
+        None, [], [{"key": "ключ", "value": b""}],
+    ])
+    headers, sizes = headers_from_arrow(col)
+    assert headers.tolist() == [[("a", b"1"), ("a", b"2"), ("b", None)], None, None,
+                                [("ключ", b"")]]
+    assert sizes.tolist() == [1 + 1 + 1 + 1 + 1 + 30, 0, 0, len("ключ".encode()) + 10]
+    sliced_headers, _ = headers_from_arrow(col.slice(3, 1))
+    assert sliced_headers.tolist() == [[("ключ", b"")]]
+    assert headers_from_arrow(_headers_column([None, [], None])) == (None, None)
+
+
+def test_headers_with_null_key_or_element_fail_naming_the_row() -> None:
+    with pytest.raises(ConfigurationError, match=r"row 1 has a header with a null key"):
+        headers_from_arrow(_headers_column([[], [{"key": None, "value": b"x"}]]))
+    with pytest.raises(ConfigurationError, match=r"row 2 has a null element"):
+        headers_from_arrow(_headers_column([None, [], [{"key": "k", "value": b"x"}, None]]))
+
+
+def test_encoded_batches_carry_headers_and_per_row_timestamps() -> None:
+    headers, sizes = headers_from_arrow(_headers_column([[{"key": "h", "value": b"1"}], None]))
+    values = pa.array([b"a", b"b"], pa.binary())
+    batches = encode_partitioned("t", None, values, np.zeros(2, np.int32), ProduceSettings(),
+                                 np.array([1_700_000_000_123, 1_600_000_000_000]),
+                                 headers=headers, header_bytes=sizes)
+    assert len(batches) == 1 and batches[0].records == 2
+    decoded = decode_record_batches(batches[0].data, start_offset=0)
+    assert decoded.headers == [[("h", b"1")], None]
+    assert decoded.timestamps.tolist() == [1_700_000_000_123, 1_600_000_000_000]
+
+
+def test_a_record_that_can_never_fit_names_its_size() -> None:
+    values = pa.array([b"small", b"x" * 5000], pa.binary())
+    with pytest.raises(RecordTooLargeError, match=r"partition 1.*a record of about 5021 bytes "
+                       r"can never fit in a request of kafka.max.request.size=4000 bytes"):
+        encode_partitioned("t", None, values, np.array([0, 1], np.int32),
+                           ProduceSettings(max_request_size=4000), 0)
+
+
+def test_timestamps_from_a_timestamp_or_double_column() -> None:
+    utc = dt.timezone.utc
+    ts = pa.array([dt.datetime(2024, 1, 1, tzinfo=utc), None,
+                   dt.datetime(1969, 12, 31, 23, 59, 59, 999_500, tzinfo=utc)],
+                  pa.timestamp("us", tz="UTC"))
+    # Java truncates microseconds toward zero (micros / 1000)
+    assert _timestamps_ms(ts, 42).tolist() == [1_704_067_200_000, 42, 0]
+    seconds = pa.array([1.5, None, float("nan"), 1_700_000_000.0009], pa.float64())
+    assert _timestamps_ms(seconds, 42).tolist() == [1500, 42, 42, 1_700_000_000_000]

@@ -1,0 +1,130 @@
+"""Sink option parsing: Java producer names, defaults and rules (ProducerConfig), plus
+kafkawire's topic creation options."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_kafka_wire.client.producer import ProduceSettings
+from spark_kafka_wire.protocol.errors import ConfigurationError
+from spark_kafka_wire.sink_options import parse_sink_options
+
+B = {"kafka.bootstrap.servers": "h:1"}
+
+
+def _parse(**extra: str):
+    return parse_sink_options({**B, **extra})
+
+
+def test_defaults() -> None:
+    o = parse_sink_options(B)
+    p = o.produce
+    assert (p.acks, p.linger_ms, p.batch_size, p.max_in_flight) == (-1, 5, 512 << 10, 5)
+    assert (p.buffer_memory, p.max_request_size) == (32 << 20, 1 << 20)
+    assert (p.retries, p.delivery_timeout_ms) == (2_147_483_647, 120_000)
+    assert (p.retry_backoff_ms, p.retry_backoff_max_ms) == (100, 1000)
+    assert p.enable_idempotence is None and p.idempotence_wanted  # on by default, like Java
+    assert o.partitioner == "murmur2_random"
+    assert not o.create.auto and not o.create.explicit
+
+
+def test_every_producer_setting_is_read() -> None:
+    o = parse_sink_options({**B, "KAFKA.LINGER.MS": "0", "kafka.batch.size": "0",
+                            "kafka.buffer.memory": "1000", "kafka.max.request.size": "5000",
+                            "kafka.max.in.flight.requests.per.connection": "2",
+                            "kafka.retries": "3", "kafka.delivery.timeout.ms": "700",
+                            "kafka.retry.backoff.ms": "7", "kafka.retry.backoff.max.ms": "70",
+                            "kafka.request.timeout.ms": "900", "kafka.acks": "ALL",
+                            "kafka.partitioner": "Consistent_Random"})
+    p = o.produce
+    assert (p.linger_ms, p.batch_size, p.buffer_memory, p.max_request_size) == (0, 0, 1000, 5000)
+    assert (p.max_in_flight, p.retries, p.delivery_timeout_ms) == (2, 3, 700)
+    assert (p.retry_backoff_ms, p.retry_backoff_max_ms, p.timeout_ms) == (7, 70, 900)
+    assert p.acks == -1 and o.partitioner == "consistent_random"
+
+
+@pytest.mark.parametrize("name", ["murmur2_random", "murmur2", "consistent_random",
+                                  "consistent", "fnv1a_random", "fnv1a", "random"])
+def test_partitioners(name: str) -> None:
+    assert _parse(**{"kafka.partitioner": name}).partitioner == name
+
+
+# Java: ProducerConfig.postProcessAndValidateIdempotenceConfigs
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({}, None),  # defaulted on
+    ({"kafka.enable.idempotence": "true"}, True),
+    ({"kafka.enable.idempotence": "false"}, False),
+    ({"kafka.acks": "1"}, False),  # a defaulted idempotence yields to acks
+    ({"kafka.acks": "0"}, False),
+    ({"kafka.retries": "0"}, False),
+    ({"kafka.enable.idempotence": "false", "kafka.acks": "1"}, False),
+    ({"kafka.enable.idempotence": "false",
+      "kafka.max.in.flight.requests.per.connection": "10"}, False),
+    ({"kafka.max.in.flight.requests.per.connection": "5"}, None),
+])
+def test_idempotence_resolution(extra: dict, expected: bool | None) -> None:
+    assert _parse(**extra).produce.enable_idempotence is expected
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"kafka.enable.idempotence": "true", "kafka.acks": "1"},
+     r"kafka.acks must be all to use kafka.enable.idempotence=true \(got acks=1\)"),
+    ({"kafka.enable.idempotence": "true", "kafka.acks": "0"}, r"got acks=0"),
+    ({"kafka.enable.idempotence": "true", "kafka.retries": "0"},
+     r"kafka.retries must be non-zero when kafka.enable.idempotence=true"),
+    # Java refuses more than 5 in flight whenever idempotence is on, even defaulted, and
+    # even when acks=1 is about to turn a defaulted idempotence off
+    ({"kafka.max.in.flight.requests.per.connection": "6"},
+     r"max.in.flight.requests.per.connection must be at most 5; got 6"),
+    ({"kafka.max.in.flight.requests.per.connection": "6", "kafka.acks": "1"}, r"got 6"),
+    ({"kafka.enable.idempotence": "maybe"}, r"kafka.enable.idempotence must be true or false"),
+])
+def test_idempotence_errors(extra: dict, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        _parse(**extra)
+
+
+def test_idempotence_wanted_follows_settings() -> None:
+    assert ProduceSettings().idempotence_wanted
+    assert not ProduceSettings(acks=1).idempotence_wanted
+    assert not ProduceSettings(retries=0).idempotence_wanted
+    assert ProduceSettings(acks=1, enable_idempotence=True).idempotence_wanted
+    assert not ProduceSettings(enable_idempotence=False).idempotence_wanted
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"kafka.partitioner": "sticky"}, r"kafka.partitioner must be one of murmur2_random, "
+     r"murmur2, consistent_random, consistent, fnv1a_random, fnv1a, random.*got 'sticky'"),
+    ({"kafka.partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"},
+     r"'kafka.partitioner.class' is not supported: it names a JVM class.*kafka.partitioner"),
+    ({"kafka.transactional.id": "tx"}, r"'kafka.transactional.id' is not supported"),
+    ({"kafka.linger.ms": "-1"}, r"kafka.linger.ms must be >= 0"),
+    ({"kafka.batch.size": "big"}, r"kafka.batch.size must be an integer"),
+    ({"kafka.max.in.flight.requests.per.connection": "0"}, r"must be >= 1"),
+    ({"kafka.buffer.memory": "0"}, r"kafka.buffer.memory must be >= 1"),
+    ({"kafka.delivery.timeout.ms": "0"}, r"kafka.delivery.timeout.ms must be >= 1"),
+    ({"kafka.retries": "-1"}, r"kafka.retries must be >= 0"),
+    ({"createTopicPartitions": "3"}, r"createTopicPartitions takes effect only with createTopic"),
+    ({"createTopic": "true", "createTopicPartitions": "0"}, r"createTopicPartitions must be >= 1"),
+    ({"createTopic": "yes"}, r"createTopic must be true or false"),
+    ({"kafka.allow.auto.create.topics": "1"}, r"kafka.allow.auto.create.topics must be true"),
+    ({"kafka.key.serializer": "x"}, r"keys are always written as bytes"),
+])
+def test_errors(extra: dict, message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        _parse(**extra)
+
+
+def test_topic_creation_options() -> None:
+    c = _parse(createTopic="true", createTopicPartitions="6",
+               createTopicReplicationFactor="3").create
+    assert (c.explicit, c.auto, c.partitions, c.replication_factor) == (True, False, 6, 3)
+    c = _parse(createtopic="TRUE").create
+    assert (c.explicit, c.partitions, c.replication_factor) == (True, -1, -1)
+    assert _parse(**{"kafka.allow.auto.create.topics": "true"}).create.auto
+
+
+def test_delivery_timeout_below_linger_plus_request_timeout_is_accepted() -> None:
+    # Java refuses this combination; here the delivery timeout is checked between attempts
+    p = _parse(**{"kafka.delivery.timeout.ms": "5000", "kafka.request.timeout.ms": "5000"}).produce
+    assert p.delivery_timeout_ms == 5000 and p.linger_ms == 5

@@ -1,0 +1,239 @@
+"""Source options beyond subscribe/offsets: one test per rule of Spark's kafka source
+(KafkaSourceProvider), parsed without a broker."""
+
+from __future__ import annotations
+
+import logging
+import re
+
+import pytest
+
+from spark_kafka_wire.protocol.errors import ConfigurationError
+from spark_kafka_wire.source_options import (
+    Assign,
+    OffsetSpec,
+    Subscribe,
+    SubscribePattern,
+    TimestampSpec,
+    parse_source_options,
+)
+
+SERVERS = {"kafka.bootstrap.servers": "h:9092"}
+BASE = {**SERVERS, "subscribe": "a,b"}
+
+
+def parse(**extra: str):
+    return parse_source_options({**BASE, **extra})
+
+
+def fails(message: str, options: dict) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        parse_source_options(options)
+
+
+# ------------------------------------------------------------------------------ strategies
+
+
+def test_subscribe_is_a_trimmed_deduplicated_list() -> None:
+    o = parse_source_options({**SERVERS, "Subscribe": " a , b,,a "})
+    assert o.strategy == Subscribe(("a", "b")) and o.topics == ("a", "b")
+
+
+def test_subscribe_pattern_is_a_python_regex_found_anywhere() -> None:
+    o = parse_source_options({**SERVERS, "subscribePattern": " orders-\\d+ "})
+    assert isinstance(o.strategy, SubscribePattern) and o.topics == ()
+    assert o.strategy.pattern == "orders-\\d+"
+    assert o.strategy.regex.search("eu.orders-12.v2")  # unanchored, like Java's find()
+    assert not o.strategy.regex.search("orders-x")
+
+
+def test_assign_is_json_topic_to_partitions() -> None:
+    o = parse_source_options({**SERVERS, "ASSIGN": '{"b":[1,0],"a":[2,2]}'})
+    assert o.strategy == Assign((("a", 2), ("b", 0), ("b", 1)))
+    assert o.strategy.word == "assigned" and o.topics == ("a", "b")
+
+
+def test_empty_assignment_is_allowed_as_in_spark() -> None:
+    assert parse_source_options({**SERVERS, "assign": "{}"}).strategy == Assign(())
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (SERVERS, "one of the options 'subscribe', 'subscribePattern' or 'assign' is required"),
+    ({**BASE, "subscribePattern": "x"},
+     "only one of the options .* can be given; got subscribe, subscribePattern"),
+    ({**SERVERS, "assign": '{"a":[0]}', "subscribePattern": "a"},
+     "got subscribePattern, assign"),
+    ({**SERVERS, "subscribe": " , "}, "option 'subscribe' names no topic"),
+    ({**SERVERS, "subscribePattern": "  "}, "'subscribePattern' is an empty pattern"),
+    ({**SERVERS, "subscribePattern": "orders-("}, "not a valid regular expression"),
+    ({**SERVERS, "assign": "a:0"}, r"'assign' must be JSON like \{\"topicA\":\[0,1\]"),
+    ({**SERVERS, "assign": '{"a":0}'}, "'assign' must be JSON like"),
+    ({**SERVERS, "assign": '{"a":["0"]}'}, "partition '0' of 'a' is not a partition number"),
+    ({**SERVERS, "assign": '{"a":[-1]}'}, "partition -1 of 'a' is not a partition number"),
+], ids=["none", "two", "two-others", "empty-subscribe", "empty-pattern", "bad-regex",
+        "assign-not-json", "assign-not-list", "assign-string-partition", "assign-negative"])
+def test_strategy_errors(options: dict, message: str) -> None:
+    fails(message, options)
+
+
+# ------------------------------------------------------------------ timestamps, precedence
+
+
+def test_starting_timestamp_is_one_value_for_all_partitions() -> None:
+    o = parse(startingTimestamp=" 1700000000000 ")
+    assert o.starting == TimestampSpec(1700000000000, option="startingTimestamp")
+    assert o.starting.for_partitions([("a", 0), ("b", 3)]) == {
+        ("a", 0): 1700000000000, ("b", 3): 1700000000000}
+
+
+def test_offsets_by_timestamp_must_name_every_partition() -> None:
+    o = parse(endingOffsetsByTimestamp='{"a":{"0":5,"1":7}}')
+    assert o.ending == TimestampSpec(None, {("a", 0): 5, ("a", 1): 7},
+                                     option="endingOffsetsByTimestamp", latest_on_no_match=True)
+    assert o.ending.for_partitions([("a", 0), ("a", 1)]) == {("a", 0): 5, ("a", 1): 7}
+    with pytest.raises(ConfigurationError,
+                       match="endingOffsetsByTimestamp must give a timestamp for every "
+                             "subscribed partition: it lacks a-2; it names partitions that "
+                             "are not subscribed or do not exist: a-1"):
+        o.ending.for_partitions([("a", 0), ("a", 2)])
+    with pytest.raises(ConfigurationError, match="every assigned partition: it lacks b-0"):
+        o.ending.for_partitions([("a", 0), ("a", 1), ("b", 0)], word="assigned")
+
+
+def test_global_timestamp_wins_over_the_map_which_wins_over_offsets(caplog) -> None:
+    # The losers are not even parsed, as in Spark: malformed values do not matter.
+    with caplog.at_level(logging.WARNING):
+        o = parse(startingTimestamp="10", startingOffsetsByTimestamp="not json",
+                  startingOffsets="latest", endingOffsetsByTimestamp='{"a":{"0":20}}',
+                  endingOffsets="earliest")
+    assert o.starting == TimestampSpec(10, option="startingTimestamp")
+    assert o.ending.option == "endingOffsetsByTimestamp" and o.ending.specific == {("a", 0): 20}
+    assert "startingTimestamp and startingOffsetsByTimestamp and startingOffsets given" \
+        in caplog.text
+    o = parse(startingOffsetsByTimestamp='{"a":{"0":3}}', startingOffsets="{")
+    assert o.starting.option == "startingOffsetsByTimestamp"
+    assert isinstance(parse(startingOffsets="earliest").starting, OffsetSpec)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"startingTimestamp": "yesterday"}, "startingTimestamp expects a single long value"),
+    ({"endingTimestamp": "1.5"}, "endingTimestamp expects a single long value"),
+    ({"startingTimestamp": "-1"}, "startingTimestamp must be a timestamp >= 0"),
+    ({"startingOffsetsByTimestamp": '{"a":[1]}'}, "must be JSON like"),
+    ({"startingOffsetsByTimestamp": '{"a":{"0":"1"}}'}, "value for a-0 must be an integer"),
+    ({"endingOffsetsByTimestamp": '{"a":{"0":-2}}'}, "timestamp for a-0 must be >= 0"),
+    ({"startingOffsetsByTimestamp": '{"a":{"x":1}}'}, "partition 'x' of 'a' is not a number"),
+])
+def test_timestamp_errors(extra: dict, message: str) -> None:
+    fails(message, {**BASE, **extra})
+
+
+def test_no_match_strategy() -> None:
+    assert parse(startingTimestamp="1").starting.latest_on_no_match is False  # "error"
+    assert parse(startingTimestamp="1",
+                 startingOffsetsByTimestampStrategy="LATEST").starting.latest_on_no_match
+    # An ending timestamp without a match is always latest.
+    assert parse(endingTimestamp="1").ending.latest_on_no_match
+    fails("startingOffsetsByTimestampStrategy must be 'error' or 'latest'",
+          {**BASE, "startingOffsetsByTimestampStrategy": "earliest"})
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"startingOffsets": '{"a":{"0":1}}', "endingOffsets": '{"a":{"1":5}}'},
+     "startingOffsets and endingOffsets name different partitions: only in startingOffsets: "
+     "a-0; only in endingOffsets: a-1"),
+    ({"startingOffsetsByTimestamp": '{"a":{"0":1}}',
+      "endingOffsetsByTimestamp": '{"a":{"0":1},"b":{"0":1}}'},
+     "name different partitions: only in startingOffsetsByTimestamp: none; only in "
+     "endingOffsetsByTimestamp: b-0"),
+    ({"startingOffsetsByTimestamp": '{"a":{"0":9}}', "endingOffsetsByTimestamp": '{"a":{"0":2}}'},
+     "the starting timestamp 9 of a-0 is after its ending timestamp 2"),
+])
+def test_start_and_end_maps_must_agree(extra: dict, message: str) -> None:
+    fails(re.escape(message), {**BASE, **extra})
+
+
+def test_start_after_end_is_only_checked_between_numbers() -> None:
+    # -2 / -1 are resolved later; Spark compares only offsets that are both >= 0.
+    parse(startingOffsets='{"a":{"0":-2}}', endingOffsets='{"a":{"0":-1}}')
+    parse(startingOffsets='{"a":{"0":7}}', endingOffsets='{"a":{"0":-1}}')
+    parse(startingOffsets='{"a":{"0":7}}', endingOffsets="latest")
+    parse(startingTimestamp="9", endingTimestamp="2")  # nor global timestamps, as in Spark
+
+
+# ----------------------------------------------------------------------- other options
+
+
+def test_fail_on_data_loss() -> None:
+    assert parse().fail_on_data_loss is True
+    assert parse(failOnDataLoss="FALSE").fail_on_data_loss is False
+    fails("failOnDataLoss must be true or false", {**BASE, "failOnDataLoss": "no"})
+
+
+def test_include_headers() -> None:
+    assert parse().include_headers is False
+    assert parse(includeHeaders="True").include_headers is True
+
+
+@pytest.mark.parametrize("name", ["minPartitions", "maxRecordsPerPartition"])
+def test_splitting_options_are_positive_integers(name: str) -> None:
+    assert parse().min_partitions is None and parse().max_records_per_partition is None
+    o = parse(**{name: "7"})
+    assert (o.min_partitions if name == "minPartitions" else o.max_records_per_partition) == 7
+    fails(f"{name} must be positive", {**BASE, name: "0"})
+    fails(f"{name} must be positive", {**BASE, name: "-3"})
+    fails(f"{name} must be an integer", {**BASE, name: "many"})
+
+
+def test_isolation_level() -> None:
+    assert parse().isolation_level == 0
+    assert parse(**{"kafka.isolation.level": "READ_COMMITTED"}).fetch.isolation_level == 1
+    fails("kafka.isolation.level must be read_uncommitted or read_committed",
+          {**BASE, "kafka.isolation.level": "serializable"})
+
+
+def test_consumer_settings_are_mapped() -> None:
+    o = parse(**{"kafka.fetch.max.bytes": "1000", "kafka.max.partition.fetch.bytes": "100",
+                 "kafka.fetch.max.wait.ms": "7", "kafka.fetch.min.bytes": "3",
+                 "kafka.check.crcs": "false", "kafka.client.id": "job-1",
+                 "kafka.request.timeout.ms": "4321", "kafka.default.api.timeout.ms": "9000"})
+    f = o.fetch
+    assert (f.fetch_max_bytes, f.max_partition_fetch_bytes, f.max_wait_ms, f.min_bytes,
+            f.check_crcs) == (1000, 100, 7, 3, False)
+    assert o.client.client_id == "job-1" and o.client.request_timeout_ms == 4321
+    fails("kafka.default.api.timeout.ms must be an integer",
+          {**BASE, "kafka.default.api.timeout.ms": "soon"})
+
+
+def test_fetch_offset_retries_apply_to_the_planner_only() -> None:
+    o = parse()
+    assert o.planner_client == o.client
+    o = parse(**{"fetchOffset.numRetries": "4", "fetchOffset.retryIntervalMs": "250"})
+    assert o.planner_client.retries == 3  # Spark counts attempts
+    assert o.planner_client.retry_backoff_ms == o.planner_client.retry_backoff_max_ms == 250
+    assert o.client.retries == parse().client.retries
+    assert o.client.retry_backoff_ms == parse().client.retry_backoff_ms
+    fails("fetchOffset.numRetries must be >= 1", {**BASE, "fetchOffset.numRetries": "0"})
+    fails("fetchOffset.retryIntervalMs must be an integer",
+          {**BASE, "fetchOffset.retryIntervalMs": "1s"})
+
+
+def test_group_id_options_are_accepted(caplog) -> None:
+    assert parse().group_id is None and parse().group_id_prefix == "spark-kafka-relation"
+    assert parse(groupIdPrefix="etl").group_id_prefix == "etl"
+    with caplog.at_level(logging.WARNING):
+        o = parse(**{"kafka.group.id": "g1", "groupIdPrefix": "etl"})
+    assert o.group_id == "g1"
+    assert "kafka.group.id" in caplog.text and "groupIdPrefix is ignored" in caplog.text
+
+
+def test_stream_only_options_are_ignored_with_a_warning(caplog) -> None:
+    with caplog.at_level(logging.WARNING):
+        parse(maxOffsetsPerTrigger="100")
+    assert "maxOffsetsPerTrigger option ignored in batch queries" in caplog.text
+
+
+def test_settings_that_would_break_the_source_stay_rejected() -> None:
+    fails("set the source option 'startingOffsets'", {**BASE, "kafka.auto.offset.reset": "latest"})
+    fails("unsupported Kafka client option.*kafka.exclude.internal.topics",
+          {**BASE, "kafka.exclude.internal.topics": "false"})
