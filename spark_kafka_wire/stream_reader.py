@@ -42,7 +42,7 @@ from .planning import (
 )
 from .protocol.errors import error_for_code
 from .reader import read_partition
-from .source_options import GroupStart, StreamOptions
+from .source_options import GroupStart, StreamOptions, Subscribe
 from .stream_limits import hold_back, rate_limit
 
 log = logging.getLogger(__name__)
@@ -77,8 +77,16 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         s = self.options.source
         return shared_client(s.planner_client or s.client)
 
-    def _partitions_now(self, client: KafkaClient) -> list[TopicPartition]:
-        return assigned_partitions(client, self.options.source.strategy)
+    def _partitions_now(self, client: KafkaClient, started: bool = True) -> list[TopicPartition]:
+        """The partitions read now. Once the query runs, a subscribed topic that disappeared is
+        not an error here: its partitions vanish and failOnDataLoss decides (as in Spark)."""
+        strategy = self.options.source.strategy
+        if started and isinstance(strategy, Subscribe):
+            md = client.fetch_metadata(strategy.topics)
+            return sorted((t, p) for t in strategy.topics
+                          if (info := md.topics.get(t)) is not None and not info.error_code
+                          and not info.is_internal for p in info.partitions)
+        return assigned_partitions(client, strategy)
 
     def _latest_offsets(self, client: KafkaClient, tps: list[TopicPartition]) -> Offsets:
         return resolve_offsets(client, {tp: LATEST for tp in tps},
@@ -94,7 +102,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def initialOffset(self) -> dict:
         o = self.options
         client = self._client()
-        tps = self._partitions_now(client)
+        tps = self._partitions_now(client, started=False)
         if isinstance(o.starting, GroupStart):
             assert o.group_id
             if o.commit_offsets == "zookeeper":
@@ -118,7 +126,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
 
     def prepareForTriggerAvailableNow(self) -> None:
         client = self._client()
-        self._target = self._latest_offsets(client, self._partitions_now(client))
+        self._target = self._latest_offsets(client, self._partitions_now(client, started=False))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         o = self.options

@@ -10,7 +10,7 @@ from ..protocol.errors import (
     UnknownTopicOrPartitionError,
     error_for_code,
 )
-from ..protocol.messages import CREATE_TOPICS
+from ..protocol.messages import CREATE_TOPICS, DELETE_TOPICS
 from .cluster import KafkaClient, TopicInfo
 
 
@@ -110,3 +110,22 @@ def ensure_topic(
         return info
 
     return client.retry(attempt, "topic auto-creation")
+
+
+def delete_topics(client: KafkaClient, topics: Iterable[str], timeout_ms: int = 30_000) -> None:
+    """Delete ``topics`` through the controller (DeleteTopics v0-5 name them in a list, v6 in
+    structs that may carry a topic id instead); a topic that does not exist is an error."""
+    names = list(topics)
+
+    def attempt() -> dict:
+        md = client.fetch_metadata([])
+        conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
+        return conn.request(DELETE_TOPICS, {
+            "topic_names": names, "topics": [{"name": n} for n in names], "timeout_ms": timeout_ms,
+        })
+
+    resp = client.retry(attempt, "DeleteTopics")
+    for r in resp["responses"]:
+        if r["error_code"]:
+            raise error_for_code(r["error_code"], topic=r["name"], context="DeleteTopics",
+                                 message=r.get("error_message"))

@@ -14,7 +14,7 @@ import uuid
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.fetcher import DataLossError, FetchSettings, fetch_range
@@ -28,7 +28,6 @@ from spark_kafka_wire.client.offsets import (
     timestamp_answer_problem,
 )
 from spark_kafka_wire.protocol.errors import UnsupportedVersionError
-from spark_kafka_wire.protocol.messages import DELETE_TOPICS
 
 pytestmark = pytest.mark.broker
 
@@ -175,12 +174,8 @@ def test_read_committed_never_returns_aborted_records(bootstrap, client, new_top
 # ------------------------------------------------------------------------------ data loss
 
 
-def delete_topic(client: KafkaClient, topic: str) -> None:
-    md = client.fetch_metadata([])
-    conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
-    resp = conn.request(DELETE_TOPICS, {"topic_names": [topic], "topics": [{"name": topic}],
-                                        "timeout_ms": 10_000})
-    assert [r["error_code"] for r in resp["responses"]] == [0]
+def delete_topic(client, topic: str) -> None:
+    delete_topics(client, [topic])
 
 
 def _produce(bootstrap: str, topic: str, values: list[bytes]) -> None:

@@ -15,10 +15,10 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from spark_kafka_wire import KafkaWireDataSource
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
 from spark_kafka_wire.planning import OffsetRange, split_ranges
-from spark_kafka_wire.protocol.messages import DELETE_RECORDS, DELETE_TOPICS
+from spark_kafka_wire.protocol.messages import DELETE_RECORDS
 from spark_kafka_wire.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
@@ -53,10 +53,7 @@ def produce(bootstrap: str, topic: str, records: list[dict], linger_ms: int = 0)
 
 
 def delete_topic(client, topic: str) -> None:
-    md = client.fetch_metadata([])
-    resp = client.broker(md.controller_id).request(
-        DELETE_TOPICS, {"topic_names": [topic], "topics": [{"name": topic}], "timeout_ms": 10_000})
-    assert [r["error_code"] for r in resp["responses"]] == [0]
+    delete_topics(client, [topic])
 
 
 def fails(df_or_fn, pattern: str) -> None:

@@ -230,3 +230,74 @@ def test_topic_appearing_during_the_query_starts_at_earliest(spark, bootstrap, c
         assert_df_equality(got, expected, ignore_row_order=True)
     finally:
         q.stop()
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+def test_topic_deleted_during_the_query(spark, bootstrap, client, new_topic, fail_on_data_loss):
+    from spark_kafka_wire.client.admin import delete_topics
+
+    kept = new_topic(1, "s-kept")
+    doomed = new_topic(1, "s-doomed")
+    _produce(client, kept, 0, 0, 3)
+    _produce(client, doomed, 0, 0, 2)
+    name = f"d_{uuid.uuid4().hex[:8]}"
+    df = (spark.readStream.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+          .option("subscribe", f"{kept},{doomed}").option("startingOffsets", "earliest")
+          .option("failOnDataLoss", str(fail_on_data_loss).lower()).load())
+    q = (df.writeStream.format("memory").queryName(name)
+         .trigger(processingTime="500 milliseconds").start())
+    try:
+        deadline = time.monotonic() + 90
+        while spark.sql(f"select count(*) from {name}").first()[0] < 5 and time.monotonic() < deadline:
+            time.sleep(0.3)
+        delete_topics(client, [doomed])
+        _produce(client, kept, 0, 3, 4)
+        if fail_on_data_loss:
+            with pytest.raises(Exception, match=rf"data loss in {doomed}-0.*failOnDataLoss=false"):
+                q.awaitTermination(60)
+                raise AssertionError("the query should have failed")
+        else:
+            while spark.sql(f"select count(*) from {name}").first()[0] < 9 and time.monotonic() < deadline:
+                time.sleep(0.3)
+            assert q.isActive and q.exception() is None
+            kept_offsets = [r.offset for r in spark.sql(
+                f"select offset from {name} where topic = '{kept}' order by offset").collect()]
+            assert kept_offsets == list(range(7))
+    finally:
+        q.stop()
+
+
+def test_update_mode_is_refused_by_spark(spark, bootstrap, new_topic, tmp_path):
+    """Spark refuses Update mode for Python data source sinks before kafkawire runs (Spark's
+    built-in kafka sink accepts it): documented in the README as a difference."""
+    source = new_topic(1, "s-upd")
+    counts = (_stream(spark, bootstrap, source, startingOffsets="earliest").groupBy("key").count()
+              .selectExpr("key", "cast(`count` as string) as value"))
+    with pytest.raises(Exception, match="does not support Update mode"):
+        q = (counts.writeStream.format("kafkawire").outputMode("update")
+             .option("kafka.bootstrap.servers", bootstrap).option("topic", source)
+             .option("checkpointLocation", str(tmp_path / "u")).trigger(availableNow=True).start())
+        q.awaitTermination(120)
+
+
+@pytest.mark.parametrize("mode", ["complete"])
+def test_sink_output_modes(spark, bootstrap, client, new_topic, tmp_path, mode):
+    source = new_topic(1, "s-agg")
+    target = new_topic(1, "s-agg-out")
+    values = pa.array([b"x"] * 6, pa.binary())
+    keys = pa.array([b"a", b"b", b"a", b"c", b"a", b"b"], pa.binary())
+    Producer(client, ProduceSettings()).send(encode_partitioned(
+        source, keys, values, np.zeros(6, np.int32), ProduceSettings(), 1_700_000_000_000))
+    counts = (_stream(spark, bootstrap, source, startingOffsets="earliest")
+              .groupBy("key").count()
+              .selectExpr("key", "cast(`count` as string) as value"))
+    q = (counts.writeStream.format("kafkawire").outputMode(mode)
+         .option("kafka.bootstrap.servers", bootstrap).option("topic", target)
+         .option("checkpointLocation", str(tmp_path / mode)).trigger(availableNow=True).start())
+    q.awaitTermination(120)
+    assert not q.isActive and q.exception() is None
+    got = (spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+           .option("subscribe", target).load()
+           .selectExpr("cast(key as string) as key", "cast(value as string) as value"))
+    expected = spark.createDataFrame([("a", "3"), ("b", "2"), ("c", "1")], "key string, value string")
+    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
