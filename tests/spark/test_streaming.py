@@ -301,3 +301,59 @@ def test_sink_output_modes(spark, bootstrap, client, new_topic, tmp_path, mode):
            .selectExpr("cast(key as string) as key", "cast(value as string) as value"))
     expected = spark.createDataFrame([("a", "3"), ("b", "2"), ("c", "1")], "key string, value string")
     assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
+
+
+def test_processing_time_query_commits_completed_batches(spark, bootstrap, client, new_topic):
+    topic = new_topic(1, "s-pt-commit")
+    group = f"pt-{uuid.uuid4().hex[:8]}"
+    name = f"pc_{uuid.uuid4().hex[:8]}"
+    q = (_stream(spark, bootstrap, topic, startingOffsets="earliest", commitOffsets="kafka",
+                 **{"kafka.group.id": group})
+         .writeStream.format("memory").queryName(name)
+         .trigger(processingTime="300 milliseconds").start())
+    try:
+        _produce(client, topic, 0, 0, 9)
+        deadline = time.monotonic() + 60
+        while spark.sql(f"select count(*) from {name}").first()[0] < 9 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        # the batch is complete; the next trigger (or Spark's commit()) records its end
+        while time.monotonic() < deadline:
+            consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap,
+                                                 "group.id": group, "enable.auto.commit": False})
+            try:
+                [committed] = consumer.committed([confluent_kafka.TopicPartition(topic, 0)], timeout=20)
+            finally:
+                consumer.close()
+            if committed.offset == 9:
+                break
+            time.sleep(0.3)
+        assert committed.offset == 9
+    finally:
+        q.stop()
+
+
+def test_starting_timestamp_and_min_partitions(spark, bootstrap, client, new_topic):
+    from spark_kafka_wire.source_options import parse_stream_options
+    from spark_kafka_wire.stream_reader import KafkaWireStreamReader
+
+    topic = new_topic(1, "s-ts")
+    values = pa.array([b"v%d" % i for i in range(10)], pa.binary())
+    stamps = np.array([1_600_000_000_000 + 1000 * i for i in range(10)], np.int64)
+    from spark_kafka_wire.client.producer import PendingBatch
+    from spark_kafka_wire.protocol.records import encode_record_batch
+    Producer(client, ProduceSettings()).send([PendingBatch(
+        topic, 0, encode_record_batch(None, values, timestamps=stamps), 10)])
+    name = f"ts_{uuid.uuid4().hex[:8]}"
+    _run_available_now(_stream(spark, bootstrap, topic,
+                               startingTimestamp=str(1_600_000_000_000 + 6500)), name)
+    assert [r.offset for r in spark.sql(f"select offset from {name} order by offset").collect()] == [7, 8, 9]
+    # minPartitions splits a micro-batch's ranges like a batch read's
+    reader = KafkaWireStreamReader(parse_stream_options({
+        "kafka.bootstrap.servers": bootstrap, "subscribe": topic, "startingOffsets": "earliest",
+        "minPartitions": "4"}))
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, reader.getDefaultReadLimit())
+    parts = reader.partitions(start, end)
+    from spark_kafka_wire.planning import OffsetRange, split_ranges
+    assert [p.range for p in parts] == split_ranges([OffsetRange(topic, 0, 0, 10)], 4, None)
+    assert len(parts) == 4 and parts[0].range.start == 0 and parts[-1].range.end == 10
