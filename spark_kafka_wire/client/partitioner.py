@@ -35,7 +35,7 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-from ..protocol.murmur2 import _arrow_parts, murmur2_array
+from ..protocol.murmur2 import _arrow_parts, key_spans, murmur2_array
 
 PARTITIONERS = (
     "murmur2_random", "murmur2", "consistent_random", "consistent", "fnv1a_random", "fnv1a",
@@ -66,14 +66,8 @@ def _bytewise_hash(keys: pa.Array, kind: str) -> np.ndarray:
     byte ``j`` updates the prefix of keys that still have a byte ``j``. The few longest keys
     are finished one by one once fewer than ``_VECTOR_MIN`` remain.
     """
-    keys, offsets, data = _arrow_parts(keys)
+    keys, starts, lengths, data = key_spans(keys)
     n = len(keys)
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
-    if keys.null_count:
-        nulls = keys.is_null().to_numpy(zero_copy_only=False)
-        lengths = np.where(nulls, 0, lengths)
-        starts = np.where(nulls, 0, starts)
     init = 0xFFFFFFFF if kind == "crc32" else _FNV_OFFSET
     h = np.full(n, init, dtype=np.uint32)
     if n and int(lengths.max()) > 0:

@@ -79,6 +79,22 @@ def _arrow_parts(keys: object) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     return keys, offsets.astype(np.int64), data
 
 
+def key_spans(keys: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:
+    """(keys, starts, lengths, data) of a binary/string column for byte-wise hashing.
+
+    Null slots may carry any span; they are given an empty one so that hashing reads nothing
+    out of bounds and hashes them as the empty key.
+    """
+    keys, offsets, data = _arrow_parts(keys)
+    starts = offsets[:-1]
+    lengths = offsets[1:] - starts
+    if keys.null_count:
+        nulls = keys.is_null().to_numpy(zero_copy_only=False)
+        lengths = np.where(nulls, 0, lengths)
+        starts = np.where(nulls, 0, starts)
+    return keys, starts, lengths, data
+
+
 def murmur2_array(keys: pa.BinaryArray | pa.LargeBinaryArray | pa.StringArray) -> np.ndarray:
     """Vectorized :func:`murmur2` over an Arrow column; int32, unspecified for null keys.
 
@@ -86,15 +102,8 @@ def murmur2_array(keys: pa.BinaryArray | pa.LargeBinaryArray | pa.StringArray) -
     keys: keys are ordered by word count (longest first) and word ``j`` updates the prefix of
     keys that still have a word ``j``, a cheap slice instead of a mask.
     """
-    keys, offsets, data = _arrow_parts(keys)
+    keys, starts, lengths, data = key_spans(keys)
     n = len(keys)
-    starts = offsets[:-1]
-    lengths = offsets[1:] - starts
-    if keys.null_count:
-        # Null slots may carry any span; hash them as empty so no read goes out of bounds.
-        nulls = keys.is_null().to_numpy(zero_copy_only=False)
-        lengths = np.where(nulls, 0, lengths)
-        starts = np.where(nulls, 0, starts)
     m = np.uint32(_M)
     h = (np.uint32(_SEED) ^ lengths.astype(np.uint32)).astype(np.uint32)
     if n == 0:
