@@ -29,6 +29,7 @@ lint: $(STAMP)
 
 bench: $(STAMP) check-java
 	$(PY) -m bench.decode
+	$(PY) -m bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

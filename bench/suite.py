@@ -1,0 +1,447 @@
+"""One measurement of the benchmark suite, run in a process of its own so that its peak RSS
+is its own: ``python -m bench.suite '<json spec>'`` prints one JSON line
+``{"rows": n, "seconds": s, "rss_kb": {...}}``. ``bench/__main__.py`` drives it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from spark_kafka_wire.schema import ARROW_SCHEMA
+
+PARTITIONS = 4
+TIMESTAMP_MS = 1_700_000_000_000
+ARROW_BATCH_ROWS = 10_000
+
+
+# ---------------------------------------------------------------- data
+
+def make_columns(n: int, value_size: int, seed: int = 0) -> tuple[pa.Array, pa.Array]:
+    """``n`` rows of 8-byte keys and JSON-like values padded to ``value_size`` bytes (as
+    compressible as typical topics): 10,000 distinct rows, repeated."""
+    rng = np.random.default_rng(seed)
+    distinct = min(n, 10_000)
+    values, keys = [], []
+    for i in range(distinct):
+        v = (b'{"id":%d,"user":"u%05d","amount":%d.%02d,"country":"%s","ok":%s,"note":"'
+             % (i, rng.integers(100_000), rng.integers(10_000), rng.integers(100),
+                [b"DE", b"FR", b"US", b"JP"][int(rng.integers(4))],
+                b"true" if rng.integers(2) else b"false"))
+        v = v + b"x" * max(0, value_size - len(v) - 2) + b'"}'
+        values.append(v[:value_size])
+        keys.append(b"k%07d" % int(rng.integers(10_000_000)))
+    reps = -(-n // distinct)
+    vdata = np.frombuffer(b"".join(values) * reps, np.uint8)[: n * value_size]
+    voff = np.arange(n + 1, dtype=np.int32) * value_size
+    kdata = np.frombuffer(b"".join(keys) * reps, np.uint8)[: n * 8]
+    koff = np.arange(n + 1, dtype=np.int32) * 8
+    return (pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(koff), pa.py_buffer(kdata)]),
+            pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(voff), pa.py_buffer(vdata)]))
+
+
+def produce(bootstrap: str, topic: str, n: int, value_size: int, codec: str = "none") -> None:
+    """Create ``topic`` (4 partitions) and write ``n`` rows round-robin with our producer."""
+    from spark_kafka_wire.client.admin import create_topics
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
+    from spark_kafka_wire.protocol.compression import codec_id
+
+    settings = ProduceSettings(compression=codec_id(codec))
+    step = 200_000
+    keys, values = make_columns(min(n, step), value_size)
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        create_topics(client, [(topic, PARTITIONS)])
+        producer = Producer(client, settings)
+        for lo in range(0, n, step):
+            m = min(step, n - lo)
+            parts = (np.arange(lo, lo + m) % PARTITIONS).astype(np.int32)
+            producer.send(encode_partitioned(topic, keys.slice(0, m), values.slice(0, m), parts,
+                                             settings, TIMESTAMP_MS))
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        got = resolve_offsets(client, {(topic, p): LATEST for p in range(PARTITIONS)})
+    return {p: got[(topic, p)] for p in range(PARTITIONS)}
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    from spark_kafka_wire.client.admin import create_topics
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig
+
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        create_topics(client, [(topic, PARTITIONS)])
+
+
+def delete_topic(bootstrap: str, topic: str) -> None:
+    from spark_kafka_wire.client.admin import delete_topics
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig
+
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        delete_topics(client, [topic])
+
+
+# ---------------------------------------------------------------- scenario 1: client only
+
+def client_kafkawire(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.fetcher import fetch_range
+    from spark_kafka_wire.schema import to_record_batches
+
+    rows = 0
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        for p, end in ends.items():
+            for chunk in fetch_range(client, topic, p, 0, end):
+                for batch in to_record_batches(chunk, topic, p, ARROW_BATCH_ROWS):
+                    rows += batch.num_rows
+    return rows
+
+
+def _confluent_consumer(bootstrap: str):
+    import confluent_kafka
+
+    # A normal fast consumer: big local queue, 1 MiB per partition per fetch, no commits.
+    return confluent_kafka.Consumer({
+        "bootstrap.servers": bootstrap,
+        "group.id": "kafkawire-bench",
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": "earliest",
+        "fetch.min.bytes": 1,
+        "fetch.wait.max.ms": 100,
+        "queued.min.messages": 1_000_000,
+        "queued.max.messages.kbytes": 1 << 20,
+        "max.partition.fetch.bytes": 1 << 20,
+        "fetch.max.bytes": 50 << 20,
+        "enable.partition.eof": False,
+        "check.crcs": False,
+    })
+
+
+def _confluent_batch(msgs: list, topic: str) -> pa.RecordBatch:
+    """The Arrow batch a consumer loop would build: key, value, offset, timestamp (and the
+    rest of kafkawire's schema, so that both sides deliver the same columns)."""
+    n = len(msgs)
+    ts = [m.timestamp() for m in msgs]
+    return pa.RecordBatch.from_arrays([
+        pa.array([m.key() for m in msgs], pa.binary()),
+        pa.array([m.value() for m in msgs], pa.binary()),
+        pa.array([topic] * n, pa.string()),
+        pa.array([m.partition() for m in msgs], pa.int32()),
+        pa.array([m.offset() for m in msgs], pa.int64()),
+        pa.array([t[1] * 1000 for t in ts], pa.timestamp("us", tz="UTC")),
+        pa.array([t[0] - 1 for t in ts], pa.int32()),
+    ], schema=ARROW_SCHEMA)
+
+
+def client_confluent(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+    import confluent_kafka
+
+    consumer = _confluent_consumer(bootstrap)
+    consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in ends])
+    total, rows = sum(ends.values()), 0
+    try:
+        while rows < total:
+            msgs = consumer.consume(num_messages=ARROW_BATCH_ROWS, timeout=1.0)
+            for m in msgs:
+                if m.error():
+                    raise RuntimeError(m.error())
+            if msgs:
+                rows += _confluent_batch(msgs, topic).num_rows
+    finally:
+        consumer.close()
+    return rows
+
+
+def client_kafka_python(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+    import kafka
+
+    consumer = kafka.KafkaConsumer(
+        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
+        max_partition_fetch_bytes=1 << 20, fetch_max_bytes=50 << 20, fetch_max_wait_ms=100,
+        check_crcs=False, max_poll_records=ARROW_BATCH_ROWS)
+    tps = [kafka.TopicPartition(topic, p) for p in ends]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+    total, rows = sum(ends.values()), 0
+    try:
+        while rows < total:
+            got = consumer.poll(timeout_ms=1000, max_records=ARROW_BATCH_ROWS)
+            msgs = [m for recs in got.values() for m in recs]
+            if not msgs:
+                continue
+            n = len(msgs)
+            batch = pa.RecordBatch.from_arrays([
+                pa.array([m.key for m in msgs], pa.binary()),
+                pa.array([m.value for m in msgs], pa.binary()),
+                pa.array([topic] * n, pa.string()),
+                pa.array([m.partition for m in msgs], pa.int32()),
+                pa.array([m.offset for m in msgs], pa.int64()),
+                pa.array([m.timestamp * 1000 for m in msgs], pa.timestamp("us", tz="UTC")),
+                pa.array([m.timestamp_type for m in msgs], pa.int32()),
+            ], schema=ARROW_SCHEMA)
+            rows += batch.num_rows
+    finally:
+        consumer.close()
+    return rows
+
+
+# baseOffset (q), batchLength (i) at 0; lastOffsetDelta (i) at 23
+_BASE_LEN = struct.Struct(">qi")
+_LAST_DELTA = struct.Struct(">i")
+
+
+def client_limit(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+    """The same Fetch requests as kafkawire (1 MiB per partition per request), walking only
+    the record batch headers to count records: the protocol layer and the broker, no decoding."""
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.protocol.messages import FETCH
+
+    rows = 0
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        for p, end in ends.items():
+            offset = 0
+            conn = client.leader_connection(topic, p)
+            while offset < end:
+                resp = conn.request(FETCH, {
+                    "max_wait_ms": 500, "min_bytes": 1, "max_bytes": 50 << 20,
+                    "isolation_level": 0,
+                    "topics": [{"topic": topic, "partitions": [
+                        {"partition": p, "fetch_offset": offset,
+                         "partition_max_bytes": 1 << 20}]}],
+                })
+                data = resp["responses"][0]["partitions"][0]["records"]
+                view = memoryview(data or b"")
+                pos, size = 0, len(view)
+                while size - pos >= 61:
+                    base, length = _BASE_LEN.unpack_from(view, pos)
+                    if pos + 12 + length > size:
+                        break
+                    last = base + _LAST_DELTA.unpack_from(view, pos + 23)[0]
+                    if last >= offset:
+                        rows += min(last, end - 1) - max(base, offset) + 1
+                        offset = last + 1
+                    pos += 12 + length
+    return rows
+
+
+CLIENT = {"kafkawire": client_kafkawire, "confluent": client_confluent,
+          "kafka-python": client_kafka_python, "limit": client_limit}
+
+
+# ---------------------------------------------------------------- Spark
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        for c in children.get(pid, ()):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def _hwm_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def spark_rss() -> dict[str, int]:
+    """Peak RSS (KiB) of this driver, of the JVM and of the largest Python worker alive."""
+    jvm, workers = 0, [0]
+    for pid in _descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read()
+        except OSError:
+            continue
+        if b"java" in cmd.split(b"\0")[0]:
+            jvm = max(jvm, _hwm_kb(pid))
+        elif b"pyspark" in cmd or b"python" in cmd:
+            workers.append(_hwm_kb(pid))
+    return {"driver": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "jvm": jvm,
+            "worker": max(workers)}
+
+
+def _session():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
+    from pyspark.sql import SparkSession
+
+    from spark_kafka_wire import KafkaWireDataSource
+
+    from .limit_source import LimitDataSource
+
+    spark = (SparkSession.builder.master("local[2]").appName("kafkawire-bench")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.driver.memory", "2g")
+             .config("spark.python.worker.reuse", "true")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.dataSource.register(KafkaWireDataSource)
+    spark.dataSource.register(LimitDataSource)
+    return spark
+
+
+def _confluent_read_partitions(bootstrap: str, topic: str):
+    def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import confluent_kafka
+
+        for b in batches:
+            for p, start, end in zip(*(b.column(i).to_pylist() for i in range(3)), strict=True):
+                consumer = _confluent_consumer(bootstrap)
+                consumer.assign([confluent_kafka.TopicPartition(topic, p, start)])
+                offset = start
+                try:
+                    while offset < end:
+                        msgs = consumer.consume(num_messages=ARROW_BATCH_ROWS, timeout=1.0)
+                        msgs = [m for m in msgs if m.error() is None and m.offset() < end]
+                        if msgs:
+                            offset = msgs[-1].offset() + 1
+                            yield _confluent_batch(msgs, topic)
+                finally:
+                    consumer.close()
+    return read
+
+
+def _confluent_write_partitions(bootstrap: str, topic: str):
+    def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        import confluent_kafka
+
+        producer = confluent_kafka.Producer({
+            "bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 512 << 10,
+            "compression.type": "none", "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1 << 20, "acks": "all"})
+        n = 0
+        for b in batches:
+            keys = b.column(0).to_pylist()
+            values = b.column(1).to_pylist()
+            for k, v in zip(keys, values, strict=True):
+                while True:
+                    try:
+                        producer.produce(topic, v, k)
+                        break
+                    except BufferError:
+                        producer.poll(0.01)
+            producer.poll(0)
+            n += b.num_rows
+        if producer.flush(60) != 0:
+            raise RuntimeError("confluent producer did not deliver everything")
+        yield pa.RecordBatch.from_arrays([pa.array([n], pa.int64())], names=["n"])
+    return write
+
+
+def _source_df(spark, n: int, value_size: int):
+    from pyspark.sql import functions as F
+
+    value = F.concat(F.lit('{"id":'), F.col("id").cast("string"), F.lit(',"note":"'))
+    return spark.range(0, n, 1, PARTITIONS).select(
+        F.format_string("k%07d", F.col("id") % 10_000_000).cast("binary").alias("key"),
+        F.rpad(value, value_size, "x").cast("binary").alias("value"))
+
+
+def spark_run(spec: dict) -> dict:
+    spark = _session()
+    bootstrap, impl, kind = spec["bootstrap"], spec["impl"], spec["kind"]
+    times = []
+    try:
+        for attempt in range(spec.get("runs", 2)):
+            if kind == "read":
+                topic, ends = spec["topic"], {int(k): v for k, v in spec["ends"].items()}
+                if impl == "kafkawire":
+                    df = (spark.read.format("kafkawire")
+                          .option("kafka.bootstrap.servers", bootstrap)
+                          .option("subscribe", topic).load())
+                elif impl == "confluent":
+                    plan = spark.sparkContext.parallelize(
+                        [(p, 0, e) for p, e in ends.items()], len(ends)
+                    ).toDF("partition int, start long, end long")
+                    from spark_kafka_wire.schema import KAFKA_SCHEMA
+                    df = plan.mapInArrow(_confluent_read_partitions(bootstrap, topic),
+                                         KAFKA_SCHEMA)
+                else:
+                    df = (spark.read.format("benchlimit").option("rows", sum(ends.values()))
+                          .option("valueSize", spec["value_size"])
+                          .option("partitions", len(ends)).load())
+                t0 = time.perf_counter()
+                df.write.format("noop").mode("overwrite").save()
+            else:
+                topic = f"{spec['topic']}-{attempt}"
+                create_topic(bootstrap, topic)
+                df = _source_df(spark, spec["rows"], spec["value_size"])
+                t0 = time.perf_counter()
+                if impl == "kafkawire":
+                    (df.write.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+                     .option("topic", topic).mode("append").save())
+                else:
+                    df.mapInArrow(_confluent_write_partitions(bootstrap, topic), "n long") \
+                        .write.format("noop").mode("overwrite").save()
+            times.append(time.perf_counter() - t0)
+            if kind == "write":
+                written = sum(end_offsets(bootstrap, topic).values())
+                assert written == spec["rows"], (written, spec["rows"])
+                delete_topic(bootstrap, topic)
+        rss = spark_rss()
+    finally:
+        spark.stop()
+    rows = spec["rows"] if kind == "write" else sum(spec["ends"].values())
+    return {"rows": rows, "seconds": min(times), "all_seconds": times, "rss_kb": rss}
+
+
+def client_run(spec: dict) -> dict:
+    fn: Callable[[str, str, dict[int, int]], int] = CLIENT[spec["impl"]]
+    ends = {int(k): v for k, v in spec["ends"].items()}
+    t0 = time.perf_counter()
+    rows = fn(spec["bootstrap"], spec["topic"], ends)
+    seconds = time.perf_counter() - t0
+    assert rows == sum(ends.values()), (spec["impl"], rows, sum(ends.values()))
+    return {"rows": rows, "seconds": seconds,
+            "rss_kb": {"process": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}
+
+
+def main() -> None:
+    spec = json.loads(sys.argv[1])
+    result = spark_run(spec) if spec["kind"] in ("read", "write") else client_run(spec)
+    print("BENCH-RESULT " + json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()
