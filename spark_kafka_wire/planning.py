@@ -84,14 +84,18 @@ def _is_internal(name: str, is_internal: bool) -> bool:
     return is_internal or name.startswith("__")
 
 
-def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "subscribed"
-                     ) -> list[TopicPartition]:
-    """Every partition of ``topics``, which must all exist; internal topics are left out."""
+def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "subscribed",
+                     missing_ok: bool = False) -> list[TopicPartition]:
+    """Every partition of ``topics``; internal topics are left out. A topic that does not exist
+    is an error, or with ``missing_ok`` simply has no partitions (a running stream: its
+    vanished partitions then follow failOnDataLoss)."""
     md = client.fetch_metadata(topics)
     tps: list[TopicPartition] = []
     for topic in topics:
         info = md.topics.get(topic)
         if info is None or info.error_code:
+            if missing_ok:
+                continue
             raise error_for_code(
                 info.error_code if info else 3, topic=topic, context="Metadata",
                 message=f"the {word} topic does not exist (or is not visible to this client)",
@@ -103,10 +107,11 @@ def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "
     return tps
 
 
-def assigned_partitions(client: KafkaClient, strategy: Strategy) -> list[TopicPartition]:
-    """The topic-partitions a strategy reads, sorted."""
+def assigned_partitions(client: KafkaClient, strategy: Strategy, missing_ok: bool = False
+                        ) -> list[TopicPartition]:
+    """The topic-partitions a strategy reads, sorted (``missing_ok``: see topic_partitions)."""
     if isinstance(strategy, Subscribe):
-        return sorted(topic_partitions(client, strategy.topics))
+        return sorted(topic_partitions(client, strategy.topics, missing_ok=missing_ok))
     if isinstance(strategy, SubscribePattern):
         regex = strategy.regex
         md = client.fetch_metadata(None)
@@ -120,7 +125,7 @@ def assigned_partitions(client: KafkaClient, strategy: Strategy) -> list[TopicPa
                         strategy.pattern)
         return sorted((n, p) for n in names for p in md.topics[n].partitions)
     assert isinstance(strategy, Assign)
-    existing = set(topic_partitions(client, strategy.topics, strategy.word))
+    existing = set(topic_partitions(client, strategy.topics, strategy.word, missing_ok))
     gone = [tp for tp in strategy.partitions if tp not in existing]
     if gone:
         log.warning("assigned partitions that do not exist are not read: %s",

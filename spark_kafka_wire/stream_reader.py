@@ -42,7 +42,7 @@ from .planning import (
 )
 from .protocol.errors import error_for_code
 from .reader import read_partition
-from .source_options import GroupStart, StreamOptions, Subscribe
+from .source_options import GroupStart, StreamOptions
 from .stream_limits import hold_back, rate_limit
 
 log = logging.getLogger(__name__)
@@ -80,13 +80,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _partitions_now(self, client: KafkaClient, started: bool = True) -> list[TopicPartition]:
         """The partitions read now. Once the query runs, a subscribed topic that disappeared is
         not an error here: its partitions vanish and failOnDataLoss decides (as in Spark)."""
-        strategy = self.options.source.strategy
-        if started and isinstance(strategy, Subscribe):
-            md = client.fetch_metadata(strategy.topics)
-            return sorted((t, p) for t in strategy.topics
-                          if (info := md.topics.get(t)) is not None and not info.error_code
-                          and not info.is_internal for p in info.partitions)
-        return assigned_partitions(client, strategy)
+        return assigned_partitions(client, self.options.source.strategy, missing_ok=started)
 
     def _latest_offsets(self, client: KafkaClient, tps: list[TopicPartition]) -> Offsets:
         return resolve_offsets(client, {tp: LATEST for tp in tps},

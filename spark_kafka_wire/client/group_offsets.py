@@ -9,13 +9,13 @@ broker; from v1 the coordinator found with FindCoordinator keeps them in Kafka.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
 from ..protocol.errors import KafkaError, RetriableError, check_error, error_for_code
 from ..protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 from .cluster import KafkaClient
 from .connection import BrokerConnection
+from .offsets import by_topic
 
 TopicPartition = tuple[str, int]
 GROUP_KEY_TYPE = 0
@@ -43,13 +43,6 @@ def find_coordinator(client: KafkaClient, group: str) -> BrokerConnection:
     if code:
         _check(code, group, None, None, conn, "FindCoordinator")
     return client.broker(answer["node_id"])  # a cluster member: metadata knows its address
-
-
-def _nest(items: Iterable[TopicPartition]) -> dict[str, list[int]]:
-    out: dict[str, list[int]] = defaultdict(list)
-    for t, p in sorted(items):
-        out[t].append(p)
-    return out
 
 
 def _group_connection(client: KafkaClient, group: str, version_probe: BrokerConnection | None = None) -> tuple[BrokerConnection, int]:
@@ -81,7 +74,7 @@ def commit_offsets(
                     {"partition_index": p, "committed_offset": offsets[(t, p)],
                      "commit_timestamp": -1, "committed_metadata": metadata}
                     for p in parts]}
-                for t, parts in _nest(offsets).items()
+                for t, parts in by_topic(offsets).items()
             ],
         }
         resp = conn.request(OFFSET_COMMIT, body, version)
@@ -105,7 +98,7 @@ def fetch_committed(
         version = conn.version(OFFSET_FETCH)
         if commit_version == 0:
             version = 0  # the v0 pair is ZooKeeper-backed on 0.8.1: keep them together
-        topics = [{"name": t, "partition_indexes": parts} for t, parts in _nest(wanted).items()]
+        topics = [{"name": t, "partition_indexes": parts} for t, parts in by_topic(wanted).items()]
         if version >= 8:
             resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}]}, version)
             groups = [g for g in resp["groups"] if g["group_id"] == group]

@@ -46,7 +46,8 @@ def _by_leader(client: KafkaClient, tps: Iterable[TopicPartition]) -> dict[int, 
     return groups
 
 
-def _nest(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
+    """Partitions grouped by topic, sorted, as requests nest them."""
     out: dict[str, list[int]] = defaultdict(list)
     for t, p in sorted(tps):
         out[t].append(p)
@@ -58,7 +59,7 @@ def _per_leader(
 ) -> Iterator[tuple[BrokerConnection, dict[str, list[int]]]]:
     """The partitions grouped by leader, with a connection to each leader."""
     for leader, group in _by_leader(client, tps).items():
-        yield client.broker(leader), _nest(group)
+        yield client.broker(leader), by_topic(group)
 
 
 def list_offsets(

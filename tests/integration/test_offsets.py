@@ -29,6 +29,8 @@ from spark_kafka_wire.client.offsets import (
 )
 from spark_kafka_wire.protocol.errors import UnsupportedVersionError
 
+from ..transactions import committed_aborted_committed, committed_then_open
+
 pytestmark = pytest.mark.broker
 
 B = 1_600_000_000_000  # CreateTime base: long before the broker's own clock
@@ -111,23 +113,9 @@ def test_timestamp_lookup_needs_list_offsets_v1(legacy_broker) -> None:
         offsets_for_times(c, {("old", 0): 1})
 
 
-def _transactional(bootstrap: str) -> ck.Producer:
-    p = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": uuid.uuid4().hex,
-                     "log_level": 0})
-    p.init_transactions(20)
-    return p
-
-
 def test_latest_under_read_committed_is_the_last_stable_offset(bootstrap, client, new_topic):
     topic = new_topic(1, "lso")
-    p = _transactional(bootstrap)
-    p.begin_transaction()
-    for i in range(3):
-        p.produce(topic, value=b"c%d" % i, partition=0)
-    p.commit_transaction(20)
-    p.begin_transaction()
-    p.produce(topic, value=b"open", partition=0)
-    p.flush(20)
+    p = committed_then_open(bootstrap, topic)
     try:
         tp = (topic, 0)
         # 3 records + the commit marker; the open transaction's record is at offset 4.
@@ -147,13 +135,7 @@ def test_read_committed_never_returns_aborted_records(bootstrap, client, new_top
     A broker that leaves them out (Tansu does) cannot be corrected here, but the reader notices
     the abort marker and fails instead of returning the aborted records."""
     topic = new_topic(1, "aborted")
-    p = _transactional(bootstrap)
-    for values, commit in (([b"c0", b"c1"], True), ([b"a0", b"a1"], False), ([b"c2"], True)):
-        p.begin_transaction()
-        for v in values:
-            p.produce(topic, value=v, partition=0)
-        p.flush(20)
-        p.commit_transaction(20) if commit else p.abort_transaction(20)
+    committed_aborted_committed(bootstrap, topic)
     tp = (topic, 0)
     end = resolve_offsets(client, {tp: LATEST}, READ_COMMITTED)[tp]
     assert end == 8  # 5 records, 3 markers

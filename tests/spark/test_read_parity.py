@@ -21,6 +21,8 @@ from spark_kafka_wire.planning import OffsetRange, split_ranges
 from spark_kafka_wire.protocol.messages import DELETE_RECORDS
 from spark_kafka_wire.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
 
+from ..transactions import committed_aborted_committed, committed_then_open
+
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
 B = 1_600_000_000_000  # CreateTime base, far from the broker's clock
@@ -330,23 +332,9 @@ def test_headers_column(spark, bootstrap, new_topic):
 # ------------------------------------------------------------------------ isolation level
 
 
-def transactional(bootstrap: str) -> ck.Producer:
-    p = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": uuid.uuid4().hex,
-                     "log_level": 0})
-    p.init_transactions(20)
-    return p
-
-
 def test_read_committed_stops_at_the_last_stable_offset(spark, bootstrap, client, new_topic):
     topic = new_topic(1, "lso")
-    p = transactional(bootstrap)
-    p.begin_transaction()
-    for i in range(3):
-        p.produce(topic, value=b"c%d" % i, partition=0)
-    p.commit_transaction(20)
-    p.begin_transaction()
-    p.produce(topic, value=b"open", partition=0)
-    p.flush(20)
+    p = committed_then_open(bootstrap, topic)
     try:
         committed = load(spark, bootstrap, subscribe=topic,
                          **{"kafka.isolation.level": "read_committed"})
@@ -362,13 +350,7 @@ def test_read_committed_never_returns_aborted_records(spark, bootstrap, client, 
     """A broker lists aborted transactions in its Fetch answers and they are dropped; Tansu
     lists none, and then the read fails instead of returning aborted records."""
     topic = new_topic(1, "aborted")
-    p = transactional(bootstrap)
-    for values, commit in (([b"c0", b"c1"], True), ([b"a0", b"a1"], False), ([b"c2"], True)):
-        p.begin_transaction()
-        for v in values:
-            p.produce(topic, value=v, partition=0)
-        p.flush(20)
-        p.commit_transaction(20) if commit else p.abort_transaction(20)
+    committed_aborted_committed(bootstrap, topic)
     assert resolve_offsets(client, {(topic, 0): LATEST}, READ_COMMITTED) == {(topic, 0): 8}
     df = load(spark, bootstrap, subscribe=topic, **{"kafka.isolation.level": "read_committed"})
     try:
