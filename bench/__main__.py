@@ -10,8 +10,8 @@ in a fresh process (``bench.suite``) so that its peak RSS is its own.
 Scenarios:
   client/<codec>  one process, no Spark: kafkawire's fetch_range + to_record_batches vs a
                   confluent-kafka Consumer building Arrow batches (consume(10000)); the other
-                  peer is kafka-python; limit = the same Fetch requests walking only batch
-                  headers. Timed once (no JVM to warm).
+                  peer is kafka-python; limit = the same Fetch requests, pipelined the same
+                  way, walking only batch headers. Best of 5 passes in one process each.
   spark-read      Spark local[2], read -> noop: kafkawire vs confluent-kafka inside mapInArrow
                   (one task per partition); limit = a Python data source yielding prebuilt
                   Arrow batches of the same schema and size. Best of 2 runs in one session.
@@ -173,7 +173,7 @@ def print_table(table: list) -> None:
               f"{rss_text(peer) if peer else '-'} | {rss_text(limit) if limit else '-'}")
     print()
     print("rows/s: rows delivered / wall seconds of the read or write (Spark: job start "
-          "included, best of 2 runs in one session; client: one run). Peak RSS MB: client rows = "
+          "included, best of 2 runs in one session; client: best of 5 passes). Peak RSS MB: client rows = "
           "the measuring process (ru_maxrss); Spark rows = w largest Python worker alive at the "
           "end (VmHWM) / d driver Python (ru_maxrss) / jvm (VmHWM).")
 

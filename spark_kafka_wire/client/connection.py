@@ -41,6 +41,7 @@ class InFlight:
     version: int
     expect_response: bool
     generation: int = 0  # the connection's generation when sent (it changes on close)
+    abandoned: bool = False  # nobody will read the answer: the next receive() drops it
 
 
 _CID = struct.Struct(">i")
@@ -243,17 +244,13 @@ class BrokerConnection:
             raise BrokerConnectionError(
                 self.name, f"the connection closed before the {spec.name} response arrived"
             )
+        while self._in_flight and self._in_flight[0] is not inflight \
+                and self._in_flight[0].abandoned:
+            self._next_answer(self._in_flight[0])
+            self._in_flight.popleft()
         if not self._in_flight or self._in_flight[0] is not inflight:
             raise RuntimeError("responses must be received in the order requests were sent")
-        while True:
-            frame = self._read_frame(spec.name)
-            if len(frame) >= 4 and self._unanswered_set:
-                (cid,) = _CID.unpack_from(frame, 0)
-                if cid in self._unanswered_set and cid != inflight.correlation_id:
-                    self._unanswered_set.discard(cid)  # an answer nobody asked for (acks=0)
-                    self.unsolicited_dropped += 1
-                    continue
-            break
+        frame = self._next_answer(inflight)
         self._in_flight.popleft()
         try:
             cid, body = framing.split_response(spec, version, frame)
@@ -273,6 +270,27 @@ class BrokerConnection:
             return spec.decode_response(version, body)
         except ProtocolError as exc:
             raise ProtocolError(exc.reason, broker=self.name) from None
+
+    def _next_answer(self, inflight: InFlight) -> memoryview:
+        """The next frame, skipping answers to requests sent as expecting none (acks=0)."""
+        while True:
+            frame = self._read_frame(inflight.spec.name)
+            if len(frame) >= 4 and self._unanswered_set:
+                (cid,) = _CID.unpack_from(frame, 0)
+                if cid in self._unanswered_set and cid != inflight.correlation_id:
+                    self._unanswered_set.discard(cid)  # an answer nobody asked for (acks=0)
+                    self.unsolicited_dropped += 1
+                    continue
+            return frame
+
+    def abandon(self, inflight: InFlight) -> None:
+        """Give up on reading the answer to ``inflight`` without blocking now.
+
+        A reader that sent a request ahead (a prefetch) and then stops, or needs another one,
+        abandons it; the connection reads and drops that answer before the next one it is
+        asked for, so the connection stays usable by other readers of the same worker.
+        """
+        inflight.abandoned = True
 
     def request(self, spec: ApiSpec, body: dict[str, Any], version: int | None = None) -> dict[str, Any]:
         return self.receive(self.send(spec, body, version))

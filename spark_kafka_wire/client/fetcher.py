@@ -18,11 +18,12 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..protocol.errors import (
     ERRORS,
+    KafkaWireError,
     OffsetOutOfRangeError,
     ProtocolError,
     UnknownTopicOrPartitionError,
@@ -37,8 +38,10 @@ from ..protocol.records import (
     DecodedRecords,
     _control_type,
     decode_record_batches,
+    next_batch_offset,
 )
 from .cluster import KafkaClient
+from .connection import BrokerConnection, InFlight
 
 log = logging.getLogger(__name__)
 
@@ -103,16 +106,27 @@ class _Answer:
     aborted: list[tuple[int, int]] | None
 
 
-def _fetch_once(
+@dataclass
+class _Sent:
+    """A Fetch sent and not read yet: the one in flight while the previous answer decodes."""
+    conn: BrokerConnection
+    inflight: InFlight
+    offset: int
+    max_bytes: int
+
+
+def _send_fetch(
     client: KafkaClient, topic: str, partition: int, offset: int, max_bytes: int, s: FetchSettings
-) -> _Answer:
+) -> _Sent:
     conn = client.leader_connection(topic, partition)
-    resp = conn.request(
+    inflight = conn.send(
         FETCH,
         {
             "max_wait_ms": s.max_wait_ms,
             "min_bytes": s.min_bytes,
-            "max_bytes": max(s.fetch_max_bytes, max_bytes),
+            # One partition per request: its budget is the request's too. (Same answer from
+            # Kafka; Tansu ignores the partition budget and honours only this one.)
+            "max_bytes": max_bytes,
             "isolation_level": s.isolation_level,
             "topics": [
                 {
@@ -124,6 +138,12 @@ def _fetch_once(
             ],
         },
     )
+    return _Sent(conn, inflight, offset, max_bytes)
+
+
+def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _Answer:
+    conn, offset = sent.conn, sent.offset
+    resp = conn.receive(sent.inflight)
     check_error(resp["error_code"], topic=topic, partition=partition, broker=conn.name, context="Fetch")
     for t in resp["responses"]:
         if t["topic"] != topic:
@@ -230,11 +250,37 @@ def fetch_range(
 ) -> Iterator[DecodedRecords]:
     """Yield the records with start <= offset < end, one decoded chunk per Fetch.
 
-    Memory is bounded by the fetch size: a chunk is yielded before the next Fetch is sent.
+    The next Fetch is sent before an answer is decoded (its offset is read from the batch
+    headers), so the broker serves it while this process decodes and the caller consumes the
+    chunk. Memory is bounded by two fetches: the answer being decoded and the one in flight.
     Offsets of the range that the log no longer holds are data loss (see the module docstring).
     """
+    pending: list[_Sent] = []  # at most one Fetch sent ahead
+
+    def attempt(offset: int, max_bytes: int) -> _Answer:
+        if pending:
+            sent = pending.pop()
+            if sent.offset == offset and sent.max_bytes == max_bytes:
+                return _read_answer(sent, topic, partition, settings)
+            sent.conn.abandon(sent.inflight)
+        return _read_answer(_send_fetch(client, topic, partition, offset, max_bytes, settings),
+                            topic, partition, settings)
+
+    try:
+        yield from _fetch_chunks(client, topic, partition, start, end, settings,
+                                 fail_on_data_loss, attempt, pending)
+    finally:
+        for sent in pending:  # the caller stopped early: nobody reads the answer ahead
+            sent.conn.abandon(sent.inflight)
+
+
+def _fetch_chunks(
+    client: KafkaClient, topic: str, partition: int, start: int, end: int,
+    settings: FetchSettings, fail_on_data_loss: bool,
+    attempt: Callable[[int, int], _Answer], pending: list[_Sent],
+) -> Iterator[DecodedRecords]:
     offset = start
-    max_bytes = settings.max_partition_fetch_bytes
+    max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
     empty = 0
     disappeared = 0
     committed = _CommittedCheck(topic, partition, start, end) if settings.isolation_level == 1 \
@@ -242,7 +288,7 @@ def fetch_range(
     while offset < end:
         try:
             answer = client.retry(
-                lambda o=offset, m=max_bytes: _fetch_once(client, topic, partition, o, m, settings),
+                lambda o=offset, m=max_bytes: attempt(o, m),
                 f"Fetch {topic}-{partition} at offset {offset}",
             )
         except UnknownTopicOrPartitionError as exc:
@@ -281,6 +327,12 @@ def fetch_range(
                     return
             continue
         data = answer.records
+        ahead = next_batch_offset(data)
+        if ahead is not None and offset < ahead < end:
+            try:
+                pending.append(_send_fetch(client, topic, partition, ahead, max_bytes, settings))
+            except KafkaWireError:
+                pass  # not sent ahead: the next attempt sends it, under the retry rule
         decoded = decode_record_batches(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,

@@ -274,6 +274,10 @@ class ApiSpec:
     def encode_request(self, version: int, body: dict[str, Any]) -> bytes:
         return self._encode("request", version, body)
 
+    def encode_request_into(self, w: Writer, version: int, body: dict[str, Any]) -> None:
+        """Append the request body to ``w`` (a frame's writer: no intermediate copy)."""
+        self._codec("request", version)[0](w, body)
+
     def decode_request(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
         return self._decode("request", version, data)
 

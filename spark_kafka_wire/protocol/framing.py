@@ -32,8 +32,8 @@ def response_header_version(spec: ApiSpec, version: int) -> int:
 
 def encode_request(
     spec: ApiSpec, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
-) -> bytes:
-    """A complete size-prefixed request frame."""
+) -> bytearray:
+    """A complete size-prefixed request frame (record data is copied into it once)."""
     w = Writer()
     w.int32(0)  # size placeholder
     w.int16(spec.key)
@@ -42,9 +42,9 @@ def encode_request(
     w.nullable_string(client_id)
     if request_header_version(spec, version) >= 2:
         w.uvarint(0)  # no tagged fields
-    w.raw(spec.encode_request(version, body))
+    spec.encode_request_into(w, version, body)
     _SIZE.pack_into(w.buf, 0, len(w.buf) - 4)
-    return bytes(w.buf)
+    return w.buf
 
 
 def decode_request_header(frame: bytes | memoryview) -> tuple[int, int, int, str | None, int]:

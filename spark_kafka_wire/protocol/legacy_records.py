@@ -37,9 +37,9 @@ from .errors import CorruptRecordError, ProtocolError
 from .records import (
     DecodedRecords,
     _decompress_batch,
+    _join_rows,
     _key_value_columns,
     _peek_magic,
-    _scatter_spans,
     _spans_to_binary,
     _timestamp_column,
 )
@@ -327,21 +327,24 @@ def _build_messages(offsets: np.ndarray, attrs: np.ndarray, ts: np.ndarray | Non
     k_bytes = np.maximum(k_len, 0)
     v_bytes = np.maximum(v_len, 0)
     total = head + 4 + k_bytes + 4 + v_bytes
-    start = np.zeros(len(total), np.int64)
-    np.cumsum(total[:-1], out=start[1:])
-    out = np.zeros(int(start[-1] + total[-1]), np.uint8)
-    _put_be(out, start, offsets, ">i8")
-    _put_be(out, start + 8, total - _LOG_OVERHEAD, ">i4")
-    out[start + _MAGIC_POS] = magic
-    out[start + _ATTR_POS] = attrs
+    n = len(total)
+    # Fixed-width parts as rows of a table, then joined with the keys and values row by row.
+    lead = np.zeros((n, head + 4), np.uint8)
+    rows = np.arange(n, dtype=np.int64) * (head + 4)
+    flat = lead.reshape(-1)
+    _put_be(flat, rows, offsets, ">i8")
+    _put_be(flat, rows + 8, total - _LOG_OVERHEAD, ">i4")
+    lead[:, _MAGIC_POS] = magic
+    lead[:, _ATTR_POS] = attrs
     if magic:
-        _put_be(out, start + 18, ts, ">i8")
-    p = start + head
-    _put_be(out, p, k_len, ">i4")
-    _scatter_spans(out, p + 4, k_bytes, k_data)
-    p = p + 4 + k_bytes
-    _put_be(out, p, v_len, ">i4")
-    _scatter_spans(out, p + 4, v_bytes, v_data)
+        _put_be(flat, rows + 18, ts, ">i8")
+    _put_be(flat, rows + head, k_len, ">i4")
+    v_len_be = np.ascontiguousarray(v_len.astype(">i4")).view(np.uint8)
+    out = np.frombuffer(_join_rows([
+        (np.full(n, head + 4), flat), (k_bytes, k_data), (np.full(n, 4), v_len_be),
+        (v_bytes, v_data)]), np.uint8).copy()
+    start = np.zeros(n, np.int64)
+    np.cumsum(total[:-1], out=start[1:])
     mv = memoryview(out)
     crcs = [zlib.crc32(mv[a:b]) for a, b in zip((start + _MAGIC_POS).tolist(),
                                                   (start + total).tolist(), strict=True)]

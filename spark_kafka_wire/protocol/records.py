@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from crc32c import crc32c
 
 from .compression import (
@@ -55,6 +56,7 @@ __all__ = [
     "DecodedRecords",
     "decode_record_batches",
     "encode_message_set",
+    "next_batch_offset",
     "encode_record_batch",
 ]
 
@@ -322,19 +324,39 @@ def _spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> p
     return view_array.cast(pa.binary())
 
 
-def _scatter_spans(out: np.ndarray, dest: np.ndarray, lens: np.ndarray, src: np.ndarray) -> None:
-    """Write the concatenated spans ``src`` to ``out[dest[i]:dest[i]+lens[i]]``."""
-    total = len(src)
+_NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
+
+
+def _join_rows(pieces: Sequence[tuple[np.ndarray, np.ndarray]]) -> memoryview:
+    """Row by row, the i-th span of every piece in order; all rows back to back.
+
+    A piece is (lengths >= 0, its spans' bytes back to back). Arrow's element-wise binary
+    join copies each span once in C++; a byte index per output byte, as numpy would need,
+    costs several times more (it was the encoder's main cost).
+    """
+    n = len(pieces[0][0])
+    arrays = []
+    total = 0
+    for lens, data in pieces:
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        total += int(offsets[-1])
+        arrays.append(pa.Array.from_buffers(
+            pa.large_binary(), n,
+            [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))]))
     if total == 0:
-        return
-    nz = lens > 0
-    if not nz.all():
-        dest, lens = dest[nz], lens[nz]
-    first = np.zeros(len(lens), np.int64)
-    np.cumsum(lens[:-1], out=first[1:])
-    idx = np.repeat(dest - first, lens)
-    idx += np.arange(total, dtype=np.int64)
-    out[idx] = src
+        return memoryview(b"")
+    joined = pc.binary_join_element_wise(*arrays, _NO_SEPARATOR)
+    return memoryview(joined.buffers()[2])[:total]
+
+
+def _varint_piece(z: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A ``_join_rows`` piece holding one varint per row."""
+    start = np.zeros(len(size), np.int64)
+    np.cumsum(size[:-1], out=start[1:])
+    out = np.zeros(int(size.sum()), np.uint8)
+    _put_varints(out, start, z, size)
+    return size, out
 
 
 # ---------------------------------------------------------------------------------- decode
@@ -373,6 +395,36 @@ def _parse_headers(buf: Any, p: int, end: int, count: int) -> list[tuple[str, by
     if p != end:
         raise _Malformed(f"{end - p} unread bytes after the headers of a record")
     return out
+
+
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_POS = 23
+
+
+def next_batch_offset(data: bytes | memoryview | None) -> int | None:
+    """The offset after the last complete record batch of ``data``, from headers alone.
+
+    What ``decode_record_batches`` will report as ``next_offset`` for well-formed v2 data,
+    known before decoding, so a reader can ask for the next bytes while it decodes these.
+    None when there is no complete batch, or any entry is not a v2 batch (legacy message
+    sets are not walked: their readers simply do not fetch ahead); nothing is validated.
+    """
+    if not data:
+        return None
+    view = memoryview(data)
+    pos, n, after = 0, len(view), None
+    while n - pos >= _LOG_OVERHEAD:
+        base, length = _OFFSET_LENGTH.unpack_from(view, pos)
+        end = pos + _LOG_OVERHEAD + length
+        if end > n or length <= _MAGIC_POS - _LOG_OVERHEAD:
+            break
+        if view[pos + _MAGIC_POS] != 2:
+            return None
+        if length < _MIN_BATCH_LENGTH:
+            break
+        after = base + _LAST_OFFSET_DELTA.unpack_from(view, pos + _LAST_OFFSET_DELTA_POS)[0] + 1
+        pos = end
+    return after
 
 
 def _peek_magic(view: memoryview, pos: int, n: int, where: dict[str, Any]) -> int | None:
@@ -909,42 +961,41 @@ def encode_record_batch(
         blobs = [_encode_headers(headers[i]) for i in hdr_idx]
     else:
         hdr_idx, blobs = [], []
-    hdr_len = np.ones(n, np.int64)  # header count 0 = one zero byte
-    if hdr_idx:
-        hdr_len[hdr_idx] = [len(b) for b in blobs]
-
     ts_z, ts_sz = _varint_sizes(ts - base_ts)
     od_z, od_sz = _varint_sizes(np.arange(n, dtype=np.int64))
     kl_z, kl_sz = _varint_sizes(k_len)
     vl_z, vl_sz = _varint_sizes(v_len)
     k_bytes = np.maximum(k_len, 0)
     v_bytes = np.maximum(v_len, 0)
+    if hdr_idx:
+        hdr_len = np.ones(n, np.int64)  # header count 0 = one zero byte
+        hdr_len[hdr_idx] = [len(b) for b in blobs]
+        hdr_rows = [b"\0"] * n
+        for i, b in zip(hdr_idx, blobs, strict=True):
+            hdr_rows[i] = b
+        hdr_data = np.frombuffer(b"".join(hdr_rows), np.uint8)
+    else:
+        hdr_len, hdr_data = np.ones(n, np.int64), np.zeros(n, np.uint8)
     body = 1 + ts_sz + od_sz + kl_sz + k_bytes + vl_sz + v_bytes + hdr_len
     bl_z, bl_sz = _varint_sizes(body)
-    total = bl_sz + body
+
+    # Per record: [length, attributes 0, timestampDelta, offsetDelta, keyLength] key
+    # [valueLength] value [headers]: varints written for all records at once, then joined.
+    lead = bl_sz + 1 + ts_sz + od_sz + kl_sz
     start = np.zeros(n, np.int64)
-    np.cumsum(total[:-1], out=start[1:])
-    out = np.zeros(int(start[-1] + total[-1]), np.uint8)  # zero = attributes and 0 headers
-
-    _put_varints(out, start, bl_z, bl_sz)
-    p = start + bl_sz + 1  # attributes byte stays 0
-    _put_varints(out, p, ts_z, ts_sz)
+    np.cumsum(lead[:-1], out=start[1:])
+    lead_data = np.zeros(int(start[-1] + lead[-1]), np.uint8)  # zero = attributes byte
+    _put_varints(lead_data, start, bl_z, bl_sz)
+    p = start + bl_sz + 1
+    _put_varints(lead_data, p, ts_z, ts_sz)
     p += ts_sz
-    _put_varints(out, p, od_z, od_sz)
+    _put_varints(lead_data, p, od_z, od_sz)
     p += od_sz
-    _put_varints(out, p, kl_z, kl_sz)
-    p += kl_sz
-    _scatter_spans(out, p, k_bytes, k_data)
-    p += k_bytes
-    _put_varints(out, p, vl_z, vl_sz)
-    p += vl_sz
-    _scatter_spans(out, p, v_bytes, v_data)
-    p += v_bytes
-    if hdr_idx:
-        idx = np.array(hdr_idx, np.int64)
-        _scatter_spans(out, p[idx], hdr_len[idx], np.frombuffer(b"".join(blobs), np.uint8))
+    _put_varints(lead_data, p, kl_z, kl_sz)
+    records: bytes | memoryview = _join_rows([
+        (lead, lead_data), (k_bytes, k_data), _varint_piece(vl_z, vl_sz), (v_bytes, v_data),
+        (hdr_len, hdr_data)])
 
-    records = out.tobytes()
     if compression != CODEC_NONE:
         records = _compress(compression, records, magic=2)
     attrs = (compression & ATTR_CODEC_MASK) | (ATTR_TRANSACTIONAL if transactional else 0)

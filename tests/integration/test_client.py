@@ -89,6 +89,25 @@ def test_fetch_range_is_exact_inside_batches(client: KafkaClient, new_topic) -> 
     assert keys == [b"k%d" % i for i in range(12, 41)]
 
 
+def test_fetch_ahead_keeps_one_request_in_flight_and_the_connection_usable(
+        client: KafkaClient, new_topic) -> None:
+    topic = new_topic(1)
+    values = [b"value-%03d" % i for i in range(60)]
+    _produce(client, topic, 0, values, batch=6)
+    small = FetchSettings(max_partition_fetch_bytes=200)  # a batch or two per Fetch
+    conn = client.leader_connection(topic, 0)
+    chunks = fetch_range(client, topic, 0, 0, 60, small)
+    first = next(chunks)
+    assert conn.in_flight == 1  # the next Fetch went out before this chunk was handed over
+    chunks.close()  # stop early: the answer sent ahead is abandoned, not read now
+    # The same connection then serves other reads; the abandoned answer is dropped first.
+    again = [v for c in fetch_range(client, topic, 0, 10, 50, small)
+             for v in c.values.to_pylist()]
+    assert again == values[10:50]
+    assert conn.in_flight == 0
+    assert first.values.to_pylist() == values[:first.num_records]
+
+
 def test_fetch_beyond_the_log_end_is_data_loss_not_a_hang(client: KafkaClient, new_topic) -> None:
     topic = new_topic(1)
     _produce(client, topic, 0, [b"a", b"b"], batch=2)

@@ -27,6 +27,16 @@ class _Client:
         return attempt()
 
 
+class _Conn:
+    """Stands for the leader connection: records the Fetches abandoned after a send ahead."""
+
+    def __init__(self) -> None:
+        self.abandoned: list[int] = []
+
+    def abandon(self, inflight) -> None:
+        self.abandoned.append(inflight)
+
+
 def data(base: int, n: int, producer_id: int = -1, transactional: bool = False) -> bytes:
     return encode_record_batch(None, [b"v%d" % (base + i) for i in range(n)], timestamps=7,
                                base_offset=base, producer_id=producer_id,
@@ -53,16 +63,21 @@ def broker(monkeypatch):
     """Scripted Fetch answers keyed by fetch offset; an exception instance is raised."""
     script: dict[int, object] = {}
     available: list[tuple[int, int] | None] = []
-    seen: list[int] = []
+    seen: list[int] = []  # offsets whose answers were read
+    conn = _Conn()
 
-    def fetch_once(client, topic, partition, offset, max_bytes, settings):
-        seen.append(offset)
-        a = script[offset]
+    def send_fetch(client, topic, partition, offset, max_bytes, settings):
+        return fetcher._Sent(conn, offset, offset, max_bytes)
+
+    def read_answer(sent, topic, partition, settings):
+        seen.append(sent.offset)
+        a = script[sent.offset]
         if isinstance(a, Exception):
             raise a
         return a
 
-    monkeypatch.setattr(fetcher, "_fetch_once", fetch_once)
+    monkeypatch.setattr(fetcher, "_send_fetch", send_fetch)
+    monkeypatch.setattr(fetcher, "_read_answer", read_answer)
     monkeypatch.setattr(fetcher, "_available", lambda *a: available[0])
     return script, available, seen
 
@@ -187,3 +202,69 @@ def test_committed_transactions_pass_the_check(broker) -> None:
     script[0] = answer(data(0, 2, P1, True) + marker(2, P1, True) + data(3, 1), hw=4,
                        aborted=[])
     assert read(0, 4, committed=True) == [b"v0", b"v1", b"v3"]
+
+
+def test_next_fetch_is_sent_before_the_answer_is_decoded(broker, monkeypatch) -> None:
+    script, _, seen = broker
+    script[0] = answer(data(0, 3) + data(3, 2), hw=8)
+    script[5] = answer(data(5, 3), hw=8)
+    sent: list[tuple[int, list[int]]] = []
+    real_send = fetcher._send_fetch
+
+    def send_fetch(client, topic, partition, offset, max_bytes, settings):
+        sent.append((offset, list(seen)))  # which answers had been read when this was sent
+        return real_send(client, topic, partition, offset, max_bytes, settings)
+
+    monkeypatch.setattr(fetcher, "_send_fetch", send_fetch)
+    chunks = fetch_range(_Client(), "t", 0, 0, 8)
+    first = next(chunks)
+    # Offset 5 went out right after the first answer arrived, before its chunk was yielded.
+    assert sent == [(0, []), (5, [0])]
+    assert first.values.to_pylist() == [b"v0", b"v1", b"v2", b"v3", b"v4"]
+    assert [v for c in chunks for v in c.values.to_pylist()] == [b"v5", b"v6", b"v7"]
+    assert sent == [(0, []), (5, [0])]  # the answer sent ahead was used, not fetched again
+
+
+def test_nothing_is_sent_past_the_range_end(broker, monkeypatch) -> None:
+    script, _, _ = broker
+    script[0] = answer(data(0, 4) + data(4, 4), hw=20)
+    sends: list[int] = []
+    real_send = fetcher._send_fetch
+    monkeypatch.setattr(fetcher, "_send_fetch", lambda c, t, p, o, m, s: (
+        sends.append(o), real_send(c, t, p, o, m, s))[1])
+    assert read(0, 8) == [b"v%d" % i for i in range(8)]
+    assert sends == [0]
+
+
+def test_stopping_early_abandons_the_fetch_sent_ahead(broker) -> None:
+    script, _, seen = broker
+    script[0] = answer(data(0, 5), hw=10)
+    script[5] = answer(data(5, 5), hw=10)
+    chunks = fetch_range(_Client(), "t", 0, 0, 10)
+    next(chunks)
+    conn = fetcher._send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
+    chunks.close()
+    assert conn.abandoned == [5] and seen == [0]
+
+
+def test_an_unexpected_next_offset_abandons_the_fetch_sent_ahead(broker, monkeypatch) -> None:
+    # The headers point at 5 but the decoder reports 3 as the next offset: the Fetch sent for
+    # 5 is abandoned and 3 is fetched, so the records come out exactly once and in order.
+    script, _, seen = broker
+    script[0] = answer(data(0, 3), hw=8)
+    script[3] = answer(data(3, 5), hw=8)
+    script[5] = answer(data(5, 3), hw=8)
+    real = fetcher.next_batch_offset
+    first = [True]
+
+    def wrong_once(records):
+        got = real(records)
+        if first[0]:
+            first[0] = False
+            return got + 2
+        return got
+
+    monkeypatch.setattr(fetcher, "next_batch_offset", wrong_once)
+    assert read(0, 8) == [b"v%d" % i for i in range(8)]
+    conn = fetcher._send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
+    assert seen == [0, 3] and conn.abandoned == [5]

@@ -25,6 +25,7 @@ from spark_kafka_wire.protocol.records import (
     DecodedRecords,
     decode_record_batches,
     encode_record_batch,
+    next_batch_offset,
 )
 
 Row = tuple[int, int, int, bytes | None, bytes | None, list | None]
@@ -351,6 +352,27 @@ def test_truncated_trailing_batch_is_ignored() -> None:
     for cut in (0, 3, 11, 12, 60, 61):
         d = decode_record_batches(data[:cut], start_offset=0)
         assert d.num_records == 0 and d.next_offset is None
+
+
+def test_next_batch_offset_from_headers_agrees_with_the_decoder() -> None:
+    a, b, c = sample_records(50, 1), sample_records(20, 2), sample_records(70, 3)
+    gapped = (kp_build(a, base_offset=10) + kp_build(b, codec=1, base_offset=100)
+              + kp_build(c, first_delta=5))
+    data = three_batches()
+    cases = [gapped, data] + [data[:len(data) - k] for k in (1, 11, 40, 61)] \
+        + [data[:k] for k in (0, 3, 60, 61)]
+    for raw in cases:
+        assert next_batch_offset(raw) == decode_record_batches(raw, start_offset=0).next_offset
+    assert next_batch_offset(None) is None
+
+
+def test_next_batch_offset_leaves_legacy_message_sets_to_the_decoder() -> None:
+    builder = MemoryRecordsBuilder(1, 0, 1 << 20)
+    builder.append(1, b"k", b"v")
+    builder.close()
+    legacy = bytes(builder.buffer())
+    assert next_batch_offset(legacy) is None
+    assert next_batch_offset(three_batches() + legacy) is None
 
 
 def test_control_batch_is_skipped_but_advances_next_offset() -> None:
