@@ -1,11 +1,12 @@
 """kafkawire benchmark suite (issue 6): ``python -m bench [--rows N] [--spark-rows N]
-[--write-rows N] [--value-size 100] [--scenarios client,spark-read,spark-write]
-[--codecs none,lz4,zstd]``.
+[--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
+[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2]``.
 
-Starts the embedded broker, writes each scenario's data once (our producer, 4 partitions,
-JSON-like values of ``--value-size`` bytes) and prints one table: rows/s of kafkawire, of the
-peer and of the limit where there is one, their ratios and peak RSS. Every measurement runs
-in a fresh process (``bench.suite``) so that its peak RSS is its own.
+Starts the embedded broker and, for every value size and codec, writes each scenario's data
+(our producer, 4 partitions, JSON-like values) and prints one table: rows/s of kafkawire, of
+the peer and of the limit where there is one, their ratios and peak RSS; then the memory
+table. Every measurement runs in a fresh process (``bench.suite``) so that its peak RSS is its
+own.
 
 Scenarios:
   client/<codec>  one process, no Spark: kafkawire's fetch_range + to_record_batches vs a
@@ -16,8 +17,14 @@ Scenarios:
                   (one task per partition); limit = a Python data source yielding prebuilt
                   Arrow batches of the same schema and size. Best of 2 runs in one session.
   spark-write     Spark local[2], spark.range -> kafkawire sink vs confluent-kafka Producer
-                  inside mapInArrow (linger.ms 5, batch.size 512 KiB, no compression, acks
-                  all). Best of 2 runs, each into a fresh topic. No limit.
+                  inside mapInArrow (linger.ms 5, batch.size 512 KiB, the row's codec on both
+                  sides, acks all). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
+                  into a Python data source's Arrow writer that only counts the rows (the
+                  ceiling of Spark's Python write path, input generation included).
+  memory          one partition of --memory-gib GiB (1 KiB values) read through one task's
+                  code path (reader.read_partition) with max.partition.fetch.bytes 1 MiB and
+                  8 MiB: peak RSS growth against twice the fetch size plus the largest
+                  output batch.
 Peak RSS: client rows are the measuring process (ru_maxrss); Spark rows give the largest
 Python worker alive at the end (VmHWM), the driver Python (ru_maxrss) and the JVM (VmHWM).
 """
@@ -34,7 +41,7 @@ import time
 import uuid
 from importlib.metadata import version
 
-from .suite import end_offsets, produce
+from .suite import PARTITIONS, end_offsets, produce
 
 
 def measure(spec: dict) -> dict:
@@ -68,12 +75,16 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rows", type=int, default=1_000_000, help="records of the client scenarios")
     ap.add_argument("--spark-rows", type=int, default=2_000_000, help="records read by Spark")
     ap.add_argument("--write-rows", type=int, default=1_000_000, help="records written by Spark")
-    ap.add_argument("--value-size", type=int, default=100)
-    ap.add_argument("--scenarios", default="client,spark-read,spark-write")
-    ap.add_argument("--codecs", default="none,lz4,zstd", help="codecs of the client scenario")
+    ap.add_argument("--value-sizes", default="100,1024", help="value sizes in bytes")
+    ap.add_argument("--scenarios", default="client,spark-read,spark-write,memory")
+    ap.add_argument("--codecs", default="none,lz4,zstd")
+    ap.add_argument("--memory-gib", type=float, default=2.0,
+                    help="size of the one-partition topic of the memory scenario")
     ap.add_argument("--no-kafka-python", action="store_true", help="skip the slowest peer")
     args = ap.parse_args(argv)
     scenarios = args.scenarios.split(",")
+    sizes = [int(v) for v in args.value_sizes.split(",")]
+    codecs = args.codecs.split(",")
 
     from spark_kafka_wire.embedded import EmbeddedBroker
 
@@ -82,53 +93,125 @@ def main(argv: list[str] | None = None) -> None:
           f"{version('pyarrow')}, confluent-kafka {version('confluent-kafka')} (librdkafka "
           f"{__import__('confluent_kafka').libversion()[0]}), kafka-python "
           f"{version('kafka-python')}, Java: {java_version()}")
-    print(f"broker: embedded Tansu (memory storage) on loopback, 4 partitions; values "
-          f"{args.value_size} bytes JSON-like, keys 8 bytes", flush=True)
+    print(f"broker: embedded Tansu (memory storage) on loopback, {PARTITIONS} partitions; "
+          f"JSON-like values of {args.value_sizes} bytes, keys 8 bytes", flush=True)
     broker = EmbeddedBroker().start()
     bootstrap = broker.bootstrap_servers
     table: list[tuple[str, int, dict, dict | None, str, dict | None]] = []
+    memory: list[tuple[int, dict]] = []
     started = time.perf_counter()
     try:
-        if "client" in scenarios:
-            for codec in args.codecs.split(","):
-                topic = f"bench-client-{codec}-{uuid.uuid4().hex[:6]}"
-                produce(bootstrap, topic, args.rows, args.value_size, codec)
-                base = {"kind": "client", "bootstrap": bootstrap, "topic": topic,
-                        "ends": end_offsets(bootstrap, topic)}
-                res = {impl: measure({**base, "impl": impl})
-                       for impl in ("kafkawire", "confluent", "limit")}
-                table.append((f"client {codec}", args.rows, res["kafkawire"], res["confluent"],
-                              "confluent-kafka", res["limit"]))
-                progress(table[-1], started)
-                if not args.no_kafka_python:
-                    kp = measure({**base, "impl": "kafka-python"})
-                    table.append((f"client {codec}", args.rows, res["kafkawire"], kp,
-                                  "kafka-python", res["limit"]))
-                    progress(table[-1], started)
-                delete(bootstrap, topic)
-        if "spark-read" in scenarios:
-            topic = f"bench-read-{uuid.uuid4().hex[:6]}"
-            produce(bootstrap, topic, args.spark_rows, args.value_size)
-            base = {"kind": "read", "bootstrap": bootstrap, "topic": topic,
-                    "ends": end_offsets(bootstrap, topic), "value_size": args.value_size}
-            res = {impl: measure({**base, "impl": impl})
-                   for impl in ("kafkawire", "confluent", "limit")}
-            table.append(("spark read->noop", args.spark_rows, res["kafkawire"],
-                          res["confluent"], "confluent mapInArrow", res["limit"]))
-            progress(table[-1], started)
-            delete(bootstrap, topic)
-        if "spark-write" in scenarios:
-            base = {"kind": "write", "bootstrap": bootstrap, "rows": args.write_rows,
-                    "value_size": args.value_size}
-            res = {impl: measure({**base, "impl": impl,
-                                  "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
-                   for impl in ("kafkawire", "confluent")}
-            table.append(("spark range->write", args.write_rows, res["kafkawire"],
-                          res["confluent"], "confluent mapInArrow", None))
-            progress(table[-1], started)
+        for size in sizes:
+            read_limit = write_limit = None
+            for codec in codecs:
+                if "client" in scenarios:
+                    client_rows(table, bootstrap, args, size, codec, started)
+                if "spark-read" in scenarios:
+                    read_limit = spark_read_row(table, bootstrap, args.spark_rows, size, codec,
+                                                read_limit, started)
+                if "spark-write" in scenarios:
+                    write_limit = spark_write_row(table, bootstrap, args.write_rows, size,
+                                                  codec, write_limit, started)
+        if "memory" in scenarios:
+            memory = memory_rows(bootstrap, args.memory_gib, started)
     finally:
         broker.stop()
-    print_table(table)
+    if table:
+        print_table(table)
+    if memory:
+        print_memory(memory)
+
+
+def client_rows(table: list, bootstrap: str, args: argparse.Namespace, size: int, codec: str,
+                started: float) -> None:
+    topic = f"bench-client-{codec}-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap, topic, args.rows, size, codec)
+    base = {"kind": "client", "bootstrap": bootstrap, "topic": topic,
+            "ends": end_offsets(bootstrap, topic)}
+    res = {impl: measure({**base, "impl": impl}) for impl in ("kafkawire", "confluent", "limit")}
+    name = f"client {codec} {size}B"
+    table.append((name, args.rows, res["kafkawire"], res["confluent"], "confluent-kafka",
+                  res["limit"]))
+    progress(table[-1], started)
+    if not args.no_kafka_python and codec == "none":
+        kp = measure({**base, "impl": "kafka-python", "runs": 2})
+        table.append((name, args.rows, res["kafkawire"], kp, "kafka-python", None))
+        progress(table[-1], started)
+    delete(bootstrap, topic)
+
+
+def spark_read_row(table: list, bootstrap: str, rows: int, size: int, codec: str,
+                   limit: dict | None, started: float) -> dict:
+    """The limit (prebuilt Arrow, no Kafka) does not depend on the codec: measured once."""
+    topic = f"bench-read-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap, topic, rows, size, codec)
+    base = {"kind": "read", "bootstrap": bootstrap, "topic": topic,
+            "ends": end_offsets(bootstrap, topic), "value_size": size}
+    res = {impl: measure({**base, "impl": impl}) for impl in ("kafkawire", "confluent")}
+    if limit is None:
+        limit = measure({**base, "impl": "limit"})
+    table.append((f"spark read {codec} {size}B", rows, res["kafkawire"], res["confluent"],
+                  "confluent mapInArrow", limit))
+    progress(table[-1], started)
+    delete(bootstrap, topic)
+    return limit
+
+
+def spark_write_row(table: list, bootstrap: str, rows: int, size: int, codec: str,
+                    limit: dict | None, started: float) -> dict:
+    """The limit (a counting Python writer) does not depend on the codec: measured once."""
+    base = {"kind": "write", "bootstrap": bootstrap, "rows": rows, "value_size": size,
+            "codec": codec}
+    res = {impl: measure({**base, "impl": impl,
+                          "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
+           for impl in ("kafkawire", "confluent")}
+    if limit is None:
+        limit = measure({**base, "impl": "limit", "topic": "unused"})
+    table.append((f"spark write {codec} {size}B", rows, res["kafkawire"], res["confluent"],
+                  "confluent mapInArrow", limit))
+    progress(table[-1], started)
+    return limit
+
+
+MEMORY_VALUE_SIZE = 1024
+MEMORY_BATCH_ROWS = 10_000
+
+
+def memory_rows(bootstrap: str, gib: float, started: float) -> list[tuple[int, dict]]:
+    """One partition of ``gib`` GiB read by one task's code path, at two fetch sizes."""
+    rows = int(gib * (1 << 30) / MEMORY_VALUE_SIZE)
+    topic = f"bench-memory-{uuid.uuid4().hex[:6]}"
+    produce(bootstrap, topic, rows, MEMORY_VALUE_SIZE, partitions=1)
+    end = end_offsets(bootstrap, topic, partitions=1)[0]
+    out = []
+    for fetch_bytes in (1 << 20, 8 << 20):
+        r = measure({"kind": "memory", "impl": "kafkawire", "bootstrap": bootstrap,
+                     "topic": topic, "end": end, "fetch_bytes": fetch_bytes,
+                     "batch_rows": MEMORY_BATCH_ROWS})
+        out.append((fetch_bytes, r))
+        print(f"  [{time.perf_counter() - started:5.0f} s] memory, fetch "
+              f"{fetch_bytes >> 20} MiB: {fmt(rate(r))} rows/s", flush=True)
+    delete(bootstrap, topic)
+    return out
+
+
+def print_memory(memory: list[tuple[int, dict]]) -> None:
+    print("memory: one task reads a whole partition (values of "
+          f"{MEMORY_VALUE_SIZE} bytes, maxRecordsPerBatch {MEMORY_BATCH_ROWS:,})")
+    header = (f"{'max.partition.fetch.bytes':>26} {'GiB read':>9} {'rows/s':>10} "
+              f"{'RSS growth MB':>14} {'2 x fetch + largest batch MB':>29} {'ratio':>6}")
+    print(header)
+    print("-" * len(header))
+    for fetch_bytes, r in memory:
+        if "error" in r:
+            print(f"{fetch_bytes:>26,} failed: {r['error']}")
+            continue
+        growth = (r["peak_kb"] - r["base_kb"]) / 1024
+        bound = (2 * fetch_bytes + r["largest_batch_bytes"]) / (1 << 20)
+        print(f"{fetch_bytes:>26,} {r['value_bytes'] / (1 << 30):>9.2f} {fmt(rate(r)):>10} "
+              f"{growth:>14.1f} {bound:>29.1f} {growth / bound:>6.2f}")
+    print("RSS growth: peak RSS (VmHWM) minus RSS after imports and connecting, same process.")
+    print()
 
 
 def java_version() -> str:

@@ -1,6 +1,7 @@
-"""The ceiling of Spark's Python data source path for the read benchmark: a data source
-``benchlimit`` with kafkawire's schema whose partitions yield prebuilt Arrow batches of the
-same size and value length as the Kafka read, without any I/O or decoding."""
+"""The ceilings of Spark's Python data source path: a data source ``benchlimit`` with
+kafkawire's schema whose partitions yield prebuilt Arrow batches of the same size and value
+length as the Kafka read, without any I/O or decoding; and whose Arrow writer receives the
+same DataFrame as the Kafka write and only counts its rows."""
 
 from __future__ import annotations
 
@@ -8,7 +9,13 @@ from collections.abc import Iterator
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 from spark_kafka_wire.schema import ARROW_SCHEMA, KAFKA_SCHEMA
 
@@ -22,6 +29,9 @@ class LimitDataSource(DataSource):
 
     def schema(self):
         return KAFKA_SCHEMA
+
+    def writer(self, schema, overwrite: bool) -> DataSourceArrowWriter:
+        return CountingWriter()
 
     def reader(self, schema) -> DataSourceReader:
         return LimitReader(int(self.options["rows"]), int(self.options.get("valueSize", 100)),
@@ -53,3 +63,11 @@ class LimitReader(DataSourceReader):
                 [keys, values, topic, part, pa.array(offsets + lo), ts, tstype],
                 schema=ARROW_SCHEMA)
             yield batch.slice(0, m) if m < BATCH_ROWS else batch
+
+
+class CountingWriter(DataSourceArrowWriter):
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        rows = 0
+        for batch in iterator:
+            rows += batch.num_rows
+        return WriterCommitMessage()

@@ -47,8 +47,9 @@ def make_columns(n: int, value_size: int, seed: int = 0) -> tuple[pa.Array, pa.A
             pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(voff), pa.py_buffer(vdata)]))
 
 
-def produce(bootstrap: str, topic: str, n: int, value_size: int, codec: str = "none") -> None:
-    """Create ``topic`` (4 partitions) and write ``n`` rows round-robin with our producer."""
+def produce(bootstrap: str, topic: str, n: int, value_size: int, codec: str = "none",
+            partitions: int = PARTITIONS) -> None:
+    """Create ``topic`` and write ``n`` rows round-robin over its partitions (our producer)."""
     from spark_kafka_wire.client.admin import create_topics
     from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
@@ -59,23 +60,23 @@ def produce(bootstrap: str, topic: str, n: int, value_size: int, codec: str = "n
     step = 200_000
     keys, values = make_columns(min(n, step), value_size)
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
-        create_topics(client, [(topic, PARTITIONS)])
+        create_topics(client, [(topic, partitions)])
         producer = Producer(client, settings)
         for lo in range(0, n, step):
             m = min(step, n - lo)
-            parts = (np.arange(lo, lo + m) % PARTITIONS).astype(np.int32)
+            parts = (np.arange(lo, lo + m) % partitions).astype(np.int32)
             producer.send(encode_partitioned(topic, keys.slice(0, m), values.slice(0, m), parts,
                                              settings, TIMESTAMP_MS))
 
 
-def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+def end_offsets(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
     from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
-        got = resolve_offsets(client, {(topic, p): LATEST for p in range(PARTITIONS)})
-    return {p: got[(topic, p)] for p in range(PARTITIONS)}
+        got = resolve_offsets(client, {(topic, p): LATEST for p in range(partitions)})
+    return {p: got[(topic, p)] for p in range(partitions)}
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
@@ -239,6 +240,43 @@ def client_limit(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     return rows
 
 
+def _vm_kb(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def memory_run(spec: dict) -> dict:
+    """One Spark task's read of a whole (large) partition, in this process: the task code
+    path (``reader.read_partition``) with the given fetch size. Peak RSS is reported as growth
+    over the RSS once everything is imported and the broker connected."""
+    from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.fetcher import FetchSettings
+    from spark_kafka_wire.client.pool import shared_client
+    from spark_kafka_wire.planning import KafkaInputPartition, OffsetRange
+    from spark_kafka_wire.reader import read_partition
+
+    config = ClientConfig.from_servers(spec["bootstrap"])
+    fetch = FetchSettings(max_partition_fetch_bytes=spec["fetch_bytes"])
+    part = KafkaInputPartition(0, OffsetRange(spec["topic"], 0, 0, spec["end"]), config, fetch,
+                               spec["batch_rows"])
+    shared_client(config).topic(spec["topic"])  # connected, metadata cached
+    base = _vm_kb("VmRSS")
+    rows = nbytes = biggest = 0
+    t0 = time.perf_counter()
+    for batch in read_partition(part):
+        rows += batch.num_rows
+        nbytes += batch.column(1).nbytes
+        biggest = max(biggest, batch.nbytes)
+    seconds = time.perf_counter() - t0
+    assert rows == spec["end"], (rows, spec["end"])
+    return {"rows": rows, "seconds": seconds, "value_bytes": nbytes, "base_kb": base,
+            "peak_kb": _vm_kb("VmHWM"), "largest_batch_bytes": biggest,
+            "rss_kb": {"process": _vm_kb("VmHWM")}}
+
+
 CLIENT = {"kafkawire": client_kafkawire, "confluent": client_confluent,
           "kafka-python": client_kafka_python, "limit": client_limit}
 
@@ -338,13 +376,13 @@ def _confluent_read_partitions(bootstrap: str, topic: str):
     return read
 
 
-def _confluent_write_partitions(bootstrap: str, topic: str):
+def _confluent_write_partitions(bootstrap: str, topic: str, codec: str):
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import confluent_kafka
 
         producer = confluent_kafka.Producer({
             "bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 512 << 10,
-            "compression.type": "none", "queue.buffering.max.messages": 1_000_000,
+            "compression.type": codec, "queue.buffering.max.messages": 1_000_000,
             "queue.buffering.max.kbytes": 1 << 20, "acks": "all"})
         n = 0
         for b in batches:
@@ -401,17 +439,23 @@ def spark_run(spec: dict) -> dict:
                 df.write.format("noop").mode("overwrite").save()
             else:
                 topic = f"{spec['topic']}-{attempt}"
-                create_topic(bootstrap, topic)
+                if impl != "limit":
+                    create_topic(bootstrap, topic)
                 df = _source_df(spark, spec["rows"], spec["value_size"])
                 t0 = time.perf_counter()
                 if impl == "kafkawire":
                     (df.write.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+                     .option("kafka.compression.type", spec.get("codec", "none"))
                      .option("topic", topic).mode("append").save())
+                elif impl == "limit":
+                    df.write.format("benchlimit").mode("append").save()
                 else:
-                    df.mapInArrow(_confluent_write_partitions(bootstrap, topic), "n long") \
+                    df.mapInArrow(_confluent_write_partitions(bootstrap, topic,
+                                                              spec.get("codec", "none")),
+                                  "n long") \
                         .write.format("noop").mode("overwrite").save()
             times.append(time.perf_counter() - t0)
-            if kind == "write":
+            if kind == "write" and impl != "limit":
                 written = sum(end_offsets(bootstrap, topic).values())
                 assert written == spec["rows"], (written, spec["rows"])
                 delete_topic(bootstrap, topic)
@@ -439,7 +483,12 @@ def client_run(spec: dict) -> dict:
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
-    result = spark_run(spec) if spec["kind"] in ("read", "write") else client_run(spec)
+    if spec["kind"] in ("read", "write"):
+        result = spark_run(spec)
+    elif spec["kind"] == "memory":
+        result = memory_run(spec)
+    else:
+        result = client_run(spec)
     print("BENCH-RESULT " + json.dumps(result), flush=True)
 
 

@@ -387,5 +387,7 @@ def _fetch_chunks(
                 topic=topic, partition=partition, offset=offset, broker=answer.broker,
             )
         offset = decoded.next_offset
+        del data, answer  # decoded (copied out): while the caller works, only the Fetch sent
+        # ahead holds a response in memory
         if decoded.num_records:
             yield decoded
