@@ -25,8 +25,8 @@ Scenarios:
                   code path (reader.read_partition) with max.partition.fetch.bytes 1 MiB and
                   8 MiB: peak RSS growth against twice the fetch size plus the largest
                   output batch.
-Peak RSS: client rows are the measuring process (ru_maxrss); Spark rows give the largest
-Python worker alive at the end (VmHWM), the driver Python (ru_maxrss) and the JVM (VmHWM).
+Peak RSS: client rows are the measuring process (VmHWM); Spark rows give the largest
+Python worker alive at the end (VmHWM), the driver Python (VmHWM) and the JVM (VmHWM).
 """
 
 from __future__ import annotations
@@ -257,8 +257,8 @@ def print_table(table: list) -> None:
     print()
     print("rows/s: rows delivered / wall seconds of the read or write (Spark: job start "
           "included, best of 2 runs in one session; client: best of 5 passes). Peak RSS MB: client rows = "
-          "the measuring process (ru_maxrss); Spark rows = w largest Python worker alive at the "
-          "end (VmHWM) / d driver Python (ru_maxrss) / jvm (VmHWM).")
+          "the measuring process (VmHWM); Spark rows = w largest Python worker alive at the "
+          "end (VmHWM) / d driver Python (VmHWM) / jvm (VmHWM).")
 
 
 if __name__ == "__main__":

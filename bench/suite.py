@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -327,7 +326,7 @@ def spark_rss() -> dict[str, int]:
             jvm = max(jvm, _hwm_kb(pid))
         elif b"pyspark" in cmd or b"python" in cmd:
             workers.append(_hwm_kb(pid))
-    return {"driver": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, "jvm": jvm,
+    return {"driver": _vm_kb("VmHWM"), "jvm": jvm,
             "worker": max(workers)}
 
 
@@ -478,7 +477,7 @@ def client_run(spec: dict) -> dict:
         times.append(time.perf_counter() - t0)
         assert rows == sum(ends.values()), (spec["impl"], rows, sum(ends.values()))
     return {"rows": rows, "seconds": min(times), "all_seconds": times,
-            "rss_kb": {"process": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}
+            "rss_kb": {"process": _vm_kb("VmHWM")}}
 
 
 def main() -> None:
