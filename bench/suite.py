@@ -208,43 +208,38 @@ def client_limit(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     records and find the next offset. No decoding, no Arrow."""
     from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
-    from spark_kafka_wire.client.fetcher import FetchSettings
-    from spark_kafka_wire.protocol.messages import FETCH
+    from spark_kafka_wire.client.fetcher import FetchSettings, _read_answer, _send_fetch
     from spark_kafka_wire.protocol.records import next_batch_offset
 
-    budget = FetchSettings().max_partition_fetch_bytes
+    settings = FetchSettings()
+    budget = settings.max_partition_fetch_bytes
     rows = 0
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
         for p, end in ends.items():
-            conn = client.leader_connection(topic, p)
-
-            def send(offset: int, p: int = p, conn=conn):
-                return conn.send(FETCH, {
-                    "max_wait_ms": 500, "min_bytes": 1, "max_bytes": budget,
-                    "isolation_level": 0,
-                    "topics": [{"topic": topic, "partitions": [
-                        {"partition": p, "fetch_offset": offset,
-                         "partition_max_bytes": budget}]}],
-                })
-            offset, inflight = 0, send(0)
-            while inflight is not None:
-                resp = conn.receive(inflight)
-                data = resp["responses"][0]["partitions"][0]["records"]
+            offset = 0
+            sent = _send_fetch(client, topic, p, 0, budget, settings)
+            while sent is not None:
+                data = _read_answer(sent, topic, p, settings).records
                 after = next_batch_offset(data)
                 if after is None:
                     raise RuntimeError(f"no complete batch at {topic}-{p} offset {offset}")
-                inflight = send(after) if after < end else None
+                sent = _send_fetch(client, topic, p, after, budget, settings) \
+                    if after < end else None
                 rows += min(after, end) - offset
                 offset = after
     return rows
 
 
-def _vm_kb(field: str) -> int:
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
+def _status_kb(field: str, pid: int | str = "self") -> int:
+    """A /proc status field in KiB (VmRSS, VmHWM); 0 for a process that is gone."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
 
 
 def memory_run(spec: dict) -> dict:
@@ -262,7 +257,7 @@ def memory_run(spec: dict) -> dict:
     part = KafkaInputPartition(0, OffsetRange(spec["topic"], 0, 0, spec["end"]), config, fetch,
                                spec["batch_rows"])
     shared_client(config).topic(spec["topic"])  # connected, metadata cached
-    base = _vm_kb("VmRSS")
+    base = _status_kb("VmRSS")
     rows = nbytes = biggest = 0
     t0 = time.perf_counter()
     for batch in read_partition(part):
@@ -272,8 +267,8 @@ def memory_run(spec: dict) -> dict:
     seconds = time.perf_counter() - t0
     assert rows == spec["end"], (rows, spec["end"])
     return {"rows": rows, "seconds": seconds, "value_bytes": nbytes, "base_kb": base,
-            "peak_kb": _vm_kb("VmHWM"), "largest_batch_bytes": biggest,
-            "rss_kb": {"process": _vm_kb("VmHWM")}}
+            "peak_kb": _status_kb("VmHWM"), "largest_batch_bytes": biggest,
+            "rss_kb": {"process": _status_kb("VmHWM")}}
 
 
 CLIENT = {"kafkawire": client_kafkawire, "confluent": client_confluent,
@@ -302,17 +297,6 @@ def _descendants(root: int) -> list[int]:
     return out
 
 
-def _hwm_kb(pid: int) -> int:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
-
-
 def spark_rss() -> dict[str, int]:
     """Peak RSS (KiB) of this driver, of the JVM and of the largest Python worker alive."""
     jvm, workers = 0, [0]
@@ -323,10 +307,10 @@ def spark_rss() -> dict[str, int]:
         except OSError:
             continue
         if b"java" in cmd.split(b"\0")[0]:
-            jvm = max(jvm, _hwm_kb(pid))
+            jvm = max(jvm, _status_kb("VmHWM", pid))
         elif b"pyspark" in cmd or b"python" in cmd:
-            workers.append(_hwm_kb(pid))
-    return {"driver": _vm_kb("VmHWM"), "jvm": jvm,
+            workers.append(_status_kb("VmHWM", pid))
+    return {"driver": _status_kb("VmHWM"), "jvm": jvm,
             "worker": max(workers)}
 
 
@@ -477,7 +461,7 @@ def client_run(spec: dict) -> dict:
         times.append(time.perf_counter() - t0)
         assert rows == sum(ends.values()), (spec["impl"], rows, sum(ends.values()))
     return {"rows": rows, "seconds": min(times), "all_seconds": times,
-            "rss_kb": {"process": _vm_kb("VmHWM")}}
+            "rss_kb": {"process": _status_kb("VmHWM")}}
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ from pyspark.sql.datasource import InputPartition
 from .client.cluster import KafkaClient
 from .client.config import ClientConfig
 from .client.fetcher import FetchSettings
-from .client.offsets import LATEST, offsets_for_times, resolve_offsets
+from .client.offsets import LATEST, TopicPartition, offsets_for_times, resolve_offsets
 from .protocol.errors import ConfigurationError, error_for_code
 from .source_options import (
     Assign,
@@ -42,8 +42,6 @@ from .source_options import (
 )
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)

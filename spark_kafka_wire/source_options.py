@@ -16,13 +16,17 @@ from dataclasses import dataclass, field, replace
 
 from .client.config import ClientConfig
 from .client.fetcher import FetchSettings
-from .client.offsets import EARLIEST, LATEST, READ_COMMITTED, READ_UNCOMMITTED
+from .client.offsets import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    TopicPartition,
+)
 from .options import bool_option, client_config, int_option, lower_keys
 from .protocol.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 # Consumer settings a source accepts besides the ones every client understands (options.py).
 _SOURCE_CLIENT_KEYS = {

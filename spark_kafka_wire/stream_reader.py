@@ -30,7 +30,7 @@ from pyspark.sql.streaming.datasource import (
 
 from .client.cluster import KafkaClient
 from .client.group_offsets import commit_offsets, fetch_committed
-from .client.offsets import EARLIEST, LATEST, resolve_offsets
+from .client.offsets import EARLIEST, LATEST, TopicPartition, resolve_offsets
 from .client.pool import shared_client
 from .client.zookeeper import ZooKeeperOffsetStore
 from .planning import (
@@ -47,7 +47,6 @@ from .stream_limits import hold_back, rate_limit
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
 Offsets = dict[TopicPartition, int]
 
 

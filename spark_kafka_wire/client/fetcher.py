@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import struct
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..protocol.errors import (
@@ -255,29 +255,48 @@ def fetch_range(
     chunk. Memory is bounded by two fetches: the answer being decoded and the one in flight.
     Offsets of the range that the log no longer holds are data loss (see the module docstring).
     """
-    pending: list[_Sent] = []  # at most one Fetch sent ahead
-
-    def attempt(offset: int, max_bytes: int) -> _Answer:
-        if pending:
-            sent = pending.pop()
-            if sent.offset == offset and sent.max_bytes == max_bytes:
-                return _read_answer(sent, topic, partition, settings)
-            sent.conn.abandon(sent.inflight)
-        return _read_answer(_send_fetch(client, topic, partition, offset, max_bytes, settings),
-                            topic, partition, settings)
-
+    fetches = _Fetches(client, topic, partition, settings)
     try:
         yield from _fetch_chunks(client, topic, partition, start, end, settings,
-                                 fail_on_data_loss, attempt, pending)
+                                 fail_on_data_loss, fetches)
     finally:
-        for sent in pending:  # the caller stopped early: nobody reads the answer ahead
-            sent.conn.abandon(sent.inflight)
+        fetches.abandon()  # the caller stopped early: nobody reads the answer sent ahead
+
+
+class _Fetches:
+    """One partition's Fetches, with at most one sent ahead of the answer being used."""
+
+    def __init__(self, client: KafkaClient, topic: str, partition: int,
+                 settings: FetchSettings) -> None:
+        self.client, self.topic, self.partition, self.settings = client, topic, partition, settings
+        self.ahead: _Sent | None = None
+
+    def answer(self, offset: int, max_bytes: int) -> _Answer:
+        """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch."""
+        sent, self.ahead = self.ahead, None
+        if sent is None or sent.offset != offset or sent.max_bytes != max_bytes:
+            if sent is not None:
+                sent.conn.abandon(sent.inflight)
+            sent = _send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
+                               self.settings)
+        return _read_answer(sent, self.topic, self.partition, self.settings)
+
+    def send_ahead(self, offset: int, max_bytes: int) -> None:
+        try:
+            self.ahead = _send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
+                                     self.settings)
+        except KafkaWireError:
+            pass  # not sent ahead: answer() sends it, under the retry rule
+
+    def abandon(self) -> None:
+        if self.ahead is not None:
+            self.ahead.conn.abandon(self.ahead.inflight)
+            self.ahead = None
 
 
 def _fetch_chunks(
     client: KafkaClient, topic: str, partition: int, start: int, end: int,
-    settings: FetchSettings, fail_on_data_loss: bool,
-    attempt: Callable[[int, int], _Answer], pending: list[_Sent],
+    settings: FetchSettings, fail_on_data_loss: bool, fetches: _Fetches,
 ) -> Iterator[DecodedRecords]:
     offset = start
     max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
@@ -288,7 +307,7 @@ def _fetch_chunks(
     while offset < end:
         try:
             answer = client.retry(
-                lambda o=offset, m=max_bytes: attempt(o, m),
+                lambda o=offset, m=max_bytes: fetches.answer(o, m),
                 f"Fetch {topic}-{partition} at offset {offset}",
             )
         except UnknownTopicOrPartitionError as exc:
@@ -329,10 +348,7 @@ def _fetch_chunks(
         data = answer.records
         ahead = next_batch_offset(data)
         if ahead is not None and offset < ahead < end:
-            try:
-                pending.append(_send_fetch(client, topic, partition, ahead, max_bytes, settings))
-            except KafkaWireError:
-                pass  # not sent ahead: the next attempt sends it, under the retry rule
+            fetches.send_ahead(ahead, max_bytes)
         decoded = decode_record_batches(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,

@@ -15,9 +15,8 @@ from ..protocol.errors import KafkaError, RetriableError, check_error, error_for
 from ..protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 from .cluster import KafkaClient
 from .connection import BrokerConnection
-from .offsets import by_topic
+from .offsets import TopicPartition, by_topic
 
-TopicPartition = tuple[str, int]
 GROUP_KEY_TYPE = 0
 # Errors that mean "this broker is not (or not yet) the coordinator: look it up again".
 _COORDINATOR_MOVED = {14, 15, 16}

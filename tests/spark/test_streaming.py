@@ -49,6 +49,16 @@ def _run_available_now(df, name: str, checkpoint: str | None = None):
     return q
 
 
+def _count(spark, name: str) -> int:
+    return spark.sql(f"select count(*) from {name}").first()[0]
+
+
+def _wait_rows(spark, name: str, n: int, deadline: float, poll: float = 0.3) -> None:
+    """Poll the memory sink ``name`` until it holds ``n`` rows or the deadline passes."""
+    while _count(spark, name) < n and time.monotonic() < deadline:
+        time.sleep(poll)
+
+
 def _ts(text: str) -> float:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
 
@@ -85,8 +95,7 @@ def test_latest_is_the_default_start_and_progress_reports_latest(spark, bootstra
         while not q.recentProgress and time.monotonic() < deadline:
             time.sleep(0.2)
         _produce(client, topic, 0, 30, 12)  # only these are new after the query started
-        while spark.sql(f"select count(*) from {name}").first()[0] < 12 and time.monotonic() < deadline:
-            time.sleep(0.3)
+        _wait_rows(spark, name, 12, deadline)
         time.sleep(1.5)
         offsets = [r.offset for r in spark.sql(f"select offset from {name} order by offset").collect()]
         assert offsets == list(range(30, 42))
@@ -191,9 +200,8 @@ def test_min_offsets_per_trigger_waits_for_data_or_delay(spark, bootstrap, clien
     try:
         _produce(client, topic, 0, 0, 10)  # fewer than 50: held back until the delay passes
         deadline = time.monotonic() + 60
-        while spark.sql(f"select count(*) from {name}").first()[0] < 10 and time.monotonic() < deadline:
-            time.sleep(0.3)
-        assert spark.sql(f"select count(*) from {name}").first()[0] == 10
+        _wait_rows(spark, name, 10, deadline)
+        assert _count(spark, name) == 10
         progress = q.recentProgress
         batches = [p for p in progress if p["numInputRows"] > 0]
         assert len(batches) == 1 and batches[0]["numInputRows"] == 10
@@ -216,13 +224,11 @@ def test_topic_appearing_during_the_query_starts_at_earliest(spark, bootstrap, c
          .trigger(processingTime="500 milliseconds").start())
     try:
         deadline = time.monotonic() + 90
-        while spark.sql(f"select count(*) from {name}").first()[0] < 5 and time.monotonic() < deadline:
-            time.sleep(0.3)
+        _wait_rows(spark, name, 5, deadline)
         second = new_topic(2, prefix)  # created while the query runs
         _produce(client, second, 0, 0, 4)
         _produce(client, second, 1, 0, 3)
-        while spark.sql(f"select count(*) from {name}").first()[0] < 12 and time.monotonic() < deadline:
-            time.sleep(0.3)
+        _wait_rows(spark, name, 12, deadline)
         got = spark.sql(f"select topic, partition, offset from {name}")
         expected = spark.createDataFrame(
             [(first, 0, i) for i in range(5)] + [(second, 0, i) for i in range(4)]
@@ -248,8 +254,7 @@ def test_topic_deleted_during_the_query(spark, bootstrap, client, new_topic, fai
          .trigger(processingTime="500 milliseconds").start())
     try:
         deadline = time.monotonic() + 90
-        while spark.sql(f"select count(*) from {name}").first()[0] < 5 and time.monotonic() < deadline:
-            time.sleep(0.3)
+        _wait_rows(spark, name, 5, deadline)
         delete_topics(client, [doomed])
         _produce(client, kept, 0, 3, 4)
         if fail_on_data_loss:
@@ -257,8 +262,7 @@ def test_topic_deleted_during_the_query(spark, bootstrap, client, new_topic, fai
                 q.awaitTermination(60)
                 raise AssertionError("the query should have failed")
         else:
-            while spark.sql(f"select count(*) from {name}").first()[0] < 9 and time.monotonic() < deadline:
-                time.sleep(0.3)
+            _wait_rows(spark, name, 9, deadline)
             assert q.isActive and q.exception() is None
             kept_offsets = [r.offset for r in spark.sql(
                 f"select offset from {name} where topic = '{kept}' order by offset").collect()]
@@ -314,8 +318,7 @@ def test_processing_time_query_commits_completed_batches(spark, bootstrap, clien
     try:
         _produce(client, topic, 0, 0, 9)
         deadline = time.monotonic() + 60
-        while spark.sql(f"select count(*) from {name}").first()[0] < 9 and time.monotonic() < deadline:
-            time.sleep(0.2)
+        _wait_rows(spark, name, 9, deadline, poll=0.2)
         # the batch is complete; the next trigger (or Spark's commit()) records its end
         while time.monotonic() < deadline:
             consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap,
