@@ -6,6 +6,13 @@ partitions, commit), so it may keep state between calls: the last time a batch w
 as batch reads. Offsets are ``{"topic": {"partition": next_offset}}`` with keys in sorted
 order, because Spark compares serialized offsets as strings.
 
+Spark may call ``initialOffset`` several times before the first batch runs (once to plan the
+batch, again to run it) and asks a restarted query for it again when the first batch had been
+planned but not completed. The initial offsets are therefore resolved once per query run and
+kept, and the end offsets of a batch record where that batch began wherever Spark would
+otherwise ask again (see ``START_KEY``), so the first batch reads the same range however often
+Spark plans or replays it. Every other method returns the same answer for the same arguments.
+
 Consumed offsets are committed for lag tools (commitOffsets) when a batch's end becomes the
 next batch's start (``latestOffset``) and in ``commit``: the first also covers the last batch
 of an availableNow run, for which Spark never calls ``commit``. Commits never change what is
@@ -49,6 +56,15 @@ log = logging.getLogger(__name__)
 
 Offsets = dict[TopicPartition, int]
 
+START_KEY = "@start"
+"""Key of a batch end's JSON that holds where the batch began for the partitions whose start
+Spark would otherwise ask for again: every partition of a query's first batch (a restarted
+query asks ``initialOffset()`` anew, and ``latest`` has moved on) and partitions that appeared
+during a later batch (their earliest offset can move with retention). Spark writes the end
+offsets to the checkpoint before it runs the batch, so this makes the range durable, as
+Spark's own Kafka source does by writing its initial offsets to the checkpoint. ``@`` cannot
+occur in a Kafka topic name, so the key never collides with a topic."""
+
 
 def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
@@ -59,15 +75,35 @@ def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
 
 
 def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
-    return {(t, int(p)): int(o) for t, parts in doc.items() for p, o in parts.items()}
+    """The offsets a JSON document names (its recorded batch start, if any, left out)."""
+    return {(t, int(p)): int(o) for t, parts in doc.items() if t != START_KEY
+            for p, o in parts.items()}
+
+
+def with_start(end: Offsets, began: Mapping[TopicPartition, int]) -> dict:
+    """``end`` as JSON, recording where the batch began for the partitions in ``began``."""
+    doc: dict = to_json(end)
+    if began:
+        doc[START_KEY] = to_json(began)
+    return doc
+
+
+def batch_start(start: Mapping, end: Mapping) -> Offsets:
+    """Where the batch from ``start`` to ``end`` begins: ``start``, overridden by the start
+    that ``end`` recorded when it was planned."""
+    begin = from_json(start)
+    begin.update(from_json(end.get(START_KEY, {})))
+    return begin
 
 
 class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: StreamOptions) -> None:
         self.options = options
         self._target: Offsets | None = None  # availableNow: never read past this
+        self._initial: Offsets | None = None  # resolved once per query run
         self._latest: Offsets | None = None
         self._last_batch_ms = time.time() * 1000
+        self._admitted_from: Offsets | None = None  # start of the last batch admitted
         self._zk: ZooKeeperOffsetStore | None = None
         self._committed: Offsets | None = None
 
@@ -93,6 +129,11 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
 
     # -- offsets -----------------------------------------------------------------------------
     def initialOffset(self) -> dict:
+        if self._initial is None:
+            self._initial = self._resolve_initial()
+        return to_json(self._initial)
+
+    def _resolve_initial(self) -> Offsets:
         o = self.options
         client = self._client()
         tps = self._partitions_now(client, started=False)
@@ -107,7 +148,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         else:
             offsets = resolve_limit(client, o.starting, tps, o.source.strategy.word,
                                     o.source.isolation_level, is_start=True)
-        return to_json(offsets)
+        return offsets
 
     def getDefaultReadLimit(self) -> ReadLimit:
         o = self.options
@@ -118,6 +159,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         return ReadAllAvailable()
 
     def prepareForTriggerAvailableNow(self) -> None:
+        if self._target is not None:  # the run's end is fixed when it starts, once
+            return
         client = self._client()
         self._target = self._latest_offsets(client, self._partitions_now(client, started=False))
 
@@ -126,6 +169,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         client = self._client()
         begin = from_json(start)
         self._commit(begin)  # the previous batch is complete once its end is our start
+        first = (self._initial is not None and START_KEY not in start
+                 and begin == self._initial)
         tps = self._partitions_now(client)
         new = [tp for tp in tps if tp not in begin]
         if new:  # partitions that appeared during the query start at earliest, as in Spark
@@ -136,6 +181,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             self._lost(gone, "the partition no longer exists (topic deleted?)")
             for tp in gone:
                 begin.pop(tp)
+        # where the batch begins, for the partitions whose start Spark would ask for again
+        began = dict(begin) if first else {tp: begin[tp] for tp in new}
         latest = self._latest_offsets(client, tps)
         if self._target is not None:  # availableNow: the end is fixed when the run starts
             latest = {tp: min(end, self._target.get(tp, begin[tp])) for tp, end in latest.items()}
@@ -146,13 +193,16 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
             o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
         now = time.time() * 1000
-        if self._target is None and hold_back(min_rows, begin, end, self._last_batch_ms,
-                                              o.max_trigger_delay_ms, now):
+        # a batch admitted from this start stays admitted if Spark asks again
+        if (self._target is None and begin != self._admitted_from
+                and hold_back(min_rows, begin, end, self._last_batch_ms,
+                              o.max_trigger_delay_ms, now)):
             return start
         if end == begin:
-            return start if not new and not gone else to_json(begin)
-        self._last_batch_ms = now
-        return to_json(end)
+            return start if not new and not gone else with_start(begin, began)
+        if begin != self._admitted_from:
+            self._admitted_from, self._last_batch_ms = dict(begin), now
+        return with_start(end, began)
 
     def reportLatestOffset(self) -> dict | None:
         return to_json(self._latest) if self._latest is not None else None
@@ -161,9 +211,11 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         o = self.options
         s = o.source
-        begin, finish = from_json(start), from_json(end)
+        if start == end:  # Spark's setLatestSeenOffset after a restart: nothing to read
+            return []
+        begin, finish = batch_start(start, end), from_json(end)
         missing = [tp for tp in finish if tp not in begin]
-        if missing:  # new partitions: the batch starts them at earliest
+        if missing:  # new partitions (in checkpoints without a recorded start): earliest
             begin.update(resolve_offsets(self._client(), {tp: EARLIEST for tp in missing},
                                          s.isolation_level))
         ranges = []
