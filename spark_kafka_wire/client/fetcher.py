@@ -16,7 +16,6 @@ is read.
 from __future__ import annotations
 
 import logging
-import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,9 +33,12 @@ from ..protocol.records import (
     ATTR_CODEC_MASK,
     ATTR_CONTROL,
     ATTR_TRANSACTIONAL,
+    BATCH_HEADER,
+    CONTROL_ABORT,
     HEADER_SIZE,
+    LOG_OVERHEAD,
     DecodedRecords,
-    _control_type,
+    control_type,
     decode_record_batches,
     next_batch_offset,
 )
@@ -166,11 +168,6 @@ def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _
                         partition=partition, offset=offset, broker=conn.name)
 
 
-# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
-# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
-_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
-
-
 class _CommittedCheck:
     """Catches a broker that returns aborted data to a read_committed reader.
 
@@ -194,9 +191,9 @@ class _CommittedCheck:
         pos, n = 0, len(view)
         while n - pos >= HEADER_SIZE:
             (base, length, _, magic, _, attrs, last_delta, _, _, pid, _, _,
-             count) = _BATCH_HEADER.unpack_from(view, pos)
-            end = pos + 12 + length
-            if magic != 2 or length < HEADER_SIZE - 12 or end > n:
+             count) = BATCH_HEADER.unpack_from(view, pos)
+            end = pos + LOG_OVERHEAD + length
+            if magic != 2 or length < HEADER_SIZE - LOG_OVERHEAD or end > n:
                 return  # legacy data has no transactions; a partial tail ends the walk
             if attrs & ATTR_TRANSACTIONAL and pid >= 0:
                 if not attrs & ATTR_CONTROL:
@@ -206,10 +203,10 @@ class _CommittedCheck:
                 elif pid in self.pending and not attrs & ATTR_CODEC_MASK:
                     first = self.pending.pop(pid)
                     try:
-                        ctype = _control_type(view[pos + HEADER_SIZE:end], count)
+                        ctype = control_type(view[pos + HEADER_SIZE:end], count)
                     except Exception:  # noqa: BLE001 - the decoder reports corrupt markers
                         ctype = -1
-                    if ctype == 0:
+                    if ctype == CONTROL_ABORT:
                         raise ProtocolError(
                             "read_committed: the broker returned records of producer "
                             f"{pid} from offset {first} whose transaction was aborted (marker "
