@@ -28,9 +28,10 @@ from pyspark.sql.datasource import InputPartition
 
 from .client.cluster import KafkaClient
 from .client.config import ClientConfig
+from .client.errors import ConfigurationError
 from .client.fetcher import FetchSettings
 from .client.offsets import LATEST, TopicPartition, offsets_for_times, resolve_offsets
-from .protocol.errors import ConfigurationError, error_for_code
+from .protocol.errors import ErrorCode, error_for_code
 from .source_options import (
     Assign,
     Limit,
@@ -95,7 +96,8 @@ def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "
             if missing_ok:
                 continue
             raise error_for_code(
-                info.error_code if info else 3, topic=topic, context="Metadata",
+                info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic,
+                context="Metadata",
                 message=f"the {word} topic does not exist (or is not visible to this client)",
             )
         if info.is_internal:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from .client.config import ClientConfig
+from .client.errors import ConfigurationError
 from .client.fetcher import FetchSettings
 from .client.offsets import (
     EARLIEST,
@@ -24,7 +25,6 @@ from .client.offsets import (
     TopicPartition,
 )
 from .options import bool_option, client_config, int_option, lower_keys
-from .protocol.errors import ConfigurationError
 
 log = logging.getLogger(__name__)
 

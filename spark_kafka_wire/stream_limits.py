@@ -12,7 +12,7 @@ import math
 import re
 from collections.abc import Mapping
 
-from .protocol.errors import ConfigurationError
+from .client.errors import ConfigurationError
 
 TopicPartition = tuple[str, int]
 

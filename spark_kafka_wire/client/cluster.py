@@ -1,8 +1,10 @@
 """Cluster view: bootstrap, metadata cache, leader routing and the retry rule.
 
-Seed 001's recipe: cycle through the bootstrap list until one broker answers, fetch metadata,
-send each request to the partition's leader, and on a stale-metadata error or a socket error
-refresh the metadata and try again (a bounded number of times, with backoff).
+The recipe of Kafka's protocol guide (https://kafka.apache.org/protocol#protocol_partitioning):
+cycle through the bootstrap list until one broker answers, fetch metadata, send each request to
+the partition's leader, and on a stale-metadata error or a socket error refresh the metadata
+and try again (a bounded number of times, with backoff, as the Java client's retry.backoff.ms
+and retry.backoff.max.ms do).
 """
 
 from __future__ import annotations
@@ -14,11 +16,16 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..protocol.errors import InvalidMetadataError, KafkaError, error_for_code
-from ..protocol.messages import METADATA
-from .config import ClientConfig
-from .connection import BrokerConnection
-from .errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
+    InvalidMetadataError,
+    KafkaError,
+    error_for_code,
+)
+from spark_kafka_wire.protocol.messages import METADATA
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -99,7 +106,8 @@ class KafkaClient:
             addr = self._brokers.get(node_id)
             if addr is None:
                 raise error_for_code(
-                    8, message=f"broker {node_id} is not in the cluster metadata"
+                    ErrorCode.BROKER_NOT_AVAILABLE,
+                    message=f"broker {node_id} is not in the cluster metadata",
                 )
         return self._connection(addr[0], addr[1], node_id)
 
@@ -180,7 +188,8 @@ class KafkaClient:
             md = self.fetch_metadata([name])
             t = md.topics.get(name)
             if t is None or t.error_code:
-                raise error_for_code(t.error_code if t else 3, topic=name, context="Metadata")
+                raise error_for_code(t.error_code if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                     topic=name, context="Metadata")
             info = t
         return info
 
@@ -189,11 +198,11 @@ class KafkaClient:
         p = info.partitions.get(partition)
         if p is None:
             raise error_for_code(
-                3, topic=topic, partition=partition,
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic, partition=partition,
                 message=f"the topic has {info.num_partitions} partitions",
             )
         if p.leader < 0:
-            raise error_for_code(5, topic=topic, partition=partition)
+            raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, topic=topic, partition=partition)
         return p.leader
 
     def leader_connection(self, topic: str, partition: int) -> BrokerConnection:

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..protocol.errors import (
-    ERRORS,
+    ErrorCode,
     KafkaWireError,
     OffsetOutOfRangeError,
     ProtocolError,
@@ -44,6 +44,7 @@ from ..protocol.records import (
 )
 from .cluster import KafkaClient
 from .connection import BrokerConnection, InFlight
+from .errors import DataLossError
 
 log = logging.getLogger(__name__)
 
@@ -52,33 +53,9 @@ MAX_FETCH_BYTES_LIMIT = 256 << 20
 # gives up (a topic deleted and re-created while being read can do that briefly).
 MAX_DISAPPEARED = 3
 
-DATA_LOSS_ADVICE = (
-    "Some data may have been lost because they are not available in Kafka any more; either the "
-    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
-    "topic was processed. If you want the read to skip lost data instead of failing, set the "
-    "source option failOnDataLoss to false"
-)
-
-
-class DataLossError(OffsetOutOfRangeError):
-    """Planned offsets are no longer in the log (``failOnDataLoss`` is true)."""
-
-    def __init__(self, topic: str, partition: int, start: int, end: int, reason: str,
-                 broker: str | None = None, code: int = 1) -> None:
-        self.start = start
-        self.end = end
-        self.reason = reason
-        spec = ERRORS[code][0]
-        super().__init__(
-            type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
-            broker=broker, context="Fetch",
-            message=f"data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: "
-                    f"{reason}. {DATA_LOSS_ADVICE}",
-        )
-
-
 def report_data_loss(topic: str, partition: int, start: int, end: int, reason: str,
-                     fail: bool, broker: str | None = None, code: int = 1) -> None:
+                     fail: bool, broker: str | None = None,
+                     code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
     """Raise DataLossError, or (``fail`` false) log the lost range as a warning."""
     if fail:
         raise DataLossError(topic, partition, start, end, reason, broker, code)
@@ -310,14 +287,16 @@ def _fetch_chunks(
         except UnknownTopicOrPartitionError as exc:
             report_data_loss(topic, partition, offset, end,
                              "the topic or partition no longer exists (it was deleted)",
-                             fail_on_data_loss, exc.broker, code=3)
+                             fail_on_data_loss, exc.broker,
+                             code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             return
         except OffsetOutOfRangeError as exc:
             available = _available(client, topic, partition, settings.isolation_level)
             if available is None:
                 report_data_loss(topic, partition, offset, end,
                                  "the topic or partition no longer exists (it was deleted)",
-                                 fail_on_data_loss, exc.broker, code=3)
+                                 fail_on_data_loss, exc.broker,
+                                 code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 return
             lo, hi = available
             if offset < lo:
@@ -356,7 +335,8 @@ def _fetch_chunks(
         if decoded.next_offset is None:
             if data is not None and len(data) > 0:
                 # Bytes but no complete batch: the first batch is larger than our budget
-                # (possible with old brokers). Ask for more, as seed 002 describes.
+                # (possible with old brokers). Ask for more, doubling the budget, as the Kafka
+                # design document describes (https://kafka.apache.org/documentation/#impl_reads).
                 if max_bytes >= MAX_FETCH_BYTES_LIMIT:
                     raise ProtocolError(
                         f"a record batch is larger than {MAX_FETCH_BYTES_LIMIT} bytes",
@@ -369,11 +349,13 @@ def _fetch_chunks(
                 limit = answer.last_stable_offset
             if limit <= offset:
                 if _available(client, topic, partition, settings.isolation_level) is None:
-                    reason, code = "the topic or partition no longer exists (it was deleted)", 3
+                    reason = "the topic or partition no longer exists (it was deleted)"
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     reason, code = (
                         f"the partition now ends at offset {limit} but offsets up to {end} were "
-                        "planned; the log was truncated or the topic re-created", 1)
+                        "planned; the log was truncated or the topic re-created",
+                        ErrorCode.OFFSET_OUT_OF_RANGE)
                 report_data_loss(topic, partition, offset, end, reason, fail_on_data_loss,
                                  answer.broker, code)
                 return

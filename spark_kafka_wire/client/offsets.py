@@ -22,7 +22,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 
-from ..protocol.errors import check_error, error_for_code
+from ..protocol.errors import ErrorCode, check_error, error_for_code
 from ..protocol.messages import FETCH, LIST_OFFSETS
 from .cluster import KafkaClient
 from .connection import BrokerConnection
@@ -89,7 +89,7 @@ def _list_offsets(
             version = conn.version(LIST_OFFSETS)
             if by_time and version == 0:
                 raise error_for_code(
-                    35, broker=conn.name, context="ListOffsets",
+                    ErrorCode.UNSUPPORTED_VERSION, broker=conn.name, context="ListOffsets",
                     message="finding offsets by timestamp needs ListOffsets v1 (Kafka 0.10.1 or "
                     "later); this broker speaks only v0, whose answers are log segment starts, "
                     "not record timestamps. Use startingOffsets/endingOffsets instead",
@@ -124,7 +124,8 @@ def _list_offsets(
         missing = set(timestamps) - set(result)
         if missing:
             t, p = sorted(missing)[0]
-            check_error(3, topic=t, partition=p, context="ListOffsets (partition missing from response)")
+            check_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=t, partition=p,
+                        context="ListOffsets (partition missing from response)")
         return result
 
     return client.retry(attempt, "ListOffsets")

@@ -23,8 +23,8 @@ flight a retried batch may land after a later one (as with the Java client).
 Idempotence: one InitProducerId per Producer (a Spark task) gives a producer id and epoch;
 every batch carries them and a per-partition base sequence that starts at 0, advances by the
 record count and wraps at 2^31-1. The broker accepts each sequence once: a re-sent batch that
-was already written is answered DUPLICATE_SEQUENCE_NUMBER (46; treated as written), a gap is
-OUT_OF_ORDER_SEQUENCE_NUMBER (45; retried when an earlier batch of the partition failed, fatal
+was already written is answered DUPLICATE_SEQUENCE_NUMBER (treated as written), a gap is
+OUT_OF_ORDER_SEQUENCE_NUMBER (retried when an earlier batch of the partition failed, fatal
 otherwise). A re-executed Spark task is a new Producer with a new producer id, so idempotence
 removes duplicates from network retries inside a task, not from task re-execution.
 """
@@ -45,7 +45,7 @@ import pyarrow.compute as pc
 
 from ..protocol.compression import CODEC_ZSTD
 from ..protocol.errors import (
-    ConfigurationError,
+    ErrorCode,
     KafkaError,
     ProtocolError,
     RecordTooLargeError,
@@ -55,12 +55,10 @@ from ..protocol.messages import INIT_PRODUCER_ID, PRODUCE
 from ..protocol.records import encode_message_set, encode_record_batch
 from .cluster import KafkaClient, is_retriable
 from .connection import BrokerConnection, InFlight
-from .errors import BrokerConnectionError, NoBrokersAvailableError
+from .errors import BrokerConnectionError, ConfigurationError, NoBrokersAvailableError
 
 log = logging.getLogger(__name__)
 
-OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-DUPLICATE_SEQUENCE_NUMBER = 46
 MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
 _SEQUENCE_MODULUS = 1 << 31  # sequences are non-negative int32 and wrap at 2^31-1
 
@@ -186,7 +184,7 @@ def check_record_sizes(topic: str, sizes: np.ndarray, partitions: np.ndarray,
     if biggest + BATCH_OVERHEAD > settings.max_request_size:
         row = int(sizes.argmax())
         raise RecordTooLargeError(
-            error_for_code(10).spec, topic=topic, partition=int(partitions[row]),
+            error_for_code(ErrorCode.MESSAGE_TOO_LARGE).spec, topic=topic, partition=int(partitions[row]),
             context="Produce",
             message=(
                 f"a record of about {biggest} bytes can never fit in a request of "
@@ -385,7 +383,7 @@ class Producer:
         version = self.client.leader_connection(topic, first).version(PRODUCE)
         if self.settings.compression == CODEC_ZSTD and version < ZSTD_MIN_PRODUCE_VERSION:
             raise error_for_code(
-                76, topic=topic, context="Produce",
+                ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, topic=topic, context="Produce",
                 message=(
                     f"kafka.compression.type=zstd needs Produce v{ZSTD_MIN_PRODUCE_VERSION}+ "
                     f"(Kafka 2.1+), but the broker speaks v{version}; choose gzip, snappy or lz4"
@@ -622,9 +620,10 @@ class Producer:
                 answered[(t["name"], p["index"])] = (p["error_code"], p["error_message"])
         for b in r.batches:
             code, message = answered.get((b.topic, b.partition),
-                                         (-1, "no answer for the partition"))
-            if code == 0 or (code == DUPLICATE_SEQUENCE_NUMBER and b.base_sequence >= 0):
-                self.records_sent += b.records  # 46: this batch was written by an earlier try
+                                         (ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for the partition"))
+            if code == ErrorCode.NONE or (code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER
+                                          and b.base_sequence >= 0):
+                self.records_sent += b.records  # a duplicate: written by an earlier try
                 continue
             if isinstance(error_for_code(code), RecordTooLargeError):
                 message = f"a batch of {b.records} records is {len(b.data)} bytes"
@@ -656,7 +655,8 @@ class Producer:
                 key = (b.topic, b.partition)
                 if exc is not _WAIT:
                     out_of_order = (isinstance(exc, KafkaError) and
-                                    exc.code == OUT_OF_ORDER_SEQUENCE_NUMBER and key in earlier)
+                                    exc.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and
+                                    key in earlier)
                     if not out_of_order and not is_retriable(exc):
                         raise self._fatal(b, exc)
                     b.attempts += 1
@@ -683,7 +683,8 @@ class Producer:
 
     def _fatal(self, b: PendingBatch, exc: BaseException) -> BaseException:
         self.abort()
-        if (isinstance(exc, KafkaError) and exc.code == OUT_OF_ORDER_SEQUENCE_NUMBER):
+        if (isinstance(exc, KafkaError)
+                and exc.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER):
             return error_for_code(
                 exc.code, topic=b.topic, partition=b.partition, broker=exc.broker,
                 context="Produce",
@@ -695,7 +696,7 @@ class Producer:
 
     def _gave_up(self, b: PendingBatch, last: BaseException | str, how: str) -> KafkaError:
         self.abort()
-        code = last.code if isinstance(last, KafkaError) else 7
+        code = last.code if isinstance(last, KafkaError) else ErrorCode.REQUEST_TIMED_OUT
         return error_for_code(
             code, topic=b.topic, partition=b.partition, context="Produce",
             message=f"delivery of a batch of {b.records} records failed {how}: {last}",

@@ -1,22 +1,22 @@
-"""Consumer offsets in ZooKeeper, in the layout of Kafka's ZooKeeper-based consumers (seed 002):
-``/consumers/<group>/offsets/<topic>/<partition>`` holding the offset as decimal text.
+"""Consumer offsets in ZooKeeper, in the layout of Kafka's ZooKeeper-based consumers:
+``/consumers/<group>/offsets/<topic>/<partition>`` holding the offset as decimal text
+("ZooKeeper Directories" in the Kafka 0.8.2 documentation,
+https://kafka.apache.org/082/documentation.html).
 
 Lag tools of that era (Burrow's ZooKeeper mode, ConsumerOffsetChecker, kafka-manager) read
 these nodes; writing them lets such tools follow a Spark query, and writing both ZooKeeper
-and Kafka (``both``) is the dual-commit that seed 002 describes for migrating between them.
+and Kafka (``both``) is the dual commit that the same documentation describes for migrating
+consumers from ZooKeeper to Kafka-based offset storage (``offsets.storage``,
+``dual.commit.enabled``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..protocol.errors import KafkaWireError
+from .errors import ZooKeeperError
 
 TopicPartition = tuple[str, int]
-
-
-class ZooKeeperError(KafkaWireError):
-    """ZooKeeper could not be reached or refused an operation."""
 
 
 def offset_path(group: str, topic: str, partition: int) -> str:

@@ -17,7 +17,7 @@ import pytest
 from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetcher import DataLossError, FetchSettings, fetch_range
+from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.offsets import (
     EARLIEST,
     LATEST,
@@ -27,7 +27,7 @@ from spark_kafka_wire.client.offsets import (
     resolve_offsets,
     timestamp_answer_problem,
 )
-from spark_kafka_wire.protocol.errors import UnsupportedVersionError
+from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
 
 from ..transactions import committed_aborted_committed, committed_then_open
 

@@ -30,7 +30,7 @@ from spark_kafka_wire.client.connection import InFlight
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.partitioner import assign_partitions
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
-from spark_kafka_wire.protocol.errors import ConfigurationError, KafkaError
+from spark_kafka_wire.errors import ConfigurationError, KafkaError
 from spark_kafka_wire.protocol.messages import METADATA, PRODUCE
 
 from ..write_support import consume, end_offsets, librdkafka_placement, stored_batches

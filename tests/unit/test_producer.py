@@ -19,7 +19,7 @@ from spark_kafka_wire.client.producer import (
     headers_from_arrow,
     next_sequence,
 )
-from spark_kafka_wire.protocol.errors import ConfigurationError, RecordTooLargeError
+from spark_kafka_wire.errors import ConfigurationError, RecordTooLargeError
 from spark_kafka_wire.protocol.records import decode_record_batches
 from spark_kafka_wire.writer import _timestamps_ms
 
