@@ -26,11 +26,12 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from .client.cluster import KafkaClient
+from .client.cluster import KafkaClient, TopicPartition
 from .client.config import ClientConfig
 from .client.errors import ConfigurationError
 from .client.fetcher import FetchSettings
-from .client.offsets import LATEST, TopicPartition, offsets_for_times, resolve_offsets
+from .client.offsets import LATEST, resolve_offsets
+from .client.timestamps import offsets_for_times
 from .protocol.errors import ErrorCode, error_for_code
 from .source_options import (
     Assign,

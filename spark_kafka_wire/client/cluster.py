@@ -30,6 +30,9 @@ from spark_kafka_wire.protocol.messages import METADATA
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# A partition of a topic, as requests and offset maps name it: (topic, partition).
+TopicPartition = tuple[str, int]
+
 
 @dataclass(frozen=True)
 class PartitionInfo:

@@ -20,7 +20,17 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from ..protocol.errors import (
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.connection import BrokerConnection, InFlight
+from spark_kafka_wire.client.errors import DataLossError
+from spark_kafka_wire.client.offsets import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    resolve_offsets,
+)
+from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaWireError,
     OffsetOutOfRangeError,
@@ -28,8 +38,8 @@ from ..protocol.errors import (
     UnknownTopicOrPartitionError,
     check_error,
 )
-from ..protocol.messages import FETCH
-from ..protocol.records import (
+from spark_kafka_wire.protocol.messages import FETCH
+from spark_kafka_wire.protocol.records import (
     ATTR_CODEC_MASK,
     ATTR_CONTROL,
     ATTR_TRANSACTIONAL,
@@ -42,9 +52,6 @@ from ..protocol.records import (
     decode_record_batches,
     next_batch_offset,
 )
-from .cluster import KafkaClient
-from .connection import BrokerConnection, InFlight
-from .errors import DataLossError
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +77,7 @@ class FetchSettings:
     fetch_max_bytes: int = 50 << 20
     max_wait_ms: int = 500
     min_bytes: int = 1
-    isolation_level: int = 0
+    isolation_level: int = READ_UNCOMMITTED
     check_crcs: bool = True
     max_empty_fetches: int = 20
 
@@ -134,7 +141,7 @@ def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _
                     broker=conn.name, context="Fetch",
                 )
                 aborted = None
-                if s.isolation_level == 1:  # read_committed: the decoder drops aborted data
+                if s.isolation_level == READ_COMMITTED:  # the decoder drops aborted data
                     aborted = [(a["producer_id"], a["first_offset"])
                                for a in p["aborted_transactions"] or ()]
                 return _Answer(
@@ -200,8 +207,6 @@ class _CommittedCheck:
 def _available(client: KafkaClient, topic: str, partition: int, isolation_level: int
                ) -> tuple[int, int] | None:
     """(earliest, latest) offsets of the partition now, or None when it no longer exists."""
-    from .offsets import EARLIEST, LATEST, resolve_offsets  # offsets builds on this module
-
     tp = (topic, partition)
     try:
         if partition not in client.topic(topic, refresh=True).partitions:
@@ -276,8 +281,8 @@ def _fetch_chunks(
     max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
     empty = 0
     disappeared = 0
-    committed = _CommittedCheck(topic, partition, start, end) if settings.isolation_level == 1 \
-        else None
+    committed = _CommittedCheck(topic, partition, start, end) \
+        if settings.isolation_level == READ_COMMITTED else None
     while offset < end:
         try:
             answer = client.retry(
@@ -345,7 +350,7 @@ def _fetch_chunks(
                 max_bytes = min(max_bytes * 2, MAX_FETCH_BYTES_LIMIT)
                 continue
             limit = answer.high_watermark
-            if settings.isolation_level == 1 and answer.last_stable_offset >= 0:
+            if settings.isolation_level == READ_COMMITTED and answer.last_stable_offset >= 0:
                 limit = answer.last_stable_offset
             if limit <= offset:
                 if _available(client, topic, partition, settings.isolation_level) is None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..protocol.errors import ErrorCode, KafkaError, check_error, error_for_code
-from ..protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
-from .cluster import KafkaClient
-from .connection import BrokerConnection
-from .errors import CoordinatorMovedError
-from .offsets import TopicPartition, by_topic
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import CoordinatorMovedError
+from spark_kafka_wire.client.offsets import by_topic
+from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, check_error, error_for_code
+from spark_kafka_wire.protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 
 GROUP_KEY_TYPE = 0
 # Errors that mean "this broker is not (or not yet) the coordinator: look it up again".

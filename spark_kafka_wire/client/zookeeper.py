@@ -14,9 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .errors import ZooKeeperError
-
-TopicPartition = tuple[str, int]
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.errors import ZooKeeperError
 
 
 def offset_path(group: str, topic: str, partition: int) -> str:

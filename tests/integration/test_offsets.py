@@ -23,10 +23,9 @@ from spark_kafka_wire.client.offsets import (
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
-    offsets_for_times,
     resolve_offsets,
-    timestamp_answer_problem,
 )
+from spark_kafka_wire.client.timestamps import offsets_for_times, timestamp_answer_problem
 from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
 
 from ..transactions import committed_aborted_committed, committed_then_open
