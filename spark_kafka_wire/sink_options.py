@@ -27,8 +27,12 @@ from dataclasses import dataclass
 
 from .client.config import ClientConfig
 from .client.errors import ConfigurationError
-from .client.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
-from .client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
+from .client.producer import (
+    DEFAULT_PARTITIONER,
+    MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
+    PARTITIONERS,
+    ProduceSettings,
+)
 from .options import bool_option, client_config, int_option, lower_keys
 from .protocol.compression import CODEC_NAMES
 
