@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 from crc32c import crc32c
 
-from ..compression import CODEC_NONE, codec_id
-from ..compression import compress as _compress
-from ..errors import CorruptRecordError, ProtocolError
+from spark_kafka_wire.protocol.compression import CODEC_NONE, codec_id
+from spark_kafka_wire.protocol.compression import compress as _compress
+from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
+
 from .columns import (
     MAX_COLUMN_BYTES,
     DecodedRecords,

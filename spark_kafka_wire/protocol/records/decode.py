@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from ..errors import ProtocolError
+from spark_kafka_wire.protocol.errors import ProtocolError
+
 from .batch import decode_batches
 from .columns import DecodedRecords
 from .control import AbortedTransactions

@@ -11,9 +11,13 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from ..compression import DecompressionBombError, UnsupportedCodecError, codec_name
-from ..compression import decompress as _decompress
-from ..errors import CorruptRecordError, ProtocolError
+from spark_kafka_wire.protocol.compression import (
+    DecompressionBombError,
+    UnsupportedCodecError,
+    codec_name,
+)
+from spark_kafka_wire.protocol.compression import decompress as _decompress
+from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 
 LOG_OVERHEAD = 12  # offset + length: the part an entry's length does not count
 MAGIC_POS = 16

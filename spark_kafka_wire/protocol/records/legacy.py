@@ -32,9 +32,15 @@ from typing import Any
 
 import numpy as np
 
-from ..compression import CODEC_NONE, CODEC_ZSTD, UnsupportedCodecError, codec_id
-from ..compression import compress as _compress
-from ..errors import CorruptRecordError, ProtocolError
+from spark_kafka_wire.protocol.compression import (
+    CODEC_NONE,
+    CODEC_ZSTD,
+    UnsupportedCodecError,
+    codec_id,
+)
+from spark_kafka_wire.protocol.compression import compress as _compress
+from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
+
 from .columns import (
     MAX_COLUMN_BYTES,
     DecodedRecords,
