@@ -47,7 +47,7 @@ from spark_kafka_wire.client.errors import (
     RequestTimeoutError,
     ZooKeeperError,
 )
-from spark_kafka_wire.protocol.compression import DecompressionBombError
+from spark_kafka_wire.protocol.compression import DecompressionBombError, UnsupportedCodecError
 from spark_kafka_wire.protocol.errors import (
     AuthenticationError,
     AuthorizationError,
@@ -98,6 +98,7 @@ __all__ = [
     "RetriableError",
     "TopicAlreadyExistsError",
     "UnknownTopicOrPartitionError",
+    "UnsupportedCodecError",
     "UnsupportedVersionError",
     "ZooKeeperError",
 ]
