@@ -118,7 +118,7 @@ def assigned_partitions(client: KafkaClient, strategy: Strategy, missing_ok: boo
         md = client.fetch_metadata(None)
         names = sorted(
             name for name, info in md.topics.items()
-            if info.error_code == 0 and not _is_internal(name, info.is_internal)
+            if info.error_code == ErrorCode.NONE and not _is_internal(name, info.is_internal)
             and regex.search(name)
         )
         if not names:

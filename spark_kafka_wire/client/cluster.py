@@ -172,7 +172,7 @@ class KafkaClient:
             topics[name] = TopicInfo(name, t["error_code"], t["is_internal"], parts)
         self._brokers.update(brokers)
         for name, info in topics.items():
-            if info.error_code == 0:
+            if info.error_code == ErrorCode.NONE:
                 self._topics[name] = info
             else:
                 self._topics.pop(name, None)
