@@ -141,6 +141,7 @@ class KafkaClient:
         def attempt() -> ClusterMetadata:
             conn = self.any_connection()
             version = conn.version(METADATA)
+            req_topics: list[dict[str, str]] | None
             if wanted is None:
                 req_topics = [] if version == 0 else None
             else:

@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
@@ -286,7 +287,7 @@ def _fetch_chunks(
     while offset < end:
         try:
             answer = client.retry(
-                lambda o=offset, m=max_bytes: fetches.answer(o, m),
+                partial(fetches.answer, offset, max_bytes),
                 f"Fetch {topic}-{partition} at offset {offset}",
             )
         except UnknownTopicOrPartitionError as exc:

@@ -251,6 +251,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     ]
 
 
+def test_protocol_and_client_type_check() -> None:
+    """mypy, configured in pyproject.toml, finds nothing in the protocol and client layers."""
+    pytest.importorskip("mypy")
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 # ---------------------------------------------------------------------------- errors
 
 

@@ -68,7 +68,7 @@ def spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> pa
                         "fetch fewer bytes per request")
     if total == 0 or (not nulls and int(ln.min()) == int(ln.max())):
         width = int(ln[0]) if n else 0
-        offsets = np.arange(0, (n + 1) * width, width, np.int32) if width else \
+        offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32) if width else \
             np.zeros(n + 1, np.int32)
         if width:
             rows = np.lib.stride_tricks.as_strided(

@@ -341,6 +341,7 @@ def _build_messages(offsets: np.ndarray, attrs: np.ndarray, ts: np.ndarray | Non
     lead[:, MAGIC_POS] = magic
     lead[:, _ATTR_POS] = attrs
     if magic:
+        assert ts is not None  # magic 1 messages carry a timestamp
         _put_be(flat, rows + 18, ts, ">i8")
     _put_be(flat, rows + head, k_len, ">i4")
     v_len_be = np.ascontiguousarray(v_len.astype(">i4")).view(np.uint8)
