@@ -277,10 +277,10 @@ _REFRESH = "Metadata will be refreshed and the request retried"
 _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.UNKNOWN_SERVER_ERROR, hint="See the broker log"), KafkaError),
     (ErrorSpec.of(ErrorCode.OFFSET_OUT_OF_RANGE, hint="The data was deleted by retention or the offset "
-               "was never written; set failOnDataLoss=false to skip it"), OffsetOutOfRangeError),
+                  "was never written; set failOnDataLoss=false to skip it"), OffsetOutOfRangeError),
     (ErrorSpec.of(ErrorCode.CORRUPT_MESSAGE, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, _R, _M, hint="Check the topic name; it may not "
-               "exist yet"), UnknownTopicOrPartitionError),
+                  "exist yet"), UnknownTopicOrPartitionError),
     (ErrorSpec.of(ErrorCode.INVALID_FETCH_SIZE), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.LEADER_NOT_AVAILABLE, _R, _M, hint=_REFRESH), LeaderNotAvailableError),
     (ErrorSpec.of(ErrorCode.NOT_LEADER_OR_FOLLOWER, _R, _M, hint=_REFRESH), NotLeaderOrFollowerError),
@@ -288,7 +288,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.BROKER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.REPLICA_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.MESSAGE_TOO_LARGE, hint="Raise the broker's message.max.bytes or send "
-               "smaller records"), MessageTooLargeError),
+                  "smaller records"), MessageTooLargeError),
     (ErrorSpec.of(ErrorCode.STALE_CONTROLLER_EPOCH), KafkaError),
     (ErrorSpec.of(ErrorCode.OFFSET_METADATA_TOO_LARGE), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.NETWORK_EXCEPTION, _R, _M), InvalidMetadataError),
@@ -296,7 +296,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.COORDINATOR_NOT_AVAILABLE, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.NOT_COORDINATOR, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_TOPIC_EXCEPTION, hint="Topic names use [a-zA-Z0-9._-], at most "
-               "249 characters"), InvalidRequestError),
+                  "249 characters"), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.RECORD_LIST_TOO_LARGE), RecordTooLargeError),
     (ErrorSpec.of(ErrorCode.NOT_ENOUGH_REPLICAS, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, _R), RetriableError),
@@ -307,7 +307,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.REBALANCE_IN_PROGRESS, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_COMMIT_OFFSET_SIZE), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.TOPIC_AUTHORIZATION_FAILED, hint="Grant the principal access to the "
-               "topic"), AuthorizationError),
+                  "topic"), AuthorizationError),
     (ErrorSpec.of(ErrorCode.GROUP_AUTHORIZATION_FAILED), AuthorizationError),
     (ErrorSpec.of(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), AuthorizationError),
     (ErrorSpec.of(ErrorCode.INVALID_TIMESTAMP), InvalidRequestError),
@@ -317,7 +317,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.TOPIC_ALREADY_EXISTS), TopicAlreadyExistsError),
     (ErrorSpec.of(ErrorCode.INVALID_PARTITIONS), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.INVALID_REPLICATION_FACTOR, hint="Use a replication factor no larger "
-               "than the number of brokers"), InvalidRequestError),
+                  "than the number of brokers"), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.INVALID_REPLICA_ASSIGNMENT), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.INVALID_CONFIG), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.NOT_CONTROLLER, _R, _M), UnknownTopicOrPartitionError),
@@ -336,7 +336,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.SECURITY_DISABLED), AuthenticationError),
     (ErrorSpec.of(ErrorCode.KAFKA_STORAGE_ERROR, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.SASL_AUTHENTICATION_FAILED, hint="Check the SASL mechanism and "
-               "credentials"), AuthenticationError),
+                  "credentials"), AuthenticationError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_PRODUCER_ID), ProducerStateError),
     (ErrorSpec.of(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_FETCH_SESSION_EPOCH, _R), RetriableError),
@@ -344,7 +344,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.FENCED_LEADER_EPOCH, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_LEADER_EPOCH, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, hint="The broker's Produce/Fetch version "
-               "does not allow this codec"), UnsupportedVersionError),
+                  "does not allow this codec"), UnsupportedVersionError),
     (ErrorSpec.of(ErrorCode.OFFSET_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.INVALID_RECORD), InvalidRequestError),
