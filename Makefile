@@ -26,6 +26,7 @@ test: $(STAMP) check-java
 
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
+	$(PY) -m mypy
 
 bench: $(STAMP) check-java
 	$(PY) -m bench.decode

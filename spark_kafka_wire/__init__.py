@@ -3,9 +3,31 @@
     from spark_kafka_wire import KafkaWireDataSource
     spark.dataSource.register(KafkaWireDataSource)
     spark.read.format("kafkawire").option("kafka.bootstrap.servers", ...).option("subscribe", ...)
+
+The Spark face is loaded on first use (PEP 562), so ``spark_kafka_wire.protocol`` and
+``spark_kafka_wire.client`` import and work in a Python without pyspark.
 """
 
-from .datasource import KafkaWireDataSource
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from spark_kafka_wire.datasource import KafkaWireDataSource
 
 __all__ = ["KafkaWireDataSource"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "KafkaWireDataSource":
+        # Imported here, not at the top: the Spark face needs pyspark, the layers below do not.
+        from spark_kafka_wire.datasource import KafkaWireDataSource  # noqa: PLC0415
+
+        globals()[name] = KafkaWireDataSource  # later lookups skip this function
+        return KafkaWireDataSource
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

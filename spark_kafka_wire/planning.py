@@ -26,11 +26,13 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from .client.cluster import KafkaClient
+from .client.cluster import KafkaClient, TopicPartition
 from .client.config import ClientConfig
+from .client.errors import ConfigurationError
 from .client.fetcher import FetchSettings
-from .client.offsets import LATEST, TopicPartition, offsets_for_times, resolve_offsets
-from .protocol.errors import ConfigurationError, error_for_code
+from .client.offsets import LATEST, resolve_offsets
+from .client.timestamps import offsets_for_times
+from .protocol.errors import ErrorCode, error_for_code
 from .source_options import (
     Assign,
     Limit,
@@ -95,7 +97,8 @@ def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "
             if missing_ok:
                 continue
             raise error_for_code(
-                info.error_code if info else 3, topic=topic, context="Metadata",
+                info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic,
+                context="Metadata",
                 message=f"the {word} topic does not exist (or is not visible to this client)",
             )
         if info.is_internal:
@@ -115,7 +118,7 @@ def assigned_partitions(client: KafkaClient, strategy: Strategy, missing_ok: boo
         md = client.fetch_metadata(None)
         names = sorted(
             name for name, info in md.topics.items()
-            if info.error_code == 0 and not _is_internal(name, info.is_internal)
+            if info.error_code == ErrorCode.NONE and not _is_internal(name, info.is_internal)
             and regex.search(name)
         )
         if not names:

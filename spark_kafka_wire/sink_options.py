@@ -26,11 +26,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .client.config import ClientConfig
-from .client.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
-from .client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
+from .client.errors import ConfigurationError
+from .client.producer import (
+    DEFAULT_PARTITIONER,
+    MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
+    PARTITIONERS,
+    ProduceSettings,
+)
 from .options import bool_option, client_config, int_option, lower_keys
 from .protocol.compression import CODEC_NAMES
-from .protocol.errors import ConfigurationError
 
 # Producer settings the sink understands (the kafka. prefix removed); client settings shared
 # with the source (bootstrap.servers, client.id, request.timeout.ms, retry.backoff.ms ...)

@@ -14,17 +14,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from .client.cluster import TopicPartition
 from .client.config import ClientConfig
+from .client.errors import ConfigurationError
 from .client.fetcher import FetchSettings
 from .client.offsets import (
     EARLIEST,
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
-    TopicPartition,
 )
 from .options import bool_option, client_config, int_option, lower_keys
-from .protocol.errors import ConfigurationError
+from .stream_limits import parse_duration_ms
 
 log = logging.getLogger(__name__)
 
@@ -485,8 +486,6 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     """Options of ``spark.readStream.format("kafkawire")``: the batch source's, except that
     startingOffsets defaults to latest (and may be ``group``), ending options are refused, and
     the stream-only rate limits and offset commits apply."""
-    from .stream_limits import parse_duration_ms
-
     opts = lower_keys(options)
     for key in _ENDING_KEYS:
         if key in opts:

@@ -46,10 +46,9 @@ from pyspark.sql.types import (
 
 from .client.admin import ensure_topic
 from .client.cluster import KafkaClient, TopicInfo
-from .client.partitioner import assign_partitions
+from .client.errors import ConfigurationError
 from .client.pool import shared_client
-from .client.producer import Producer, headers_from_arrow
-from .protocol.errors import ConfigurationError
+from .client.producer import Producer, assign_partitions, headers_from_arrow
 from .sink_options import SinkOptions
 
 log = logging.getLogger(__name__)

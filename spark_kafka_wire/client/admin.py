@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..protocol.errors import (
-    ConfigurationError,
+from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
     error_for_code,
 )
-from ..protocol.messages import CREATE_TOPICS, DELETE_TOPICS
-from .cluster import KafkaClient, TopicInfo
+from spark_kafka_wire.protocol.messages import CREATE_TOPICS, DELETE_TOPICS
 
 
 def create_topics(
@@ -57,7 +58,8 @@ def create_topics(
         for name, n in wanted:
             info = md.topics.get(name)
             if info is None or info.error_code or len(info.partitions) < n:
-                raise error_for_code(5, topic=name, context="waiting for the new topic")
+                raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, topic=name,
+                                     context="waiting for the new topic")
 
     client.retry(visible, "topic creation", retries=20)
 
@@ -80,7 +82,7 @@ def ensure_topic(
     except UnknownTopicOrPartitionError:
         if not (create or auto_create):
             raise error_for_code(
-                3, topic=topic, context="Metadata",
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic, context="Metadata",
                 message="the topic does not exist; set createTopic=true (with "
                 "createTopicPartitions) to create it, or kafka.allow.auto.create.topics=true "
                 "to let a broker with auto.create.topics.enable create it",
@@ -101,7 +103,8 @@ def ensure_topic(
         md = client.fetch_metadata([topic], allow_auto_create=True)
         info = md.topics.get(topic)
         if info is None or info.error_code or not info.partitions:
-            code = info.error_code if info is not None and info.error_code else 5
+            code = info.error_code if info is not None and info.error_code \
+                else ErrorCode.LEADER_NOT_AVAILABLE
             raise error_for_code(
                 code, topic=topic, context="Metadata with allow_auto_topic_creation",
                 message="the broker did not create the topic (is auto.create.topics.enable "

@@ -1,8 +1,10 @@
 """Cluster view: bootstrap, metadata cache, leader routing and the retry rule.
 
-Seed 001's recipe: cycle through the bootstrap list until one broker answers, fetch metadata,
-send each request to the partition's leader, and on a stale-metadata error or a socket error
-refresh the metadata and try again (a bounded number of times, with backoff).
+The recipe of Kafka's protocol guide (https://kafka.apache.org/protocol#protocol_partitioning):
+cycle through the bootstrap list until one broker answers, fetch metadata, send each request to
+the partition's leader, and on a stale-metadata error or a socket error refresh the metadata
+and try again (a bounded number of times, with backoff, as the Java client's retry.backoff.ms
+and retry.backoff.max.ms do).
 """
 
 from __future__ import annotations
@@ -14,14 +16,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from ..protocol.errors import InvalidMetadataError, KafkaError, error_for_code
-from ..protocol.messages import METADATA
-from .config import ClientConfig
-from .connection import BrokerConnection
-from .errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
+    InvalidMetadataError,
+    KafkaError,
+    error_for_code,
+)
+from spark_kafka_wire.protocol.messages import METADATA
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+
+# A partition of a topic, as requests and offset maps name it: (topic, partition).
+TopicPartition = tuple[str, int]
 
 
 @dataclass(frozen=True)
@@ -99,7 +109,8 @@ class KafkaClient:
             addr = self._brokers.get(node_id)
             if addr is None:
                 raise error_for_code(
-                    8, message=f"broker {node_id} is not in the cluster metadata"
+                    ErrorCode.BROKER_NOT_AVAILABLE,
+                    message=f"broker {node_id} is not in the cluster metadata",
                 )
         return self._connection(addr[0], addr[1], node_id)
 
@@ -130,6 +141,7 @@ class KafkaClient:
         def attempt() -> ClusterMetadata:
             conn = self.any_connection()
             version = conn.version(METADATA)
+            req_topics: list[dict[str, str]] | None
             if wanted is None:
                 req_topics = [] if version == 0 else None
             else:
@@ -161,7 +173,7 @@ class KafkaClient:
             topics[name] = TopicInfo(name, t["error_code"], t["is_internal"], parts)
         self._brokers.update(brokers)
         for name, info in topics.items():
-            if info.error_code == 0:
+            if info.error_code == ErrorCode.NONE:
                 self._topics[name] = info
             else:
                 self._topics.pop(name, None)
@@ -180,7 +192,8 @@ class KafkaClient:
             md = self.fetch_metadata([name])
             t = md.topics.get(name)
             if t is None or t.error_code:
-                raise error_for_code(t.error_code if t else 3, topic=name, context="Metadata")
+                raise error_for_code(t.error_code if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                     topic=name, context="Metadata")
             info = t
         return info
 
@@ -189,11 +202,11 @@ class KafkaClient:
         p = info.partitions.get(partition)
         if p is None:
             raise error_for_code(
-                3, topic=topic, partition=partition,
+                ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic, partition=partition,
                 message=f"the topic has {info.num_partitions} partitions",
             )
         if p.leader < 0:
-            raise error_for_code(5, topic=topic, partition=partition)
+            raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, topic=topic, partition=partition)
         return p.leader
 
     def leader_connection(self, topic: str, partition: int) -> BrokerConnection:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..protocol.errors import ConfigurationError
+from spark_kafka_wire.client.errors import ConfigurationError
 
 DEFAULT_PORT = 9092
 

@@ -20,18 +20,18 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
-from ..protocol import framing
-from ..protocol.engine import ApiSpec
-from ..protocol.errors import ProtocolError
-from ..protocol.messages import API_VERSIONS
-from ..protocol.versions import (
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import BrokerConnectionError, RequestTimeoutError
+from spark_kafka_wire.protocol import framing
+from spark_kafka_wire.protocol.engine import ApiSpec
+from spark_kafka_wire.protocol.errors import ProtocolError
+from spark_kafka_wire.protocol.messages import API_VERSIONS
+from spark_kafka_wire.protocol.versions import (
     BrokerVersions,
     choose_version,
     parse_api_versions,
     versions_for_release,
 )
-from .config import ClientConfig
-from .errors import BrokerConnectionError, RequestTimeoutError
 
 
 @dataclass
@@ -95,7 +95,7 @@ class BrokerConnection:
                         "to its release (e.g. 0.8.2 or 0.9.0)",
                     ) from None
                 # Brokers before KIP-511 may close on an ApiVersions version they do not
-                # know instead of answering error 35: retry with v0, which all of them know.
+                # know instead of answering UNSUPPORTED_VERSION: retry with v0, which all of them know.
                 version = 0
             except BaseException:
                 self.close()

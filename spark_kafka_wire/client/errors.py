@@ -1,8 +1,24 @@
-"""Errors of the I/O layer: brokers that cannot be reached or stop answering."""
+"""Errors of the I/O layer: brokers that cannot be reached or stop answering, settings that
+cannot work, offsets lost from the log, group coordinators and ZooKeeper.
+
+Each subclasses :class:`~spark_kafka_wire.protocol.errors.KafkaWireError` (or a Kafka error
+family when it stands for a broker's answer), so one ``except`` catches all of them;
+``spark_kafka_wire.errors`` shows the whole tree.
+"""
 
 from __future__ import annotations
 
-from ..protocol.errors import KafkaWireError
+from spark_kafka_wire.protocol.errors import (
+    ERRORS,
+    ErrorCode,
+    KafkaWireError,
+    OffsetOutOfRangeError,
+    RetriableError,
+)
+
+
+class ConfigurationError(KafkaWireError, ValueError):
+    """An option is missing, unknown or has a value that cannot work."""
 
 
 class BrokerConnectionError(KafkaWireError):
@@ -48,3 +64,37 @@ class NoBrokersAvailableError(KafkaWireError):
             "Check kafka.bootstrap.servers, that the brokers are running and that this "
             "machine can reach them"
         )
+
+
+DATA_LOSS_ADVICE = (
+    "Some data may have been lost because they are not available in Kafka any more; either the "
+    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
+    "topic was processed. If you want the read to skip lost data instead of failing, set the "
+    "source option failOnDataLoss to false"
+)
+
+
+class DataLossError(OffsetOutOfRangeError):
+    """Planned offsets are no longer in the log (``failOnDataLoss`` is true)."""
+
+    def __init__(self, topic: str, partition: int, start: int, end: int, reason: str,
+                 broker: str | None = None,
+                 code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
+        self.start = start
+        self.end = end
+        self.reason = reason
+        spec = ERRORS[code][0]
+        super().__init__(
+            type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
+            broker=broker, context="Fetch",
+            message=f"data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: "
+                    f"{reason}. {DATA_LOSS_ADVICE}",
+        )
+
+
+class CoordinatorMovedError(RetriableError):
+    """The group coordinator changed or is loading; find it again and retry."""
+
+
+class ZooKeeperError(KafkaWireError):
+    """ZooKeeper could not be reached or refused an operation."""

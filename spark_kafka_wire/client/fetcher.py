@@ -16,32 +16,43 @@ is read.
 from __future__ import annotations
 
 import logging
-import struct
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import partial
 
-from ..protocol.errors import (
-    ERRORS,
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.connection import BrokerConnection, InFlight
+from spark_kafka_wire.client.errors import DataLossError
+from spark_kafka_wire.client.offsets import (
+    EARLIEST,
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    resolve_offsets,
+)
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
     KafkaWireError,
     OffsetOutOfRangeError,
     ProtocolError,
     UnknownTopicOrPartitionError,
     check_error,
 )
-from ..protocol.messages import FETCH
-from ..protocol.records import (
+from spark_kafka_wire.protocol.messages import FETCH
+from spark_kafka_wire.protocol.records import (
     ATTR_CODEC_MASK,
     ATTR_CONTROL,
     ATTR_TRANSACTIONAL,
+    BATCH_HEADER,
+    CONTROL_ABORT,
     HEADER_SIZE,
+    LOG_OVERHEAD,
     DecodedRecords,
-    _control_type,
+    control_type,
     decode_record_batches,
     next_batch_offset,
 )
-from .cluster import KafkaClient
-from .connection import BrokerConnection, InFlight
 
 log = logging.getLogger(__name__)
 
@@ -50,33 +61,9 @@ MAX_FETCH_BYTES_LIMIT = 256 << 20
 # gives up (a topic deleted and re-created while being read can do that briefly).
 MAX_DISAPPEARED = 3
 
-DATA_LOSS_ADVICE = (
-    "Some data may have been lost because they are not available in Kafka any more; either the "
-    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
-    "topic was processed. If you want the read to skip lost data instead of failing, set the "
-    "source option failOnDataLoss to false"
-)
-
-
-class DataLossError(OffsetOutOfRangeError):
-    """Planned offsets are no longer in the log (``failOnDataLoss`` is true)."""
-
-    def __init__(self, topic: str, partition: int, start: int, end: int, reason: str,
-                 broker: str | None = None, code: int = 1) -> None:
-        self.start = start
-        self.end = end
-        self.reason = reason
-        spec = ERRORS[code][0]
-        super().__init__(
-            type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
-            broker=broker, context="Fetch",
-            message=f"data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: "
-                    f"{reason}. {DATA_LOSS_ADVICE}",
-        )
-
-
 def report_data_loss(topic: str, partition: int, start: int, end: int, reason: str,
-                     fail: bool, broker: str | None = None, code: int = 1) -> None:
+                     fail: bool, broker: str | None = None,
+                     code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
     """Raise DataLossError, or (``fail`` false) log the lost range as a warning."""
     if fail:
         raise DataLossError(topic, partition, start, end, reason, broker, code)
@@ -91,7 +78,7 @@ class FetchSettings:
     fetch_max_bytes: int = 50 << 20
     max_wait_ms: int = 500
     min_bytes: int = 1
-    isolation_level: int = 0
+    isolation_level: int = READ_UNCOMMITTED
     check_crcs: bool = True
     max_empty_fetches: int = 20
 
@@ -155,7 +142,7 @@ def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _
                     broker=conn.name, context="Fetch",
                 )
                 aborted = None
-                if s.isolation_level == 1:  # read_committed: the decoder drops aborted data
+                if s.isolation_level == READ_COMMITTED:  # the decoder drops aborted data
                     aborted = [(a["producer_id"], a["first_offset"])
                                for a in p["aborted_transactions"] or ()]
                 return _Answer(
@@ -164,11 +151,6 @@ def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _
                 )
     raise ProtocolError("Fetch response lacks the requested partition", topic=topic,
                         partition=partition, offset=offset, broker=conn.name)
-
-
-# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
-# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
-_BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
 
 
 class _CommittedCheck:
@@ -194,9 +176,9 @@ class _CommittedCheck:
         pos, n = 0, len(view)
         while n - pos >= HEADER_SIZE:
             (base, length, _, magic, _, attrs, last_delta, _, _, pid, _, _,
-             count) = _BATCH_HEADER.unpack_from(view, pos)
-            end = pos + 12 + length
-            if magic != 2 or length < HEADER_SIZE - 12 or end > n:
+             count) = BATCH_HEADER.unpack_from(view, pos)
+            end = pos + LOG_OVERHEAD + length
+            if magic != 2 or length < HEADER_SIZE - LOG_OVERHEAD or end > n:
                 return  # legacy data has no transactions; a partial tail ends the walk
             if attrs & ATTR_TRANSACTIONAL and pid >= 0:
                 if not attrs & ATTR_CONTROL:
@@ -206,10 +188,10 @@ class _CommittedCheck:
                 elif pid in self.pending and not attrs & ATTR_CODEC_MASK:
                     first = self.pending.pop(pid)
                     try:
-                        ctype = _control_type(view[pos + HEADER_SIZE:end], count)
+                        ctype = control_type(view[pos + HEADER_SIZE:end], count)
                     except Exception:  # noqa: BLE001 - the decoder reports corrupt markers
                         ctype = -1
-                    if ctype == 0:
+                    if ctype == CONTROL_ABORT:
                         raise ProtocolError(
                             "read_committed: the broker returned records of producer "
                             f"{pid} from offset {first} whose transaction was aborted (marker "
@@ -226,8 +208,6 @@ class _CommittedCheck:
 def _available(client: KafkaClient, topic: str, partition: int, isolation_level: int
                ) -> tuple[int, int] | None:
     """(earliest, latest) offsets of the partition now, or None when it no longer exists."""
-    from .offsets import EARLIEST, LATEST, resolve_offsets  # offsets builds on this module
-
     tp = (topic, partition)
     try:
         if partition not in client.topic(topic, refresh=True).partitions:
@@ -302,25 +282,27 @@ def _fetch_chunks(
     max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
     empty = 0
     disappeared = 0
-    committed = _CommittedCheck(topic, partition, start, end) if settings.isolation_level == 1 \
-        else None
+    committed = _CommittedCheck(topic, partition, start, end) \
+        if settings.isolation_level == READ_COMMITTED else None
     while offset < end:
         try:
             answer = client.retry(
-                lambda o=offset, m=max_bytes: fetches.answer(o, m),
+                partial(fetches.answer, offset, max_bytes),
                 f"Fetch {topic}-{partition} at offset {offset}",
             )
         except UnknownTopicOrPartitionError as exc:
             report_data_loss(topic, partition, offset, end,
                              "the topic or partition no longer exists (it was deleted)",
-                             fail_on_data_loss, exc.broker, code=3)
+                             fail_on_data_loss, exc.broker,
+                             code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             return
         except OffsetOutOfRangeError as exc:
             available = _available(client, topic, partition, settings.isolation_level)
             if available is None:
                 report_data_loss(topic, partition, offset, end,
                                  "the topic or partition no longer exists (it was deleted)",
-                                 fail_on_data_loss, exc.broker, code=3)
+                                 fail_on_data_loss, exc.broker,
+                                 code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
                 return
             lo, hi = available
             if offset < lo:
@@ -359,7 +341,8 @@ def _fetch_chunks(
         if decoded.next_offset is None:
             if data is not None and len(data) > 0:
                 # Bytes but no complete batch: the first batch is larger than our budget
-                # (possible with old brokers). Ask for more, as seed 002 describes.
+                # (possible with old brokers). Ask for more, doubling the budget, as the Kafka
+                # design document describes (https://kafka.apache.org/documentation/#impl_reads).
                 if max_bytes >= MAX_FETCH_BYTES_LIMIT:
                     raise ProtocolError(
                         f"a record batch is larger than {MAX_FETCH_BYTES_LIMIT} bytes",
@@ -368,15 +351,17 @@ def _fetch_chunks(
                 max_bytes = min(max_bytes * 2, MAX_FETCH_BYTES_LIMIT)
                 continue
             limit = answer.high_watermark
-            if settings.isolation_level == 1 and answer.last_stable_offset >= 0:
+            if settings.isolation_level == READ_COMMITTED and answer.last_stable_offset >= 0:
                 limit = answer.last_stable_offset
             if limit <= offset:
                 if _available(client, topic, partition, settings.isolation_level) is None:
-                    reason, code = "the topic or partition no longer exists (it was deleted)", 3
+                    reason = "the topic or partition no longer exists (it was deleted)"
+                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     reason, code = (
                         f"the partition now ends at offset {limit} but offsets up to {end} were "
-                        "planned; the log was truncated or the topic re-created", 1)
+                        "planned; the log was truncated or the topic re-created",
+                        ErrorCode.OFFSET_OUT_OF_RANGE)
                 report_data_loss(topic, partition, offset, end, reason, fail_on_data_loss,
                                  answer.broker, code)
                 return

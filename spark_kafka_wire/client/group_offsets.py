@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..protocol.errors import KafkaError, RetriableError, check_error, error_for_code
-from ..protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
-from .cluster import KafkaClient
-from .connection import BrokerConnection
-from .offsets import TopicPartition, by_topic
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import CoordinatorMovedError
+from spark_kafka_wire.client.offsets import by_topic
+from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, check_error, error_for_code
+from spark_kafka_wire.protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 
 GROUP_KEY_TYPE = 0
 # Errors that mean "this broker is not (or not yet) the coordinator: look it up again".
-_COORDINATOR_MOVED = {14, 15, 16}
-
-
-class CoordinatorMovedError(RetriableError):
-    """The group coordinator changed or is loading; find it again and retry."""
-
+_COORDINATOR_MOVED = {
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+}
 
 def find_coordinator(client: KafkaClient, group: str) -> BrokerConnection:
     """Connection to the broker coordinating ``group``."""
@@ -34,7 +34,8 @@ def find_coordinator(client: KafkaClient, group: str) -> BrokerConnection:
         resp = conn.request(FIND_COORDINATOR, {"key_type": GROUP_KEY_TYPE, "coordinator_keys": [group]})
         entries = [c for c in resp["coordinators"] if c["key"] == group]
         if not entries:
-            raise error_for_code(15, context="FindCoordinator", message=f"no answer for group {group!r}")
+            raise error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, context="FindCoordinator",
+                                 message=f"no answer for group {group!r}")
         answer = entries[0]
     else:
         answer = conn.request(FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
@@ -102,7 +103,8 @@ def fetch_committed(
             resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}]}, version)
             groups = [g for g in resp["groups"] if g["group_id"] == group]
             if not groups:
-                raise error_for_code(15, context="OffsetFetch", message=f"no answer for group {group!r}")
+                raise error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, context="OffsetFetch",
+                                     message=f"no answer for group {group!r}")
             _check(groups[0]["error_code"], group, None, None, conn, "OffsetFetch")
             answer_topics = groups[0]["topics"]
         else:
@@ -113,7 +115,7 @@ def fetch_committed(
         for t in answer_topics:
             for p in t["partitions"]:
                 tp = (t["name"], p["partition_index"])
-                if p["error_code"] == 3 and version == 0:
+                if p["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and version == 0:
                     continue  # 0.8 answers UNKNOWN_TOPIC_OR_PARTITION for "no offset yet"
                 _check(p["error_code"], group, *tp, conn, "OffsetFetch")
                 if tp in result:

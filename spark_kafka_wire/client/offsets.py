@@ -1,42 +1,27 @@
-"""Turn earliest / latest / timestamps into concrete offsets, on the driver.
+"""Turn earliest / latest into concrete offsets, on the driver (timestamps: ``timestamps``).
 
 "Latest" is the high watermark (read_uncommitted) or the last stable offset (read_committed).
 ListOffsets(-1) is not trusted alone: some brokers (Tansu) answer the start of the last batch
 + 1 instead of the log end, which would silently drop the tail of a partition. So latest is
 resolved as ListOffsets(-1) followed by a Fetch at that offset, whose response carries the
 high watermark and last stable offset as the broker's fetch path sees them; the larger wins.
-
-Timestamps: Kafka's contract for ListOffsets(t) (v1+) is "the first offset whose record
-timestamp is >= t, below the high watermark (last stable offset under read_committed), or -1".
-Because records before that offset all have smaller timestamps and the record at it does not,
-every answer can be checked with one small Fetch around it (``offsets_for_times``). A real
-Kafka answer always passes; a broker that answers something else (Tansu looks up its own
-append time, not the records' timestamps, and answers offset 0 instead of -1 when nothing
-matches) is caught, and the offset is then found by reading the partition's records, which is
-exact by definition and costs a scan of the data before the match.
 """
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 
-from ..protocol.errors import check_error, error_for_code
-from ..protocol.messages import FETCH, LIST_OFFSETS
-from .cluster import KafkaClient
-from .connection import BrokerConnection
-from .fetcher import FetchSettings, fetch_range
-
-log = logging.getLogger(__name__)
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.protocol.errors import ErrorCode, check_error, error_for_code
+from spark_kafka_wire.protocol.messages import FETCH, LIST_OFFSETS
 
 EARLIEST = -2
 LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
 PROBE_WAIT_MS = 100
-
-TopicPartition = tuple[str, int]
 
 
 def _by_leader(client: KafkaClient, tps: Iterable[TopicPartition]) -> dict[int, list[TopicPartition]]:
@@ -69,10 +54,11 @@ def list_offsets(
 ) -> dict[TopicPartition, int]:
     """ListOffsets for each partition: -2 earliest, -1 latest (as the broker answers it),
     otherwise the first offset whose timestamp is >= the given ms (-1 when there is none)."""
-    return {tp: o for tp, (o, _) in _list_offsets(client, timestamps, isolation_level).items()}
+    return {tp: o for tp, (o, _) in
+            list_offsets_with_timestamps(client, timestamps, isolation_level).items()}
 
 
-def _list_offsets(
+def list_offsets_with_timestamps(
     client: KafkaClient,
     timestamps: Mapping[TopicPartition, int],
     isolation_level: int = READ_UNCOMMITTED,
@@ -89,7 +75,7 @@ def _list_offsets(
             version = conn.version(LIST_OFFSETS)
             if by_time and version == 0:
                 raise error_for_code(
-                    35, broker=conn.name, context="ListOffsets",
+                    ErrorCode.UNSUPPORTED_VERSION, broker=conn.name, context="ListOffsets",
                     message="finding offsets by timestamp needs ListOffsets v1 (Kafka 0.10.1 or "
                     "later); this broker speaks only v0, whose answers are log segment starts, "
                     "not record timestamps. Use startingOffsets/endingOffsets instead",
@@ -124,7 +110,8 @@ def _list_offsets(
         missing = set(timestamps) - set(result)
         if missing:
             t, p = sorted(missing)[0]
-            check_error(3, topic=t, partition=p, context="ListOffsets (partition missing from response)")
+            check_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=t, partition=p,
+                        context="ListOffsets (partition missing from response)")
         return result
 
     return client.retry(attempt, "ListOffsets")
@@ -203,85 +190,3 @@ def resolve_offsets(
     for tp, o in special.items():
         result[tp] = latest[tp] if o == LATEST else listed[tp]
     return result
-
-
-def offsets_for_times(
-    client: KafkaClient,
-    timestamps: Mapping[TopicPartition, int],
-    isolation_level: int = READ_UNCOMMITTED,
-    settings: FetchSettings | None = None,
-) -> dict[TopicPartition, int | None]:
-    """The first offset whose record timestamp is >= the given ms, per partition, among the
-    offsets a reader of ``isolation_level`` can see; None where no record qualifies.
-
-    The broker's ListOffsets answer is checked against the records around it (see the module
-    docstring); an answer that contradicts them is replaced by a scan of the partition.
-    """
-    if not timestamps:
-        return {}
-    if any(ts < 0 for ts in timestamps.values()):
-        raise ValueError("timestamps must be >= 0 (negative values are ListOffsets' special "
-                         "queries)")
-    tps = list(timestamps)
-    earliest = resolve_offsets(client, {tp: EARLIEST for tp in tps}, isolation_level)
-    latest = resolve_offsets(client, {tp: LATEST for tp in tps}, isolation_level)
-    answers = _list_offsets(client, timestamps, isolation_level, by_time=True)
-    # Small fetches: the broker still returns the whole first batch (Fetch v3+ always does).
-    probe = settings or FetchSettings(max_wait_ms=PROBE_WAIT_MS,
-                                      max_partition_fetch_bytes=16 << 10)
-    result: dict[TopicPartition, int | None] = {}
-    for tp in tps:
-        target, (offset, found_ts) = timestamps[tp], answers[tp]
-        lo, hi = earliest[tp], latest[tp]
-        problem = timestamp_answer_problem(client, tp, target, offset, found_ts, lo, hi, probe)
-        if problem is None:
-            result[tp] = offset if offset >= 0 else None
-            continue
-        log.warning(
-            "ListOffsets(timestamp=%d) for %s-%d answered offset %d (timestamp %d), which "
-            "contradicts the records: %s. Finding the offset by reading offsets [%d, %d) "
-            "instead", target, tp[0], tp[1], offset, found_ts, problem, lo, hi)
-        result[tp] = scan_for_timestamp(client, tp, target, lo, hi, settings)
-    return result
-
-
-def timestamp_answer_problem(
-    client: KafkaClient, tp: TopicPartition, target: int, offset: int, found_ts: int,
-    lo: int, hi: int, probe: FetchSettings,
-) -> str | None:
-    """Why the broker's answer cannot be Kafka's, or None if the records agree with it."""
-    t, p = tp
-    if offset < 0:
-        if hi <= lo:
-            return None
-        # "No record at or after target": the last record below the bound must be older.
-        for chunk in fetch_range(client, t, p, hi - 1, hi, probe):
-            late = chunk.timestamps >= target
-            if late.any():
-                o = int(chunk.offsets[late.argmax()])
-                return f"no match was answered, but offset {o} has timestamp " \
-                       f"{int(chunk.timestamps[late.argmax()])}"
-        return None
-    if not lo <= offset < hi:
-        return f"the offset is outside the readable offsets [{lo}, {hi})"
-    if found_ts < target:
-        return f"the answered timestamp {found_ts} is before {target}"
-    for chunk in fetch_range(client, t, p, max(lo, offset - 1), offset + 1, probe):
-        for o, ts in zip(chunk.offsets.tolist(), chunk.timestamps.tolist(), strict=True):
-            if o < offset and ts >= target:
-                return f"the earlier offset {o} already has timestamp {ts}"
-            if o == offset and ts < target:
-                return f"offset {o} has timestamp {ts}"
-    return None
-
-
-def scan_for_timestamp(
-    client: KafkaClient, tp: TopicPartition, target: int, lo: int, hi: int,
-    settings: FetchSettings | None = None,
-) -> int | None:
-    """The first offset in [lo, hi) whose record timestamp is >= target, by reading them."""
-    for chunk in fetch_range(client, tp[0], tp[1], lo, hi, settings or FetchSettings()):
-        late = chunk.timestamps >= target
-        if late.any():
-            return int(chunk.offsets[late.argmax()])
-    return None

@@ -10,8 +10,8 @@ import atexit
 import os
 import threading
 
-from .cluster import KafkaClient
-from .config import ClientConfig
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
 
 _lock = threading.Lock()
 _clients: dict[tuple[int, ClientConfig], KafkaClient] = {}

@@ -1,22 +1,21 @@
-"""Consumer offsets in ZooKeeper, in the layout of Kafka's ZooKeeper-based consumers (seed 002):
-``/consumers/<group>/offsets/<topic>/<partition>`` holding the offset as decimal text.
+"""Consumer offsets in ZooKeeper, in the layout of Kafka's ZooKeeper-based consumers:
+``/consumers/<group>/offsets/<topic>/<partition>`` holding the offset as decimal text
+("ZooKeeper Directories" in the Kafka 0.8.2 documentation,
+https://kafka.apache.org/082/documentation.html).
 
 Lag tools of that era (Burrow's ZooKeeper mode, ConsumerOffsetChecker, kafka-manager) read
 these nodes; writing them lets such tools follow a Spark query, and writing both ZooKeeper
-and Kafka (``both``) is the dual-commit that seed 002 describes for migrating between them.
+and Kafka (``both``) is the dual commit that the same documentation describes for migrating
+consumers from ZooKeeper to Kafka-based offset storage (``offsets.storage``,
+``dual.commit.enabled``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..protocol.errors import KafkaWireError
-
-TopicPartition = tuple[str, int]
-
-
-class ZooKeeperError(KafkaWireError):
-    """ZooKeeper could not be reached or refused an operation."""
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.errors import ZooKeeperError
 
 
 def offset_path(group: str, topic: str, partition: int) -> str:
@@ -37,8 +36,10 @@ class ZooKeeperOffsetStore:
 
     def _client(self):
         if self._zk is None:
-            from kazoo.client import KazooClient
-            from kazoo.handlers.threading import KazooTimeoutError
+            # kazoo is imported on first use: it takes ~40 ms, every Spark worker imports this
+            # module, and only queries that commit offsets to ZooKeeper need it.
+            from kazoo.client import KazooClient  # noqa: PLC0415
+            from kazoo.handlers.threading import KazooTimeoutError  # noqa: PLC0415
 
             zk = KazooClient(hosts=self.connect, timeout=self.timeout_s)
             try:
@@ -53,7 +54,7 @@ class ZooKeeperOffsetStore:
         return self._zk
 
     def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
-        from kazoo.exceptions import KazooException
+        from kazoo.exceptions import KazooException  # noqa: PLC0415 (see _client)
 
         zk = self._client()
         try:
@@ -70,7 +71,7 @@ class ZooKeeperOffsetStore:
 
     def fetch(self, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
         """Committed offsets; -1 where there is no node."""
-        from kazoo.exceptions import KazooException, NoNodeError
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
 
         zk = self._client()
         out: dict[TopicPartition, int] = {}

@@ -92,7 +92,7 @@ class Codec:
 
     id: int
     name: str
-    compress: Callable[[bytes, int | None, int], bytes]
+    compress: Callable[[Buffer, int | None, int], bytes]
     decompress: Callable[[Buffer, int, int], bytes | bytearray]
 
 
@@ -110,7 +110,7 @@ def _too_big(name: str, max_size: int) -> DecompressionBombError:
 # ---------------------------------------------------------------------------------- none
 
 
-def _none_compress(data: bytes, level: int | None, magic: int) -> bytes:
+def _none_compress(data: Buffer, level: int | None, magic: int) -> bytes:
     return bytes(data)
 
 
@@ -129,7 +129,7 @@ _GZIP_DEFAULT_LEVEL = 6
 _GZIP_WBITS = 16 + zlib.MAX_WBITS  # gzip container, not raw deflate or zlib
 
 
-def _gzip_compress(data: bytes, level: int | None, magic: int) -> bytes:
+def _gzip_compress(data: Buffer, level: int | None, magic: int) -> bytes:
     # zlib with a gzip header writes mtime 0, so equal input gives equal bytes (testable).
     c = zlib.compressobj(_GZIP_DEFAULT_LEVEL if level is None else level, zlib.DEFLATED,
                          _GZIP_WBITS)
@@ -193,7 +193,7 @@ def _snappy_raw_length(view: memoryview, start: int, end: int) -> int:
     raise ProtocolError("invalid snappy data: bad uncompressed length header")
 
 
-def _snappy_compress(data: bytes, level: int | None, magic: int) -> bytes:
+def _snappy_compress(data: Buffer, level: int | None, magic: int) -> bytes:
     if magic >= 2:
         return bytes(cramjam.snappy.compress_raw(data))
     view = _byte_view(data)
@@ -307,7 +307,7 @@ def _lz4_header_checksum(descriptor: bytes) -> int:
     return (_xxh32(descriptor) >> 8) & 0xFF
 
 
-def _lz4_compress(data: bytes, level: int | None, magic: int) -> bytes:
+def _lz4_compress(data: Buffer, level: int | None, magic: int) -> bytes:
     # What Java's KafkaLZ4BlockOutputStream writes: 64 KiB independent blocks, no content
     # size, no checksums. Old Java readers reject linked blocks and (0.8/0.9) content sizes.
     frame = lz4.frame.compress(
@@ -422,7 +422,7 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
     return dctx
 
 
-def _zstd_compress(data: bytes, level: int | None, magic: int) -> bytes:
+def _zstd_compress(data: Buffer, level: int | None, magic: int) -> bytes:
     if magic < 2:
         raise _zstd_needs_v2(magic)
     cctx = zstandard.ZstdCompressor(level=_ZSTD_DEFAULT_LEVEL if level is None else level)
@@ -524,7 +524,7 @@ def codec_name(codec: int) -> str:
     return _NAMES_BY_ID.get(codec, f"unknown({codec})")
 
 
-def compress(codec: int, data: bytes, *, level: int | None = None, magic: int = 2) -> bytes:
+def compress(codec: int, data: Buffer, *, level: int | None = None, magic: int = 2) -> bytes:
     """Compress ``data`` as one blob with ``codec`` for a ``magic`` 0/1/2 batch or message.
 
     ``level`` None = the Java client's default (gzip 6, zstd 3) or lz4's fast mode.

@@ -95,6 +95,8 @@ def _fresh(value: Any) -> Any:
 
 
 def _primitive(t: str, flexible: bool, nullable: bool, name: str) -> tuple[Encode, Decode]:
+    enc: Encode
+    dec: Decode
     if t in ("int8", "int16", "uint16", "int32", "int64", "float64", "bool", "uuid"):
         return getattr(Writer, t), getattr(Reader, t)
     if t == "string":

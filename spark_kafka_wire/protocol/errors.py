@@ -1,23 +1,121 @@
-"""Typed errors shared by every layer.
+"""Typed errors of the protocol layer: Kafka's error codes, and bytes that break the protocol.
 
 Kafka reports failures as int16 codes. Callers need two facts about each code (retry it?
 refresh metadata first?) and users need a message that says what happened and where, so each
 code maps to a class in a family and every instance carries topic, partition, offset and
 broker when known. Bytes that cannot be parsed raise ProtocolError, never IndexError or
 struct.error.
+
+:class:`KafkaWireError`, the base of every exception the package raises on purpose, lives here
+because the protocol is the lowest layer; ``spark_kafka_wire.errors`` shows the whole tree.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
+
+
+class ErrorCode(IntEnum):
+    """Kafka's error codes by their names in Kafka's protocol guide
+    (https://kafka.apache.org/protocol#protocol_error_codes), for the codes this package knows.
+
+    A code compares and hashes as the int16 on the wire, so ``code == ErrorCode.X`` works on a
+    decoded response field.
+    """
+
+    NONE = 0
+    UNKNOWN_SERVER_ERROR = -1
+    OFFSET_OUT_OF_RANGE = 1
+    CORRUPT_MESSAGE = 2
+    UNKNOWN_TOPIC_OR_PARTITION = 3
+    INVALID_FETCH_SIZE = 4
+    LEADER_NOT_AVAILABLE = 5
+    NOT_LEADER_OR_FOLLOWER = 6
+    REQUEST_TIMED_OUT = 7
+    BROKER_NOT_AVAILABLE = 8
+    REPLICA_NOT_AVAILABLE = 9
+    MESSAGE_TOO_LARGE = 10
+    STALE_CONTROLLER_EPOCH = 11
+    OFFSET_METADATA_TOO_LARGE = 12
+    NETWORK_EXCEPTION = 13
+    COORDINATOR_LOAD_IN_PROGRESS = 14
+    COORDINATOR_NOT_AVAILABLE = 15
+    NOT_COORDINATOR = 16
+    INVALID_TOPIC_EXCEPTION = 17
+    RECORD_LIST_TOO_LARGE = 18
+    NOT_ENOUGH_REPLICAS = 19
+    NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
+    INVALID_REQUIRED_ACKS = 21
+    ILLEGAL_GENERATION = 22
+    INVALID_GROUP_ID = 24
+    UNKNOWN_MEMBER_ID = 25
+    REBALANCE_IN_PROGRESS = 27
+    INVALID_COMMIT_OFFSET_SIZE = 28
+    TOPIC_AUTHORIZATION_FAILED = 29
+    GROUP_AUTHORIZATION_FAILED = 30
+    CLUSTER_AUTHORIZATION_FAILED = 31
+    INVALID_TIMESTAMP = 32
+    UNSUPPORTED_SASL_MECHANISM = 33
+    ILLEGAL_SASL_STATE = 34
+    UNSUPPORTED_VERSION = 35
+    TOPIC_ALREADY_EXISTS = 36
+    INVALID_PARTITIONS = 37
+    INVALID_REPLICATION_FACTOR = 38
+    INVALID_REPLICA_ASSIGNMENT = 39
+    INVALID_CONFIG = 40
+    NOT_CONTROLLER = 41
+    INVALID_REQUEST = 42
+    UNSUPPORTED_FOR_MESSAGE_FORMAT = 43
+    POLICY_VIOLATION = 44
+    OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+    DUPLICATE_SEQUENCE_NUMBER = 46
+    INVALID_PRODUCER_EPOCH = 47
+    INVALID_TXN_STATE = 48
+    INVALID_PRODUCER_ID_MAPPING = 49
+    INVALID_TRANSACTION_TIMEOUT = 50
+    CONCURRENT_TRANSACTIONS = 51
+    TRANSACTION_COORDINATOR_FENCED = 52
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+    SECURITY_DISABLED = 54
+    KAFKA_STORAGE_ERROR = 56
+    SASL_AUTHENTICATION_FAILED = 58
+    UNKNOWN_PRODUCER_ID = 59
+    FETCH_SESSION_ID_NOT_FOUND = 70
+    INVALID_FETCH_SESSION_EPOCH = 71
+    LISTENER_NOT_FOUND = 72
+    FENCED_LEADER_EPOCH = 74
+    UNKNOWN_LEADER_EPOCH = 75
+    UNSUPPORTED_COMPRESSION_TYPE = 76
+    OFFSET_NOT_AVAILABLE = 78
+    PREFERRED_LEADER_NOT_AVAILABLE = 80
+    INVALID_RECORD = 87
+    UNSTABLE_OFFSET_COMMIT = 88
+    THROTTLING_QUOTA_EXCEEDED = 89
+    PRODUCER_FENCED = 90
+    UNKNOWN_TOPIC_ID = 100
+    INCONSISTENT_TOPIC_ID = 103
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    """What callers need to know about one code: its number and name, whether retrying can
+    help, whether metadata must be refreshed first, and advice for the user."""
+
+    code: int
+    name: str
+    retriable: bool = False
+    invalid_metadata: bool = False
+    hint: str = ""
+
+    @classmethod
+    def of(cls, code: ErrorCode, retriable: bool = False, invalid_metadata: bool = False,
+           hint: str = "") -> ErrorSpec:
+        return cls(int(code), code.name, retriable, invalid_metadata, hint)
 
 
 class KafkaWireError(Exception):
     """Base of every error spark-kafka-wire raises on purpose."""
-
-
-class ConfigurationError(KafkaWireError, ValueError):
-    """An option is missing, unknown or has a value that cannot work."""
 
 
 def _where(topic: str | None, partition: int | None, offset: int | None, broker: str | None) -> str:
@@ -65,19 +163,10 @@ class CorruptRecordError(ProtocolError):
         )
 
 
-@dataclass(frozen=True)
-class ErrorSpec:
-    code: int
-    name: str
-    retriable: bool = False
-    invalid_metadata: bool = False
-    hint: str = ""
-
-
 class KafkaError(KafkaWireError):
     """An error code returned by a broker."""
 
-    spec: ErrorSpec = ErrorSpec(-1, "UNKNOWN_SERVER_ERROR")
+    spec: ErrorSpec = ErrorSpec.of(ErrorCode.UNKNOWN_SERVER_ERROR)
 
     def __init__(
         self,
@@ -186,84 +275,84 @@ class MessageTooLargeError(RecordTooLargeError):
 _R, _M = True, True
 _REFRESH = "Metadata will be refreshed and the request retried"
 _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
-    (ErrorSpec(-1, "UNKNOWN_SERVER_ERROR", hint="See the broker log"), KafkaError),
-    (ErrorSpec(1, "OFFSET_OUT_OF_RANGE", hint="The data was deleted by retention or the offset "
-               "was never written; set failOnDataLoss=false to skip it"), OffsetOutOfRangeError),
-    (ErrorSpec(2, "CORRUPT_MESSAGE", _R), RetriableError),
-    (ErrorSpec(3, "UNKNOWN_TOPIC_OR_PARTITION", _R, _M, hint="Check the topic name; it may not "
-               "exist yet"), UnknownTopicOrPartitionError),
-    (ErrorSpec(4, "INVALID_FETCH_SIZE"), InvalidRequestError),
-    (ErrorSpec(5, "LEADER_NOT_AVAILABLE", _R, _M, hint=_REFRESH), LeaderNotAvailableError),
-    (ErrorSpec(6, "NOT_LEADER_OR_FOLLOWER", _R, _M, hint=_REFRESH), NotLeaderOrFollowerError),
-    (ErrorSpec(7, "REQUEST_TIMED_OUT", _R), RequestTimedOutError),
-    (ErrorSpec(8, "BROKER_NOT_AVAILABLE", _R, _M), InvalidMetadataError),
-    (ErrorSpec(9, "REPLICA_NOT_AVAILABLE", _R, _M), InvalidMetadataError),
-    (ErrorSpec(10, "MESSAGE_TOO_LARGE", hint="Raise the broker's message.max.bytes or send "
-               "smaller records"), MessageTooLargeError),
-    (ErrorSpec(11, "STALE_CONTROLLER_EPOCH"), KafkaError),
-    (ErrorSpec(12, "OFFSET_METADATA_TOO_LARGE"), InvalidRequestError),
-    (ErrorSpec(13, "NETWORK_EXCEPTION", _R, _M), InvalidMetadataError),
-    (ErrorSpec(14, "COORDINATOR_LOAD_IN_PROGRESS", _R), RetriableError),
-    (ErrorSpec(15, "COORDINATOR_NOT_AVAILABLE", _R), RetriableError),
-    (ErrorSpec(16, "NOT_COORDINATOR", _R), RetriableError),
-    (ErrorSpec(17, "INVALID_TOPIC_EXCEPTION", hint="Topic names use [a-zA-Z0-9._-], at most "
-               "249 characters"), InvalidRequestError),
-    (ErrorSpec(18, "RECORD_LIST_TOO_LARGE"), RecordTooLargeError),
-    (ErrorSpec(19, "NOT_ENOUGH_REPLICAS", _R), RetriableError),
-    (ErrorSpec(20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", _R), RetriableError),
-    (ErrorSpec(21, "INVALID_REQUIRED_ACKS"), InvalidRequestError),
-    (ErrorSpec(22, "ILLEGAL_GENERATION"), KafkaError),
-    (ErrorSpec(24, "INVALID_GROUP_ID"), InvalidRequestError),
-    (ErrorSpec(25, "UNKNOWN_MEMBER_ID"), KafkaError),
-    (ErrorSpec(27, "REBALANCE_IN_PROGRESS", _R), RetriableError),
-    (ErrorSpec(28, "INVALID_COMMIT_OFFSET_SIZE"), InvalidRequestError),
-    (ErrorSpec(29, "TOPIC_AUTHORIZATION_FAILED", hint="Grant the principal access to the "
-               "topic"), AuthorizationError),
-    (ErrorSpec(30, "GROUP_AUTHORIZATION_FAILED"), AuthorizationError),
-    (ErrorSpec(31, "CLUSTER_AUTHORIZATION_FAILED"), AuthorizationError),
-    (ErrorSpec(32, "INVALID_TIMESTAMP"), InvalidRequestError),
-    (ErrorSpec(33, "UNSUPPORTED_SASL_MECHANISM"), AuthenticationError),
-    (ErrorSpec(34, "ILLEGAL_SASL_STATE"), AuthenticationError),
-    (ErrorSpec(35, "UNSUPPORTED_VERSION"), UnsupportedVersionError),
-    (ErrorSpec(36, "TOPIC_ALREADY_EXISTS"), TopicAlreadyExistsError),
-    (ErrorSpec(37, "INVALID_PARTITIONS"), InvalidRequestError),
-    (ErrorSpec(38, "INVALID_REPLICATION_FACTOR", hint="Use a replication factor no larger "
-               "than the number of brokers"), InvalidRequestError),
-    (ErrorSpec(39, "INVALID_REPLICA_ASSIGNMENT"), InvalidRequestError),
-    (ErrorSpec(40, "INVALID_CONFIG"), InvalidRequestError),
-    (ErrorSpec(41, "NOT_CONTROLLER", _R, _M), UnknownTopicOrPartitionError),
-    (ErrorSpec(42, "INVALID_REQUEST"), InvalidRequestError),
-    (ErrorSpec(43, "UNSUPPORTED_FOR_MESSAGE_FORMAT"), UnsupportedVersionError),
-    (ErrorSpec(44, "POLICY_VIOLATION"), InvalidRequestError),
-    (ErrorSpec(45, "OUT_OF_ORDER_SEQUENCE_NUMBER"), ProducerStateError),
-    (ErrorSpec(46, "DUPLICATE_SEQUENCE_NUMBER"), ProducerStateError),
-    (ErrorSpec(47, "INVALID_PRODUCER_EPOCH"), ProducerStateError),
-    (ErrorSpec(48, "INVALID_TXN_STATE"), ProducerStateError),
-    (ErrorSpec(49, "INVALID_PRODUCER_ID_MAPPING"), ProducerStateError),
-    (ErrorSpec(50, "INVALID_TRANSACTION_TIMEOUT"), InvalidRequestError),
-    (ErrorSpec(51, "CONCURRENT_TRANSACTIONS", _R), RetriableError),
-    (ErrorSpec(52, "TRANSACTION_COORDINATOR_FENCED"), ProducerStateError),
-    (ErrorSpec(53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED"), AuthorizationError),
-    (ErrorSpec(54, "SECURITY_DISABLED"), AuthenticationError),
-    (ErrorSpec(56, "KAFKA_STORAGE_ERROR", _R, _M), InvalidMetadataError),
-    (ErrorSpec(58, "SASL_AUTHENTICATION_FAILED", hint="Check the SASL mechanism and "
-               "credentials"), AuthenticationError),
-    (ErrorSpec(59, "UNKNOWN_PRODUCER_ID"), ProducerStateError),
-    (ErrorSpec(70, "FETCH_SESSION_ID_NOT_FOUND", _R), RetriableError),
-    (ErrorSpec(71, "INVALID_FETCH_SESSION_EPOCH", _R), RetriableError),
-    (ErrorSpec(72, "LISTENER_NOT_FOUND", _R, _M), InvalidMetadataError),
-    (ErrorSpec(74, "FENCED_LEADER_EPOCH", _R, _M), InvalidMetadataError),
-    (ErrorSpec(75, "UNKNOWN_LEADER_EPOCH", _R), RetriableError),
-    (ErrorSpec(76, "UNSUPPORTED_COMPRESSION_TYPE", hint="The broker's Produce/Fetch version "
-               "does not allow this codec"), UnsupportedVersionError),
-    (ErrorSpec(78, "OFFSET_NOT_AVAILABLE", _R, _M), InvalidMetadataError),
-    (ErrorSpec(80, "PREFERRED_LEADER_NOT_AVAILABLE", _R, _M), InvalidMetadataError),
-    (ErrorSpec(87, "INVALID_RECORD"), InvalidRequestError),
-    (ErrorSpec(88, "UNSTABLE_OFFSET_COMMIT", _R), RetriableError),
-    (ErrorSpec(89, "THROTTLING_QUOTA_EXCEEDED", _R), RetriableError),
-    (ErrorSpec(90, "PRODUCER_FENCED"), ProducerStateError),
-    (ErrorSpec(100, "UNKNOWN_TOPIC_ID", _R, _M), InvalidMetadataError),
-    (ErrorSpec(103, "INCONSISTENT_TOPIC_ID", _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.UNKNOWN_SERVER_ERROR, hint="See the broker log"), KafkaError),
+    (ErrorSpec.of(ErrorCode.OFFSET_OUT_OF_RANGE, hint="The data was deleted by retention or the offset "
+                  "was never written; set failOnDataLoss=false to skip it"), OffsetOutOfRangeError),
+    (ErrorSpec.of(ErrorCode.CORRUPT_MESSAGE, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, _R, _M, hint="Check the topic name; it may not "
+                  "exist yet"), UnknownTopicOrPartitionError),
+    (ErrorSpec.of(ErrorCode.INVALID_FETCH_SIZE), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.LEADER_NOT_AVAILABLE, _R, _M, hint=_REFRESH), LeaderNotAvailableError),
+    (ErrorSpec.of(ErrorCode.NOT_LEADER_OR_FOLLOWER, _R, _M, hint=_REFRESH), NotLeaderOrFollowerError),
+    (ErrorSpec.of(ErrorCode.REQUEST_TIMED_OUT, _R), RequestTimedOutError),
+    (ErrorSpec.of(ErrorCode.BROKER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.REPLICA_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.MESSAGE_TOO_LARGE, hint="Raise the broker's message.max.bytes or send "
+                  "smaller records"), MessageTooLargeError),
+    (ErrorSpec.of(ErrorCode.STALE_CONTROLLER_EPOCH), KafkaError),
+    (ErrorSpec.of(ErrorCode.OFFSET_METADATA_TOO_LARGE), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.NETWORK_EXCEPTION, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.COORDINATOR_NOT_AVAILABLE, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.NOT_COORDINATOR, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.INVALID_TOPIC_EXCEPTION, hint="Topic names use [a-zA-Z0-9._-], at most "
+                  "249 characters"), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.RECORD_LIST_TOO_LARGE), RecordTooLargeError),
+    (ErrorSpec.of(ErrorCode.NOT_ENOUGH_REPLICAS, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.INVALID_REQUIRED_ACKS), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.ILLEGAL_GENERATION), KafkaError),
+    (ErrorSpec.of(ErrorCode.INVALID_GROUP_ID), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.UNKNOWN_MEMBER_ID), KafkaError),
+    (ErrorSpec.of(ErrorCode.REBALANCE_IN_PROGRESS, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.INVALID_COMMIT_OFFSET_SIZE), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.TOPIC_AUTHORIZATION_FAILED, hint="Grant the principal access to the "
+                  "topic"), AuthorizationError),
+    (ErrorSpec.of(ErrorCode.GROUP_AUTHORIZATION_FAILED), AuthorizationError),
+    (ErrorSpec.of(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), AuthorizationError),
+    (ErrorSpec.of(ErrorCode.INVALID_TIMESTAMP), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.UNSUPPORTED_SASL_MECHANISM), AuthenticationError),
+    (ErrorSpec.of(ErrorCode.ILLEGAL_SASL_STATE), AuthenticationError),
+    (ErrorSpec.of(ErrorCode.UNSUPPORTED_VERSION), UnsupportedVersionError),
+    (ErrorSpec.of(ErrorCode.TOPIC_ALREADY_EXISTS), TopicAlreadyExistsError),
+    (ErrorSpec.of(ErrorCode.INVALID_PARTITIONS), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.INVALID_REPLICATION_FACTOR, hint="Use a replication factor no larger "
+                  "than the number of brokers"), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.INVALID_REPLICA_ASSIGNMENT), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.INVALID_CONFIG), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.NOT_CONTROLLER, _R, _M), UnknownTopicOrPartitionError),
+    (ErrorSpec.of(ErrorCode.INVALID_REQUEST), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT), UnsupportedVersionError),
+    (ErrorSpec.of(ErrorCode.POLICY_VIOLATION), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.DUPLICATE_SEQUENCE_NUMBER), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.INVALID_PRODUCER_EPOCH), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.INVALID_TXN_STATE), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.INVALID_PRODUCER_ID_MAPPING), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.INVALID_TRANSACTION_TIMEOUT), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.CONCURRENT_TRANSACTIONS, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.TRANSACTION_COORDINATOR_FENCED), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), AuthorizationError),
+    (ErrorSpec.of(ErrorCode.SECURITY_DISABLED), AuthenticationError),
+    (ErrorSpec.of(ErrorCode.KAFKA_STORAGE_ERROR, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.SASL_AUTHENTICATION_FAILED, hint="Check the SASL mechanism and "
+                  "credentials"), AuthenticationError),
+    (ErrorSpec.of(ErrorCode.UNKNOWN_PRODUCER_ID), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.INVALID_FETCH_SESSION_EPOCH, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.LISTENER_NOT_FOUND, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.FENCED_LEADER_EPOCH, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.UNKNOWN_LEADER_EPOCH, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, hint="The broker's Produce/Fetch version "
+                  "does not allow this codec"), UnsupportedVersionError),
+    (ErrorSpec.of(ErrorCode.OFFSET_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.INVALID_RECORD), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.UNSTABLE_OFFSET_COMMIT, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.THROTTLING_QUOTA_EXCEEDED, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.PRODUCER_FENCED), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_ID, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.INCONSISTENT_TOPIC_ID, _R, _M), InvalidMetadataError),
 ]
 ERRORS: dict[int, tuple[ErrorSpec, type[KafkaError]]] = {s.code: (s, c) for s, c in _SPECS}
 

@@ -8,6 +8,8 @@ has millions of keys and a Python loop per key would dominate the write path.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -57,7 +59,7 @@ _BINARY_LIKE = (pa.binary(), pa.string())
 _LARGE_BINARY_LIKE = (pa.large_binary(), pa.large_string())
 
 
-def _arrow_parts(keys: object) -> tuple[pa.Array, np.ndarray, np.ndarray]:
+def _arrow_parts(keys: Any) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     """(array, int64 offsets of length n+1, uint8 data) for a binary-like column, zero-copy."""
     if isinstance(keys, pa.ChunkedArray):
         keys = keys.combine_chunks()

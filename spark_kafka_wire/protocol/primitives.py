@@ -6,6 +6,7 @@ ProtocolError instead of struct.error, IndexError or a huge allocation.
 
 from __future__ import annotations
 
+import builtins
 import struct
 import uuid as _uuid
 
@@ -135,7 +136,7 @@ class Reader:
         n = self.uvarint() - 1
         return None if n < 0 else self.take(n)
 
-    def array_length(self, compact: bool) -> int:
+    def array_length(self, compact: builtins.bool) -> int:
         """Element count, -1 for null; bounded by the bytes left (each element takes >= 1)."""
         if compact:
             n = self.uvarint() - 1
@@ -236,7 +237,7 @@ class Writer:
             self.uvarint(len(v) + 1)
             self.buf += v
 
-    def array_length(self, n: int | None, compact: bool) -> None:
+    def array_length(self, n: int | None, compact: builtins.bool) -> None:
         if compact:
             self.uvarint(0 if n is None else n + 1)
         else:

@@ -5,10 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .engine import ApiSpec
-from .errors import ProtocolError, check_error, error_for_code
+from .errors import ErrorCode, ProtocolError, check_error, error_for_code
 from .messages import API_VERSIONS
-
-UNSUPPORTED_VERSION = 35
 
 BrokerVersions = dict[int, tuple[int, int]]
 
@@ -25,8 +23,9 @@ class ApiVersionsResult:
 def parse_api_versions(version: int, body: bytes | memoryview) -> ApiVersionsResult:
     """Decode an ApiVersions response of the version we sent.
 
-    A broker that does not know ``version`` answers error 35 with a v0-encoded body listing
-    its own range for ApiVersions: we then retry with the highest version both know.
+    A broker that does not know ``version`` answers UNSUPPORTED_VERSION with a v0-encoded body
+    listing its own range for ApiVersions (KIP-511): we then retry with the highest version
+    both know.
     """
     try:
         resp = API_VERSIONS.decode_response(version, body)
@@ -35,16 +34,16 @@ def parse_api_versions(version: int, body: bytes | memoryview) -> ApiVersionsRes
             raise
         resp = API_VERSIONS.decode_response(0, body)
     ranges = {a["api_key"]: (a["min_version"], a["max_version"]) for a in resp["api_keys"]}
-    if resp["error_code"] == UNSUPPORTED_VERSION:
+    if resp["error_code"] == ErrorCode.UNSUPPORTED_VERSION:
         if version == 0 and not ranges:
-            raise error_for_code(UNSUPPORTED_VERSION, context="ApiVersions")
+            raise error_for_code(ErrorCode.UNSUPPORTED_VERSION, context="ApiVersions")
         if not ranges and version > 0:
             # Some brokers send no list at all: fall back to v0, which every broker knows.
             return ApiVersionsResult({}, retry_version=0)
         lo, hi = ranges.get(API_VERSIONS.key, (0, 0))
         retry = min(hi, version - 1)
         if retry < lo:
-            raise error_for_code(UNSUPPORTED_VERSION, context="ApiVersions")
+            raise error_for_code(ErrorCode.UNSUPPORTED_VERSION, context="ApiVersions")
         return ApiVersionsResult(ranges, retry_version=retry)
     check_error(resp["error_code"], context="ApiVersions")
     return ApiVersionsResult(ranges)
@@ -55,7 +54,7 @@ def choose_version(spec: ApiSpec, broker: BrokerVersions, broker_name: str = "")
     rng = broker.get(spec.key)
     if rng is None:
         raise error_for_code(
-            UNSUPPORTED_VERSION,
+            ErrorCode.UNSUPPORTED_VERSION,
             message=f"the broker does not offer {spec.name} (API key {spec.key}) at all",
             broker=broker_name,
         )
@@ -63,7 +62,7 @@ def choose_version(spec: ApiSpec, broker: BrokerVersions, broker_name: str = "")
     chosen = min(spec.max_version, hi)
     if chosen < max(spec.min_version, lo):
         raise error_for_code(
-            UNSUPPORTED_VERSION,
+            ErrorCode.UNSUPPORTED_VERSION,
             message=(
                 f"no common {spec.name} version: broker offers {lo}-{hi}, "
                 f"spark-kafka-wire implements {spec.min_version}-{spec.max_version}"

@@ -24,12 +24,12 @@ import pytest
 
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, resolve_offsets
-from spark_kafka_wire.client.partitioner import assign_partitions
 from spark_kafka_wire.client.producer import (
     Producer,
     ProduceSettings,
     encode_partitioned,
 )
+from spark_kafka_wire.client.producer.partitioner import assign_partitions
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.murmur2 import partition_for_key
 

@@ -36,7 +36,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.util import calc_crc32
 
-from ..legacy_broker import RELEASES, LegacyBroker, decode_message_set, kafka_message
+from tests.legacy_broker import RELEASES, LegacyBroker, decode_message_set, kafka_message
 
 KP_API_VERSION = {"0.8.2": (0, 8, 2), "0.9.0": (0, 9), "0.10.0": (0, 10, 0)}
 ALL_CODECS = ("none", "gzip", "snappy", "lz4")

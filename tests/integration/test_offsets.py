@@ -17,19 +17,17 @@ import pytest
 from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetcher import DataLossError, FetchSettings, fetch_range
+from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.offsets import (
     EARLIEST,
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
-    offsets_for_times,
     resolve_offsets,
-    timestamp_answer_problem,
 )
-from spark_kafka_wire.protocol.errors import UnsupportedVersionError
-
-from ..transactions import committed_aborted_committed, committed_then_open
+from spark_kafka_wire.client.timestamps import offsets_for_times, timestamp_answer_problem
+from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
+from tests.transactions import committed_aborted_committed, committed_then_open
 
 pytestmark = pytest.mark.broker
 

@@ -23,17 +23,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client import producer as producer_module
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import InFlight
 from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.partitioner import assign_partitions
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
-from spark_kafka_wire.protocol.errors import ConfigurationError, KafkaError
+from spark_kafka_wire.client.producer import sender as producer_module
+from spark_kafka_wire.client.producer.partitioner import assign_partitions
+from spark_kafka_wire.errors import ConfigurationError, KafkaError
 from spark_kafka_wire.protocol.messages import METADATA, PRODUCE
-
-from ..write_support import consume, end_offsets, librdkafka_placement, stored_batches
+from tests.write_support import consume, end_offsets, librdkafka_placement, stored_batches
 
 pytestmark = pytest.mark.broker
 

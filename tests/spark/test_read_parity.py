@@ -20,8 +20,7 @@ from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offs
 from spark_kafka_wire.planning import OffsetRange, split_ranges
 from spark_kafka_wire.protocol.messages import DELETE_RECORDS
 from spark_kafka_wire.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
-
-from ..transactions import committed_aborted_committed, committed_then_open
+from tests.transactions import committed_aborted_committed, committed_then_open
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 

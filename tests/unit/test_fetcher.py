@@ -15,7 +15,8 @@ import pytest
 from crc32c import crc32c
 
 from spark_kafka_wire.client import fetcher
-from spark_kafka_wire.client.fetcher import DataLossError, FetchSettings, _Answer, fetch_range
+from spark_kafka_wire.client.fetcher import FetchSettings, _Answer, fetch_range
+from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.protocol.errors import ProtocolError, error_for_code
 from spark_kafka_wire.protocol.records import encode_record_batch
 

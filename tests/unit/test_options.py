@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from spark_kafka_wire.client.config import parse_bootstrap
-from spark_kafka_wire.protocol.errors import ConfigurationError
+from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.sink_options import parse_sink_options
 from spark_kafka_wire.source_options import parse_source_options
 

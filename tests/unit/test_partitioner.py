@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.partitioner import (
+from spark_kafka_wire.client.producer.partitioner import (
     PARTITIONERS,
     assign_partitions,
     crc32_array,

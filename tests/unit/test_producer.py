@@ -12,14 +12,14 @@ import pytest
 from spark_kafka_wire.client.producer import (
     PendingBatch,
     ProduceSettings,
-    _pack,
-    _PartitionBuffer,
-    _Rows,
     encode_partitioned,
     headers_from_arrow,
     next_sequence,
 )
-from spark_kafka_wire.protocol.errors import ConfigurationError, RecordTooLargeError
+from spark_kafka_wire.client.producer.accumulator import Rows as _Rows
+from spark_kafka_wire.client.producer.accumulator import _PartitionBuffer
+from spark_kafka_wire.client.producer.sender import _pack
+from spark_kafka_wire.errors import ConfigurationError, RecordTooLargeError
 from spark_kafka_wire.protocol.records import decode_record_batches
 from spark_kafka_wire.writer import _timestamps_ms
 

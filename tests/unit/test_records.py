@@ -722,7 +722,7 @@ def test_gzip_batch_with_garbage_payload() -> None:
 
 
 def test_gather_fallback_for_pyarrow_without_binary_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    import spark_kafka_wire.protocol.records as records_module
+    import spark_kafka_wire.protocol.records.columns as records_module
 
     records = sample_records(60, seed=11)
     raw = kp_build(records, base_offset=4) + kp_build(records, codec=1, base_offset=64)

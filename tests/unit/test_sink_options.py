@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from spark_kafka_wire.client.producer import ProduceSettings
-from spark_kafka_wire.protocol.errors import ConfigurationError
+from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.sink_options import parse_sink_options
 
 B = {"kafka.bootstrap.servers": "h:1"}

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from spark_kafka_wire.protocol.errors import ConfigurationError
+from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.source_options import (
     Assign,
     OffsetSpec,

@@ -35,7 +35,7 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-from ..protocol.murmur2 import _arrow_parts, key_spans, murmur2_array
+from spark_kafka_wire.protocol.murmur2 import key_spans, murmur2_array
 
 PARTITIONERS = (
     "murmur2_random", "murmur2", "consistent_random", "consistent", "fnv1a_random", "fnv1a",
@@ -166,5 +166,5 @@ def assign_partitions(
 
 
 def _key_lengths(keys: pa.Array) -> np.ndarray:
-    _, offsets, _ = _arrow_parts(keys)
-    return offsets[1:] - offsets[:-1]
+    """Byte length of every key (0 for a null key)."""
+    return key_spans(keys)[2]

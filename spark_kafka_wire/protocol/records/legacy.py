@@ -1,7 +1,8 @@
 """Legacy message sets (message format v0 and v1, Kafka before 0.11): decode and encode.
 
 Brokers still return data written in these formats long ago, and brokers older than 0.11
-accept nothing else. Layout (seed 002, section 5.4; PROTOCOL_NOTES section 3)::
+accept nothing else. Layout (the Kafka design document's "Old Message Format",
+https://kafka.apache.org/documentation/#messageset)::
 
     MessageSet => [Offset int64, MessageSize int32, Message]      (no count prefix)
     Message v0 => Crc uint32, Magic int8 = 0, Attributes int8, Key bytes, Value bytes
@@ -19,8 +20,8 @@ inner messages of a magic 1 wrapper with LogAppendTime take the wrapper's timest
 
 Like the RecordBatch decoder, only boundary finding (and the CRC per message) runs per
 message in Python; offsets, timestamps, keys and values are then read for all messages at
-once with numpy and gathered into Arrow columns. The pre-0.8 formats of seed 003 (no offset
-field, byte-offset addressing) never reach a 0.8+ client and are not handled.
+once with numpy and gathered into Arrow columns. The formats before Kafka 0.8 (no offset
+field, messages addressed by byte position) never reach a 0.8+ client and are not handled.
 """
 
 from __future__ import annotations
@@ -31,24 +32,28 @@ from typing import Any
 
 import numpy as np
 
-from .compression import CODEC_NONE, CODEC_ZSTD, UnsupportedCodecError, codec_id
-from .compression import compress as _compress
-from .errors import CorruptRecordError, ProtocolError
-from .records import (
-    DecodedRecords,
-    _decompress_batch,
-    _join_rows,
-    _key_value_columns,
-    _peek_magic,
-    _spans_to_binary,
-    _timestamp_column,
+from spark_kafka_wire.protocol.compression import (
+    CODEC_NONE,
+    CODEC_ZSTD,
+    UnsupportedCodecError,
+    codec_id,
 )
+from spark_kafka_wire.protocol.compression import compress as _compress
+from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
+
+from .columns import (
+    MAX_COLUMN_BYTES,
+    DecodedRecords,
+    join_rows,
+    key_value_columns,
+    spans_to_binary,
+    timestamp_column,
+)
+from .entries import LOG_OVERHEAD, MAGIC_POS, decompress_records, peek_magic
 
 __all__ = ["decode_message_sets", "encode_message_set"]
 
-_LOG_OVERHEAD = 12  # offset + message size
 _CRC_POS = 12
-_MAGIC_POS = 16
 _ATTR_POS = 17
 _ATTR_CODEC_MASK = 0x07
 _ATTR_LOG_APPEND_TIME = 0x08
@@ -56,7 +61,6 @@ _ATTR_LOG_APPEND_TIME = 0x08
 _MIN_MESSAGE_SIZE = (14, 22)
 _ENTRY = struct.Struct(">qiI")  # offset, message size, crc
 _INT32 = struct.Struct(">i")
-_INT32_MAX = 2**31 - 1
 _NO_TIMESTAMP = -1
 _NO_TIMESTAMP_TYPE = -1
 
@@ -104,14 +108,14 @@ def decode_message_sets(
     stop = end_offset if end_offset is not None else 2**63
     # The per-message loop: keep it lean (locals, one unpack, one CRC call).
     while True:
-        if n - pos < _MAGIC_POS + 1:
-            _peek_magic(view, pos, n, where)  # raises for a malformed tail, else partial
+        if n - pos < MAGIC_POS + 1:
+            peek_magic(view, pos, n, where)  # raises for a malformed tail, else partial
             break
         offset, size, crc = unpack(view, pos)
-        end = pos + _LOG_OVERHEAD + size
-        magic = view[pos + _MAGIC_POS]
+        end = pos + LOG_OVERHEAD + size
+        magic = view[pos + MAGIC_POS]
         if size < 5 or end > n or magic > 1:
-            _peek_magic(view, pos, n, where)  # raises unless partial or a v2 batch
+            peek_magic(view, pos, n, where)  # raises unless partial or a v2 batch
             break
         if size < (min_v1 if magic else min_v0):
             raise CorruptRecordError(_message_size_error(size, magic), offset=offset, **where)
@@ -121,10 +125,10 @@ def decode_message_sets(
             next_offset = offset + 1  # outside the range (offsets only grow)
             pos = end
             continue
-        if check_crcs and crc32(view[pos + _MAGIC_POS:end]) != crc:
+        if check_crcs and crc32(view[pos + MAGIC_POS:end]) != crc:
             raise CorruptRecordError(
                 f"CRC-32 mismatch in the message at offset {offset} (stored {crc:#010x}, "
-                f"computed {crc32(view[pos + _MAGIC_POS:end]):#010x})", offset=offset,
+                f"computed {crc32(view[pos + MAGIC_POS:end]):#010x})", offset=offset,
                 **where)
         if codec == 0:
             if positions is None:
@@ -163,8 +167,8 @@ def _unwrap(view: memoryview, pos: int, end: int, offset: int, magic: int, codec
             f"invalid value length {vlen} in the compressed message of {end - pos} bytes"
             + (" (a compressed message needs a value)" if vlen == -1 else ""),
             offset=offset, **where)
-    blob = _decompress_batch(codec, view[vpos:end], max_decompressed_size, offset, where,
-                             magic=magic)
+    blob = decompress_records(codec, view[vpos:end], max_decompressed_size, offset, where,
+                              magic=magic)
     inner = memoryview(blob)
     if magic == 1 and attrs & _ATTR_LOG_APPEND_TIME:
         wrapper_ts_type = 1
@@ -180,19 +184,19 @@ def _unwrap(view: memoryview, pos: int, end: int, offset: int, magic: int, codec
     crc32 = zlib.crc32
     min_size = _MIN_MESSAGE_SIZE[magic]
     while p < bn:
-        if bn - p < _LOG_OVERHEAD + 5:
+        if bn - p < LOG_OVERHEAD + 5:
             raise CorruptRecordError("truncated message inside the compressed message",
                                      offset=offset, **where)
         last, size, crc = unpack(inner, p)
-        q = p + _LOG_OVERHEAD + size
-        if (q > bn or size < min_size or inner[p + _MAGIC_POS] != magic
+        q = p + LOG_OVERHEAD + size
+        if (q > bn or size < min_size or inner[p + MAGIC_POS] != magic
                 or inner[p + _ATTR_POS] & _ATTR_CODEC_MASK):
             raise CorruptRecordError(_inner_error(inner, p, size, q, magic), offset=offset,
                                      **where)
-        if check_crcs and crc32(inner[p + _MAGIC_POS:q]) != crc:
+        if check_crcs and crc32(inner[p + MAGIC_POS:q]) != crc:
             raise CorruptRecordError(
                 f"CRC-32 mismatch in an inner message (stored {crc:#010x}, computed "
-                f"{crc32(inner[p + _MAGIC_POS:q]):#010x}) of the compressed message",
+                f"{crc32(inner[p + MAGIC_POS:q]):#010x}) of the compressed message",
                 offset=offset, **where)
         positions.append(p)
         p = q
@@ -210,8 +214,8 @@ def _inner_error(inner: memoryview, p: int, size: int, q: int, magic: int) -> st
     """Why the inner message at ``p`` of a decompressed message set is invalid."""
     if q > len(inner):
         return "truncated message inside the compressed message"
-    if inner[p + _MAGIC_POS] != magic:
-        return (f"message of magic {inner[p + _MAGIC_POS]} inside a compressed message of "
+    if inner[p + MAGIC_POS] != magic:
+        return (f"message of magic {inner[p + MAGIC_POS]} inside a compressed message of "
                 f"magic {magic}")
     if size < _MIN_MESSAGE_SIZE[magic]:
         return _message_size_error(size, magic)
@@ -241,11 +245,11 @@ def _decode_groups(groups: list[_Group], view: memoryview, start_offset: int,
             lo = g.positions[0]
             if g.end < 0:
                 last = g.positions[-1]
-                g.end = last + _LOG_OVERHEAD + _INT32.unpack_from(g.source, last + 8)[0]
+                g.end = last + LOG_OVERHEAD + _INT32.unpack_from(g.source, last + 8)[0]
             pieces.append(g.source[lo:g.end])
             chunks.append(np.array(g.positions, np.int64) + (base - lo))
             base += g.end - lo
-        if base > _INT32_MAX:
+        if base > MAX_COLUMN_BYTES:
             raise ProtocolError(
                 f"the records of one fetch decompress to {base} bytes, more than one Arrow "
                 "binary column holds (2 GiB); lower the fetch size", **where)
@@ -256,8 +260,8 @@ def _decode_groups(groups: list[_Group], view: memoryview, start_offset: int,
 
     offsets = _be(arr, pos, ">i8") + np.repeat(
         np.array([g.offset_base for g in groups], np.int64), counts)
-    end = pos + _LOG_OVERHEAD + _be(arr, pos + 8, ">i4")
-    magic = arr[pos + _MAGIC_POS].astype(np.int64)
+    end = pos + LOG_OVERHEAD + _be(arr, pos + 8, ">i4")
+    magic = arr[pos + MAGIC_POS].astype(np.int64)
     attrs = arr[pos + _ATTR_POS]
     # Sizes were checked against each message's magic, so its fixed fields are in bounds.
     kpos = pos + 18 + 8 * magic
@@ -305,7 +309,7 @@ def _decode_groups(groups: list[_Group], view: memoryview, start_offset: int,
         return None
     return DecodedRecords(
         offsets=offsets, timestamps=timestamps, timestamp_types=ts_types,
-        keys=_spans_to_binary(arr, kpos + 4, klen), values=_spans_to_binary(arr, vpos, vlen),
+        keys=spans_to_binary(arr, kpos + 4, klen), values=spans_to_binary(arr, vpos, vlen),
         headers=None, next_offset=None)
 
 
@@ -333,20 +337,21 @@ def _build_messages(offsets: np.ndarray, attrs: np.ndarray, ts: np.ndarray | Non
     rows = np.arange(n, dtype=np.int64) * (head + 4)
     flat = lead.reshape(-1)
     _put_be(flat, rows, offsets, ">i8")
-    _put_be(flat, rows + 8, total - _LOG_OVERHEAD, ">i4")
-    lead[:, _MAGIC_POS] = magic
+    _put_be(flat, rows + 8, total - LOG_OVERHEAD, ">i4")
+    lead[:, MAGIC_POS] = magic
     lead[:, _ATTR_POS] = attrs
     if magic:
+        assert ts is not None  # magic 1 messages carry a timestamp
         _put_be(flat, rows + 18, ts, ">i8")
     _put_be(flat, rows + head, k_len, ">i4")
     v_len_be = np.ascontiguousarray(v_len.astype(">i4")).view(np.uint8)
-    out = np.frombuffer(_join_rows([
+    out = np.frombuffer(join_rows([
         (np.full(n, head + 4), flat), (k_bytes, k_data), (np.full(n, 4), v_len_be),
         (v_bytes, v_data)]), np.uint8).copy()
     start = np.zeros(n, np.int64)
     np.cumsum(total[:-1], out=start[1:])
     mv = memoryview(out)
-    crcs = [zlib.crc32(mv[a:b]) for a, b in zip((start + _MAGIC_POS).tolist(),
+    crcs = [zlib.crc32(mv[a:b]) for a, b in zip((start + MAGIC_POS).tolist(),
                                                   (start + total).tolist(), strict=True)]
     _put_be(out, start + _CRC_POS, np.array(crcs, np.uint32), ">u4")
     return out.tobytes()
@@ -361,11 +366,15 @@ def encode_message_set(
     compression: int | str = 0,
     base_offset: int = 0,
 ) -> bytes:
-    """Encode a legacy MessageSet; see :func:`spark_kafka_wire.protocol.records.encode_message_set`.
+    """Encode a legacy MessageSet (magic 0 or 1) for brokers older than Kafka 0.11.
 
-    Compressed sets follow the Java producer: inner messages at offsets 0..n-1 (relative for
-    magic 1, absolute from ``base_offset`` for magic 0), one wrapper at ``base_offset + n - 1``
-    whose magic 1 timestamp is the largest inner one. Brokers assign the real offsets.
+    Produce v0-1 carry magic 0, Produce v2 magic 1. Inputs are as for
+    :func:`~spark_kafka_wire.protocol.records.batch.encode_record_batch` (``timestamps`` are
+    ignored for magic 0, which has none). Uncompressed: message ``i`` at offset
+    ``base_offset + i``. Compressed sets follow the Java producer: inner messages at offsets
+    0..n-1 (relative for magic 1, absolute from ``base_offset`` for magic 0), one wrapper at
+    ``base_offset + n - 1`` whose magic 1 timestamp is the largest inner one. Brokers assign
+    the real offsets.
     """
     if magic not in (0, 1):
         raise ValueError(f"legacy message sets have magic 0 or 1, not {magic}")
@@ -373,8 +382,8 @@ def encode_message_set(
     if compression == CODEC_ZSTD:
         raise UnsupportedCodecError(
             "zstd compression needs the v2 record format (Kafka 0.11+ brokers)")
-    n, k_len, k_data, v_len, v_data = _key_value_columns(keys, values)
-    ts = _timestamp_column(timestamps, n) if magic else None
+    n, k_len, k_data, v_len, v_data = key_value_columns(keys, values)
+    ts = timestamp_column(timestamps, n) if magic else None
     rel = np.arange(n, dtype=np.int64)
     zero = np.zeros(n, np.uint8)
     if compression == CODEC_NONE:

@@ -1,0 +1,291 @@
+"""Produce requests to partition leaders: packing, pipelining, answers, retries.
+
+Produce v3+ carries one batch per partition per request, so batches are packed into requests
+per leader (at most one per partition, at most max.request.size bytes). Up to
+``max.in.flight.requests.per.connection`` requests are in flight per leader; their responses
+are read in order.
+
+Failures: a retriable error (stale leader, timeout, socket failure) is retried after a metadata
+refresh, with exponential backoff from retry.backoff.ms to retry.backoff.max.ms, until
+kafka.retries attempts or delivery.timeout.ms (from the batch's creation) run out. A retry
+drains every in-flight request first and re-sends the failed batches in their original order;
+later batches of a partition whose batch failed wait for it. So with one request in flight, or
+with idempotence, each partition keeps its order; without idempotence and with several in
+flight a retried batch may land after a later one (as with the Java client).
+
+With idempotence (KIP-98) the broker accepts each sequence once: a re-sent batch that was
+already written is answered DUPLICATE_SEQUENCE_NUMBER (treated as written), a gap is
+OUT_OF_ORDER_SEQUENCE_NUMBER (retried when an earlier batch of the partition failed, fatal
+otherwise).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass
+
+from spark_kafka_wire.client.cluster import KafkaClient, is_retriable
+from spark_kafka_wire.client.connection import BrokerConnection, InFlight
+from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.client.producer.accumulator import PendingBatch
+from spark_kafka_wire.client.producer.settings import ProduceSettings
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
+    KafkaError,
+    ProtocolError,
+    RecordTooLargeError,
+    error_for_code,
+)
+from spark_kafka_wire.protocol.messages import PRODUCE
+
+log = logging.getLogger(__name__)
+
+
+class _Wait(Exception):
+    """Not an error: the batch waits for the retry of an earlier batch of its partition."""
+
+
+_WAIT = _Wait()
+
+
+@dataclass
+class _Request:
+    conn: BrokerConnection
+    inflight: InFlight
+    batches: list[PendingBatch]
+
+
+def _pack(batches: list[PendingBatch], max_request_size: int) -> list[list[PendingBatch]]:
+    """Group batches into requests: one batch per partition each, bounded in size, keeping
+    each partition's batches in order across requests."""
+    requests: list[list[PendingBatch]] = []
+    sizes: list[int] = []
+    members: list[set[tuple[str, int]]] = []
+    last_request: dict[tuple[str, int], int] = {}
+    for b in batches:
+        key = (b.topic, b.partition)
+        start = last_request.get(key, -1) + 1  # after the request holding its previous batch
+        for i in range(start, len(requests)):
+            if key not in members[i] and sizes[i] + len(b.data) <= max_request_size:
+                break
+        else:
+            requests.append([])
+            sizes.append(0)
+            members.append(set())
+            i = len(requests) - 1
+        requests[i].append(b)
+        sizes[i] += len(b.data)
+        members[i].add(key)
+        last_request[key] = i
+    return requests
+
+
+class Sender:
+    """Sends encoded batches to their leaders and sees each one acknowledged, or fails.
+
+    ``records_sent`` counts records the brokers acknowledged (with acks=0: records handed to
+    the socket); ``producer_id`` is the idempotent producer id the batches carry (-1: none).
+    """
+
+    def __init__(self, client: KafkaClient, settings: ProduceSettings) -> None:
+        self.client = client
+        self.settings = settings
+        self.records_sent = 0
+        self.requests_sent = 0
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self._windows: dict[int, deque[_Request]] = defaultdict(deque)
+        self._failed: list[tuple[PendingBatch, BaseException]] = []
+        self._blocked: set[tuple[str, int]] = set()
+        self._counter = itertools.count()
+        self.max_in_flight_seen = 0
+
+    def send(self, batches: list[PendingBatch]) -> None:
+        """Send encoded batches and wait until every one is acknowledged (or fail)."""
+        self.dispatch(batches)
+        self.flush()
+
+    def dispatch(self, batches: list[PendingBatch]) -> None:
+        """Send encoded batches, pipelined; returns once each was handed to a connection
+        (waiting only for room in the in-flight window). ``flush`` waits for the answers."""
+        now = time.monotonic()
+        for b in batches:
+            b.order = next(self._counter)
+            if not b.created:
+                b.created = now
+        try:
+            self._route_and_transmit(batches, recovering=False)
+        except BaseException:
+            self.abort()
+            raise
+
+    def flush(self) -> None:
+        """Wait for every answer, retrying failures."""
+        try:
+            self._recover()
+        except BaseException:
+            self.abort()
+            raise
+
+    def abort(self) -> None:
+        """Close connections with requests still in flight (so a pooled connection never
+        carries unread responses into the next task) and forget failed batches."""
+        for window in self._windows.values():
+            for r in window:
+                r.conn.close()
+            window.clear()
+        self._failed.clear()
+        self._blocked.clear()
+
+    def _fail(self, batch: PendingBatch, exc: BaseException) -> None:
+        self._failed.append((batch, exc))
+        self._blocked.add((batch.topic, batch.partition))
+
+    def _route_and_transmit(self, batches: list[PendingBatch], recovering: bool) -> None:
+        by_leader: dict[int, list[PendingBatch]] = defaultdict(list)
+        for b in batches:
+            try:
+                by_leader[self.client.leader(b.topic, b.partition)].append(b)
+            except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
+                self._fail(b, exc)
+        for leader, group in by_leader.items():
+            for req in _pack(group, self.settings.max_request_size):
+                self._transmit(leader, req, recovering)
+
+    def _transmit(self, leader: int, req: list[PendingBatch], recovering: bool) -> None:
+        s = self.settings
+        window = self._windows[leader]
+        while len(window) >= s.max_in_flight:
+            self._complete(window.popleft())
+        if self._failed and not recovering:
+            self._recover()
+        if self._blocked:  # a partition whose earlier batch failed waits for its retry
+            waiting = [b for b in req if (b.topic, b.partition) in self._blocked]
+            for b in waiting:
+                self._failed.append((b, _WAIT))
+            if waiting:
+                req = [b for b in req if (b.topic, b.partition) not in self._blocked]
+            if not req:
+                return
+        topics: dict[str, list[dict]] = defaultdict(list)
+        for b in req:
+            topics[b.topic].append({"index": b.partition, "records": b.data})
+        body = {
+            "transactional_id": None,
+            "acks": s.acks,
+            "timeout_ms": s.timeout_ms,
+            "topic_data": [{"name": t, "partition_data": parts} for t, parts in topics.items()],
+        }
+        try:
+            conn = self.client.broker(leader)
+            inflight = conn.send(PRODUCE, body, expect_response=s.acks != 0)
+        except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
+            for b in req:
+                self._fail(b, exc)
+            return
+        self.requests_sent += 1
+        if s.acks == 0:
+            self.records_sent += sum(b.records for b in req)
+            return
+        window.append(_Request(conn, inflight, req))
+        self.max_in_flight_seen = max(self.max_in_flight_seen, len(window))
+
+    def _complete(self, r: _Request) -> None:
+        try:
+            resp = r.conn.receive(r.inflight)
+        except (KafkaError, BrokerConnectionError, ProtocolError) as exc:
+            for b in r.batches:
+                self._fail(b, exc)
+            return
+        answered: dict[tuple[str, int], tuple[int, str | None]] = {}
+        for t in resp["responses"]:
+            for p in t["partition_responses"]:
+                answered[(t["name"], p["index"])] = (p["error_code"], p["error_message"])
+        for b in r.batches:
+            code, message = answered.get((b.topic, b.partition),
+                                         (ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for the partition"))
+            if code == ErrorCode.NONE or (code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER
+                                          and b.base_sequence >= 0):
+                self.records_sent += b.records  # a duplicate: written by an earlier try
+                continue
+            if isinstance(error_for_code(code), RecordTooLargeError):
+                message = f"a batch of {b.records} records is {len(b.data)} bytes"
+            self._fail(b, error_for_code(code, topic=b.topic, partition=b.partition,
+                                         broker=r.conn.name, context="Produce", message=message))
+
+    def _drain(self) -> None:
+        for window in self._windows.values():
+            while window:
+                self._complete(window.popleft())
+
+    def _recover(self) -> None:
+        """Wait for every in-flight answer; re-send failed batches in order until all are
+        written, or raise when one cannot be (fatal error, retries or delivery time spent)."""
+        s = self.settings
+        backoff = s.retry_backoff_ms / 1000
+        while True:
+            self._drain()
+            if not self._failed:
+                self._blocked.clear()
+                return
+            failed = sorted(self._failed, key=lambda fe: fe[0].order)
+            self._failed = []
+            self._blocked = set()
+            retry: list[PendingBatch] = []
+            earlier: set[tuple[str, int]] = set()  # partitions with an earlier failed batch
+            now = time.monotonic()
+            for b, exc in failed:
+                key = (b.topic, b.partition)
+                if exc is not _WAIT:
+                    out_of_order = (isinstance(exc, KafkaError) and
+                                    exc.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and
+                                    key in earlier)
+                    if not out_of_order and not is_retriable(exc):
+                        raise self._fatal(b, exc)
+                    b.attempts += 1
+                    if b.attempts > s.retries:
+                        raise self._gave_up(b, exc, f"after {b.attempts} attempts "
+                                            f"(kafka.retries={s.retries})")
+                if now + backoff > b.created + s.delivery_timeout_ms / 1000:
+                    last = exc if exc is not _WAIT else "an earlier batch of the partition failed"
+                    raise self._gave_up(b, last, f"within kafka.delivery.timeout.ms="
+                                        f"{s.delivery_timeout_ms} ({b.attempts} attempts)")
+                retry.append(b)
+                earlier.add(key)
+            first = next((e for _, e in failed if e is not _WAIT), None)
+            log.info("retrying %d batches after: %s", len(retry), first)
+            time.sleep(backoff * (0.8 + 0.4 * random.random()))
+            backoff = min(backoff * 2, max(s.retry_backoff_max_ms, s.retry_backoff_ms) / 1000)
+            try:
+                self.client.refresh_metadata({b.topic for b in retry})
+            except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
+                if not is_retriable(exc):
+                    raise
+                log.info("metadata refresh before a retry failed: %s", exc)
+            self._route_and_transmit(retry, recovering=True)
+
+    def _fatal(self, b: PendingBatch, exc: BaseException) -> BaseException:
+        self.abort()
+        if (isinstance(exc, KafkaError)
+                and exc.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER):
+            return error_for_code(
+                exc.code, topic=b.topic, partition=b.partition, broker=exc.broker,
+                context="Produce",
+                message=(f"the broker expected another sequence than {b.base_sequence} for "
+                         f"producer id {self.producer_id} while no earlier batch of the "
+                         "partition had failed: its producer state was lost"),
+            )
+        return exc
+
+    def _gave_up(self, b: PendingBatch, last: BaseException | str, how: str) -> KafkaError:
+        self.abort()
+        code = last.code if isinstance(last, KafkaError) else ErrorCode.REQUEST_TIMED_OUT
+        return error_for_code(
+            code, topic=b.topic, partition=b.partition, context="Produce",
+            message=f"delivery of a batch of {b.records} records failed {how}: {last}",
+        )
+

@@ -1,0 +1,104 @@
+"""Every exception spark-kafka-wire raises on purpose, as one hierarchy.
+
+Catch :class:`KafkaWireError` for all of them, a family (``KafkaError``, ``RetriableError``,
+``ProtocolError`` ...) for a kind, a leaf for one case. ``retriable`` and ``invalid_metadata``
+on Kafka errors and connection errors tell whether retrying (after a metadata refresh) can
+help. Each class is defined in the layer that raises it (``protocol.errors``,
+``protocol.compression``, ``client.errors``) and re-exported here::
+
+    KafkaWireError
+    ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
+    ├── ProtocolError                         bytes that break the Kafka protocol
+    │   ├── CorruptRecordError                record data failed its CRC or structure check
+    │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
+    │   └── DecompressionBombError            records expand beyond the configured limit
+    ├── KafkaError                            an error code answered by a broker (ErrorCode)
+    │   ├── RetriableError                    retrying later may succeed
+    │   │   ├── InvalidMetadataError          refresh metadata, then retry
+    │   │   │   ├── UnknownTopicOrPartitionError
+    │   │   │   ├── LeaderNotAvailableError
+    │   │   │   └── NotLeaderOrFollowerError
+    │   │   ├── RequestTimedOutError
+    │   │   └── CoordinatorMovedError         find the group coordinator again
+    │   ├── OffsetOutOfRangeError
+    │   │   └── DataLossError                 planned offsets left the log (failOnDataLoss)
+    │   ├── RecordTooLargeError
+    │   │   └── MessageTooLargeError
+    │   ├── AuthorizationError
+    │   ├── AuthenticationError
+    │   ├── UnsupportedVersionError
+    │   ├── TopicAlreadyExistsError
+    │   ├── ProducerStateError
+    │   └── InvalidRequestError
+    ├── BrokerConnectionError                 a socket to one broker failed (retriable)
+    │   └── RequestTimeoutError               no answer within kafka.request.timeout.ms
+    ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
+    └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
+"""
+
+from __future__ import annotations
+
+from spark_kafka_wire.client.errors import (
+    BrokerConnectionError,
+    ConfigurationError,
+    CoordinatorMovedError,
+    DataLossError,
+    NoBrokersAvailableError,
+    RequestTimeoutError,
+    ZooKeeperError,
+)
+from spark_kafka_wire.protocol.compression import DecompressionBombError, UnsupportedCodecError
+from spark_kafka_wire.protocol.errors import (
+    AuthenticationError,
+    AuthorizationError,
+    CorruptRecordError,
+    ErrorCode,
+    InvalidMetadataError,
+    InvalidRequestError,
+    KafkaError,
+    KafkaWireError,
+    LeaderNotAvailableError,
+    MessageTooLargeError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+    ProducerStateError,
+    ProtocolError,
+    RecordTooLargeError,
+    RequestTimedOutError,
+    RetriableError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
+)
+
+__all__ = [
+    "AuthenticationError",
+    "AuthorizationError",
+    "BrokerConnectionError",
+    "ConfigurationError",
+    "CoordinatorMovedError",
+    "CorruptRecordError",
+    "DataLossError",
+    "DecompressionBombError",
+    "ErrorCode",
+    "InvalidMetadataError",
+    "InvalidRequestError",
+    "KafkaError",
+    "KafkaWireError",
+    "LeaderNotAvailableError",
+    "MessageTooLargeError",
+    "NoBrokersAvailableError",
+    "NotLeaderOrFollowerError",
+    "OffsetOutOfRangeError",
+    "ProducerStateError",
+    "ProtocolError",
+    "RecordTooLargeError",
+    "RequestTimeoutError",
+    "RequestTimedOutError",
+    "RetriableError",
+    "TopicAlreadyExistsError",
+    "UnknownTopicOrPartitionError",
+    "UnsupportedCodecError",
+    "UnsupportedVersionError",
+    "ZooKeeperError",
+]

@@ -1,0 +1,56 @@
+"""Record data: the records field of Fetch responses decoded into columns, and record batches
+encoded from columns for Produce requests.
+
+A fetch response carries records as a run of log entries; Spark wants them as Arrow columns.
+Both directions work on whole columns with numpy and Arrow, never a Python object per record.
+Bytes come from the network: every length is checked against the bytes it claims before
+anything is allocated from it, and any inconsistency raises
+:class:`~spark_kafka_wire.protocol.errors.CorruptRecordError` or
+:class:`~spark_kafka_wire.protocol.errors.ProtocolError` naming the topic, partition and batch
+base offset.
+
+One module per concern, each importing only those listed before it:
+
+- ``varint``: zigzag varints, one at a time or for a whole column of positions;
+- ``columns``: :class:`DecodedRecords` and the gathers between byte spans and Arrow columns;
+- ``control``: control records and read_committed filtering of aborted transactions;
+- ``entries``: what record batches and legacy messages share (offset, length, magic at 16);
+- ``batch``: the RecordBatch format (magic 2): header layout, decode, encode;
+- ``legacy``: message sets (magic 0 and 1, Kafka before 0.11): decode, encode;
+- ``decode``: :func:`decode_record_batches`, for a response that may mix all of them.
+"""
+
+from .batch import (
+    ATTR_CODEC_MASK,
+    ATTR_CONTROL,
+    ATTR_LOG_APPEND_TIME,
+    ATTR_TRANSACTIONAL,
+    BATCH_HEADER,
+    HEADER_SIZE,
+    encode_record_batch,
+    next_batch_offset,
+)
+from .columns import DecodedRecords
+from .control import CONTROL_ABORT, CONTROL_COMMIT, control_type
+from .decode import decode_record_batches
+from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
+from .legacy import encode_message_set
+
+__all__ = [
+    "ATTR_CODEC_MASK",
+    "ATTR_CONTROL",
+    "ATTR_LOG_APPEND_TIME",
+    "ATTR_TRANSACTIONAL",
+    "BATCH_HEADER",
+    "CONTROL_ABORT",
+    "CONTROL_COMMIT",
+    "DEFAULT_MAX_DECOMPRESSED_SIZE",
+    "HEADER_SIZE",
+    "LOG_OVERHEAD",
+    "DecodedRecords",
+    "control_type",
+    "decode_record_batches",
+    "encode_message_set",
+    "encode_record_batch",
+    "next_batch_offset",
+]

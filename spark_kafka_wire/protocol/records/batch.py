@@ -1,0 +1,517 @@
+"""RecordBatch, the v2 record format (magic 2, Kafka 0.11+): decode and encode.
+
+Decoding per record in Python would cap throughput at a few hundred thousand records per
+second, so the decoder touches Python only once per record, in a tight loop that hops from
+one record length to the next (the only inherently sequential step). Every field is then
+read for all records at once with numpy (``read_varints`` reads the varint at an array of
+positions), and keys and values are gathered into Arrow buffers without per-record objects.
+
+Layout (61-byte header; https://kafka.apache.org/documentation/#recordbatch): baseOffset int64
+@0, batchLength int32 @8, partitionLeaderEpoch int32 @12, magic int8 @16, crc uint32 @17
+(CRC-32C of [21, end)), attributes int16 @21, lastOffsetDelta int32 @23, baseTimestamp int64
+@27, maxTimestamp int64 @35, producerId int64 @43, producerEpoch int16 @51, baseSequence int32
+@53, recordCount int32 @57, records @61.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from typing import Any
+
+import numpy as np
+from crc32c import crc32c
+
+from spark_kafka_wire.protocol.compression import CODEC_NONE, codec_id
+from spark_kafka_wire.protocol.compression import compress as _compress
+from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
+
+from .columns import (
+    MAX_COLUMN_BYTES,
+    DecodedRecords,
+    join_rows,
+    key_value_columns,
+    spans_to_binary,
+    timestamp_column,
+)
+from .control import CONTROL_ABORT, AbortedTransactions, control_type
+from .entries import LOG_OVERHEAD, MAGIC_POS, OFFSET_LENGTH, decompress_records, peek_magic
+from .varint import (
+    Malformed,
+    put_varints,
+    read_varint,
+    read_varints,
+    varint_bytes,
+    varint_sizes,
+)
+
+HEADER_SIZE = 61
+_CRC_START = 21
+_MIN_BATCH_LENGTH = HEADER_SIZE - LOG_OVERHEAD
+_MIN_RECORD_BODY = 6  # attributes, timestampDelta, offsetDelta, keyLen, valueLen, headerCount
+_MIN_RECORD_SIZE = 1 + _MIN_RECORD_BODY  # plus the length varint
+
+ATTR_CODEC_MASK = 0x07
+ATTR_LOG_APPEND_TIME = 0x08
+ATTR_TRANSACTIONAL = 0x10
+ATTR_CONTROL = 0x20
+
+# baseOffset, batchLength, partitionLeaderEpoch, magic, crc, attributes, lastOffsetDelta,
+# baseTimestamp, maxTimestamp, producerId, producerEpoch, baseSequence, recordCount
+BATCH_HEADER = struct.Struct(">qiibIhiqqqhii")
+_HEADER_PREFIX = struct.Struct(">qiibI")  # up to and including the CRC
+_HEADER_REST = struct.Struct(">hiqqqhii")  # attributes .. recordCount, covered by the CRC
+assert BATCH_HEADER.size == HEADER_SIZE
+
+
+def _build_scan_table() -> list[int | None]:
+    """Bytes to skip for a record whose first two bytes, little-endian, are the index.
+
+    The record length is a zigzag varint; with 1 or 2 bytes (records under 8 KiB) the two
+    bytes at the record start determine varint size + length, so the scan loop needs one
+    list lookup per record. None marks varints of 3+ bytes (the slow path).
+    """
+    v = np.arange(65536, dtype=np.int64)
+    b0, b1 = v & 0xFF, v >> 8
+    u = np.where(b0 < 0x80, b0, (b0 & 0x7F) | (b1 << 7))
+    skip = np.where(b0 < 0x80, 1, 2) + ((u >> 1) ^ -(u & 1))
+    table: list[int | None] = skip.tolist()
+    for i in np.nonzero((b0 >= 0x80) & (b1 >= 0x80))[0].tolist():
+        table[i] = None
+    return table
+
+
+_SCAN_TABLE = _build_scan_table()
+
+
+def _scan_records(buf: Any, p: int, count: int, out: list[int]) -> int:
+    """Append the position of each of ``count`` records; return the position after them.
+
+    The one sequential step: a record's position is known only after the previous record's
+    length. Nothing is validated here (a valid record is >= 7 bytes, so reading two bytes
+    is safe); the vectorized pass re-reads every length and checks that the records tile
+    the batch exactly.
+    """
+    append = out.append
+    table = _SCAN_TABLE
+    target = len(out) + count
+    while len(out) < target:
+        try:
+            for _ in repeat(None, target - len(out)):
+                append(p)
+                p += table[buf[p] | (buf[p + 1] << 8)]
+        except TypeError:  # None: a length varint of 3+ bytes (record of 8 KiB or more)
+            length, p = read_varint(buf, p, p + 5)
+            p += length
+    return p
+
+
+def _varint_piece(z: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A ``join_rows`` piece holding one varint per row."""
+    start = np.zeros(len(size), np.int64)
+    np.cumsum(size[:-1], out=start[1:])
+    out = np.zeros(int(size.sum()), np.uint8)
+    put_varints(out, start, z, size)
+    return size, out
+
+
+# ---------------------------------------------------------------------------------- decode
+
+
+@dataclass
+class _Plan:
+    """Batches whose records must be decoded, with their records section in ``src``."""
+
+    base_offsets: list[int]
+    base_ts: list[int]
+    max_ts: list[int]
+    ts_types: list[int]
+    counts: list[int]
+    region_starts: list[int]
+    region_ends: list[int]
+
+
+def _parse_headers(buf: Any, p: int, end: int, count: int) -> list[tuple[str, bytes | None]]:
+    out: list[tuple[str, bytes | None]] = []
+    for _ in range(count):
+        klen, p = read_varint(buf, p, end)
+        if klen < 0 or p + klen > end:
+            raise Malformed(f"invalid header key length {klen}")
+        # Java decodes header keys leniently (malformed UTF-8 becomes U+FFFD); so do we.
+        key = str(buf[p:p + klen], "utf-8", "replace")
+        p += klen
+        vlen, p = read_varint(buf, p, end)
+        if vlen < -1 or p + vlen > end:
+            raise Malformed(f"invalid header value length {vlen}")
+        if vlen < 0:
+            out.append((key, None))
+        else:
+            out.append((key, bytes(buf[p:p + vlen])))
+            p += vlen
+    if p != end:
+        raise Malformed(f"{end - p} unread bytes after the headers of a record")
+    return out
+
+
+_LAST_OFFSET_DELTA = struct.Struct(">i")
+_LAST_OFFSET_DELTA_POS = 23
+
+
+def next_batch_offset(data: bytes | memoryview | None) -> int | None:
+    """The offset after the last complete record batch of ``data``, from headers alone.
+
+    What ``decode_record_batches`` will report as ``next_offset`` for well-formed v2 data,
+    known before decoding, so a reader can ask for the next bytes while it decodes these.
+    None when there is no complete batch, or any entry is not a v2 batch (legacy message
+    sets are not walked: their readers simply do not fetch ahead); nothing is validated.
+    """
+    if not data:
+        return None
+    view = memoryview(data)
+    pos, n, after = 0, len(view), None
+    while n - pos >= LOG_OVERHEAD:
+        base, length = OFFSET_LENGTH.unpack_from(view, pos)
+        end = pos + LOG_OVERHEAD + length
+        if end > n or length <= MAGIC_POS - LOG_OVERHEAD:
+            break
+        if view[pos + MAGIC_POS] != 2:
+            return None
+        if length < _MIN_BATCH_LENGTH:
+            break
+        after = base + _LAST_OFFSET_DELTA.unpack_from(view, pos + _LAST_OFFSET_DELTA_POS)[0] + 1
+        pos = end
+    return after
+
+
+def decode_batches(
+    view: memoryview, buf: Any, pos: int, next_offset: int | None, start_offset: int,
+    end_offset: int | None, check_crcs: bool, max_decompressed_size: int,
+    aborted: AbortedTransactions | None, where: dict[str, Any],
+) -> tuple[DecodedRecords | None, int, int | None]:
+    """Decode the run of record batches starting at ``pos``; stop before a legacy message.
+
+    Returns (records or None, position after the run, next offset).
+    """
+    n = len(view)
+    plan = _Plan([], [], [], [], [], [], [])
+    pieces: list[Any] = []  # records sections, in batch order (only used with compression)
+    compressed = False
+    positions: list[int] = []
+    while peek_magic(view, pos, n, where) == 2:
+        base_offset, batch_length = OFFSET_LENGTH.unpack_from(view, pos)
+        end = pos + LOG_OVERHEAD + batch_length
+        if batch_length < _MIN_BATCH_LENGTH:
+            raise CorruptRecordError(f"batch length {batch_length} is smaller than the batch "
+                                     "header", offset=base_offset, **where)
+        (_, _, _, _, crc, attrs, last_delta, base_ts, max_ts, producer_id, _, _,
+         count) = BATCH_HEADER.unpack_from(view, pos)
+        if end_offset is not None and base_offset >= end_offset:
+            # Past the requested range: nothing here is returned, so a damaged batch the reader
+            # would never use must not fail it (its header is unverified: keep next_offset
+            # moving forward whatever lastOffsetDelta says).
+            next_offset = base_offset + max(last_delta, 0) + 1
+            pos = end
+            continue
+        if check_crcs:
+            actual = crc32c(view[pos + _CRC_START:end])
+            if actual != crc:
+                raise CorruptRecordError(
+                    f"CRC-32C mismatch in the batch at base offset {base_offset} (stored "
+                    f"{crc:#010x}, computed {actual:#010x})", offset=base_offset, **where)
+        last_offset = base_offset + last_delta
+        next_offset = last_offset + 1
+        rstart, rend = pos + HEADER_SIZE, end
+        pos = end
+        if count < 0:
+            raise CorruptRecordError(f"negative record count {count}", offset=base_offset,
+                                     **where)
+        codec = attrs & ATTR_CODEC_MASK
+        if aborted is not None and producer_id != -1:
+            aborted.advance(last_offset)
+            if attrs & ATTR_CONTROL:
+                if producer_id in aborted.active:
+                    records = view[rstart:rend] if codec == CODEC_NONE else decompress_records(
+                        codec, view[rstart:rend], max_decompressed_size, base_offset, where)
+                    try:
+                        ctype = control_type(records, count)
+                    except (Malformed, struct.error) as exc:
+                        reason = exc.reason if isinstance(exc, Malformed) else \
+                            "control record is truncated"
+                        raise CorruptRecordError(reason, offset=base_offset, **where) from None
+                    if ctype == CONTROL_ABORT:  # the producer's transaction ends here
+                        aborted.active.discard(producer_id)
+            elif attrs & ATTR_TRANSACTIONAL and producer_id in aborted.active:
+                continue  # an aborted transaction's data
+        if (count == 0 or attrs & ATTR_CONTROL or last_offset < start_offset
+                or (end_offset is not None and base_offset >= end_offset)):
+            continue
+        if codec != CODEC_NONE:
+            blob = decompress_records(codec, view[rstart:rend], max_decompressed_size,
+                                      base_offset, where)
+            compressed = True
+            pieces.append(blob)
+        else:
+            pieces.append(view[rstart:rend])
+            blob = None
+        if count > (rend - rstart if blob is None else len(blob)) // _MIN_RECORD_SIZE:
+            raise CorruptRecordError(
+                f"record count {count} is impossible for "
+                f"{rend - rstart if blob is None else len(blob)} bytes of records",
+                offset=base_offset, **where)
+        plan.base_offsets.append(base_offset)
+        plan.base_ts.append(base_ts)
+        plan.max_ts.append(max_ts)
+        plan.ts_types.append(1 if attrs & ATTR_LOG_APPEND_TIME else 0)
+        plan.counts.append(count)
+        plan.region_starts.append(rstart)
+        plan.region_ends.append(rend)
+
+    if not plan.counts:
+        return None, pos, next_offset
+
+    if compressed:
+        # One source buffer for all records so the vectorized pass runs once.
+        src: Any = b"".join(pieces)
+        if len(src) > MAX_COLUMN_BYTES:
+            raise ProtocolError(
+                f"the records of one fetch decompress to {len(src)} bytes, more than one "
+                "Arrow binary column holds (2 GiB); lower the fetch size", **where)
+        rbuf: Any = src
+        p = 0
+        for i, piece in enumerate(pieces):
+            plan.region_starts[i] = p
+            p += len(piece)
+            plan.region_ends[i] = p
+    else:
+        src = view
+        rbuf = buf
+    del pieces
+
+    # The sequential step: find where each record starts.
+    for i, count in enumerate(plan.counts):
+        try:
+            p = _scan_records(rbuf, plan.region_starts[i], count, positions)
+        except (IndexError, Malformed):
+            p = -1
+        if p != plan.region_ends[i]:
+            raise CorruptRecordError(
+                f"the {count} records declared by the batch do not fill its "
+                f"{plan.region_ends[i] - plan.region_starts[i]} bytes of records exactly",
+                offset=plan.base_offsets[i], **where)
+
+    arr = np.frombuffer(src, dtype=np.uint8)
+    counts = np.array(plan.counts, np.int64)
+    try:
+        decoded = _decode_columns(arr, rbuf, np.array(positions, np.int64), counts, plan,
+                                  start_offset, end_offset, next_offset)
+    except Malformed as exc:
+        batch = 0
+        if exc.record >= 0:
+            batch = int(np.searchsorted(np.cumsum(counts), exc.record, side="right"))
+        raise CorruptRecordError(exc.reason, offset=plan.base_offsets[batch], **where) from None
+    return decoded, pos, next_offset
+
+
+def _decode_columns(arr: np.ndarray, buf: Any, q: np.ndarray, counts: np.ndarray, plan: _Plan,
+                    start_offset: int, end_offset: int | None,
+                    next_offset: int | None) -> DecodedRecords:
+    """Decode every field of the records at positions ``q`` with whole-array operations."""
+    nrec = len(q)
+    last_idx = np.cumsum(counts) - 1
+    region_end = np.repeat(np.array(plan.region_ends, np.int64), counts)
+
+    length, s = read_varints(arr, q, region_end, 5, "record length")
+    rec_end = s + length
+    # Records must tile each batch: each ends where the next starts, the last at the end.
+    expected = np.empty(nrec, np.int64)
+    expected[:-1] = q[1:]
+    expected[last_idx] = np.array(plan.region_ends, np.int64)
+    bad = (rec_end != expected) | (length < _MIN_RECORD_BODY)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise Malformed(f"invalid record length {int(length[i])}", i)
+
+    p = s + 1  # attributes: unused by Kafka so far
+    ts_delta, p = read_varints(arr, p, rec_end, 10, "timestamp delta")
+    off_delta, p = read_varints(arr, p, rec_end, 5, "offset delta")
+    key_len, p = read_varints(arr, p, rec_end, 5, "key length")
+    key_start = p
+    p = p + np.maximum(key_len, 0)
+    val_len, p = read_varints(arr, p, rec_end, 5, "value length")
+    val_start = p
+    p = p + np.maximum(val_len, 0)
+    hdr_count, p = read_varints(arr, p, rec_end, 5, "header count")
+    bad = (key_len < -1) | (val_len < -1) | (hdr_count < 0)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise Malformed(f"invalid key length {int(key_len[i])}, value length "
+                        f"{int(val_len[i])} or header count {int(hdr_count[i])}", i)
+    has_hdr = hdr_count > 0
+    bad = (p != rec_end) & ~has_hdr
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise Malformed(f"record of {int(length[i])} bytes does not match its fields", i)
+
+    offsets = np.repeat(np.array(plan.base_offsets, np.int64), counts) + off_delta
+    ts_type = np.repeat(np.array(plan.ts_types, np.int32), counts)
+    timestamps = np.where(ts_type == 1, np.repeat(np.array(plan.max_ts, np.int64), counts),
+                          np.repeat(np.array(plan.base_ts, np.int64), counts) + ts_delta)
+
+    keep = offsets >= start_offset
+    if end_offset is not None:
+        keep &= offsets < end_offset
+    all_kept = bool(keep.all())
+
+    headers: list | None = None
+    hdr_idx = np.nonzero(has_hdr)[0]
+    if len(hdr_idx):
+        # Each header is at least 2 bytes (two 1-byte lengths): bound the count first.
+        room = rec_end[hdr_idx] - p[hdr_idx]
+        bad = hdr_count[hdr_idx] > room // 2
+        if bad.any():
+            i = int(hdr_idx[np.argmax(bad)])
+            raise Malformed(f"header count {int(hdr_count[i])} is impossible for "
+                            f"{int(rec_end[i] - p[i])} bytes", i)
+        kept_pos = np.cumsum(keep) - 1
+        headers = [None] * int(np.count_nonzero(keep))
+        found = False
+        for i, hp, he, hc in zip(hdr_idx.tolist(), p[hdr_idx].tolist(),
+                                 rec_end[hdr_idx].tolist(), hdr_count[hdr_idx].tolist(),
+                                 strict=True):
+            try:
+                parsed = _parse_headers(buf, hp, he, hc)
+            except Malformed as exc:
+                raise Malformed(exc.reason, i) from None
+            if keep[i]:
+                headers[kept_pos[i]] = parsed
+                found = True
+        if not found:
+            headers = None
+
+    if not all_kept:
+        offsets, timestamps, ts_type = offsets[keep], timestamps[keep], ts_type[keep]
+        key_start, key_len = key_start[keep], key_len[keep]
+        val_start, val_len = val_start[keep], val_len[keep]
+
+    return DecodedRecords(
+        offsets=offsets,
+        timestamps=timestamps.astype(np.int64, copy=False),
+        timestamp_types=ts_type,
+        keys=spans_to_binary(arr, key_start, key_len),
+        values=spans_to_binary(arr, val_start, val_len),
+        headers=headers,
+        next_offset=next_offset,
+    )
+
+
+# ---------------------------------------------------------------------------------- encode
+
+
+def _encode_headers(hdrs: Sequence[tuple[str, bytes | None]] | None) -> bytes:
+    """Header count varint plus the headers of one record."""
+    if not hdrs:
+        return b"\x00"
+    parts = [varint_bytes(len(hdrs))]
+    for key, value in hdrs:
+        kb = _header_bytes(key, "key")
+        parts.append(varint_bytes(len(kb)))
+        parts.append(kb)
+        if value is None:
+            parts.append(b"\x01")  # zigzag(-1)
+        else:
+            vb = _header_bytes(value, "value")
+            parts.append(varint_bytes(len(vb)))
+            parts.append(vb)
+    return b"".join(parts)
+
+
+def _header_bytes(x: object, what: str) -> bytes:
+    # Explicit types: bytes(5) would silently become five zero bytes.
+    if isinstance(x, str):
+        return x.encode("utf-8")
+    if isinstance(x, (bytes, bytearray, memoryview)):
+        return bytes(x)
+    raise TypeError(f"header {what} must be str or bytes, not {type(x).__name__}")
+
+
+def encode_record_batch(
+    keys: Any,
+    values: Any,
+    *,
+    timestamps: Any = None,
+    base_offset: int = 0,
+    compression: int | str = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None = None,
+) -> bytes:
+    """Encode one RecordBatch (magic 2) holding ``len(values)`` records.
+
+    ``keys``/``values``: Arrow binary/large_binary/string arrays or lists of bytes|None
+    (``keys=None``: all keys null). ``timestamps``: None (now), one int, or an int64 array.
+    Record ``i`` gets offsetDelta ``i``; the records section is compressed as one blob.
+    ``compression`` is a Kafka codec id or name (see ``compression.CODEC_NAMES``).
+    """
+    compression = codec_id(compression)
+    n, k_len, k_data, v_len, v_data = key_value_columns(keys, values)
+
+    ts = timestamp_column(timestamps, n)
+    base_ts = int(ts[0])
+    max_ts = int(ts.max())
+
+    if headers is not None:
+        if len(headers) != n:
+            raise ValueError(f"{len(headers)} header lists for {n} records")
+        hdr_idx = [i for i, h in enumerate(headers) if h]
+        blobs = [_encode_headers(headers[i]) for i in hdr_idx]
+    else:
+        hdr_idx, blobs = [], []
+    ts_z, ts_sz = varint_sizes(ts - base_ts)
+    od_z, od_sz = varint_sizes(np.arange(n, dtype=np.int64))
+    kl_z, kl_sz = varint_sizes(k_len)
+    vl_z, vl_sz = varint_sizes(v_len)
+    k_bytes = np.maximum(k_len, 0)
+    v_bytes = np.maximum(v_len, 0)
+    if hdr_idx:
+        hdr_len = np.ones(n, np.int64)  # header count 0 = one zero byte
+        hdr_len[hdr_idx] = [len(b) for b in blobs]
+        hdr_rows = [b"\0"] * n
+        for i, b in zip(hdr_idx, blobs, strict=True):
+            hdr_rows[i] = b
+        hdr_data = np.frombuffer(b"".join(hdr_rows), np.uint8)
+    else:
+        hdr_len, hdr_data = np.ones(n, np.int64), np.zeros(n, np.uint8)
+    body = 1 + ts_sz + od_sz + kl_sz + k_bytes + vl_sz + v_bytes + hdr_len
+    bl_z, bl_sz = varint_sizes(body)
+
+    # Per record: [length, attributes 0, timestampDelta, offsetDelta, keyLength] key
+    # [valueLength] value [headers]: varints written for all records at once, then joined.
+    lead = bl_sz + 1 + ts_sz + od_sz + kl_sz
+    start = np.zeros(n, np.int64)
+    np.cumsum(lead[:-1], out=start[1:])
+    lead_data = np.zeros(int(start[-1] + lead[-1]), np.uint8)  # zero = attributes byte
+    put_varints(lead_data, start, bl_z, bl_sz)
+    p = start + bl_sz + 1
+    put_varints(lead_data, p, ts_z, ts_sz)
+    p += ts_sz
+    put_varints(lead_data, p, od_z, od_sz)
+    p += od_sz
+    put_varints(lead_data, p, kl_z, kl_sz)
+    records: bytes | memoryview = join_rows([
+        (lead, lead_data), (k_bytes, k_data), _varint_piece(vl_z, vl_sz), (v_bytes, v_data),
+        (hdr_len, hdr_data)])
+
+    if compression != CODEC_NONE:
+        records = _compress(compression, records, magic=2)
+    attrs = (compression & ATTR_CODEC_MASK) | (ATTR_TRANSACTIONAL if transactional else 0)
+    rest = _HEADER_REST.pack(attrs, n - 1, base_ts, max_ts, producer_id, producer_epoch,
+                             base_sequence, n)
+    crc = crc32c(records, crc32c(rest))
+    # partitionLeaderEpoch -1 (unknown), as the Java producer writes it.
+    prefix = _HEADER_PREFIX.pack(base_offset, HEADER_SIZE - LOG_OVERHEAD + len(records), -1, 2,
+                                 crc)
+    return b"".join((prefix, rest, records))

@@ -1,0 +1,203 @@
+"""Record columns: the decoder's output, and the gathers between byte spans and Arrow columns.
+
+Decoders find where every key and value lies in the fetched bytes; :func:`spans_to_binary`
+turns those spans into an Arrow binary column without a Python step per record. Encoders get
+Arrow (or list) columns; :func:`key_value_columns` takes their lengths and bytes apart and
+:func:`join_rows` joins per-record pieces back into one buffer, also in C++.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .varint import Malformed
+
+# What one Arrow binary column holds (int32 offsets).
+MAX_COLUMN_BYTES = 2**31 - 1
+
+_HAS_VIEWS = hasattr(pa, "binary_view")
+
+
+@dataclass
+class DecodedRecords:
+    """Columns of the data records found in a fetch response partition."""
+
+    offsets: np.ndarray  # int64
+    timestamps: np.ndarray  # int64 ms; LogAppendTime batches: the batch maxTimestamp
+    # int32: 0 CreateTime, 1 LogAppendTime, -1 none (magic 0 data, whose timestamps are -1),
+    # the ids Java's TimestampType uses and Spark's kafka source shows.
+    timestamp_types: np.ndarray
+    keys: pa.BinaryArray  # pa.binary(), null where the key length is -1
+    values: pa.BinaryArray
+    # None when no record has headers (legacy messages never have any); else one entry per
+    # record: None or [(key, value)].
+    headers: list | None
+    # baseOffset + lastOffsetDelta + 1 of the last complete batch (control, empty and aborted
+    # batches count; for legacy messages: the message's offset + 1, or a magic 0 wrapper's last
+    # inner offset + 1); None when the data held no complete batch.
+    next_offset: int | None
+
+    @property
+    def num_records(self) -> int:
+        return len(self.offsets)
+
+
+def spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> pa.BinaryArray:
+    """A pa.binary() array of ``arr[starts[i]:starts[i]+lens[i]]`` (null where lens is -1).
+
+    No per-span work in Python: the spans become an Arrow binary_view array over ``arr``
+    (16-byte views: length plus inline bytes when <= 12, else prefix and offset), which
+    Arrow's C++ cast copies into a contiguous binary array. Spans of one common length take
+    a cheaper path: one fancy-index of rows from a strided window over ``arr``.
+    """
+    n = len(starts)
+    valid = lens >= 0
+    nulls = n - int(np.count_nonzero(valid))
+    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    ln = np.maximum(lens, 0)
+    total = int(ln.sum())
+    if total > MAX_COLUMN_BYTES:
+        raise Malformed(f"{total} bytes of keys or values do not fit one Arrow binary column; "
+                        "fetch fewer bytes per request")
+    if total == 0 or (not nulls and int(ln.min()) == int(ln.max())):
+        width = int(ln[0]) if n else 0
+        offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32) if width else \
+            np.zeros(n + 1, np.int32)
+        if width:
+            rows = np.lib.stride_tricks.as_strided(
+                arr, shape=(len(arr) - width + 1, width), strides=(1, 1), writeable=False)
+            data = rows[starts].reshape(-1)
+        else:
+            data = np.zeros(0, np.uint8)
+        return pa.Array.from_buffers(
+            pa.binary(), n, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+            null_count=nulls)
+    if not _HAS_VIEWS:  # pyarrow < 16: gather through a flat byte index instead
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(ln, out=offsets[1:])
+        nz = ln > 0
+        idx = np.repeat(starts[nz] - offsets[:-1][nz], ln[nz])
+        idx += np.arange(total, dtype=np.int64)
+        return pa.Array.from_buffers(
+            pa.binary(), n,
+            [validity, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(arr[idx])],
+            null_count=nulls)
+    if len(arr) < 16:
+        arr = np.concatenate([arr, np.zeros(16, np.uint8)])
+    words = np.ndarray(shape=(len(arr) - 3,), dtype="<u4", buffer=arr, strides=(1,))
+    views = np.zeros((n, 4), "<u4")
+    views[:, 0] = ln
+    long_idx = np.nonzero(ln > 12)[0]
+    if len(long_idx):
+        ls = starts[long_idx]
+        views[long_idx, 1] = words[ls]  # 4-byte prefix; buffer index 0 stays 0
+        views[long_idx, 3] = ls
+    short_idx = np.nonzero((ln <= 12) & (ln > 0))[0]
+    if len(short_idx):
+        ss = starts[short_idx]
+        sl = ln[short_idx]
+        last = len(arr) - 4
+        for j in range(3):
+            pj = ss + 4 * j
+            c = np.minimum(pj, last)  # near the end of arr: read earlier, shift down
+            shift = (np.minimum(pj - c, 3) * 8).astype(np.uint64)
+            w = words[c].astype(np.uint64) >> shift
+            nbytes = np.clip(sl - 4 * j, 0, 4).astype(np.uint64)
+            keep = (np.uint64(1) << (nbytes * np.uint64(8))) - np.uint64(1)
+            views[short_idx, 1 + j] = (w & keep).astype(np.uint32)
+    view_array = pa.Array.from_buffers(
+        pa.binary_view(), n, [validity, pa.py_buffer(views), pa.py_buffer(arr)],
+        null_count=nulls)
+    return view_array.cast(pa.binary())
+
+
+_NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
+
+
+def join_rows(pieces: Sequence[tuple[np.ndarray, np.ndarray]]) -> memoryview:
+    """Row by row, the i-th span of every piece in order; all rows back to back.
+
+    A piece is (lengths >= 0, its spans' bytes back to back). Arrow's element-wise binary
+    join copies each span once in C++; a byte index per output byte, as numpy would need,
+    costs several times more (it was the encoder's main cost).
+    """
+    n = len(pieces[0][0])
+    arrays = []
+    total = 0
+    for lens, data in pieces:
+        offsets = np.zeros(n + 1, np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        total += int(offsets[-1])
+        arrays.append(pa.Array.from_buffers(
+            pa.large_binary(), n,
+            [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))]))
+    if total == 0:
+        return memoryview(b"")
+    joined = pc.binary_join_element_wise(*arrays, _NO_SEPARATOR)
+    return memoryview(joined.buffers()[2])[:total]
+
+
+def _binary_column(col: Any, what: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """(n, lengths int64 with -1 for null, the non-null values concatenated as uint8)."""
+    if isinstance(col, pa.ChunkedArray):
+        col = col.combine_chunks()
+    if not isinstance(col, pa.Array):
+        col = pa.array(list(col), type=pa.binary())
+    if col.type in (pa.binary(), pa.string()):
+        off_dtype: type[np.integer] = np.int32
+    elif col.type in (pa.large_binary(), pa.large_string()):
+        off_dtype = np.int64
+    else:
+        raise TypeError(f"{what} must be binary or string, not {col.type}")
+    n = len(col)
+    bufs = col.buffers()
+    if n == 0:
+        return n, np.zeros(0, np.int64), np.zeros(0, np.uint8)
+    offs = np.frombuffer(bufs[1], dtype=off_dtype)[col.offset:col.offset + n + 1]
+    offs = offs.astype(np.int64)
+    data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+            else np.zeros(0, np.uint8))
+    lens = offs[1:] - offs[:-1]
+    if col.null_count:
+        valid = col.is_valid().to_numpy(zero_copy_only=False)
+        lens = np.where(valid, lens, 0)
+        if lens.sum() != offs[-1] - offs[0]:
+            # Null slots may carry bytes (Arrow allows it): keep only the valid spans.
+            lens = np.where(valid, lens, -1)
+            packed = spans_to_binary(data, offs[:-1], lens)
+            return n, lens, np.frombuffer(packed.buffers()[2], np.uint8)
+        lens = np.where(valid, lens, -1)
+    return n, lens, data[offs[0]:offs[-1]]
+
+
+def timestamp_column(timestamps: Any, n: int) -> np.ndarray:
+    """int64 ms per record from None (now), one int, or a sequence/array of n."""
+    if timestamps is None:
+        return np.full(n, int(time.time() * 1000), np.int64)
+    if isinstance(timestamps, (int, np.integer)):
+        return np.full(n, int(timestamps), np.int64)
+    ts = np.asarray(timestamps, dtype=np.int64)
+    if ts.shape != (n,):
+        raise ValueError(f"{ts.shape} timestamps for {n} records")
+    return ts
+
+
+def key_value_columns(keys: Any, values: Any) -> tuple[int, np.ndarray, np.ndarray,
+                                                        np.ndarray, np.ndarray]:
+    """(n, key lengths, key bytes, value lengths, value bytes); lengths -1 for null."""
+    n, v_len, v_data = _binary_column(values, "values")
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
+    if keys is None:
+        return n, np.full(n, -1, np.int64), v_data[:0], v_len, v_data
+    nk, k_len, k_data = _binary_column(keys, "keys")
+    if nk != n:
+        raise ValueError(f"{nk} keys for {n} values")
+    return n, k_len, k_data, v_len, v_data

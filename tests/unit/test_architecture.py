@@ -1,0 +1,375 @@
+"""The package's layering rules, checked on its source so they stay true.
+
+Three layers, imports only downwards: ``protocol`` (sans-I/O: bytes in, values out) imports only
+``protocol``; ``client`` (I/O) imports only ``protocol`` and ``client``; the Spark face (every
+other module of ``spark_kafka_wire``, and ``pyspark_kafkawire``) may import anything. Neither
+lower layer imports pyspark, so both work in a plain Python process (the second test proves it
+against the broker). No module reaches into another's private names, and no import cycle joins
+modules: each can be read, changed and tested from the bottom up.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import spark_kafka_wire
+import spark_kafka_wire.errors
+
+ROOT = Path(spark_kafka_wire.__file__).resolve().parent.parent
+PACKAGES = ("spark_kafka_wire", "pyspark_kafkawire")
+
+# Third-party distributions each lower layer may use besides the standard library.
+PROTOCOL_DEPS = {"numpy", "pyarrow", "cramjam", "lz4", "zstandard", "crc32c"}
+CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo"}
+# Standard modules that do I/O: the protocol layer is sans-I/O.
+IO_MODULES = {"socket", "ssl", "selectors", "asyncio", "subprocess", "http", "urllib"}
+
+
+@dataclass(frozen=True)
+class Import:
+    importer: str  # the importing module
+    target: str  # the imported module, resolved (absolute)
+    names: tuple[str, ...]  # names taken from it by ``from target import ...``
+    line: int
+
+
+def package_modules(root: Path = ROOT) -> dict[str, Path]:
+    """Every module of the project's packages under ``root``, by dotted name."""
+    found: dict[str, Path] = {}
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def _from_base(name: str, path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module of ``from <base> import ...`` written in module ``name``."""
+    base = node.module or ""
+    if not node.level:
+        return base
+    anchor = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    anchor = anchor[: len(anchor) - (node.level - 1)]
+    return ".".join([*anchor, base] if base else anchor)
+
+
+def imports_of(name: str, path: Path, modules: set[str]) -> list[Import]:
+    """The imports written in one module (anywhere in it, lazy ones included), resolved.
+
+    ``from a import b`` is an import of module ``a.b`` when that is a module of the project,
+    else of ``a`` taking the name ``b``.
+    """
+    out: list[Import] = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            out.extend(Import(name, alias.name, (), node.lineno) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _from_base(name, path, node)
+            taken: list[str] = []
+            for alias in node.names:
+                if f"{base}.{alias.name}" in modules:
+                    out.append(Import(name, f"{base}.{alias.name}", (), node.lineno))
+                else:
+                    taken.append(alias.name)
+            if taken:
+                out.append(Import(name, base, tuple(taken), node.lineno))
+    return out
+
+
+def private_attribute_uses(name: str, path: Path, modules: set[str]) -> list[tuple[str, int]]:
+    """``m._x`` where the name ``m`` is bound to another project module by an import."""
+    tree = ast.parse(path.read_text(), str(path))
+    bound: dict[str, str] = {}  # local name -> project module
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bound.update((alias.asname, alias.name) for alias in node.names
+                         if alias.asname and alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = _from_base(name, path, node)
+            bound.update((alias.asname or alias.name, f"{base}.{alias.name}")
+                         for alias in node.names if f"{base}.{alias.name}" in modules)
+    return [(f"{bound[node.value.id]}.{node.attr}", node.lineno) for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id in bound and _is_private(node.attr)]
+
+
+def _is_private(attr: str) -> bool:
+    return attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__"))
+
+
+def layer(module: str) -> str:
+    if module == "spark_kafka_wire.protocol" or module.startswith("spark_kafka_wire.protocol."):
+        return "protocol"
+    if module == "spark_kafka_wire.client" or module.startswith("spark_kafka_wire.client."):
+        return "client"
+    return "face"
+
+
+ALLOWED_LAYERS = {"protocol": {"protocol"}, "client": {"protocol", "client"},
+                  "face": {"protocol", "client", "face"}}
+
+
+def layering_violations(modules: dict[str, Path]) -> list[str]:
+    names = set(modules)
+    problems = []
+    for name, path in modules.items():
+        own = layer(name)
+        for imp in imports_of(name, path, names):
+            top = imp.target.split(".")[0]
+            where = f"{name}:{imp.line}"
+            if top in PACKAGES:
+                if layer(imp.target) not in ALLOWED_LAYERS[own]:
+                    problems.append(f"{where}: {own} module {name} imports {imp.target} "
+                                    f"({layer(imp.target)} layer)")
+            elif own != "face":
+                allowed = PROTOCOL_DEPS if own == "protocol" else CLIENT_DEPS
+                if top in IO_MODULES and own == "protocol":
+                    problems.append(f"{where}: protocol module {name} imports {imp.target} "
+                                    "(I/O belongs to the client layer)")
+                elif top not in sys.stdlib_module_names and top != "__future__" \
+                        and top not in allowed:
+                    problems.append(f"{where}: {own} module {name} imports {imp.target}, "
+                                    f"not one of the {own} layer's dependencies")
+    return problems
+
+
+def cycles(modules: dict[str, Path]) -> list[list[str]]:
+    """Import cycles between the project's modules (strongly connected components), each as
+    a sorted list; imports inside functions count (a lazy import still hides a cycle)."""
+    names = set(modules)
+    graph = {name: sorted({i.target for i in imports_of(name, path, names) if i.target in names})
+             for name, path in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1 or v in graph[v]:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def private_reach_ins(modules: dict[str, Path]) -> list[str]:
+    names = set(modules)
+    problems = []
+    for name, path in modules.items():
+        for imp in imports_of(name, path, names):
+            if imp.target.split(".")[0] not in PACKAGES:
+                continue
+            for taken in imp.names:
+                if _is_private(taken):
+                    problems.append(f"{name}:{imp.line}: from {imp.target} import {taken}")
+        for attr, line in private_attribute_uses(name, path, names):
+            problems.append(f"{name}:{line}: uses {attr}")
+    return problems
+
+
+# ---------------------------------------------------------------------------- static rules
+
+
+def test_layers_import_only_downwards() -> None:
+    assert layering_violations(package_modules()) == []
+
+
+def test_no_import_cycles() -> None:
+    assert cycles(package_modules()) == []
+
+
+def test_no_module_uses_another_modules_private_names() -> None:
+    assert private_reach_ins(package_modules()) == []
+
+
+def _write_package(root: Path, files: dict[str, str]) -> dict[str, Path]:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    for package in PACKAGES:
+        (root / package).mkdir(exist_ok=True)
+    return package_modules(root)
+
+
+def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
+    """Each rule fails on a small package that breaks it (so none passes vacuously)."""
+    modules = _write_package(tmp_path, {
+        "spark_kafka_wire/__init__.py": "",
+        "spark_kafka_wire/datasource.py": "import pyspark\n",
+        "spark_kafka_wire/protocol/__init__.py": "",
+        "spark_kafka_wire/protocol/a.py": "from ..client import b\nimport socket\n",
+        "spark_kafka_wire/protocol/c.py": "from .d import X\n",
+        "spark_kafka_wire/protocol/d.py": "def f():\n    from .c import Y\n",
+        "spark_kafka_wire/client/__init__.py": "",
+        "spark_kafka_wire/client/b.py": (
+            "import pyspark.sql\nfrom spark_kafka_wire import datasource\n"
+            "from spark_kafka_wire.protocol.c import _hidden\n"
+            "from spark_kafka_wire.protocol import d\nd._secret()\n"),
+    })
+    layering = "\n".join(layering_violations(modules))
+    assert "protocol module spark_kafka_wire.protocol.a imports spark_kafka_wire.client.b" \
+        in layering
+    assert "protocol module spark_kafka_wire.protocol.a imports socket" in layering
+    assert "client module spark_kafka_wire.client.b imports pyspark.sql" in layering
+    assert "client module spark_kafka_wire.client.b imports spark_kafka_wire.datasource" \
+        in layering
+    assert "spark_kafka_wire.datasource:" not in layering  # the Spark face may import pyspark
+    assert cycles(modules) == [["spark_kafka_wire.protocol.c", "spark_kafka_wire.protocol.d"]]
+    assert private_reach_ins(modules) == [
+        "spark_kafka_wire.client.b:3: from spark_kafka_wire.protocol.c import _hidden",
+        "spark_kafka_wire.client.b:5: uses spark_kafka_wire.protocol.d._secret",
+    ]
+
+
+def test_protocol_and_client_type_check() -> None:
+    """mypy, configured in pyproject.toml, finds nothing in the protocol and client layers."""
+    pytest.importorskip("mypy")
+    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def _tree_from_docstring() -> dict[str, str]:
+    """child -> parent, from the tree drawn in spark_kafka_wire.errors' docstring."""
+    parents: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    for line in (spark_kafka_wire.errors.__doc__ or "").splitlines():
+        stripped = line.strip()
+        if not stripped or not (stripped[0].isalpha() or stripped[0] in "├└│"):
+            continue
+        text = line.lstrip(" │├└─")
+        if not text or not text[0].isupper() or not text.split()[0].endswith("Error"):
+            continue
+        depth = len(line) - len(text)
+        name = text.split()[0]
+        while stack and stack[-1][0] >= depth:
+            stack.pop()
+        if stack:
+            parents[name] = stack[-1][1]
+        stack.append((depth, name))
+    return parents
+
+
+def test_errors_module_draws_every_exception_with_its_real_parent() -> None:
+    drawn = _tree_from_docstring()
+    exported = {n: getattr(spark_kafka_wire.errors, n) for n in spark_kafka_wire.errors.__all__}
+    classes = {n: c for n, c in exported.items()
+               if isinstance(c, type) and issubclass(c, BaseException)}
+    assert set(drawn) | {"KafkaWireError"} == set(classes)
+    for child, parent in drawn.items():
+        assert classes[parent] in classes[child].__bases__, f"{child} is not a {parent}"
+    # and every exception class the package defines is exported there
+    defined = set()
+    for path in package_modules().values():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_") and any(
+                    isinstance(b, ast.Name) and (b.id.endswith("Error") or b.id == "Exception")
+                    for b in node.bases):
+                defined.add(node.name)
+    defined -= {"Malformed"}  # internal to the record decoders, never raised out of them
+    assert defined <= set(classes), defined - set(classes)
+
+
+# ---------------------------------------------------------------------------- without pyspark
+
+NO_PYSPARK = """
+import importlib
+import importlib.abc
+import pkgutil
+import sys
+
+
+class NoPyspark(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "pyspark" or name.startswith("pyspark."):
+            raise ImportError(f"pyspark is not installed here ({name})")
+        return None
+
+
+sys.meta_path.insert(0, NoPyspark())
+
+import spark_kafka_wire
+import spark_kafka_wire.client
+import spark_kafka_wire.errors
+import spark_kafka_wire.protocol
+
+loaded = []
+for package in (spark_kafka_wire.protocol, spark_kafka_wire.client):
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(info.name)
+        loaded.append(info.name)
+try:
+    spark_kafka_wire.KafkaWireDataSource
+except ImportError:
+    pass
+else:
+    raise AssertionError("the Spark face imported although pyspark cannot be")
+
+import pyarrow as pa
+
+from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.producer import Producer, ProduceSettings, assign_partitions
+
+bootstrap, topic = sys.argv[1], sys.argv[2]
+keys = pa.array([b"key-%d" % i for i in range(20)])
+values = pa.array([b"value-%d" % i for i in range(20)])
+with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    create_topics(client, [(topic, 2)])
+    producer = Producer(client, ProduceSettings())
+    producer.append(topic, keys, values, assign_partitions(keys, len(keys), 2), 1_700_000_000_000)
+    producer.flush()
+    ends = resolve_offsets(client, {(topic, 0): LATEST, (topic, 1): LATEST})
+    read = [v for p in (0, 1) for chunk in fetch_range(client, topic, p, 0, ends[(topic, p)])
+            for v in chunk.values.to_pylist()]
+assert sorted(read) == sorted(values.to_pylist()), read
+assert not [m for m in sys.modules if m.split(".")[0] == "pyspark"]
+print(f"{len(loaded)} modules, {len(read)} records")
+"""
+
+
+@pytest.mark.broker
+def test_protocol_and_client_work_without_pyspark(bootstrap: str) -> None:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    topic = f"no-pyspark-{uuid.uuid4().hex[:12]}"
+    done = subprocess.run([sys.executable, "-c", NO_PYSPARK, bootstrap, topic], env=env,
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith("20 records"), done.stdout
