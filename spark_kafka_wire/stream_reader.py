@@ -35,9 +35,9 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from .client.cluster import KafkaClient
+from .client.cluster import KafkaClient, TopicPartition
 from .client.group_offsets import commit_offsets, fetch_committed
-from .client.offsets import EARLIEST, LATEST, TopicPartition, resolve_offsets
+from .client.offsets import EARLIEST, LATEST, resolve_offsets
 from .client.pool import shared_client
 from .client.zookeeper import ZooKeeperOffsetStore
 from .planning import (
@@ -47,7 +47,7 @@ from .planning import (
     resolve_limit,
     split_ranges,
 )
-from .protocol.errors import error_for_code
+from .protocol.errors import ErrorCode, error_for_code
 from .reader import read_partition
 from .source_options import GroupStart, StreamOptions
 from .stream_limits import hold_back, rate_limit
@@ -259,7 +259,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         names = ", ".join(f"{t}-{p}" for t, p in tps)
         if self.options.source.fail_on_data_loss:
             raise error_for_code(
-                1, topic=tps[0][0], partition=tps[0][1], context="streaming source",
+                ErrorCode.OFFSET_OUT_OF_RANGE, topic=tps[0][0], partition=tps[0][1],
+                context="streaming source",
                 message=(f"data loss in {names}: {why}. Set failOnDataLoss=false to skip lost "
                          "data and continue"),
             )
