@@ -19,7 +19,7 @@ check-java:
 	@$(PYTHON) scripts/check_java.py
 
 demo: $(STAMP) check-java
-	$(PY) -m spark_kafka_wire.demo
+	$(PY) -m spark_kafka_wire.testing.demo
 
 test: $(STAMP) check-java
 	$(PY) -m pytest -q

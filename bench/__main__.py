@@ -1,4 +1,4 @@
-"""kafkawire benchmark suite (issue 6): ``python -m bench [--rows N] [--spark-rows N]
+"""kafkawire benchmark suite: ``python -m bench [--rows N] [--spark-rows N]
 [--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
 [--scenarios client,spark-read,spark-write,memory] [--memory-gib 2]``.
 
@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     sizes = [int(v) for v in args.value_sizes.split(",")]
     codecs = args.codecs.split(",")
 
-    from spark_kafka_wire.embedded import EmbeddedBroker
+    from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
     print(f"machine: {platform.machine()}, nproc {os.cpu_count()}, Python "
           f"{platform.python_version()}, pyspark {version('pyspark')}, pyarrow "

@@ -17,7 +17,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from spark_kafka_wire.schema import ARROW_SCHEMA, KAFKA_SCHEMA
+from spark_kafka_wire.source.schema import ARROW_SCHEMA, KAFKA_SCHEMA
 
 BATCH_ROWS = 10_000
 

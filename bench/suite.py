@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pyarrow as pa
 
-from spark_kafka_wire.schema import ARROW_SCHEMA
+from spark_kafka_wire.source.schema import ARROW_SCHEMA
 
 PARTITIONS = 4
 TIMESTAMP_MS = 1_700_000_000_000
@@ -102,7 +102,7 @@ def client_kafkawire(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.fetcher import fetch_range
-    from spark_kafka_wire.schema import to_record_batches
+    from spark_kafka_wire.source.schema import to_record_batches
 
     rows = 0
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
@@ -208,7 +208,7 @@ def client_limit(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     records and find the next offset. No decoding, no Arrow."""
     from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
-    from spark_kafka_wire.client.fetcher import FetchSettings, _read_answer, _send_fetch
+    from spark_kafka_wire.client.fetcher import FetchSettings, read_answer, send_fetch
     from spark_kafka_wire.protocol.records import next_batch_offset
 
     settings = FetchSettings()
@@ -217,13 +217,13 @@ def client_limit(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
         for p, end in ends.items():
             offset = 0
-            sent = _send_fetch(client, topic, p, 0, budget, settings)
+            sent = send_fetch(client, topic, p, 0, budget, settings)
             while sent is not None:
-                data = _read_answer(sent, topic, p, settings).records
+                data = read_answer(sent, topic, p, settings).records
                 after = next_batch_offset(data)
                 if after is None:
                     raise RuntimeError(f"no complete batch at {topic}-{p} offset {offset}")
-                sent = _send_fetch(client, topic, p, after, budget, settings) \
+                sent = send_fetch(client, topic, p, after, budget, settings) \
                     if after < end else None
                 rows += min(after, end) - offset
                 offset = after
@@ -249,8 +249,8 @@ def memory_run(spec: dict) -> dict:
     from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.fetcher import FetchSettings
     from spark_kafka_wire.client.pool import shared_client
-    from spark_kafka_wire.planning import KafkaInputPartition, OffsetRange
-    from spark_kafka_wire.reader import read_partition
+    from spark_kafka_wire.source.batch_reader import read_partition
+    from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange
 
     config = ClientConfig.from_servers(spec["bootstrap"])
     fetch = FetchSettings(max_partition_fetch_bytes=spec["fetch_bytes"])
@@ -411,7 +411,7 @@ def spark_run(spec: dict) -> dict:
                     plan = spark.sparkContext.parallelize(
                         [(p, 0, e) for p, e in ends.items()], len(ends)
                     ).toDF("partition int, start long, end long")
-                    from spark_kafka_wire.schema import KAFKA_SCHEMA
+                    from spark_kafka_wire.source.schema import KAFKA_SCHEMA
                     df = plan.mapInArrow(_confluent_read_partitions(bootstrap, topic),
                                          KAFKA_SCHEMA)
                 else:

@@ -10,14 +10,18 @@ from __future__ import annotations
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
-from .client.errors import ConfigurationError
-from .reader import KafkaWireBatchReader
-from .schema import kafka_schema
-from .sink_options import parse_sink_options
-from .source_options import include_headers, parse_source_options, parse_stream_options
-from .stream_reader import KafkaWireStreamReader
-from .stream_writer import KafkaWireStreamWriter
-from .writer import KafkaWireBatchWriter
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
+from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.sink.stream_writer import KafkaWireStreamWriter
+from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
+from spark_kafka_wire.source.options import (
+    include_headers,
+    parse_source_options,
+    parse_stream_options,
+)
+from spark_kafka_wire.source.schema import kafka_schema
+from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
 
 
 class KafkaWireDataSource(DataSource):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .client.config import ClientConfig, parse_bootstrap
-from .client.errors import ConfigurationError
-from .protocol.versions import versions_for_release
+from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.protocol.versions import versions_for_release
 
 # Spark refuses these for its kafka source/sink; we refuse them with the same reasons.
 _REJECTED = {

@@ -24,7 +24,7 @@ def bootstrap() -> str:
     if EXTERNAL:
         yield EXTERNAL
         return
-    from spark_kafka_wire.embedded import EmbeddedBroker
+    from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
     broker = EmbeddedBroker().start()
     try:
@@ -60,7 +60,7 @@ def zookeeper() -> str:
     if external:
         yield external
         return
-    from .zookeeper_server import ZooKeeperServer, missing_jars
+    from tests.support.zookeeper_server import ZooKeeperServer, missing_jars
 
     missing = missing_jars()
     if missing:

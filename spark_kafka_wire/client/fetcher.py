@@ -84,7 +84,7 @@ class FetchSettings:
 
 
 @dataclass
-class _Answer:
+class FetchAnswer:
     records: memoryview | None
     high_watermark: int
     last_stable_offset: int
@@ -94,7 +94,7 @@ class _Answer:
 
 
 @dataclass
-class _Sent:
+class SentFetch:
     """A Fetch sent and not read yet: the one in flight while the previous answer decodes."""
     conn: BrokerConnection
     inflight: InFlight
@@ -102,9 +102,12 @@ class _Sent:
     max_bytes: int
 
 
-def _send_fetch(
+def send_fetch(
     client: KafkaClient, topic: str, partition: int, offset: int, max_bytes: int, s: FetchSettings
-) -> _Sent:
+) -> SentFetch:
+    """Send one single-partition Fetch to the partition's leader without waiting for it (the
+    reader sends the next one before decoding the previous answer; the benchmark's limit
+    source sends the same request)."""
     conn = client.leader_connection(topic, partition)
     inflight = conn.send(
         FETCH,
@@ -125,10 +128,12 @@ def _send_fetch(
             ],
         },
     )
-    return _Sent(conn, inflight, offset, max_bytes)
+    return SentFetch(conn, inflight, offset, max_bytes)
 
 
-def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _Answer:
+def read_answer(sent: SentFetch, topic: str, partition: int, s: FetchSettings) -> FetchAnswer:
+    """Wait for the answer to ``sent`` and check its errors: the partition's records, or a
+    typed error naming topic, partition and broker."""
     conn, offset = sent.conn, sent.offset
     resp = conn.receive(sent.inflight)
     check_error(resp["error_code"], topic=topic, partition=partition, broker=conn.name, context="Fetch")
@@ -145,7 +150,7 @@ def _read_answer(sent: _Sent, topic: str, partition: int, s: FetchSettings) -> _
                 if s.isolation_level == READ_COMMITTED:  # the decoder drops aborted data
                     aborted = [(a["producer_id"], a["first_offset"])
                                for a in p["aborted_transactions"] or ()]
-                return _Answer(
+                return FetchAnswer(
                     p["records"], p["high_watermark"], p["last_stable_offset"],
                     p["log_start_offset"], conn.name, aborted,
                 )
@@ -249,21 +254,21 @@ class _Fetches:
     def __init__(self, client: KafkaClient, topic: str, partition: int,
                  settings: FetchSettings) -> None:
         self.client, self.topic, self.partition, self.settings = client, topic, partition, settings
-        self.ahead: _Sent | None = None
+        self.ahead: SentFetch | None = None
 
-    def answer(self, offset: int, max_bytes: int) -> _Answer:
+    def answer(self, offset: int, max_bytes: int) -> FetchAnswer:
         """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch."""
         sent, self.ahead = self.ahead, None
         if sent is None or sent.offset != offset or sent.max_bytes != max_bytes:
             if sent is not None:
                 sent.conn.abandon(sent.inflight)
-            sent = _send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
+            sent = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
                                self.settings)
-        return _read_answer(sent, self.topic, self.partition, self.settings)
+        return read_answer(sent, self.topic, self.partition, self.settings)
 
     def send_ahead(self, offset: int, max_bytes: int) -> None:
         try:
-            self.ahead = _send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
+            self.ahead = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
                                      self.settings)
         except KafkaWireError:
             pass  # not sent ahead: answer() sends it, under the retry rule

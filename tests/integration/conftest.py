@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.legacy_broker import LegacyBroker
+from tests.support.legacy_broker import LegacyBroker
 
 
 @pytest.fixture

@@ -19,8 +19,6 @@ from spark_kafka_wire.client.errors import NoBrokersAvailableError, RequestTimeo
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.offsets import resolve_offsets
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
-from spark_kafka_wire.embedded import free_port
-from spark_kafka_wire.planning import KafkaInputPartition, OffsetRange
 from spark_kafka_wire.protocol.errors import (
     KafkaError,
     TopicAlreadyExistsError,
@@ -28,7 +26,9 @@ from spark_kafka_wire.protocol.errors import (
 )
 from spark_kafka_wire.protocol.messages import FETCH, METADATA, PRODUCE
 from spark_kafka_wire.protocol.records import encode_record_batch
-from spark_kafka_wire.reader import read_partition
+from spark_kafka_wire.source.batch_reader import read_partition
+from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange
+from spark_kafka_wire.testing.embedded import free_port
 
 
 def _produce(client: KafkaClient, topic: str, partition: int, values: list[bytes], batch: int) -> None:

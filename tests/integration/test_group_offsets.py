@@ -12,7 +12,7 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.zookeeper import ZooKeeperError, ZooKeeperOffsetStore, offset_path
-from spark_kafka_wire.embedded import free_port
+from spark_kafka_wire.testing.embedded import free_port
 
 
 def _group() -> str:

@@ -1,4 +1,4 @@
-"""Kafka 0.8.2 / 0.9.0 / 0.10.0 brokers, emulated by tests/legacy_broker.py.
+"""Kafka 0.8.2 / 0.9.0 / 0.10.0 brokers, emulated by tests/support/legacy_broker.py.
 
 First the emulator is checked with an independent client (kafka-python with its api_version
 pinned, plus raw kafka-python-encoded requests), so kafkawire never validates itself against
@@ -36,7 +36,7 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.util import calc_crc32
 
-from tests.legacy_broker import RELEASES, LegacyBroker, decode_message_set, kafka_message
+from tests.support.legacy_broker import RELEASES, LegacyBroker, decode_message_set, kafka_message
 
 KP_API_VERSION = {"0.8.2": (0, 8, 2), "0.9.0": (0, 9), "0.10.0": (0, 10, 0)}
 ALL_CODECS = ("none", "gzip", "snappy", "lz4")

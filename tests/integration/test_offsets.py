@@ -27,7 +27,7 @@ from spark_kafka_wire.client.offsets import (
 )
 from spark_kafka_wire.client.timestamps import offsets_for_times, timestamp_answer_problem
 from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
-from tests.transactions import committed_aborted_committed, committed_then_open
+from tests.support.transactions import committed_aborted_committed, committed_then_open
 
 pytestmark = pytest.mark.broker
 

@@ -32,7 +32,7 @@ from spark_kafka_wire.client.producer import sender as producer_module
 from spark_kafka_wire.client.producer.partitioner import assign_partitions
 from spark_kafka_wire.errors import ConfigurationError, KafkaError
 from spark_kafka_wire.protocol.messages import METADATA, PRODUCE
-from tests.write_support import consume, end_offsets, librdkafka_placement, stored_batches
+from tests.support.write_support import consume, end_offsets, librdkafka_placement, stored_batches
 
 pytestmark = pytest.mark.broker
 

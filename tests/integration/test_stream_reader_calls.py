@@ -19,9 +19,10 @@ from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
-from spark_kafka_wire.planning import OffsetRange
-from spark_kafka_wire.source_options import parse_stream_options
-from spark_kafka_wire.stream_reader import START_KEY, KafkaWireStreamReader
+from spark_kafka_wire.source.offsets_json import START_KEY
+from spark_kafka_wire.source.options import parse_stream_options
+from spark_kafka_wire.source.planning import OffsetRange
+from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
 
 pytestmark = pytest.mark.broker
 

@@ -50,7 +50,7 @@ from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_p
 from spark_kafka_wire.protocol.messages import PRODUCE
 from spark_kafka_wire.protocol.murmur2 import partition_for_key
 from spark_kafka_wire.protocol.records import encode_record_batch
-from spark_kafka_wire.schema import ARROW_SCHEMA
+from spark_kafka_wire.source.schema import ARROW_SCHEMA
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 

@@ -17,10 +17,10 @@ from pyspark.sql import functions as F
 from spark_kafka_wire import KafkaWireDataSource
 from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
-from spark_kafka_wire.planning import OffsetRange, split_ranges
 from spark_kafka_wire.protocol.messages import DELETE_RECORDS
-from spark_kafka_wire.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
-from tests.transactions import committed_aborted_committed, committed_then_open
+from spark_kafka_wire.source.planning import OffsetRange, split_ranges
+from spark_kafka_wire.source.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
+from tests.support.transactions import committed_aborted_committed, committed_then_open
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -229,7 +229,7 @@ def test_ending_offset_beyond_the_log_without_fail_on_data_loss(spark, bootstrap
 def test_records_deleted_below_the_planned_start(spark, bootstrap, client, new_topic):
     """Retention, simulated with DeleteRecords. Tansu does not implement DeleteRecords (its
     memory storage panics "not yet implemented" and drops the connection): this runs against
-    a Kafka cluster (KAFKA_BOOTSTRAP_SERVERS); tests/unit/test_fetcher.py covers the logic."""
+    a Kafka cluster (KAFKA_BOOTSTRAP_SERVERS); tests/unit/client/test_fetcher.py covers the logic."""
     topic = new_topic(1, "retention")
     produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": 0} for i in range(10)],
             linger_ms=20)

@@ -336,8 +336,8 @@ def test_processing_time_query_commits_completed_batches(spark, bootstrap, clien
 
 
 def test_starting_timestamp_and_min_partitions(spark, bootstrap, client, new_topic):
-    from spark_kafka_wire.source_options import parse_stream_options
-    from spark_kafka_wire.stream_reader import KafkaWireStreamReader
+    from spark_kafka_wire.source.options import parse_stream_options
+    from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
 
     topic = new_topic(1, "s-ts")
     values = pa.array([b"v%d" % i for i in range(10)], pa.binary())
@@ -357,6 +357,6 @@ def test_starting_timestamp_and_min_partitions(spark, bootstrap, client, new_top
     start = reader.initialOffset()
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
     parts = reader.partitions(start, end)
-    from spark_kafka_wire.planning import OffsetRange, split_ranges
+    from spark_kafka_wire.source.planning import OffsetRange, split_ranges
     assert [p.range for p in parts] == split_ranges([OffsetRange(topic, 0, 0, 10)], 4, None)
     assert len(parts) == 4 and parts[0].range.start == 0 and parts[-1].range.end == 10

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 
-from tests.write_support import Consumed, consume, end_offsets
+from tests.support.write_support import Consumed, consume, end_offsets
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 

@@ -21,8 +21,8 @@ from spark_kafka_wire import KafkaWireDataSource
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.protocol.murmur2 import partition_for_key
-from tests.legacy_broker import LegacyBroker
-from tests.write_support import consume, end_offsets, stored_batches
+from tests.support.legacy_broker import LegacyBroker
+from tests.support.write_support import consume, end_offsets, stored_batches
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 

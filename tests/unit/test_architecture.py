@@ -1,11 +1,14 @@
 """The package's layering rules, checked on its source so they stay true.
 
-Three layers, imports only downwards: ``protocol`` (sans-I/O: bytes in, values out) imports only
-``protocol``; ``client`` (I/O) imports only ``protocol`` and ``client``; the Spark face (every
-other module of ``spark_kafka_wire``, and ``pyspark_kafkawire``) may import anything. Neither
-lower layer imports pyspark, so both work in a plain Python process (the second test proves it
-against the broker). No module reaches into another's private names, and no import cycle joins
-modules: each can be read, changed and tested from the bottom up.
+Layers, imports only downwards: ``protocol`` (sans-I/O: bytes in, values out) imports only
+``protocol``; ``client`` (I/O) imports only ``protocol`` and ``client``; the shared face modules
+(``options``, ``errors``) add nothing above that; the Spark read side (``source``) and write
+side (``sink``) each import those and themselves, never each other; ``datasource`` (and
+``pyspark_kafkawire``) ties them together; ``testing`` (embedded broker, demo) may use
+everything and is used by nothing. Neither lower layer imports pyspark, so both work in a plain
+Python process (a test below proves it against the broker). No module reaches into another's
+private names, and no import cycle joins modules: each can be read, changed and tested from the
+bottom up.
 """
 
 from __future__ import annotations
@@ -107,15 +110,30 @@ def _is_private(attr: str) -> bool:
 
 
 def layer(module: str) -> str:
-    if module == "spark_kafka_wire.protocol" or module.startswith("spark_kafka_wire.protocol."):
-        return "protocol"
-    if module == "spark_kafka_wire.client" or module.startswith("spark_kafka_wire.client."):
-        return "client"
+    """The layer a module belongs to: a subpackage of ``spark_kafka_wire`` named for its role,
+    ``shared`` for the face's modules both sides use (options, errors), ``face`` for the data
+    source itself (which ties source and sink together) and ``pyspark_kafkawire``."""
+    parts = module.split(".")
+    if parts[0] == "spark_kafka_wire" and len(parts) > 1:
+        if parts[1] in ("protocol", "client", "source", "sink", "testing"):
+            return parts[1]
+        if parts[1] in ("options", "errors"):
+            return "shared"
     return "face"
 
 
-ALLOWED_LAYERS = {"protocol": {"protocol"}, "client": {"protocol", "client"},
-                  "face": {"protocol", "client", "face"}}
+# Downwards only: the Spark read side and write side are independent of each other, and the
+# development tools (embedded broker, demo) are used by nothing the product runs.
+ALLOWED_LAYERS = {
+    "protocol": {"protocol"},
+    "client": {"protocol", "client"},
+    "shared": {"protocol", "client", "shared"},
+    "source": {"protocol", "client", "shared", "source"},
+    "sink": {"protocol", "client", "shared", "sink"},
+    "face": {"protocol", "client", "shared", "source", "sink", "face"},
+    "testing": {"protocol", "client", "shared", "source", "sink", "face", "testing"},
+}
+LOWER_LAYERS = ("protocol", "client")  # no pyspark, a fixed list of dependencies
 
 
 def layering_violations(modules: dict[str, Path]) -> list[str]:
@@ -130,7 +148,7 @@ def layering_violations(modules: dict[str, Path]) -> list[str]:
                 if layer(imp.target) not in ALLOWED_LAYERS[own]:
                     problems.append(f"{where}: {own} module {name} imports {imp.target} "
                                     f"({layer(imp.target)} layer)")
-            elif own != "face":
+            elif own in LOWER_LAYERS:
                 allowed = PROTOCOL_DEPS if own == "protocol" else CLIENT_DEPS
                 if top in IO_MODULES and own == "protocol":
                     problems.append(f"{where}: protocol module {name} imports {imp.target} "
@@ -235,6 +253,13 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
             "import pyspark.sql\nfrom spark_kafka_wire import datasource\n"
             "from spark_kafka_wire.protocol.c import _hidden\n"
             "from spark_kafka_wire.protocol import d\nd._secret()\n"),
+        "spark_kafka_wire/source/__init__.py": "",
+        "spark_kafka_wire/source/r.py": "from spark_kafka_wire.sink import w\n",
+        "spark_kafka_wire/sink/__init__.py": "",
+        "spark_kafka_wire/sink/w.py": "from spark_kafka_wire.testing import e\n",
+        "spark_kafka_wire/testing/__init__.py": "",
+        "spark_kafka_wire/testing/e.py": "from spark_kafka_wire import datasource\n",
+        "spark_kafka_wire/options.py": "from spark_kafka_wire.source import r\n",
     })
     layering = "\n".join(layering_violations(modules))
     assert "protocol module spark_kafka_wire.protocol.a imports spark_kafka_wire.client.b" \
@@ -244,6 +269,11 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert "client module spark_kafka_wire.client.b imports spark_kafka_wire.datasource" \
         in layering
     assert "spark_kafka_wire.datasource:" not in layering  # the Spark face may import pyspark
+    assert "source module spark_kafka_wire.source.r imports spark_kafka_wire.sink.w" in layering
+    assert "sink module spark_kafka_wire.sink.w imports spark_kafka_wire.testing.e" in layering
+    assert "shared module spark_kafka_wire.options imports spark_kafka_wire.source.r" \
+        in layering
+    assert "spark_kafka_wire.testing.e:" not in layering  # dev tools may use everything
     assert cycles(modules) == [["spark_kafka_wire.protocol.c", "spark_kafka_wire.protocol.d"]]
     assert private_reach_ins(modules) == [
         "spark_kafka_wire.client.b:3: from spark_kafka_wire.protocol.c import _hidden",

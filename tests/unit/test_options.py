@@ -6,8 +6,8 @@ import pytest
 
 from spark_kafka_wire.client.config import parse_bootstrap
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.sink_options import parse_sink_options
-from spark_kafka_wire.source_options import parse_source_options
+from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.source.options import parse_source_options
 
 BASE = {"kafka.bootstrap.servers": "h1:9092,h2:9093", "subscribe": "a,b"}
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from spark_kafka_wire.planning import OffsetRange, split_ranges
+from spark_kafka_wire.source.planning import OffsetRange, split_ranges
 
 
 def R(topic: str, partition: int, start: int, end: int) -> OffsetRange:

@@ -25,16 +25,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .client.config import ClientConfig
-from .client.errors import ConfigurationError
-from .client.producer import (
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.producer import (
     DEFAULT_PARTITIONER,
     MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
     PARTITIONERS,
     ProduceSettings,
 )
-from .options import bool_option, client_config, int_option, lower_keys
-from .protocol.compression import CODEC_NAMES
+from spark_kafka_wire.options import bool_option, client_config, int_option, lower_keys
+from spark_kafka_wire.protocol.compression import CODEC_NAMES
 
 # Producer settings the sink understands (the kafka. prefix removed); client settings shared
 # with the source (bootstrap.servers, client.id, request.timeout.ms, retry.backoff.ms ...)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from spark_kafka_wire.stream_reader import batch_start, from_json, to_json, with_start
+from spark_kafka_wire.source.offsets_json import batch_start, from_json, to_json, with_start
 
 
 def test_sorted_string_keys_and_round_trip() -> None:

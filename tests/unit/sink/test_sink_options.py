@@ -7,7 +7,7 @@ import pytest
 
 from spark_kafka_wire.client.producer import ProduceSettings
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.sink_options import parse_sink_options
+from spark_kafka_wire.sink.options import parse_sink_options
 
 B = {"kafka.bootstrap.servers": "h:1"}
 

@@ -44,12 +44,12 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from .client.admin import ensure_topic
-from .client.cluster import KafkaClient, TopicInfo
-from .client.errors import ConfigurationError
-from .client.pool import shared_client
-from .client.producer import Producer, assign_partitions, headers_from_arrow
-from .sink_options import SinkOptions
+from spark_kafka_wire.client.admin import ensure_topic
+from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.pool import shared_client
+from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
+from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
 

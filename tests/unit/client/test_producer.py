@@ -21,7 +21,7 @@ from spark_kafka_wire.client.producer.accumulator import _PartitionBuffer
 from spark_kafka_wire.client.producer.sender import _pack
 from spark_kafka_wire.errors import ConfigurationError, RecordTooLargeError
 from spark_kafka_wire.protocol.records import decode_record_batches
-from spark_kafka_wire.writer import _timestamps_ms
+from spark_kafka_wire.sink.batch_writer import _timestamps_ms
 
 MAX = 2**31 - 1
 

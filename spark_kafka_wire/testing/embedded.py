@@ -14,9 +14,9 @@ import subprocess
 import tempfile
 import time
 
-from .client.config import ClientConfig
-from .client.connection import BrokerConnection
-from .client.errors import BrokerConnectionError
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import BrokerConnectionError
 
 
 def free_port() -> int:

@@ -1,4 +1,5 @@
-"""Framing, headers and ApiVersions negotiation, against the seed's layouts and Kafka's rules."""
+"""Framing, headers and ApiVersions negotiation, against the layouts of Kafka's protocol guide
+(https://kafka.apache.org/protocol) and Kafka's rules."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from spark_kafka_wire.protocol.primitives import Writer
 from spark_kafka_wire.protocol.versions import choose_version, parse_api_versions
 
 
-def test_metadata_v0_request_matches_seed_001_grammar() -> None:
-    # Seed 001: RequestOrResponse => Size RequestMessage; RequestMessage => ApiKey ApiVersion
+def test_metadata_v0_request_matches_the_protocol_guide_grammar() -> None:
+    # The guide's grammar: RequestOrResponse => Size RequestMessage; RequestMessage => ApiKey ApiVersion
     # CorrelationId ClientId MetadataRequest; MetadataRequest => [TopicName]; string = int16 len.
     frame = framing.encode_request(METADATA, 0, 7, "cli", {"topics": [{"name": "ab"}]})
     expected_body = (

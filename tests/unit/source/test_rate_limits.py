@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.stream_limits import available, hold_back, parse_duration_ms, rate_limit
+from spark_kafka_wire.source.rate_limits import available, hold_back, parse_duration_ms, rate_limit
 
 A, B, C = ("t", 0), ("t", 1), ("u", 0)
 

@@ -15,7 +15,7 @@ import pytest
 from crc32c import crc32c
 
 from spark_kafka_wire.client import fetcher
-from spark_kafka_wire.client.fetcher import FetchSettings, _Answer, fetch_range
+from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
 from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.protocol.errors import ProtocolError, error_for_code
 from spark_kafka_wire.protocol.records import encode_record_batch
@@ -55,8 +55,8 @@ def marker(base: int, producer_id: int, commit: bool) -> bytes:
     return bytes(raw)
 
 
-def answer(records: bytes, hw: int, log_start: int = 0, aborted=None) -> _Answer:
-    return _Answer(memoryview(records), hw, hw, log_start, "stub:9092", aborted)
+def answer(records: bytes, hw: int, log_start: int = 0, aborted=None) -> FetchAnswer:
+    return FetchAnswer(memoryview(records), hw, hw, log_start, "stub:9092", aborted)
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def broker(monkeypatch):
     conn = _Conn()
 
     def send_fetch(client, topic, partition, offset, max_bytes, settings):
-        return fetcher._Sent(conn, offset, offset, max_bytes)
+        return fetcher.SentFetch(conn, offset, offset, max_bytes)
 
     def read_answer(sent, topic, partition, settings):
         seen.append(sent.offset)
@@ -77,8 +77,8 @@ def broker(monkeypatch):
             raise a
         return a
 
-    monkeypatch.setattr(fetcher, "_send_fetch", send_fetch)
-    monkeypatch.setattr(fetcher, "_read_answer", read_answer)
+    monkeypatch.setattr(fetcher, "send_fetch", send_fetch)
+    monkeypatch.setattr(fetcher, "read_answer", read_answer)
     monkeypatch.setattr(fetcher, "_available", lambda *a: available[0])
     return script, available, seen
 
@@ -210,13 +210,13 @@ def test_next_fetch_is_sent_before_the_answer_is_decoded(broker, monkeypatch) ->
     script[0] = answer(data(0, 3) + data(3, 2), hw=8)
     script[5] = answer(data(5, 3), hw=8)
     sent: list[tuple[int, list[int]]] = []
-    real_send = fetcher._send_fetch
+    real_send = fetcher.send_fetch
 
     def send_fetch(client, topic, partition, offset, max_bytes, settings):
         sent.append((offset, list(seen)))  # which answers had been read when this was sent
         return real_send(client, topic, partition, offset, max_bytes, settings)
 
-    monkeypatch.setattr(fetcher, "_send_fetch", send_fetch)
+    monkeypatch.setattr(fetcher, "send_fetch", send_fetch)
     chunks = fetch_range(_Client(), "t", 0, 0, 8)
     first = next(chunks)
     # Offset 5 went out right after the first answer arrived, before its chunk was yielded.
@@ -230,8 +230,8 @@ def test_nothing_is_sent_past_the_range_end(broker, monkeypatch) -> None:
     script, _, _ = broker
     script[0] = answer(data(0, 4) + data(4, 4), hw=20)
     sends: list[int] = []
-    real_send = fetcher._send_fetch
-    monkeypatch.setattr(fetcher, "_send_fetch", lambda c, t, p, o, m, s: (
+    real_send = fetcher.send_fetch
+    monkeypatch.setattr(fetcher, "send_fetch", lambda c, t, p, o, m, s: (
         sends.append(o), real_send(c, t, p, o, m, s))[1])
     assert read(0, 8) == [b"v%d" % i for i in range(8)]
     assert sends == [0]
@@ -243,7 +243,7 @@ def test_stopping_early_abandons_the_fetch_sent_ahead(broker) -> None:
     script[5] = answer(data(5, 5), hw=10)
     chunks = fetch_range(_Client(), "t", 0, 0, 10)
     next(chunks)
-    conn = fetcher._send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
+    conn = fetcher.send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
     chunks.close()
     assert conn.abandoned == [5] and seen == [0]
 
@@ -267,5 +267,5 @@ def test_an_unexpected_next_offset_abandons_the_fetch_sent_ahead(broker, monkeyp
 
     monkeypatch.setattr(fetcher, "next_batch_offset", wrong_once)
     assert read(0, 8) == [b"v%d" % i for i in range(8)]
-    conn = fetcher._send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
+    conn = fetcher.send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
     assert seen == [0, 3] and conn.abandoned == [5]

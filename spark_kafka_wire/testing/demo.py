@@ -14,11 +14,11 @@ import uuid
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from .client.admin import create_topics
-from .client.cluster import KafkaClient
-from .client.config import ClientConfig
-from .datasource import KafkaWireDataSource
-from .embedded import EmbeddedBroker
+from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.datasource import KafkaWireDataSource
+from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
 
 def main(argv: list[str] | None = None) -> int:

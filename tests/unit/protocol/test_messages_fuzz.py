@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.messages import ALL_APIS, FETCH, METADATA
-
-from .spec_values import random_struct
+from tests.support.spec_values import random_struct
 
 CASES = [
     (spec, v, kind)

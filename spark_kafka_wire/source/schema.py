@@ -23,7 +23,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from .protocol.records import DecodedRecords
+from spark_kafka_wire.protocol.records import DecodedRecords
 
 KAFKA_SCHEMA = StructType([
     StructField("key", BinaryType(), True),

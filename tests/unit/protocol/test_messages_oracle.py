@@ -44,8 +44,7 @@ from kafka.protocol.sasl import (
 
 from spark_kafka_wire.protocol.engine import NULL_UUID, ApiSpec
 from spark_kafka_wire.protocol.messages import ALL_APIS
-
-from .spec_values import random_struct
+from tests.support.spec_values import random_struct
 
 
 class _Reencoded:

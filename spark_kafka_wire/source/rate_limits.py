@@ -12,8 +12,8 @@ import math
 import re
 from collections.abc import Mapping
 
-from .client.cluster import TopicPartition
-from .client.errors import ConfigurationError
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.errors import ConfigurationError
 
 _UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000,
              "h": 3_600_000, "d": 86_400_000}

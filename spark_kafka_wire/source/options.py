@@ -14,18 +14,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from .client.cluster import TopicPartition
-from .client.config import ClientConfig
-from .client.errors import ConfigurationError
-from .client.fetcher import FetchSettings
-from .client.offsets import (
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.offsets import (
     EARLIEST,
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
 )
-from .options import bool_option, client_config, int_option, lower_keys
-from .stream_limits import parse_duration_ms
+from spark_kafka_wire.options import bool_option, client_config, int_option, lower_keys
+from spark_kafka_wire.source.rate_limits import parse_duration_ms
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""Legacy message sets (magic 0 and 1): the seed layouts byte by byte, kafka-python's legacy
+"""Legacy message sets (magic 0 and 1): the layouts of Kafka's protocol guide
+(https://kafka.apache.org/protocol, "Message sets") byte by byte, kafka-python's legacy
 builder and reader as oracles both ways, mixed responses, and hostile bytes."""
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ def ours_encode(magic: int, codec: int, records: list[Rec], base_offset: int = 0
 
 def message(offset: int, magic: int, key: bytes | None, value: bytes | None, *,
             attrs: int = 0, ts: int = -1, crc: int | None = None) -> bytes:
-    """One message, built by hand from seed 002's layout (section 5.4)."""
+    """One message, built by hand from the MessageSet layout of Kafka's protocol guide (magic 0
+    and 1, https://kafka.apache.org/protocol#protocol_messages; magic 1 is KIP-32)."""
     body = struct.pack(">bb", magic, attrs) + (struct.pack(">q", ts) if magic else b"")
     body += struct.pack(">i", -1) if key is None else struct.pack(">i", len(key)) + key
     body += struct.pack(">i", -1) if value is None else struct.pack(">i", len(value)) + value
@@ -139,7 +141,7 @@ def wrapper(offset: int, magic: int, codec: int, inner: bytes, *, ts: int = -1,
                    attrs=codec | attrs, ts=ts)
 
 
-# ---------------------------------------------------------------------------------- seed bytes
+# ----------------------------------------------------------------------- the guide's layouts
 
 
 def test_magic_0_message_layout_byte_by_byte() -> None:
@@ -178,7 +180,7 @@ def test_magic_1_message_set_layout_byte_by_byte() -> None:
         struct.pack(">qiI", off, 4 + len(body), zlib.crc32(body)) + body
         for off, body in ((7, first), (8, second)))
     assert raw == expected
-    assert struct.unpack_from(">i", raw, 8)[0] == 4 + 1 + 1 + 8 + 4 + 0 + 4 + 1  # seed formula
+    assert struct.unpack_from(">i", raw, 8)[0] == 4 + 1 + 1 + 8 + 4 + 0 + 4 + 1  # the guide's size
     assert raw[12 + 4 + 1 + 1 + 8 + 4 + 0 + 4 + 1:][:8] == struct.pack(">q", 8)  # no count prefix
     d = decode_record_batches(raw, start_offset=0)
     assert ours(d) == [(7, 1000, 0, None, b"v", None), (8, 1001, 0, b"key", None, None)]
@@ -216,7 +218,8 @@ def test_compressed_wrapper_layout(magic: int) -> None:
 
 
 def test_kafka_0_7_messages_are_never_misread() -> None:
-    """Seed 003's 0.6/0.7 layout (no offset field; byte-offset addressing) belongs to the
+    """The 0.7 layout of Kafka's design document (no offset field; byte-offset addressing;
+    https://kafka.apache.org/07/documentation.html) belongs to the
     pre-0.8 protocol, which a 0.8+ client never receives. Fed to the decoder anyway, it must
     not come out as records."""
     payload = b"a 0.7 message payload"

@@ -26,14 +26,14 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from .client.cluster import KafkaClient, TopicPartition
-from .client.config import ClientConfig
-from .client.errors import ConfigurationError
-from .client.fetcher import FetchSettings
-from .client.offsets import LATEST, resolve_offsets
-from .client.timestamps import offsets_for_times
-from .protocol.errors import ErrorCode, error_for_code
-from .source_options import (
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.timestamps import offsets_for_times
+from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
+from spark_kafka_wire.source.options import (
     Assign,
     Limit,
     OffsetSpec,

@@ -13,8 +13,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
-from .sink_options import SinkOptions
-from .writer import KafkaWireBatchWriter
+from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
+from spark_kafka_wire.sink.options import SinkOptions
 
 
 class KafkaWireStreamWriter(DataSourceStreamArrowWriter):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
@@ -35,66 +35,32 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from .client.cluster import KafkaClient, TopicPartition
-from .client.group_offsets import commit_offsets, fetch_committed
-from .client.offsets import EARLIEST, LATEST, resolve_offsets
-from .client.pool import shared_client
-from .client.zookeeper import ZooKeeperOffsetStore
-from .planning import (
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.offsets import EARLIEST, LATEST, resolve_offsets
+from spark_kafka_wire.client.pool import shared_client
+from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
+from spark_kafka_wire.source.batch_reader import read_partition
+from spark_kafka_wire.source.offsets_json import (
+    START_KEY,
+    Offsets,
+    batch_start,
+    from_json,
+    to_json,
+    with_start,
+)
+from spark_kafka_wire.source.options import GroupStart, StreamOptions
+from spark_kafka_wire.source.planning import (
     KafkaInputPartition,
     OffsetRange,
     assigned_partitions,
     resolve_limit,
     split_ranges,
 )
-from .protocol.errors import ErrorCode, error_for_code
-from .reader import read_partition
-from .source_options import GroupStart, StreamOptions
-from .stream_limits import hold_back, rate_limit
+from spark_kafka_wire.source.rate_limits import hold_back, rate_limit
 
 log = logging.getLogger(__name__)
-
-Offsets = dict[TopicPartition, int]
-
-START_KEY = "@start"
-"""Key of a batch end's JSON that holds where the batch began for the partitions whose start
-Spark would otherwise ask for again: every partition of a query's first batch (a restarted
-query asks ``initialOffset()`` anew, and ``latest`` has moved on) and partitions that appeared
-during a later batch (their earliest offset can move with retention). Spark writes the end
-offsets to the checkpoint before it runs the batch, so this makes the range durable, as
-Spark's own Kafka source does by writing its initial offsets to the checkpoint. ``@`` cannot
-occur in a Kafka topic name, so the key never collides with a topic."""
-
-
-def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for topic in sorted({t for t, _ in offsets}):
-        parts = {str(p): o for (t, p), o in offsets.items() if t == topic}
-        out[topic] = {k: parts[k] for k in sorted(parts)}
-    return out
-
-
-def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
-    """The offsets a JSON document names (its recorded batch start, if any, left out)."""
-    return {(t, int(p)): int(o) for t, parts in doc.items() if t != START_KEY
-            for p, o in parts.items()}
-
-
-def with_start(end: Offsets, began: Mapping[TopicPartition, int]) -> dict:
-    """``end`` as JSON, recording where the batch began for the partitions in ``began``."""
-    doc: dict = to_json(end)
-    if began:
-        doc[START_KEY] = to_json(began)
-    return doc
-
-
-def batch_start(start: Mapping, end: Mapping) -> Offsets:
-    """Where the batch from ``start`` to ``end`` begins: ``start``, overridden by the start
-    that ``end`` recorded when it was planned."""
-    begin = from_json(start)
-    begin.update(from_json(end.get(START_KEY, {})))
-    return begin
-
 
 class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     def __init__(self, options: StreamOptions) -> None:

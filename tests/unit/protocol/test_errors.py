@@ -15,7 +15,8 @@ from spark_kafka_wire.protocol.errors import (
     error_for_code,
 )
 
-# PROTOCOL_NOTES §4: codes that mean "refresh metadata and retry".
+# Codes that mean "refresh metadata and retry": the leader or partition metadata is stale (each
+# code's meaning: https://kafka.apache.org/protocol#protocol_error_codes).
 REFRESH = [3, 5, 6, 9, 56, 74, 78]
 
 

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.source_options import (
+from spark_kafka_wire.source.options import (
     Assign,
     OffsetSpec,
     Subscribe,

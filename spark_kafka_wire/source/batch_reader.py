@@ -7,11 +7,11 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from .client.fetcher import fetch_range
-from .client.pool import shared_client
-from .planning import KafkaInputPartition, OffsetRange, plan_ranges
-from .schema import to_record_batches
-from .source_options import SourceOptions
+from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.pool import shared_client
+from spark_kafka_wire.source.options import SourceOptions
+from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange, plan_ranges
+from spark_kafka_wire.source.schema import to_record_batches
 
 
 class KafkaWireBatchReader(DataSourceReader):
