@@ -1,5 +1,6 @@
 """The option table (spark_kafka_wire.options.OPTIONS): every option the parsers read is in
-it, every entry in it is read or handled, and the table is consistent with itself."""
+it, every entry in it is read or handled and documented, the table is consistent with itself,
+and the README's option tables are exactly what it generates."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import spark_kafka_wire
+from spark_kafka_wire import option_tables
 from spark_kafka_wire.client.partitioner import PARTITIONERS
 from spark_kafka_wire.options import (
     NOWHERE,
@@ -26,6 +28,7 @@ from spark_kafka_wire.sink_options import parse_sink_options
 from spark_kafka_wire.source_options import parse_source_options
 
 PACKAGE = Path(spark_kafka_wire.__file__).parent
+README = Path(__file__).resolve().parents[2] / "README.md"
 # The modules that parse options; other modules may use the same words for other things
 # (the writer's `topic` column).
 PARSERS = ("options.py", "source_options.py", "sink_options.py")
@@ -162,3 +165,41 @@ def test_defaults_of_the_table_are_what_parsing_yields() -> None:
     assert source.client.client_id == option("kafka.client.id").default
     assert sink.produce.batch_size == option("kafka.batch.size").default
     assert sink.partitioner == option("kafka.partitioner").default
+
+
+# ------------------------------------------------------------------------------- README
+
+
+def test_readme_option_tables_are_what_the_table_generates() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert option_tables.update(text) == text, (
+        "the README's option tables differ from spark_kafka_wire/options.py: run `make docs`")
+
+
+@pytest.mark.parametrize("o", OPTIONS, ids=lambda o: o.name)
+def test_every_option_is_in_a_generated_table(o: Option) -> None:
+    rendered = "".join(render() for render in option_tables.SECTIONS.values())
+    assert f"`{o.name}`" in rendered
+
+
+def test_generated_tables_show_defaults_as_users_write_them() -> None:
+    rows = option_tables.read_table() + option_tables.write_table()
+    assert "| `kafka.max.partition.fetch.bytes` | 1 MiB |" in rows
+    assert "| `kafka.batch.size` | 512 KiB |" in rows
+    assert "| `includeHeaders` | `false` |" in rows
+    assert "| `maxRecordsPerBatch` | 10000 | kafkawire only: " in rows
+    assert "| `startingOffsets` | `latest` |" in option_tables.stream_table()
+
+
+def test_docs_rewrites_stale_tables_and_needs_every_marker(tmp_path: Path) -> None:
+    text = README.read_text(encoding="utf-8")
+    stale = text.replace("| `kafka.acks` | `all` |", "| `kafka.acks` | `1` |")
+    assert stale != text
+    readme = tmp_path / "README.md"
+    readme.write_text(stale, encoding="utf-8")
+    assert option_tables.main(["--check", str(readme)]) == 1
+    assert readme.read_text(encoding="utf-8") == stale
+    assert option_tables.main([str(readme)]) == 0
+    assert readme.read_text(encoding="utf-8") == text
+    with pytest.raises(ValueError, match="option table markers"):
+        option_tables.update(text.replace("<!-- /options:read -->", ""))
