@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench check-java clean
+.PHONY: demo test lint docs bench check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -27,6 +27,10 @@ test: $(STAMP) check-java
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
 	$(PY) -m mypy
+
+# The README's option tables, from the table in spark_kafka_wire/options.py (a test checks them).
+docs: $(STAMP)
+	$(PY) -m spark_kafka_wire.option_tables README.md
 
 bench: $(STAMP) check-java
 	$(PY) -m bench.decode

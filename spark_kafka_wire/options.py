@@ -1,127 +1,480 @@
-"""Option parsing shared by the source and the sink: client settings and typed helpers.
+"""Every option kafkawire reads, in one table, and the parsing the source and the sink share.
 
 Names and semantics follow Spark's built-in kafka source and sink (keys are case-insensitive,
-``kafka.``-prefixed keys are client settings with the prefix removed), so switching formats
-means changing one string. Anything kafkawire does not support yet fails loudly rather than
-being ignored: silently dropping, say, a security setting would connect in plaintext.
+``kafka.``-prefixed keys are Kafka client settings), so switching formats means changing one
+string. :data:`OPTIONS` is the one place an option is declared: its name, kind of value,
+default, where it applies and its documentation. The parsers read options through
+:func:`option` and the ``*_value`` helpers, which raise KeyError for a name the table does not
+hold, so a misspelt key fails in the tests instead of being silently unset; the check for
+unknown ``kafka.*`` keys accepts exactly the table's; and the README's option tables are
+rendered from it (``make docs``, see option_tables.py). Adding an option means adding its entry
+here and reading it where it takes effect.
+
+Anything kafkawire does not support yet fails loudly rather than being ignored: silently
+dropping, say, a security setting would connect in plaintext.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import Enum, Flag, auto
 
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.producer.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
 from spark_kafka_wire.protocol.versions import versions_for_release
 
-# Spark refuses these for its kafka source/sink; we refuse them with the same reasons.
-_REJECTED = {
-    "auto.offset.reset": "set the source option 'startingOffsets' instead",
-    "enable.auto.commit": "the source does not commit offsets through the consumer; "
-    "offsets are tracked by Spark",
-    "key.deserializer": "keys are always read as bytes; use DataFrame operations to "
-    "deserialize them",
-    "value.deserializer": "values are always read as bytes; use DataFrame operations to "
-    "deserialize them",
-    "key.serializer": "keys are always written as bytes; serialize them in the DataFrame",
-    "value.serializer": "values are always written as bytes; serialize them in the DataFrame",
-    "interceptor.classes": "Kafka interceptors are JVM classes; they cannot run here",
-}
 
-# Client settings kafkawire understands today; others under kafka.* fail (see _client_config).
-_IGNORED_CLIENT_KEYS = {
-    "linger.ms",  # a producer setting: the sink reads it (sink_options); the source ignores it
-    "group.id",  # used by later features (offset commits); harmless for batch reads
-    "session.timeout.ms", "heartbeat.interval.ms", "max.poll.records", "max.poll.interval.ms",
-    "receive.buffer.bytes", "send.buffer.bytes", "reconnect.backoff.ms",
-    "reconnect.backoff.max.ms", "connections.max.idle.ms", "buffer.memory", "max.block.ms",
-    "security.protocol",  # only PLAINTEXT, checked below
-}
+class Use(Flag):
+    """Where an option is read: batch and streaming reads, batch and streaming writes."""
+
+    READ = auto()
+    STREAM_READ = auto()
+    WRITE = auto()
+    STREAM_WRITE = auto()
+
+
+NOWHERE = Use(0)
+SOURCE = Use.READ | Use.STREAM_READ
+SINK = Use.WRITE | Use.STREAM_WRITE
+EVERYWHERE = SOURCE | SINK
+
+
+class Kind(Enum):
+    """What an option's value is, for the shared parsers and the README's default column."""
+
+    TEXT = "text"  # read by the option's own code: names, lists, JSON, durations
+    BOOL = "boolean"  # true or false, any case
+    INT = "integer"  # at least the option's minimum
+    BYTES = "bytes"  # an INT counting bytes, shown in KiB / MiB
+    COUNT = "count"  # a positive integer; these options have no default
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option, as users spell it (``startingOffsets``, ``kafka.fetch.max.bytes``).
+
+    ``uses`` says where kafkawire reads it; for an option with a ``refused`` reason, where it
+    is refused. ``ignored_in`` says where it is accepted without effect (a key Spark's kafka
+    format takes, or one side's setting given to the other). ``doc`` is the README's meaning
+    cell (Markdown, one line); ``stream_default`` / ``stream_doc`` replace the default and the
+    doc in streaming reads where the option means something else there.
+    """
+
+    name: str
+    uses: Use
+    doc: str = ""
+    kind: Kind = Kind.TEXT
+    default: str | int | bool | None = None  # None: unset means absent
+    minimum: int = 0  # INT and BYTES
+    default_doc: str | None = None  # the README's default cell when ``default`` cannot say it
+    kafkawire_only: bool = False  # not an option of Spark's kafka format
+    stream_default: str | None = None
+    stream_doc: str | None = None
+    ignored_in: Use = NOWHERE
+    refused: str | None = None
+
+    @property
+    def key(self) -> str:
+        """The name as the parsers see it: Spark hands options over case-insensitively."""
+        return self.name.lower()
+
+
+# Spark refuses these for its kafka source and sink; so does kafkawire, with the same reasons.
+_REFUSED_BY_SPARK = [
+    Option("kafka.auto.offset.reset", EVERYWHERE,
+           refused="set the source option 'startingOffsets' instead"),
+    Option("kafka.enable.auto.commit", EVERYWHERE,
+           refused="the source does not commit offsets through the consumer; "
+           "offsets are tracked by Spark"),
+    Option("kafka.key.deserializer", EVERYWHERE,
+           refused="keys are always read as bytes; use DataFrame operations to deserialize them"),
+    Option("kafka.value.deserializer", EVERYWHERE,
+           refused="values are always read as bytes; use DataFrame operations to "
+           "deserialize them"),
+    Option("kafka.key.serializer", EVERYWHERE,
+           refused="keys are always written as bytes; serialize them in the DataFrame"),
+    Option("kafka.value.serializer", EVERYWHERE,
+           refused="values are always written as bytes; serialize them in the DataFrame"),
+    Option("kafka.interceptor.classes", EVERYWHERE,
+           refused="Kafka interceptors are JVM classes; they cannot run here"),
+]
+
+# Java client settings with no counterpart here, accepted so that options written for Spark's
+# kafka format keep working.
+_IGNORED = [
+    Option(f"kafka.{name}", NOWHERE, ignored_in=EVERYWHERE)
+    for name in ("session.timeout.ms", "heartbeat.interval.ms", "max.poll.records",
+                 "max.poll.interval.ms", "receive.buffer.bytes", "send.buffer.bytes",
+                 "reconnect.backoff.ms", "reconnect.backoff.max.ms", "connections.max.idle.ms",
+                 "max.block.ms")
+]
+
+OPTIONS: tuple[Option, ...] = (
+    # ---------------------------------------------------------------- every read and write
+    Option("kafka.bootstrap.servers", EVERYWHERE, default_doc="required",
+           doc="`host:port` list; the list is cycled until one broker answers"),
+    Option("kafka.client.id", EVERYWHERE, default="spark-kafka-wire",
+           doc="the client id sent with every request"),
+    Option("kafka.request.timeout.ms", EVERYWHERE, kind=Kind.INT, default=30_000, minimum=1,
+           doc="the longest wait for the answer to one request"),
+    Option("kafka.socket.connection.setup.timeout.ms", EVERYWHERE, kind=Kind.INT,
+           default=10_000, minimum=1, doc="the longest wait for a connection to a broker"),
+    Option("kafka.retry.backoff.ms", EVERYWHERE, kind=Kind.INT, default=100,
+           doc="pause before retrying a retriable error (stale leader, timeout, dropped "
+           "connection), doubling at each retry up to `kafka.retry.backoff.max.ms`; reads and "
+           "offset lookups retry 5 times, writes as `kafka.retries` says"),
+    Option("kafka.retry.backoff.max.ms", EVERYWHERE, kind=Kind.INT, default=1_000,
+           doc="the longest pause between two retries"),
+    Option("kafka.metadata.max.age.ms", EVERYWHERE, kind=Kind.INT, default=300_000,
+           doc="topic metadata older than this is fetched again"),
+    Option("kafka.api.version.request", EVERYWHERE, kind=Kind.BOOL, default=True,
+           kafkawire_only=True,
+           doc="librdkafka's setting; with `false` no ApiVersions is sent and the versions of "
+           "the release in `kafka.broker.version.fallback` are used (for 0.8/0.9 brokers)"),
+    Option("kafka.broker.version.fallback", EVERYWHERE, default="0.10.0", kafkawire_only=True,
+           doc="librdkafka's setting; the broker release whose API versions are used when "
+           "`kafka.api.version.request` is false, e.g. `0.8.2` or `0.9.0`"),
+    Option("kafka.security.protocol", EVERYWHERE, default="PLAINTEXT",
+           doc="only `PLAINTEXT` in this release (TLS and SASL come later): any other "
+           "protocol, and any `kafka.ssl.*` or `kafka.sasl.*` setting, is refused rather than "
+           "connecting without the security asked for"),
+    # ------------------------------------------------------------------------------- reads
+    Option("subscribe", SOURCE,
+           doc="comma-separated topics, each of which must exist; internal topics "
+           "(Metadata's `is_internal`) are never read. Exactly one of `subscribe`, "
+           "`subscribePattern` and `assign` is required"),
+    Option("subscribePattern", SOURCE,
+           doc="a regular expression found anywhere in a topic name (`re.search`, like "
+           "Java's `find`; Python's regex dialect); internal topics (Metadata's `is_internal`, "
+           "names starting with `__`) are never read. Exactly one of `subscribe`, "
+           "`subscribePattern` and `assign`"),
+    Option("assign", SOURCE,
+           doc='JSON `{"t":[0,1]}`; assigned partitions that do not exist are left out, a '
+           "missing topic is an error, as in Spark; internal topics (Metadata's "
+           "`is_internal`) are never read. Exactly one of `subscribe`, `subscribePattern` and "
+           "`assign`"),
+    Option("startingOffsets", SOURCE, default="earliest", stream_default="latest",
+           doc='`earliest` or Spark\'s JSON `{"t":{"0":23,"1":-2}}` (-2 earliest) naming '
+           "exactly the partitions read; `latest` is refused for batch, as in Spark",
+           stream_doc="`earliest`, `latest`, JSON, or (kafkawire only) `group`: the committed "
+           "offsets of `kafka.group.id`, earliest for partitions without a commit. Used only "
+           "when the query has no checkpoint. `endingOffsets`/`endingTimestamp` are refused"),
+    Option("endingOffsets", Use.READ, default="latest",
+           doc="`latest` or JSON (-1 latest); `earliest` is refused, as in Spark"),
+    Option("startingTimestamp", SOURCE,
+           doc="one ms timestamp for every partition: the first offset whose record timestamp "
+           "is at or after it. Wins over `startingOffsetsByTimestamp`, which wins over "
+           "`startingOffsets` (the losers are ignored, as in Spark)"),
+    Option("endingTimestamp", Use.READ,
+           doc="one ms timestamp for every partition: the first offset whose record timestamp "
+           "is at or after it, latest where none is. Wins over `endingOffsetsByTimestamp`, "
+           "which wins over `endingOffsets` (the losers are ignored, as in Spark)"),
+    Option("startingOffsetsByTimestamp", SOURCE,
+           doc='JSON `{"t":{"0":1700000000000}}` naming exactly the partitions read; '
+           "`startingTimestamp` wins over it, it wins over `startingOffsets` (the losers are "
+           "ignored, as in Spark)"),
+    Option("endingOffsetsByTimestamp", Use.READ,
+           doc='JSON `{"t":{"0":1700000000000}}` naming exactly the partitions read, latest '
+           "where no record is at or after a timestamp; `endingTimestamp` wins over it, it "
+           "wins over `endingOffsets` (the losers are ignored, as in Spark)"),
+    Option("startingOffsetsByTimestampStrategy", SOURCE, default="error",
+           doc="a partition with no record at or after the starting timestamp fails the read "
+           "(`error`) or starts at latest (`latest`)"),
+    Option("failOnDataLoss", SOURCE, kind=Kind.BOOL, default=True,
+           doc="planned offsets gone when a task reads them (retention moved the log start, "
+           "the partition now ends earlier, the topic was deleted): fail naming topic, "
+           "partition and offsets, or (`false`) log a warning, skip them and read what exists. "
+           "Compaction gaps and transaction markers are not loss"),
+    Option("minPartitions", SOURCE, kind=Kind.COUNT,
+           doc="split topic-partitions into more Spark partitions: while there are fewer "
+           "pieces than this, large pieces are cut in proportion to their size (Spark's "
+           "KafkaOffsetRangeCalculator). Every piece is a fixed offset range"),
+    Option("maxRecordsPerPartition", SOURCE, kind=Kind.COUNT,
+           doc="split topic-partitions into pieces of at most this many offsets, before "
+           "`minPartitions` applies. Every piece is a fixed offset range"),
+    Option("includeHeaders", SOURCE, kind=Kind.BOOL, default=False,
+           doc="adds `headers` `array<struct<key: string, value: binary>>`: null for a record "
+           "without headers, order and duplicate keys kept"),
+    Option("kafka.isolation.level", SOURCE, default="read_uncommitted",
+           doc="`read_committed` reads up to the last stable offset and drops aborted "
+           "transactions the broker lists; if a broker returns aborted records without listing "
+           "them (Tansu does), the read fails instead of returning them"),
+    Option("fetchOffset.numRetries", SOURCE, kind=Kind.INT, minimum=1,
+           doc="driver-side offset lookups: number of attempts. Unset, the client's own retries "
+           "apply (5 retries, backoff `kafka.retry.backoff.ms` doubling up to "
+           "`kafka.retry.backoff.max.ms`)"),
+    Option("fetchOffset.retryIntervalMs", SOURCE, kind=Kind.INT,
+           doc="driver-side offset lookups: a fixed pause between attempts, in ms. Unset, the "
+           "client's backoff applies"),
+    Option("groupIdPrefix", SOURCE, default="spark-kafka-relation",
+           doc="accepted (for the offset commits of a later release); a batch read joins no "
+           "group. Ignored, with a warning, when `kafka.group.id` is set"),
+    Option("kafka.group.id", SOURCE, ignored_in=SINK,
+           doc="the group `commitOffsets` commits for and `startingOffsets=group` starts from; "
+           "a read never joins it (a batch read warns: queries sharing a group id interfere "
+           "once offsets are committed)"),
+    Option("maxRecordsPerBatch", SOURCE, kind=Kind.INT, default=10_000, minimum=1,
+           kafkawire_only=True, doc="rows per Arrow batch handed to Spark"),
+    Option("kafka.max.partition.fetch.bytes", SOURCE, kind=Kind.BYTES, default=1 << 20,
+           minimum=1,
+           doc="each Fetch asks for the smaller of this and `kafka.fetch.max.bytes` (grown only "
+           "for a batch larger than that), and a task holds at most two answers, so its memory "
+           "is about twice that plus one output batch"),
+    Option("kafka.fetch.max.bytes", SOURCE, kind=Kind.BYTES, default=50 << 20, minimum=1,
+           doc="the request's byte budget; see `kafka.max.partition.fetch.bytes`"),
+    Option("kafka.fetch.max.wait.ms", SOURCE, kind=Kind.INT, default=500,
+           doc="how long a broker may hold a Fetch waiting for `kafka.fetch.min.bytes`"),
+    Option("kafka.fetch.min.bytes", SOURCE, kind=Kind.BYTES, default=1,
+           doc="the bytes a broker waits for before answering a Fetch"),
+    Option("kafka.check.crcs", SOURCE, kind=Kind.BOOL, default=True,
+           doc="check the CRC of every record batch or message; a mismatch names topic, "
+           "partition and offset"),
+    Option("kafka.default.api.timeout.ms", SOURCE, kind=Kind.INT, default=60_000,
+           doc="accepted and has no effect (each request is bounded by "
+           "`kafka.request.timeout.ms` and the retries)"),
+    Option("kafkaConsumer.pollTimeoutMs", NOWHERE, ignored_in=SOURCE,
+           doc="every request is bounded by `kafka.request.timeout.ms`"),
+    # ------------------------------------------------------------------------ stream reads
+    Option("maxOffsetsPerTrigger", Use.STREAM_READ, kind=Kind.COUNT,
+           doc="cap per micro-batch, prorated over partitions by backlog; small partitions are "
+           "rounded up, never starved (Spark's rule). Respected by `Trigger.AvailableNow`, "
+           "which fixes its end offsets when the run starts"),
+    Option("minOffsetsPerTrigger", Use.STREAM_READ, kind=Kind.COUNT,
+           doc="hold a micro-batch back until that many new offsets exist, unless "
+           "`maxTriggerDelay` has passed since the last one"),
+    Option("maxTriggerDelay", Use.STREAM_READ, default="15m",
+           doc="how long `minOffsetsPerTrigger` may hold micro-batches back; `15m`, `30s`, "
+           "`500ms`, `1h`, or ms"),
+    Option("commitOffsets", Use.STREAM_READ, default="none", kafkawire_only=True,
+           doc="`kafka`, `zookeeper` or `both` commit the end of every completed micro-batch "
+           "for `kafka.group.id`, so lag tools (kafka-consumer-groups, Burrow, librdkafka's "
+           "`committed()`) show the query's progress. Kafka commits are standalone (the query "
+           "never joins the group); `zookeeper` writes "
+           "`/consumers/<group>/offsets/<topic>/<partition>` on `zookeeper.connect`. When a "
+           "query stops, including after an availableNow run, the committed offsets are the "
+           "end of its last completed micro-batch. Commits never change what is read: the "
+           "checkpoint stays the source of truth"),
+    Option("zookeeper.connect", Use.STREAM_READ, kafkawire_only=True,
+           doc="`host:port[,host:port][/chroot]`, where `commitOffsets` `zookeeper` and `both` "
+           "commit"),
+    # ------------------------------------------------------------------------------ writes
+    Option("topic", SINK,
+           doc="the topic of every row; it wins over the `topic` column (whose type is then "
+           "not checked, as in Spark)"),
+    Option("kafka.acks", SINK, default="all",
+           doc="`all` (or `-1`), `1` or `0` (nothing waits for an answer; answers a broker "
+           "sends anyway, as Tansu does, are dropped)"),
+    Option("kafka.enable.idempotence", SINK, kind=Kind.BOOL, default=True,
+           doc="on by default with `acks=all`, like the Java client: a producer id per task and "
+           "per-partition sequences, so retries inside a task never store a batch twice. "
+           "Java's rules: `acks` ≠ all or `retries=0` turn a defaulted idempotence off and an "
+           "explicit one into an error; more than 5 requests in flight is an error while it is "
+           "on; a broker without InitProducerId (before 0.11) turns a defaulted one off and an "
+           "explicit one into an error. A re-executed Spark task gets a new producer id: the "
+           "sink stays at-least-once, like Spark's"),
+    Option("kafka.partitioner", SINK, default=DEFAULT_PARTITIONER,
+           doc="librdkafka's names: `murmur2_random` (the Java client's placement), `murmur2`, "
+           "`consistent_random`, `consistent`, `fnv1a_random`, `fnv1a`, `random`; placement "
+           "equals librdkafka's for every key it places deterministically (null keys under "
+           "`*_random` and every row under `random` are spread over all partitions). "
+           "`kafka.partitioner.class` (a JVM class) is refused"),
+    Option("kafka.compression.type", SINK, default="none",
+           doc="`none`, `gzip`, `snappy`, `lz4` or `zstd` (zstd only where the broker's Produce "
+           "version allows it, else a clear error before sending)"),
+    Option("kafka.batch.size", SINK, kind=Kind.BYTES, default=512 << 10,
+           doc="a partition's rows wait in the task until they fill this (Java's default: "
+           "16 KiB), until they are `kafka.linger.ms` old or until `kafka.buffer.memory` bytes "
+           "wait in all; the task sends everything left when its rows end"),
+    Option("kafka.linger.ms", SINK, kind=Kind.INT, default=5, ignored_in=SOURCE,
+           doc="how old a partition's waiting rows may get, checked whenever Spark hands over "
+           "the next Arrow batch; `0` sends each Arrow batch at once"),
+    Option("kafka.buffer.memory", SINK, kind=Kind.BYTES, default=32 << 20, minimum=1,
+           ignored_in=SOURCE,
+           doc="the most bytes that wait in a task, over all partitions, before they are sent"),
+    Option("kafka.max.in.flight.requests.per.connection", SINK, kind=Kind.INT, default=5,
+           minimum=1,
+           doc="Produce requests pipelined per broker, answers read in order. After a failure "
+           "every later batch of the partition waits for the retry, so order holds with "
+           "idempotence or with 1 in flight (as in Java)"),
+    Option("kafka.max.request.size", SINK, kind=Kind.BYTES, default=1 << 20, minimum=1,
+           doc="a record that can never fit fails before sending, naming its size"),
+    Option("kafka.retries", SINK, kind=Kind.INT, default=2_147_483_647,
+           doc="retriable errors (stale leader, timeouts, dropped connections) are retried "
+           "after a metadata refresh, the backoff doubling up to its maximum, until this many "
+           "retries or `kafka.delivery.timeout.ms` is spent"),
+    Option("kafka.delivery.timeout.ms", SINK, kind=Kind.INT, default=120_000, minimum=1,
+           doc="the longest a batch is retried, checked between attempts (Java's rule that "
+           "delivery.timeout.ms ≥ linger.ms + request.timeout.ms is not enforced)"),
+    Option("createTopic", SINK, kind=Kind.BOOL, default=False, kafkawire_only=True,
+           doc="create a missing topic with CreateTopics"),
+    Option("createTopicPartitions", SINK, kind=Kind.INT, minimum=1, kafkawire_only=True,
+           doc="the partitions of a topic `createTopic` creates (the broker's default when "
+           "unset; needs Kafka 2.4+); refused without `createTopic=true`"),
+    Option("createTopicReplicationFactor", SINK, kind=Kind.INT, minimum=1,
+           kafkawire_only=True,
+           doc="the replication factor of a topic `createTopic` creates (the broker's default "
+           "when unset; needs Kafka 2.4+); refused without `createTopic=true`"),
+    Option("kafka.allow.auto.create.topics", SINK, kind=Kind.BOOL, default=False,
+           doc="let a broker with `auto.create.topics.enable` create a missing topic (Java's "
+           "default: true). Otherwise a missing topic fails naming it, before anything is sent "
+           "(on the driver for the `topic` option, when a task first meets it in the `topic` "
+           "column)"),
+    # ---------------------------------------------------------- refused, accepted and ignored
+    Option("kafka.partitioner.class", SINK,
+           refused="it names a JVM class, which cannot run here; set kafka.partitioner to one of "
+           + ", ".join(PARTITIONERS)
+           + " (librdkafka's partitioners; murmur2_random is the Java default)"),
+    Option("kafka.transactional.id", SINK,
+           refused="the sink does not write transactions (Spark's kafka sink does not either: "
+           "it is at-least-once)"),
+    *_REFUSED_BY_SPARK,
+    *_IGNORED,
+)
+
+_BY_KEY = {o.key: o for o in OPTIONS}
+
+
+def option(name: str) -> Option:
+    """The table's entry for ``name``, spelled as in the table; KeyError for any other name,
+    so a parser cannot read an option the table (and so the README) does not declare."""
+    found = _BY_KEY.get(name.lower())
+    if found is None or found.name != name:
+        raise KeyError(f"option {name!r} is not in spark_kafka_wire.options.OPTIONS"
+                       + (f" (it is spelled {found.name!r})" if found else ""))
+    return found
+
+
+def options_for(use: Use) -> list[Option]:
+    """The options read somewhere in ``use`` (refused and ignored ones left out)."""
+    return [o for o in OPTIONS if o.uses & use and o.refused is None]
+
+
+# ------------------------------------------------------------------------- reading values
+# ``opts`` is always the result of lower_keys; ``name`` an Option or a name in the table.
+
 
 def lower_keys(options: Mapping[str, str]) -> dict[str, str]:
     return {k.lower(): str(v) for k, v in options.items()}
 
 
-def int_option(opts: dict[str, str], key: str, default: int, minimum: int = 0, shown: str | None = None) -> int:
-    raw = opts.get(key)
+def _entry(name: Option | str) -> Option:
+    return name if isinstance(name, Option) else option(name)
+
+
+def given(opts: Mapping[str, str], name: Option | str) -> str | None:
+    """The raw value when the option is set."""
+    return opts.get(_entry(name).key)
+
+
+def text_value(opts: Mapping[str, str], name: Option | str) -> str:
+    """The raw value, or the table's default."""
+    opt = _entry(name)
+    raw = opts.get(opt.key)
+    if raw is not None:
+        return raw
+    if not isinstance(opt.default, str):
+        raise TypeError(f"option {opt.name!r} has no text default")
+    return opt.default
+
+
+def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
+    """The integer value when set, checked against the option's minimum (COUNT: positive)."""
+    opt = _entry(name)
+    raw = opts.get(opt.key)
     if raw is None:
-        return default
+        return None
     try:
         value = int(raw.strip())
     except ValueError:
-        raise ConfigurationError(f"{shown or key} must be an integer, got {raw!r}") from None
-    if value < minimum:
-        raise ConfigurationError(f"{shown or key} must be >= {minimum}, got {value}")
+        raise ConfigurationError(f"{opt.name} must be an integer, got {raw!r}") from None
+    if opt.kind is Kind.COUNT:
+        if value <= 0:
+            raise ConfigurationError(f"{opt.name} must be positive, got {value}")
+    elif value < opt.minimum:
+        raise ConfigurationError(f"{opt.name} must be >= {opt.minimum}, got {value}")
     return value
 
 
-def bool_option(opts: dict[str, str], key: str, default: bool, shown: str | None = None) -> bool:
-    raw = opts.get(key)
+def int_value(opts: Mapping[str, str], name: Option | str) -> int:
+    """The integer value, or the table's default."""
+    opt = _entry(name)
+    value = optional_int(opts, opt)
+    if value is not None:
+        return value
+    if not isinstance(opt.default, int) or isinstance(opt.default, bool):
+        raise TypeError(f"option {opt.name!r} has no integer default")
+    return opt.default
+
+
+def bool_value(opts: Mapping[str, str], name: Option | str) -> bool:
+    """``true`` or ``false`` in any case, or the table's default."""
+    opt = _entry(name)
+    raw = opts.get(opt.key)
     if raw is None:
-        return default
+        if not isinstance(opt.default, bool):
+            raise TypeError(f"option {opt.name!r} has no boolean default")
+        return opt.default
     v = raw.strip().lower()
     if v in ("true", "false"):
         return v == "true"
-    raise ConfigurationError(f"{shown or key} must be true or false, got {raw!r}")
+    raise ConfigurationError(f"{opt.name} must be true or false, got {raw!r}")
 
 
-def kafka_settings(opts: dict[str, str]) -> dict[str, str]:
-    return {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
+# ------------------------------------------------------------------------- client settings
 
 
-def client_config(opts: dict[str, str], known: set[str]) -> tuple[ClientConfig, dict[str, str]]:
-    kafka = kafka_settings(opts)
-    for key, why in _REJECTED.items():
-        if key in kafka:
-            raise ConfigurationError(f"Kafka option 'kafka.{key}' is not supported: {why}")
-    servers = kafka.get("bootstrap.servers", "").strip()
+def _accepted_kafka_keys(use: Use) -> set[str]:
+    return {o.key for o in OPTIONS
+            if o.key.startswith("kafka.") and o.refused is None and (o.uses | o.ignored_in) & use}
+
+
+def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
+    """The connection settings of a source (``use`` SOURCE) or a sink (SINK), after refusing
+    what the table refuses there and every ``kafka.*`` key it does not accept there."""
+    for o in OPTIONS:
+        if o.refused is not None and o.uses & use and o.key in opts:
+            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}")
+    servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
     if not servers:
         raise ConfigurationError(
             "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
             "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092')"
         )
-    protocol = kafka.get("security.protocol", "PLAINTEXT").upper()
+    protocol = text_value(opts, "kafka.security.protocol").upper()
     if protocol != "PLAINTEXT":
         raise ConfigurationError(
             f"kafka.security.protocol={protocol} is not supported yet; kafkawire speaks "
             "PLAINTEXT only in this release"
         )
-    for key in kafka:
-        if key.startswith(("sasl.", "ssl.")):
+    for key in opts:
+        if key.startswith(("kafka.sasl.", "kafka.ssl.")):
             raise ConfigurationError(
-                f"'kafka.{key}' is not supported yet (TLS and SASL come in a later release); "
+                f"'{key}' is not supported yet (TLS and SASL come in a later release); "
                 "refusing to connect without the security you asked for"
             )
-    allowed = known | _IGNORED_CLIENT_KEYS | {
-        "bootstrap.servers", "client.id", "request.timeout.ms",
-        "socket.connection.setup.timeout.ms", "retry.backoff.ms", "retry.backoff.max.ms",
-        "metadata.max.age.ms", "api.version.request", "broker.version.fallback",
-    }
-    unknown = sorted(k for k in kafka if k not in allowed)
+    accepted = _accepted_kafka_keys(use)
+    unknown = sorted(k for k in opts if k.startswith("kafka.") and k not in accepted)
     if unknown:
         raise ConfigurationError(
             "unsupported Kafka client option(s): "
-            + ", ".join(f"'kafka.{k}'" for k in unknown)
+            + ", ".join(f"'{k}'" for k in unknown)
             + ". See the README for the kafka.* settings kafkawire understands"
         )
-    ki = {k: v for k, v in kafka.items()}
-    fallback = kafka.get("broker.version.fallback", "0.10.0").strip()
+    fallback = text_value(opts, "kafka.broker.version.fallback").strip()
     try:
         versions_for_release(fallback)
     except ValueError as exc:
         raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
-    config = ClientConfig(
+    return ClientConfig(
         bootstrap_servers=tuple(parse_bootstrap(servers)),
-        client_id=kafka.get("client.id", "spark-kafka-wire"),
-        request_timeout_ms=int_option(ki, "request.timeout.ms", 30_000, 1, "kafka.request.timeout.ms"),
-        connect_timeout_ms=int_option(
-            ki, "socket.connection.setup.timeout.ms", 10_000, 1,
-            "kafka.socket.connection.setup.timeout.ms",
-        ),
-        retry_backoff_ms=int_option(ki, "retry.backoff.ms", 100, 0, "kafka.retry.backoff.ms"),
-        retry_backoff_max_ms=int_option(ki, "retry.backoff.max.ms", 1000, 0, "kafka.retry.backoff.max.ms"),
-        metadata_max_age_ms=int_option(ki, "metadata.max.age.ms", 300_000, 0, "kafka.metadata.max.age.ms"),
-        api_version_request=bool_option(ki, "api.version.request", True, "kafka.api.version.request"),
+        client_id=text_value(opts, "kafka.client.id"),
+        request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
+        connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
+        retry_backoff_ms=int_value(opts, "kafka.retry.backoff.ms"),
+        retry_backoff_max_ms=int_value(opts, "kafka.retry.backoff.max.ms"),
+        metadata_max_age_ms=int_value(opts, "kafka.metadata.max.age.ms"),
+        api_version_request=bool_value(opts, "kafka.api.version.request"),
         broker_version_fallback=fallback,
     )
-    return config, kafka

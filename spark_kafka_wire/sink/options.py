@@ -33,25 +33,18 @@ from spark_kafka_wire.client.producer import (
     PARTITIONERS,
     ProduceSettings,
 )
-from spark_kafka_wire.options import bool_option, client_config, int_option, lower_keys
+from spark_kafka_wire.options import (
+    SINK,
+    bool_value,
+    client_config,
+    given,
+    int_value,
+    lower_keys,
+    option,
+    optional_int,
+    text_value,
+)
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
-
-# Producer settings the sink understands (the kafka. prefix removed); client settings shared
-# with the source (bootstrap.servers, client.id, request.timeout.ms, retry.backoff.ms ...)
-# are known to options.client_config.
-_PRODUCER_KEYS = {
-    "acks", "compression.type", "batch.size", "linger.ms", "buffer.memory", "max.request.size",
-    "max.in.flight.requests.per.connection", "retries", "delivery.timeout.ms",
-    "enable.idempotence", "partitioner", "allow.auto.create.topics",
-}
-
-_SINK_REJECTED = {
-    "partitioner.class": "it names a JVM class, which cannot run here; set kafka.partitioner to "
-    "one of " + ", ".join(PARTITIONERS) + " (librdkafka's partitioners; murmur2_random is the "
-    "Java default)",
-    "transactional.id": "the sink does not write transactions (Spark's kafka sink does not "
-    "either: it is at-least-once)",
-}
 
 
 @dataclass(frozen=True)
@@ -74,9 +67,7 @@ class SinkOptions:
     create: TopicCreation = TopicCreation()
 
 
-def _acks(raw: str | None) -> int:
-    if raw is None:
-        return -1
+def _acks(raw: str) -> int:
     v = raw.strip().lower()
     if v in ("all", "-1"):
         return -1
@@ -85,12 +76,12 @@ def _acks(raw: str | None) -> int:
     raise ConfigurationError(f"kafka.acks must be 0, 1 or all, got {raw!r}")
 
 
-def _idempotence(kafka: dict[str, str], acks: int, retries: int, in_flight: int) -> bool | None:
+def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) -> bool | None:
     """Java's rules (ProducerConfig.postProcessAndValidateIdempotenceConfigs): on by default;
     acks other than all, or retries=0, turn a defaulted idempotence off and make an explicit
     one an error; more than 5 requests in flight is an error whenever it is on."""
-    explicit = "enable.idempotence" in kafka
-    enabled = bool_option(kafka, "enable.idempotence", True, "kafka.enable.idempotence")
+    explicit = given(opts, "kafka.enable.idempotence") is not None
+    enabled = bool_value(opts, "kafka.enable.idempotence")
     if not enabled:
         return False
     disable = False
@@ -116,63 +107,59 @@ def _idempotence(kafka: dict[str, str], acks: int, retries: int, in_flight: int)
     return True if explicit else None
 
 
-def _topic_creation(opts: dict[str, str], kafka: dict[str, str]) -> TopicCreation:
-    auto = bool_option(kafka, "allow.auto.create.topics", False, "kafka.allow.auto.create.topics")
-    explicit = bool_option(opts, "createtopic", False, "createTopic")
-    partitions = int_option(opts, "createtopicpartitions", -1, 1, "createTopicPartitions")
-    replication = int_option(opts, "createtopicreplicationfactor", -1, 1,
-                             "createTopicReplicationFactor")
+def _topic_creation(opts: dict[str, str]) -> TopicCreation:
+    auto = bool_value(opts, "kafka.allow.auto.create.topics")
+    explicit = bool_value(opts, "createTopic")
+    sizes = (option("createTopicPartitions"), option("createTopicReplicationFactor"))
+    partitions, replication = (optional_int(opts, o) for o in sizes)
     if not explicit:
-        for key, shown in (("createtopicpartitions", "createTopicPartitions"),
-                           ("createtopicreplicationfactor", "createTopicReplicationFactor")):
-            if key in opts:
-                raise ConfigurationError(f"{shown} takes effect only with createTopic=true")
-    return TopicCreation(auto, explicit, partitions, replication)
+        for o in sizes:
+            if o.key in opts:
+                raise ConfigurationError(f"{o.name} takes effect only with createTopic=true")
+    return TopicCreation(auto, explicit, -1 if partitions is None else partitions,
+                         -1 if replication is None else replication)
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     opts = lower_keys(options)
-    for key, why in _SINK_REJECTED.items():
-        if f"kafka.{key}" in opts:
-            raise ConfigurationError(f"Kafka option 'kafka.{key}' is not supported: {why}")
-    client, kafka = client_config(opts, _PRODUCER_KEYS)
-    codec_name = kafka.get("compression.type", "none").strip().lower()
+    client = client_config(opts, SINK)
+    codec_name = text_value(opts, "kafka.compression.type").strip().lower()
     if codec_name not in CODEC_NAMES:
         raise ConfigurationError(
             f"kafka.compression.type must be one of {', '.join(CODEC_NAMES)}, got {codec_name!r}"
         )
-    topic = opts.get("topic")
+    topic = given(opts, "topic")
     if topic is not None and not topic.strip():
         raise ConfigurationError("option 'topic' is empty")
-    partitioner = kafka.get("partitioner", DEFAULT_PARTITIONER).strip().lower()
+    raw_partitioner = text_value(opts, "kafka.partitioner")
+    partitioner = raw_partitioner.strip().lower()
     if partitioner not in PARTITIONERS:
         raise ConfigurationError(
             f"kafka.partitioner must be one of {', '.join(PARTITIONERS)} (librdkafka's names), "
-            f"got {kafka['partitioner']!r}"
+            f"got {raw_partitioner!r}"
         )
-    acks = _acks(kafka.get("acks"))
-    retries = int_option(kafka, "retries", 2_147_483_647, 0, "kafka.retries")
-    in_flight = int_option(kafka, "max.in.flight.requests.per.connection", 5, 1,
-                           "kafka.max.in.flight.requests.per.connection")
-    linger = int_option(kafka, "linger.ms", 5, 0, "kafka.linger.ms")
+    acks = _acks(text_value(opts, "kafka.acks"))
+    retries = int_value(opts, "kafka.retries")
+    in_flight = int_value(opts, "kafka.max.in.flight.requests.per.connection")
+    linger = int_value(opts, "kafka.linger.ms")
     # Java also requires delivery.timeout.ms >= linger.ms + request.timeout.ms; here the
     # delivery timeout is checked between attempts (an attempt itself ends within
     # request.timeout.ms), so any positive value works and none is refused.
-    delivery = int_option(kafka, "delivery.timeout.ms", 120_000, 1, "kafka.delivery.timeout.ms")
+    delivery = int_value(opts, "kafka.delivery.timeout.ms")
     produce = ProduceSettings(
         acks=acks,
         timeout_ms=client.request_timeout_ms,
         compression=CODEC_NAMES[codec_name],
-        batch_size=int_option(kafka, "batch.size", 512 << 10, 0, "kafka.batch.size"),
-        max_request_size=int_option(kafka, "max.request.size", 1 << 20, 1, "kafka.max.request.size"),
+        batch_size=int_value(opts, "kafka.batch.size"),
+        max_request_size=int_value(opts, "kafka.max.request.size"),
         retries=retries,
         delivery_timeout_ms=delivery,
         retry_backoff_ms=client.retry_backoff_ms,
         retry_backoff_max_ms=client.retry_backoff_max_ms,
         linger_ms=linger,
-        buffer_memory=int_option(kafka, "buffer.memory", 32 << 20, 1, "kafka.buffer.memory"),
+        buffer_memory=int_value(opts, "kafka.buffer.memory"),
         max_in_flight=in_flight,
-        enable_idempotence=_idempotence(kafka, acks, retries, in_flight),
+        enable_idempotence=_idempotence(opts, acks, retries, in_flight),
     )
     return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
-                       partitioner=partitioner, create=_topic_creation(opts, kafka))
+                       partitioner=partitioner, create=_topic_creation(opts))

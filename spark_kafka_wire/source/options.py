@@ -24,24 +24,40 @@ from spark_kafka_wire.client.offsets import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
 )
-from spark_kafka_wire.options import bool_option, client_config, int_option, lower_keys
+from spark_kafka_wire.options import (
+    SOURCE,
+    Option,
+    Use,
+    bool_value,
+    client_config,
+    given,
+    int_value,
+    lower_keys,
+    option,
+    optional_int,
+    options_for,
+    text_value,
+)
 from spark_kafka_wire.source.rate_limits import parse_duration_ms
 
 log = logging.getLogger(__name__)
 
-# Consumer settings a source accepts besides the ones every client understands (options.py).
-_SOURCE_CLIENT_KEYS = {
-    "max.partition.fetch.bytes", "fetch.max.bytes", "fetch.max.wait.ms", "fetch.min.bytes",
-    "check.crcs", "isolation.level",
-    # The Java consumer's bound for blocking calls. Every request here is bounded by
-    # request.timeout.ms and a bounded number of retries instead; accepted, no effect.
-    "default.api.timeout.ms",
-}
-
 # Spark logs "... option ignored in batch queries" for these; so do we.
-_STREAM_ONLY = ("maxOffsetsPerTrigger", "minOffsetsPerTrigger", "maxTriggerDelay")
+_IGNORED_IN_BATCH = (option("maxOffsetsPerTrigger"), option("minOffsetsPerTrigger"),
+                     option("maxTriggerDelay"))
 
-STRATEGY_KEYS = ("subscribe", "subscribePattern", "assign")
+SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN = (option("subscribe"), option("subscribePattern"),
+                                        option("assign"))
+STARTING_OFFSETS = option("startingOffsets")
+STARTING_TIMESTAMP = option("startingTimestamp")
+
+# Each end of the range, in Spark's order of precedence: global timestamp, per-partition
+# timestamps, offsets.
+_LIMIT_OPTIONS = {
+    "starting": (STARTING_TIMESTAMP, option("startingOffsetsByTimestamp"), STARTING_OFFSETS),
+    "ending": (option("endingTimestamp"), option("endingOffsetsByTimestamp"),
+               option("endingOffsets")),
+}
 
 
 # ------------------------------------------------------------------------------- strategies
@@ -113,7 +129,7 @@ class OffsetSpec:
 
     default: int | None
     specific: dict[TopicPartition, int] = field(default_factory=dict)
-    option: str = "startingOffsets"
+    option: str = STARTING_OFFSETS.name
 
     def for_partitions(self, tps: list[TopicPartition], option: str | None = None,
                        word: str = "subscribed") -> dict[TopicPartition, int]:
@@ -138,7 +154,7 @@ class TimestampSpec:
 
     timestamp: int | None
     specific: dict[TopicPartition, int] = field(default_factory=dict)
-    option: str = "startingTimestamp"
+    option: str = STARTING_TIMESTAMP.name
     latest_on_no_match: bool = False
 
     def for_partitions(self, tps: list[TopicPartition], word: str = "subscribed"
@@ -174,10 +190,8 @@ def _json_map(raw: str, option: str, example: str) -> dict[TopicPartition, int]:
     return out
 
 
-def parse_offsets(raw: str | None, option: str, default: int, allow_earliest: bool,
-                  allow_latest: bool) -> OffsetSpec:
-    if raw is None:
-        return OffsetSpec(default, option=option)
+def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: bool
+                  ) -> OffsetSpec:
     text = raw.strip()
     word = text.lower()
     if word in ("earliest", "latest"):
@@ -220,35 +234,27 @@ def _timestamp_value(raw: str, option: str) -> int:
     return value
 
 
-def parse_limit(opts: dict[str, str], end: str, *, default: int, latest_on_no_match: bool
-                ) -> Limit:
+def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> Limit:
     """One end ("starting" or "ending") of the range, by Spark's precedence: global timestamp,
     then per-partition timestamps, then offsets. The options that lose are not parsed."""
-    names = {
-        "timestamp": f"{end}Timestamp",
-        "bytimestamp": f"{end}OffsetsByTimestamp",
-        "offsets": f"{end}Offsets",
-    }
-    present = [n for key, n in names.items() if n.lower() in opts]
+    timestamp, by_timestamp, offsets = _LIMIT_OPTIONS[end]
+    present = [o.name for o in _LIMIT_OPTIONS[end] if o.key in opts]
     if len(present) > 1:
         log.warning("%s given together: %s is used, the others are ignored (Spark's "
                     "precedence)", " and ".join(present), present[0])
-    if names["timestamp"].lower() in opts:
-        option = names["timestamp"]
-        return TimestampSpec(_timestamp_value(opts[option.lower()], option), option=option,
-                             latest_on_no_match=latest_on_no_match)
-    if names["bytimestamp"].lower() in opts:
-        option = names["bytimestamp"]
-        raw = opts[option.lower()].strip()
-        specific = _json_map(raw, option, '{"topic":{"0":1700000000000}}')
+    if timestamp.key in opts:
+        return TimestampSpec(_timestamp_value(opts[timestamp.key], timestamp.name),
+                             option=timestamp.name, latest_on_no_match=latest_on_no_match)
+    if by_timestamp.key in opts:
+        raw = opts[by_timestamp.key].strip()
+        specific = _json_map(raw, by_timestamp.name, '{"topic":{"0":1700000000000}}')
         for (topic, p), ts in specific.items():
             if ts < 0:
-                raise ConfigurationError(
-                    f"{option}: the timestamp for {topic}-{p} must be >= 0 (ms), got {ts}")
-        return TimestampSpec(None, specific, option=option,
+                raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
+                                         f"must be >= 0 (ms), got {ts}")
+        return TimestampSpec(None, specific, option=by_timestamp.name,
                              latest_on_no_match=latest_on_no_match)
-    option = names["offsets"]
-    return parse_offsets(opts.get(option.lower()), option, default,
+    return parse_offsets(text_value(opts, offsets), offsets.name,
                          allow_earliest=end == "starting", allow_latest=end == "ending")
 
 
@@ -281,27 +287,26 @@ def _check_limits(starting: Limit, ending: Limit) -> None:
 
 
 def parse_strategy(opts: dict[str, str]) -> Strategy:
-    given = [k for k in STRATEGY_KEYS if k.lower() in opts]
-    if not given:
+    chosen = [o for o in (SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN) if o.key in opts]
+    if not chosen:
         raise ConfigurationError(
             "one of the options 'subscribe', 'subscribePattern' or 'assign' is required: "
             "'subscribe' takes a comma-separated list of topics, 'subscribePattern' a regular "
             "expression, 'assign' JSON like {\"topicA\":[0,1]}"
         )
-    if len(given) > 1:
+    if len(chosen) > 1:
         raise ConfigurationError(
             "only one of the options 'subscribe', 'subscribePattern' or 'assign' can be "
-            f"given; got {', '.join(given)}"
+            f"given; got {', '.join(o.name for o in chosen)}"
         )
-    key = given[0]
-    value = opts[key.lower()]
-    if key == "subscribe":
+    value = opts[chosen[0].key]
+    if chosen[0] is SUBSCRIBE:
         topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
         if not topics:
             raise ConfigurationError(
                 f"option 'subscribe' names no topic (its value is {value!r})")
         return Subscribe(topics)
-    if key == "subscribePattern":
+    if chosen[0] is SUBSCRIBE_PATTERN:
         pattern = value.strip()
         if not pattern:
             raise ConfigurationError(
@@ -367,72 +372,59 @@ class SourceOptions:
 
 
 def include_headers(options: Mapping[str, str]) -> bool:
-    return bool_option(lower_keys(options), "includeheaders", False, "includeHeaders")
+    return bool_value(lower_keys(options), "includeHeaders")
 
 
 def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
     opts = lower_keys(options)
-    client, kafka = client_config(opts, _SOURCE_CLIENT_KEYS)
+    client = client_config(opts, SOURCE)
     strategy = parse_strategy(opts)
 
-    isolation = kafka.get("isolation.level", "read_uncommitted").strip().lower()
+    isolation = text_value(opts, "kafka.isolation.level").strip().lower()
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ConfigurationError(
             f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
     fetch = FetchSettings(
-        max_partition_fetch_bytes=int_option(kafka, "max.partition.fetch.bytes", 1 << 20, 1,
-                                             "kafka.max.partition.fetch.bytes"),
-        fetch_max_bytes=int_option(kafka, "fetch.max.bytes", 50 << 20, 1, "kafka.fetch.max.bytes"),
-        max_wait_ms=int_option(kafka, "fetch.max.wait.ms", 500, 0, "kafka.fetch.max.wait.ms"),
-        min_bytes=int_option(kafka, "fetch.min.bytes", 1, 0, "kafka.fetch.min.bytes"),
+        max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
+        fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
+        max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
+        min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
-        check_crcs=bool_option(kafka, "check.crcs", True, "kafka.check.crcs"),
+        check_crcs=bool_value(opts, "kafka.check.crcs"),
     )
-    int_option(kafka, "default.api.timeout.ms", 60_000, 0, "kafka.default.api.timeout.ms")
+    int_value(opts, "kafka.default.api.timeout.ms")  # checked, no effect
 
-    raw_strategy = opts.get("startingoffsetsbytimestampstrategy", "error").strip().lower()
+    raw_strategy = text_value(opts, "startingOffsetsByTimestampStrategy").strip().lower()
     if raw_strategy not in ("error", "latest"):
         raise ConfigurationError(
             "startingOffsetsByTimestampStrategy must be 'error' or 'latest', got "
             f"{raw_strategy!r}")
-    starting = parse_limit(opts, "starting", default=EARLIEST,
-                           latest_on_no_match=raw_strategy == "latest")
-    ending = parse_limit(opts, "ending", default=LATEST, latest_on_no_match=True)
+    starting = parse_limit(opts, "starting", latest_on_no_match=raw_strategy == "latest")
+    ending = parse_limit(opts, "ending", latest_on_no_match=True)
     _check_limits(starting, ending)
 
-    min_partitions = None
-    if "minpartitions" in opts:
-        min_partitions = int_option(opts, "minpartitions", 0, -(1 << 63), "minPartitions")
-        if min_partitions <= 0:
-            raise ConfigurationError(f"minPartitions must be positive, got {min_partitions}")
-    max_records = None
-    if "maxrecordsperpartition" in opts:
-        max_records = int_option(opts, "maxrecordsperpartition", 0, -(1 << 63),
-                                 "maxRecordsPerPartition")
-        if max_records <= 0:
-            raise ConfigurationError(f"maxRecordsPerPartition must be positive, got {max_records}")
+    min_partitions = optional_int(opts, "minPartitions")
+    max_records = optional_int(opts, "maxRecordsPerPartition")
 
     planner = client
-    if "fetchoffset.numretries" in opts:
-        attempts = int_option(opts, "fetchoffset.numretries", 3, 1, "fetchOffset.numRetries")
+    attempts = optional_int(opts, "fetchOffset.numRetries")
+    if attempts is not None:
         planner = replace(planner, retries=attempts - 1)  # Spark counts attempts
-    if "fetchoffset.retryintervalms" in opts:
-        interval = int_option(opts, "fetchoffset.retryintervalms", 1000, 0,
-                              "fetchOffset.retryIntervalMs")
+    interval = optional_int(opts, "fetchOffset.retryIntervalMs")
+    if interval is not None:
         planner = replace(planner, retry_backoff_ms=interval, retry_backoff_max_ms=interval)
 
-    group_id = kafka.get("group.id")
-    prefix = opts.get("groupidprefix")
+    group_id = given(opts, "kafka.group.id")
     if group_id is not None:
         log.warning(
             "Kafka option 'kafka.group.id' is set: a batch read does not join the group, but "
             "several queries sharing one group id interfere with each other once offsets are "
             "committed; prefer 'groupIdPrefix'")
-        if prefix is not None:
+        if given(opts, "groupIdPrefix") is not None:
             log.warning("option groupIdPrefix is ignored because kafka.group.id is set")
-    for name in _STREAM_ONLY:
-        if name.lower() in opts:
-            log.warning("%s option ignored in batch queries", name)
+    for o in _IGNORED_IN_BATCH:
+        if o.key in opts:
+            log.warning("%s option ignored in batch queries", o.name)
 
     return SourceOptions(
         client=client,
@@ -440,21 +432,22 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
         starting=starting,
         ending=ending,
         fetch=fetch,
-        max_records_per_batch=int_option(opts, "maxrecordsperbatch", 10_000, 1, "maxRecordsPerBatch"),
+        max_records_per_batch=int_value(opts, "maxRecordsPerBatch"),
         planner_client=planner,
-        fail_on_data_loss=bool_option(opts, "failondataloss", True, "failOnDataLoss"),
+        fail_on_data_loss=bool_value(opts, "failOnDataLoss"),
         min_partitions=min_partitions,
         max_records_per_partition=max_records,
-        include_headers=bool_option(opts, "includeheaders", False, "includeHeaders"),
+        include_headers=bool_value(opts, "includeHeaders"),
         group_id=group_id,
-        group_id_prefix=prefix if prefix is not None else "spark-kafka-relation",
+        group_id_prefix=text_value(opts, "groupIdPrefix"),
     )
 
 
 # ---------------------------------------------------------------------------------- streams
 
 COMMIT_TARGETS = ("none", "kafka", "zookeeper", "both")
-_ENDING_KEYS = ("endingoffsets", "endingtimestamp", "endingoffsetsbytimestamp")
+# Refused in streams, in this order: a stream reads until it is stopped.
+_ENDING = (option("endingOffsets"), option("endingTimestamp"), option("endingOffsetsByTimestamp"))
 
 
 @dataclass(frozen=True)
@@ -482,39 +475,36 @@ class StreamOptions:
         return self.commit_offsets in ("zookeeper", "both")
 
 
+def _stream_only(o: Option) -> bool:
+    """Read by streams alone, or with another meaning there: kept from the batch parser."""
+    return Use.READ not in o.uses or o.stream_default is not None or o.stream_doc is not None
+
+
 def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     """Options of ``spark.readStream.format("kafkawire")``: the batch source's, except that
     startingOffsets defaults to latest (and may be ``group``), ending options are refused, and
     the stream-only rate limits and offset commits apply."""
     opts = lower_keys(options)
-    for key in _ENDING_KEYS:
-        if key in opts:
+    for o in _ENDING:
+        if o.key in opts:
             raise ConfigurationError(
-                f"option {key!r} is not valid for streaming queries; a stream reads until it "
+                f"option {o.key!r} is not valid for streaming queries; a stream reads until it "
                 "is stopped (use Trigger.AvailableNow to stop at the current end)")
-    stream_only = {name.lower() for name in _STREAM_ONLY} | {
-        "startingoffsets", "commitoffsets", "zookeeper.connect"}
+    stream_only = {o.key for o in options_for(Use.STREAM_READ) if _stream_only(o)}
     source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only})
 
-    raw_start = opts.get("startingoffsets")
+    raw_start = given(opts, STARTING_OFFSETS)
     starting: Limit | GroupStart
     if raw_start is not None and raw_start.strip().lower() == "group":
         starting = GroupStart()
-    elif any(k in opts for k in ("startingtimestamp", "startingoffsetsbytimestamp")):
+    elif any(o.key in opts for o in _LIMIT_OPTIONS["starting"][:2]):
         starting = source.starting  # timestamps win over startingOffsets, as in Spark
     else:
-        starting = parse_offsets(raw_start, "startingOffsets", LATEST, allow_earliest=True,
+        raw = raw_start if raw_start is not None else str(STARTING_OFFSETS.stream_default)
+        starting = parse_offsets(raw, STARTING_OFFSETS.name, allow_earliest=True,
                                  allow_latest=True)
 
-    def positive(key: str, shown: str) -> int | None:
-        if key not in opts:
-            return None
-        value = int_option(opts, key, 0, -(1 << 63), shown)
-        if value <= 0:
-            raise ConfigurationError(f"{shown} must be positive, got {value}")
-        return value
-
-    commit = opts.get("commitoffsets", "none").strip().lower()
+    commit = text_value(opts, "commitOffsets").strip().lower()
     if commit not in COMMIT_TARGETS:
         raise ConfigurationError(
             f"commitOffsets must be one of {', '.join(COMMIT_TARGETS)}, got {commit!r}")
@@ -524,16 +514,17 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
         raise ConfigurationError(
             "commitOffsets and startingOffsets=group need a consumer group: set kafka.group.id "
             "(the group lag tools will show)")
-    zk = opts.get("zookeeper.connect")
+    zk = given(opts, "zookeeper.connect")
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):
         raise ConfigurationError(
             f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])")
+    delay = option("maxTriggerDelay")
     return StreamOptions(
         source=source,
         starting=starting,
-        max_offsets_per_trigger=positive("maxoffsetspertrigger", "maxOffsetsPerTrigger"),
-        min_offsets_per_trigger=positive("minoffsetspertrigger", "minOffsetsPerTrigger"),
-        max_trigger_delay_ms=parse_duration_ms(opts.get("maxtriggerdelay", "15m"), "maxTriggerDelay"),
+        max_offsets_per_trigger=optional_int(opts, "maxOffsetsPerTrigger"),
+        min_offsets_per_trigger=optional_int(opts, "minOffsetsPerTrigger"),
+        max_trigger_delay_ms=parse_duration_ms(text_value(opts, delay), delay.name),
         commit_offsets=commit,
         group_id=group_id,
         zookeeper_connect=zk.strip() if zk else None,

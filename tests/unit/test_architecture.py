@@ -111,13 +111,14 @@ def _is_private(attr: str) -> bool:
 
 def layer(module: str) -> str:
     """The layer a module belongs to: a subpackage of ``spark_kafka_wire`` named for its role,
-    ``shared`` for the face's modules both sides use (options, errors), ``face`` for the data
-    source itself (which ties source and sink together) and ``pyspark_kafkawire``."""
+    ``shared`` for the face's modules both sides use (the option table and its rendering,
+    errors), ``face`` for the data source itself (which ties source and sink together) and
+    ``pyspark_kafkawire``."""
     parts = module.split(".")
     if parts[0] == "spark_kafka_wire" and len(parts) > 1:
         if parts[1] in ("protocol", "client", "source", "sink", "testing"):
             return parts[1]
-        if parts[1] in ("options", "errors"):
+        if parts[1] in ("options", "option_tables", "errors"):
             return "shared"
     return "face"
 

@@ -1,0 +1,153 @@
+"""The README's option tables, rendered from :data:`spark_kafka_wire.options.OPTIONS`.
+
+The README marks each generated part with a pair of comments, ``<!-- options:read -->`` …
+``<!-- /options:read -->``; ``make docs`` (``python -m spark_kafka_wire.option_tables``)
+rewrites what lies between them, and a unit test fails when the README differs from what the
+table generates, so the documentation cannot drift from the parsers. Prose around the tables
+stays hand-written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from spark_kafka_wire.options import EVERYWHERE, NOWHERE, OPTIONS, SINK, SOURCE, Kind, Option, Use
+
+_HEADER = "| option | default | meaning |\n|---|---|---|\n"
+_WHERE = {EVERYWHERE: "reads and writes", SOURCE: "reads", SINK: "writes"}
+_USE_WORDS = {Use.READ: "batch reads", Use.STREAM_READ: "stream reads",
+              Use.WRITE: "batch writes", Use.STREAM_WRITE: "stream writes"}
+
+
+def _size(n: int) -> str:
+    for shift, unit in ((20, "MiB"), (10, "KiB")):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return str(n)
+
+
+def _default_cell(o: Option, default: str | int | bool | None) -> str:
+    if o.default_doc is not None:
+        return o.default_doc
+    if default is None:
+        return ""
+    if isinstance(default, bool):
+        return f"`{str(default).lower()}`"
+    if isinstance(default, int):
+        return _size(default) if o.kind is Kind.BYTES else str(default)
+    return f"`{default}`"
+
+
+def _row(o: Option, *, stream: bool = False) -> str:
+    default = o.stream_default if stream and o.stream_default is not None else o.default
+    doc = o.stream_doc if stream and o.stream_doc is not None else o.doc
+    only = "kafkawire only: " if o.kafkawire_only else ""
+    return f"| `{o.name}` | {_default_cell(o, default)} | {only}{doc} |\n"
+
+
+def _settings() -> list[Option]:
+    return [o for o in OPTIONS if o.refused is None and o.uses != NOWHERE]
+
+
+def client_table() -> str:
+    """Settings every read and write takes."""
+    return _HEADER + "".join(_row(o) for o in _settings() if o.uses == EVERYWHERE)
+
+
+def read_table() -> str:
+    return _HEADER + "".join(
+        _row(o) for o in _settings() if Use.READ in o.uses and o.uses != EVERYWHERE)
+
+
+def write_table() -> str:
+    return _HEADER + "".join(
+        _row(o) for o in _settings() if Use.WRITE in o.uses and o.uses != EVERYWHERE)
+
+
+def stream_table() -> str:
+    """What streams take beyond, or instead of, the batch options."""
+    def differs(o: Option) -> bool:
+        only_streams = (Use.STREAM_READ in o.uses and Use.READ not in o.uses) or (
+            Use.STREAM_WRITE in o.uses and Use.WRITE not in o.uses)
+        return only_streams or o.stream_default is not None or o.stream_doc is not None
+    return _HEADER + "".join(_row(o, stream=True) for o in _settings() if differs(o))
+
+
+def _where(use: Use) -> str:
+    return _WHERE.get(use) or ", ".join(w for u, w in _USE_WORDS.items() if u in use)
+
+
+def other_table() -> str:
+    """``kafka.*`` and other keys that are refused, or accepted without effect."""
+    rows = [f"| `{o.name}` | {_where(o.uses)} | refused: {o.refused} |\n"
+            for o in OPTIONS if o.refused is not None]
+    ignored: dict[tuple[str, str], list[str]] = {}
+    for o in OPTIONS:
+        if o.ignored_in != NOWHERE:
+            note = o.doc if o.uses == NOWHERE else ""
+            ignored.setdefault((_where(o.ignored_in), note), []).append(f"`{o.name}`")
+    for (where, note), names in ignored.items():
+        rows.append(f"| {', '.join(names)} | {where} | accepted, no effect"
+                    + (f": {note}" if note else "") + " |\n")
+    return "| option | where | what kafkawire does |\n|---|---|---|\n" + "".join(rows)
+
+
+def kafkawire_only() -> str:
+    names = ", ".join(f"`{o.name}`" for o in _settings() if o.kafkawire_only)
+    return f"kafkawire-only options (details in the tables above): {names}.\n"
+
+
+SECTIONS: dict[str, Callable[[], str]] = {
+    "client": client_table,
+    "read": read_table,
+    "write": write_table,
+    "stream": stream_table,
+    "other": other_table,
+    "kafkawire-only": kafkawire_only,
+}
+
+_MARKED = re.compile(r"<!-- options:([a-z-]+) -->\n.*?<!-- /options:\1 -->", re.DOTALL)
+
+
+def update(text: str) -> str:
+    """``text`` with every marked section rendered afresh; ValueError when a section is
+    missing, repeated or unknown, so a deleted marker cannot silently stop the checks."""
+    found = [m.group(1) for m in _MARKED.finditer(text)]
+    expected = list(SECTIONS)
+    if sorted(found) != sorted(expected):
+        raise ValueError(f"option table markers: found {found}, expected each of {expected} "
+                         "once, as <!-- options:NAME --> ... <!-- /options:NAME -->")
+
+    def render(m: re.Match[str]) -> str:
+        name = m.group(1)
+        return f"<!-- options:{name} -->\n\n{SECTIONS[name]()}\n<!-- /options:{name} -->"
+    return _MARKED.sub(render, text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m spark_kafka_wire.option_tables",
+        description="Rewrite the option tables of a README from spark_kafka_wire.options.")
+    parser.add_argument("readme", nargs="?", default="README.md", type=Path)
+    parser.add_argument("--check", action="store_true",
+                        help="change nothing; exit 1 if the tables are not what OPTIONS generates")
+    args = parser.parse_args(argv)
+    text = args.readme.read_text(encoding="utf-8")
+    fresh = update(text)
+    if fresh == text:
+        return 0
+    if args.check:
+        print(f"{args.readme}: option tables differ from spark_kafka_wire.options; "
+              "run `make docs`", file=sys.stderr)
+        return 1
+    args.readme.write_text(fresh, encoding="utf-8")
+    print(f"{args.readme}: option tables rewritten")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

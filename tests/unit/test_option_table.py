@@ -1,0 +1,205 @@
+"""The option table (spark_kafka_wire.options.OPTIONS): every option the parsers read is in
+it, every entry in it is read or handled and documented, the table is consistent with itself,
+and the README's option tables are exactly what it generates."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import spark_kafka_wire
+from spark_kafka_wire import option_tables
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.producer.partitioner import PARTITIONERS
+from spark_kafka_wire.options import (
+    NOWHERE,
+    OPTIONS,
+    SINK,
+    SOURCE,
+    Kind,
+    Option,
+    Use,
+    option,
+)
+from spark_kafka_wire.protocol.compression import CODEC_NAMES
+from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.source.options import parse_source_options
+
+PACKAGE = Path(spark_kafka_wire.__file__).parent
+README = Path(__file__).resolve().parents[2] / "README.md"
+# The modules that parse options; other modules may use the same words for other things
+# (the writer's `topic` column).
+PARSERS = ("options.py", "source/options.py", "sink/options.py")
+# Functions whose argument names an option of the table (options.py).
+ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
+             "bool_value": 1}
+NAMES = {o.name for o in OPTIONS}
+KEYS = {o.key: o.name for o in OPTIONS}
+SOURCE_BASE = {"kafka.bootstrap.servers": "h:9092", "subscribe": "a"}
+SINK_BASE = {"kafka.bootstrap.servers": "h:9092"}
+
+
+def _parser_strings() -> list[tuple[str, int, str, bool]]:
+    """(module, line, string, is an accessor's option argument) for every string constant of
+    the parsing modules, leaving out the table's own entries (``Option(...)``)."""
+    found = []
+    for module in PARSERS:
+        tree = ast.parse((PACKAGE / module).read_text())
+        looked_up: set[int] = set()
+        skipped: set[int] = set()
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Name):
+                continue
+            if node.func.id == "Option":
+                skipped.update(id(n) for n in ast.walk(node))
+            position = ACCESSORS.get(node.func.id)
+            if position is not None and len(node.args) > position:
+                looked_up.add(id(node.args[position]))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                    and id(node) not in skipped):
+                found.append((module, node.lineno, node.value, id(node) in looked_up))
+    return found
+
+
+def test_names_are_unique_whatever_their_case() -> None:
+    assert len(KEYS) == len(OPTIONS)
+
+
+def test_lookup_refuses_names_not_in_the_table() -> None:
+    assert option("startingOffsets").key == "startingoffsets"
+    with pytest.raises(KeyError, match="'startingOffset' is not in"):
+        option("startingOffset")
+    with pytest.raises(KeyError, match="spelled 'startingOffsets'"):
+        option("startingoffsets")
+
+
+def test_the_parsers_name_options_only_through_the_table() -> None:
+    """An option name written in a parser is an accessor's argument, and in the table; no
+    parser matches keys by a literal of its own (``opts.get("minpartitions")``)."""
+    strays, unknown = [], []
+    for module, line, text, looked_up in _parser_strings():
+        if looked_up:
+            if text not in NAMES:
+                unknown.append(f"{module}:{line}: {text!r}")
+        elif text in NAMES or text in KEYS:
+            strays.append(f"{module}:{line}: {text!r}")
+    assert not unknown, "looked up but not in OPTIONS: " + ", ".join(unknown)
+    assert not strays, "option names spelled outside option()/..._value(): " + ", ".join(strays)
+
+
+def test_every_setting_in_the_table_is_read_by_a_parser() -> None:
+    read = {text for _, _, text, looked_up in _parser_strings() if looked_up}
+    settings = {o.name for o in OPTIONS if o.refused is None and o.uses != NOWHERE}
+    assert settings - read == set()
+
+
+@pytest.mark.parametrize("o", OPTIONS, ids=lambda o: o.name)
+def test_entries_are_consistent(o: Option) -> None:
+    default_types = {Kind.TEXT: str, Kind.BOOL: bool, Kind.INT: int, Kind.BYTES: int}
+    if o.default is not None:
+        assert o.kind in default_types and type(o.default) is default_types[o.kind]
+    if o.kind not in (Kind.INT, Kind.BYTES):
+        assert o.minimum == 0
+    if o.stream_default is not None or o.stream_doc is not None:
+        assert Use.STREAM_READ in o.uses
+    if o.refused is not None:
+        assert o.uses != NOWHERE and o.default is None and not o.doc and o.refused
+    elif o.uses != NOWHERE:
+        assert o.doc, "every option read somewhere is documented"
+    else:
+        assert o.ignored_in != NOWHERE, "an entry nothing reads must at least be accepted"
+    for text in (o.doc, o.stream_doc or "", o.refused or ""):
+        assert "|" not in text and "\n" not in text  # one Markdown table cell
+
+
+def test_batch_and_stream_parsers_accept_the_same_kafka_keys() -> None:
+    """The source's parser serves batch and stream reads, the sink's batch and stream writes,
+    so a kafka.* key cannot be accepted by one of a pair and not the other."""
+    for o in OPTIONS:
+        if o.key.startswith("kafka."):
+            accepted = o.uses | o.ignored_in
+            for pair in (SOURCE, SINK):
+                assert accepted & pair in (NOWHERE, pair), o.name
+
+
+@pytest.mark.parametrize("o", [o for o in OPTIONS if o.refused], ids=lambda o: o.name)
+def test_refused_options_fail_with_their_reason(o: Option) -> None:
+    message = f"Kafka option '{o.name}' is not supported: {o.refused}"
+    for side, parse, base in ((SOURCE, parse_source_options, SOURCE_BASE),
+                              (SINK, parse_sink_options, SINK_BASE)):
+        if o.uses & side:
+            with pytest.raises(ConfigurationError) as info:
+                parse({**base, o.name: "x"})
+            assert str(info.value) == message
+
+
+@pytest.mark.parametrize("o", [o for o in OPTIONS if o.ignored_in], ids=lambda o: o.name)
+def test_ignored_options_are_accepted_with_any_value(o: Option) -> None:
+    if o.ignored_in & SOURCE:
+        parse_source_options({**SOURCE_BASE, o.name: "anything"})
+    if o.ignored_in & SINK:
+        parse_sink_options({**SINK_BASE, o.name: "anything"})
+
+
+def test_unknown_kafka_keys_are_refused_on_each_side() -> None:
+    with pytest.raises(ConfigurationError, match="'kafka.fetch.max.bytes'"):
+        parse_sink_options({**SINK_BASE, "kafka.fetch.max.bytes": "1"})
+    with pytest.raises(ConfigurationError, match="'kafka.acks'"):
+        parse_source_options({**SOURCE_BASE, "kafka.acks": "1"})
+
+
+def test_value_lists_in_docs_follow_the_code() -> None:
+    for name in PARTITIONERS:
+        assert f"`{name}`" in option("kafka.partitioner").doc
+    for name in CODEC_NAMES:
+        assert f"`{name}`" in option("kafka.compression.type").doc
+
+
+def test_defaults_of_the_table_are_what_parsing_yields() -> None:
+    source, sink = parse_source_options(SOURCE_BASE), parse_sink_options(SINK_BASE)
+    assert source.fetch.max_partition_fetch_bytes == option("kafka.max.partition.fetch.bytes").default
+    assert source.max_records_per_batch == option("maxRecordsPerBatch").default
+    assert source.client.client_id == option("kafka.client.id").default
+    assert sink.produce.batch_size == option("kafka.batch.size").default
+    assert sink.partitioner == option("kafka.partitioner").default
+
+
+# ------------------------------------------------------------------------------- README
+
+
+def test_readme_option_tables_are_what_the_table_generates() -> None:
+    text = README.read_text(encoding="utf-8")
+    assert option_tables.update(text) == text, (
+        "the README's option tables differ from spark_kafka_wire/options.py: run `make docs`")
+
+
+@pytest.mark.parametrize("o", OPTIONS, ids=lambda o: o.name)
+def test_every_option_is_in_a_generated_table(o: Option) -> None:
+    rendered = "".join(render() for render in option_tables.SECTIONS.values())
+    assert f"`{o.name}`" in rendered
+
+
+def test_generated_tables_show_defaults_as_users_write_them() -> None:
+    rows = option_tables.read_table() + option_tables.write_table()
+    assert "| `kafka.max.partition.fetch.bytes` | 1 MiB |" in rows
+    assert "| `kafka.batch.size` | 512 KiB |" in rows
+    assert "| `includeHeaders` | `false` |" in rows
+    assert "| `maxRecordsPerBatch` | 10000 | kafkawire only: " in rows
+    assert "| `startingOffsets` | `latest` |" in option_tables.stream_table()
+
+
+def test_docs_rewrites_stale_tables_and_needs_every_marker(tmp_path: Path) -> None:
+    text = README.read_text(encoding="utf-8")
+    stale = text.replace(option_tables.write_table(), "| option | default | meaning |\n")
+    assert stale != text
+    readme = tmp_path / "README.md"
+    readme.write_text(stale, encoding="utf-8")
+    assert option_tables.main(["--check", str(readme)]) == 1
+    assert readme.read_text(encoding="utf-8") == stale
+    assert option_tables.main([str(readme)]) == 0
+    assert readme.read_text(encoding="utf-8") == text
+    with pytest.raises(ValueError, match="option table markers"):
+        option_tables.update(text.replace("<!-- /options:read -->", ""))
