@@ -1,16 +1,59 @@
-"""The Spark face: ``format("kafkawire")`` for batch reads and writes.
+"""kafkawire: Kafka topics as Spark DataFrames, over the Kafka wire protocol spoken in Python.
 
-Planner processes build readers and writers and plan partitions; executor processes run
-``read``/``write`` on pickled copies. So everything a task needs travels inside its
-InputPartition or the pickled writer, and connections are opened inside ``read``/``write``.
+Batch read (every record between two offsets of each partition, fixed when the query is
+planned)::
+
+    df = (spark.read.format("kafkawire")
+          .option("kafka.bootstrap.servers", "broker1:9092,broker2:9092")
+          .option("subscribe", "orders")                 # or subscribePattern / assign
+          .option("startingOffsets", "earliest")         # or JSON, or startingTimestamp
+          .option("endingOffsets", "latest")
+          .load())
+    # columns: key, value (binary), topic, partition, offset, timestamp, timestampType
+    # (+ headers with includeHeaders=true), the schema of Spark's kafka source
+
+Batch write (``value`` required; ``key``, ``topic``, ``partition``, ``headers``, ``timestamp``
+optional)::
+
+    (df.selectExpr("key", "value").write.format("kafkawire")
+       .option("kafka.bootstrap.servers", "broker1:9092")
+       .option("topic", "orders-copy")
+       .mode("append").save())
+
+Streaming read and write, each micro-batch a fixed offset range recorded in the checkpoint::
+
+    stream = (spark.readStream.format("kafkawire")
+              .option("kafka.bootstrap.servers", "broker1:9092")
+              .option("subscribe", "orders")           # starts at latest unless told
+              .option("maxOffsetsPerTrigger", "100000")
+              .load())
+    (stream.writeStream.format("kafkawire")
+           .option("kafka.bootstrap.servers", "broker1:9092")
+           .option("topic", "orders-copy")
+           .option("checkpointLocation", "/checkpoints/orders-copy")
+           .start())
+
+Option names and meanings are Spark's kafka format's (keys are case-insensitive;
+``kafka.``-prefixed keys are the Java client's settings), so switching from
+``format("kafka")`` means changing one string. ``help(KafkaWireDataSource)`` lists every
+option by group, generated from the option table (``spark_kafka_wire.options``) like the
+README's tables. Errors derive from ``spark_kafka_wire.errors.KafkaWireError`` and name the
+topic, partition, offset or broker concerned.
+
+How it runs: planner processes build readers and writers and plan partitions; executor
+processes run ``read``/``write`` on pickled copies. So everything a task needs travels inside
+its InputPartition or the pickled writer, and connections are opened inside ``read``/``write``.
 """
 
 from __future__ import annotations
+
+import inspect
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.option_tables import manual
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.sink.stream_writer import KafkaWireStreamWriter
@@ -25,7 +68,10 @@ from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
 
 
 class KafkaWireDataSource(DataSource):
-    """Kafka topics as DataFrames, over the Kafka wire protocol spoken in Python."""
+    """Kafka topics as DataFrames, over the Kafka wire protocol spoken in Python:
+    ``format("kafkawire")`` for ``spark.read``, ``spark.readStream``, ``df.write`` and
+    ``df.writeStream``. The options follow, by group (see the module docstring for examples).
+    """
 
     @classmethod
     def name(cls) -> str:
@@ -64,3 +110,6 @@ class KafkaWireDataSource(DataSource):
         # Complete mode arrives as overwrite=True; Kafka can only append, as Spark's kafka
         # sink does in every output mode.
         return KafkaWireStreamWriter(parse_sink_options(self.options), schema)
+
+
+KafkaWireDataSource.__doc__ = f"{inspect.cleandoc(KafkaWireDataSource.__doc__ or '')}\n\n{manual()}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -99,6 +100,39 @@ def other_table() -> str:
 def kafkawire_only() -> str:
     names = ", ".join(f"`{o.name}`" for o in _settings() if o.kafkawire_only)
     return f"kafkawire-only options (details in the tables above): {names}.\n"
+
+
+def manual() -> str:
+    """Every option by group as plain text, for ``help(KafkaWireDataSource)``: the same table
+    the README is generated from, so the user manual in the docstring cannot drift either."""
+    groups = (
+        ("Every read and write (connection and client settings)",
+         [(o, False) for o in _settings() if o.uses == EVERYWHERE]),
+        ("Reading (spark.read; streams take these too unless said otherwise)",
+         [(o, False) for o in _settings() if Use.READ in o.uses and o.uses != EVERYWHERE]),
+        ("Streaming reads (beyond or instead of the above)",
+         [(o, True) for o in _settings() if Use.STREAM_READ in o.uses and (
+             Use.READ not in o.uses or o.stream_doc is not None)]),
+        ("Writing (df.write and df.writeStream)",
+         [(o, False) for o in _settings() if Use.WRITE in o.uses and o.uses != EVERYWHERE]),
+    )
+    out = []
+    for title, entries in groups:
+        out.append(f"{title}:\n")
+        for o, stream in entries:
+            default = o.stream_default if stream and o.stream_default is not None else o.default
+            doc = o.stream_doc if stream and o.stream_doc is not None else o.doc
+            shown = _default_cell(o, default).replace("`", "")
+            only = "kafkawire only: " if o.kafkawire_only else ""
+            if shown:
+                shown = f" ({shown})" if shown == "required" else f" (default {shown})"
+            out.append(f"  {o.name}{shown}\n")
+            out.append(textwrap.fill(f"{only}{doc.replace('`', '')}", 96,
+                                     initial_indent=" " * 6, subsequent_indent=" " * 6) + "\n")
+        out.append("\n")
+    refused = ", ".join(o.name for o in OPTIONS if o.refused is not None)
+    out.append(textwrap.fill(f"Refused, each with its reason when given: {refused}.", 96) + "\n")
+    return "".join(out)
 
 
 SECTIONS: dict[str, Callable[[], str]] = {

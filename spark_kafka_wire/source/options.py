@@ -1,26 +1,22 @@
-"""Source options (``spark.read.format("kafkawire")``), parsed once on the driver.
+"""Source options (``spark.read.format("kafkawire")`` and ``readStream``), parsed once on the
+driver into frozen values that travel to the tasks.
 
 Names, defaults, precedence and errors follow Spark's built-in kafka source
-(KafkaSourceProvider): exactly one of subscribe / subscribePattern / assign; for each end of the
-range a global timestamp wins over a per-partition timestamp map, which wins over offsets; a
-batch read cannot start at latest nor end at earliest.
+(KafkaSourceProvider). What to read is parsed by ``strategy`` (exactly one of subscribe /
+subscribePattern / assign), where to start and stop by ``limits``; this module adds the
+reading behaviour (fetch sizes, isolation, failOnDataLoss, splitting) and the streaming options.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.offsets import (
-    EARLIEST,
-    LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
 )
@@ -38,308 +34,22 @@ from spark_kafka_wire.options import (
     options_for,
     text_value,
 )
+from spark_kafka_wire.source.limits import (
+    LIMIT_OPTIONS,
+    STARTING_OFFSETS,
+    Limit,
+    check_limits,
+    parse_limit,
+    parse_offsets,
+)
 from spark_kafka_wire.source.rate_limits import parse_duration_ms
+from spark_kafka_wire.source.strategy import Assign, Strategy, Subscribe, parse_strategy
 
 log = logging.getLogger(__name__)
 
 # Spark logs "... option ignored in batch queries" for these; so do we.
 _IGNORED_IN_BATCH = (option("maxOffsetsPerTrigger"), option("minOffsetsPerTrigger"),
                      option("maxTriggerDelay"))
-
-SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN = (option("subscribe"), option("subscribePattern"),
-                                        option("assign"))
-STARTING_OFFSETS = option("startingOffsets")
-STARTING_TIMESTAMP = option("startingTimestamp")
-
-# Each end of the range, in Spark's order of precedence: global timestamp, per-partition
-# timestamps, offsets.
-_LIMIT_OPTIONS = {
-    "starting": (STARTING_TIMESTAMP, option("startingOffsetsByTimestamp"), STARTING_OFFSETS),
-    "ending": (option("endingTimestamp"), option("endingOffsetsByTimestamp"),
-               option("endingOffsets")),
-}
-
-
-# ------------------------------------------------------------------------------- strategies
-
-
-@dataclass(frozen=True)
-class Subscribe:
-    """A fixed list of topics; each must exist."""
-
-    topics: tuple[str, ...]
-    word = "subscribed"
-
-
-@dataclass(frozen=True)
-class SubscribePattern:
-    """Every non-internal topic whose name the regex finds (``re.search``, unanchored, like
-    Java's ``Matcher.find``)."""
-
-    pattern: str
-    word = "subscribed"
-
-    @property
-    def regex(self) -> re.Pattern[str]:
-        return re.compile(self.pattern)
-
-
-@dataclass(frozen=True)
-class Assign:
-    """Fixed topic-partitions, from JSON ``{"topic":[0,1]}``."""
-
-    partitions: tuple[TopicPartition, ...]
-    word = "assigned"
-
-    @property
-    def topics(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(t for t, _ in self.partitions))
-
-
-Strategy = Subscribe | SubscribePattern | Assign
-
-
-# ---------------------------------------------------------------------------- offset limits
-
-
-def _tp_list(tps) -> str:
-    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
-
-
-def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition], option: str,
-                 what: str, word: str, hint: str = "") -> None:
-    missing = sorted(set(tps) - set(given))
-    extra = sorted(set(given) - set(tps))
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append("it lacks " + _tp_list(missing))
-        if extra:
-            parts.append(f"it names partitions that are not {word} or do not exist: "
-                         + _tp_list(extra))
-        raise ConfigurationError(
-            f"{option} must give {what} for every {word} partition: " + "; ".join(parts) + hint
-        )
-
-
-@dataclass(frozen=True)
-class OffsetSpec:
-    """``earliest``/``latest`` for every partition, or a JSON map topic → partition → offset
-    (-2 earliest, -1 latest)."""
-
-    default: int | None
-    specific: dict[TopicPartition, int] = field(default_factory=dict)
-    option: str = STARTING_OFFSETS.name
-
-    def for_partitions(self, tps: list[TopicPartition], option: str | None = None,
-                       word: str = "subscribed") -> dict[TopicPartition, int]:
-        """The offset (possibly -2/-1) of every partition; a JSON map must name exactly the
-        partitions read (Spark: KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED)."""
-        if self.default is not None:
-            return {tp: self.default for tp in tps}
-        _check_cover(self.specific, tps, option or self.option, "an offset", word,
-                     " (use -2 for earliest, -1 for latest)")
-        return {tp: self.specific[tp] for tp in tps}
-
-
-@dataclass(frozen=True)
-class TimestampSpec:
-    """Offsets found by record timestamp: one ms value for every partition
-    (``startingTimestamp``) or a JSON map topic → partition → ms (``...OffsetsByTimestamp``).
-
-    ``latest_on_no_match``: what a partition with no record at or after its timestamp gets;
-    for the end of a range always latest, for the start Spark's
-    ``startingOffsetsByTimestampStrategy`` (``error`` by default, or ``latest``).
-    """
-
-    timestamp: int | None
-    specific: dict[TopicPartition, int] = field(default_factory=dict)
-    option: str = STARTING_TIMESTAMP.name
-    latest_on_no_match: bool = False
-
-    def for_partitions(self, tps: list[TopicPartition], word: str = "subscribed"
-                       ) -> dict[TopicPartition, int]:
-        if self.timestamp is not None:
-            return {tp: self.timestamp for tp in tps}
-        _check_cover(self.specific, tps, self.option, "a timestamp", word)
-        return {tp: self.specific[tp] for tp in tps}
-
-
-Limit = OffsetSpec | TimestampSpec
-
-
-def _json_map(raw: str, option: str, example: str) -> dict[TopicPartition, int]:
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError:
-        doc = None
-    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
-        raise ConfigurationError(f"{option} must be JSON like {example}, got {raw!r}")
-    out: dict[TopicPartition, int] = {}
-    for topic, parts in doc.items():
-        for p, value in parts.items():
-            try:
-                pi = int(p)
-            except ValueError:
-                raise ConfigurationError(
-                    f"{option}: partition {p!r} of {topic!r} is not a number") from None
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ConfigurationError(
-                    f"{option}: the value for {topic}-{p} must be an integer, got {value!r}")
-            out[(topic, pi)] = value
-    return out
-
-
-def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: bool
-                  ) -> OffsetSpec:
-    text = raw.strip()
-    word = text.lower()
-    if word in ("earliest", "latest"):
-        value = EARLIEST if word == "earliest" else LATEST
-        _check_special(value, option, allow_earliest, allow_latest, None)
-        return OffsetSpec(value, option=option)
-    if not text.startswith("{"):
-        raise ConfigurationError(
-            f"{option} must be 'earliest', 'latest' or JSON like "
-            f"{{\"topic\":{{\"0\":23,\"1\":-2}}}}, got {raw!r}"
-        )
-    specific = _json_map(text, option, '{"topic":{"0":23,"1":-2}}')
-    for (topic, p), off in specific.items():
-        if off < -2:
-            raise ConfigurationError(
-                f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}")
-        _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{p}")
-    return OffsetSpec(None, specific, option=option)
-
-
-def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: bool,
-                   where: str | None) -> None:
-    at = f" for {where}" if where else ""
-    if value == EARLIEST and not allow_earliest:
-        raise ConfigurationError(f"{option}{at} cannot be earliest (-2) for batch queries")
-    if value == LATEST and not allow_latest:
-        raise ConfigurationError(f"{option}{at} cannot be latest (-1) for batch queries")
-
-
-def _timestamp_value(raw: str, option: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ConfigurationError(
-            f"{option} expects a single long value (milliseconds since the epoch), "
-            f"got {raw.strip()!r}") from None
-    if value < 0:
-        # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
-        raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}")
-    return value
-
-
-def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> Limit:
-    """One end ("starting" or "ending") of the range, by Spark's precedence: global timestamp,
-    then per-partition timestamps, then offsets. The options that lose are not parsed."""
-    timestamp, by_timestamp, offsets = _LIMIT_OPTIONS[end]
-    present = [o.name for o in _LIMIT_OPTIONS[end] if o.key in opts]
-    if len(present) > 1:
-        log.warning("%s given together: %s is used, the others are ignored (Spark's "
-                    "precedence)", " and ".join(present), present[0])
-    if timestamp.key in opts:
-        return TimestampSpec(_timestamp_value(opts[timestamp.key], timestamp.name),
-                             option=timestamp.name, latest_on_no_match=latest_on_no_match)
-    if by_timestamp.key in opts:
-        raw = opts[by_timestamp.key].strip()
-        specific = _json_map(raw, by_timestamp.name, '{"topic":{"0":1700000000000}}')
-        for (topic, p), ts in specific.items():
-            if ts < 0:
-                raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
-                                         f"must be >= 0 (ms), got {ts}")
-        return TimestampSpec(None, specific, option=by_timestamp.name,
-                             latest_on_no_match=latest_on_no_match)
-    return parse_offsets(text_value(opts, offsets), offsets.name,
-                         allow_earliest=end == "starting", allow_latest=end == "ending")
-
-
-def _check_limits(starting: Limit, ending: Limit) -> None:
-    """Spark's checkOffsetLimitValidity: two per-partition maps of the same kind must name the
-    same partitions, and a start given as a number cannot be after its end."""
-    if isinstance(starting, OffsetSpec) and isinstance(ending, OffsetSpec):
-        s, e, unit = starting.specific, ending.specific, "offset"
-        if starting.default is not None or ending.default is not None:
-            return
-    elif isinstance(starting, TimestampSpec) and isinstance(ending, TimestampSpec):
-        s, e, unit = starting.specific, ending.specific, "timestamp"
-        if starting.timestamp is not None or ending.timestamp is not None:
-            return  # Spark compares per-partition maps only (a later start reads nothing)
-    else:
-        return
-    if set(s) != set(e):
-        raise ConfigurationError(
-            f"{starting.option} and {ending.option} name different partitions: "
-            f"only in {starting.option}: {_tp_list(set(s) - set(e)) or 'none'}; "
-            f"only in {ending.option}: {_tp_list(set(e) - set(s)) or 'none'}"
-        )
-    for (t, p), start in sorted(s.items()):
-        end = e[(t, p)]
-        if start >= 0 and end >= 0 and start > end:
-            raise ConfigurationError(
-                f"the starting {unit} {start} of {t}-{p} is after its ending {unit} {end}; "
-                f"check {starting.option} and {ending.option}"
-            )
-
-
-def parse_strategy(opts: dict[str, str]) -> Strategy:
-    chosen = [o for o in (SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN) if o.key in opts]
-    if not chosen:
-        raise ConfigurationError(
-            "one of the options 'subscribe', 'subscribePattern' or 'assign' is required: "
-            "'subscribe' takes a comma-separated list of topics, 'subscribePattern' a regular "
-            "expression, 'assign' JSON like {\"topicA\":[0,1]}"
-        )
-    if len(chosen) > 1:
-        raise ConfigurationError(
-            "only one of the options 'subscribe', 'subscribePattern' or 'assign' can be "
-            f"given; got {', '.join(o.name for o in chosen)}"
-        )
-    value = opts[chosen[0].key]
-    if chosen[0] is SUBSCRIBE:
-        topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
-        if not topics:
-            raise ConfigurationError(
-                f"option 'subscribe' names no topic (its value is {value!r})")
-        return Subscribe(topics)
-    if chosen[0] is SUBSCRIBE_PATTERN:
-        pattern = value.strip()
-        if not pattern:
-            raise ConfigurationError(
-                f"option 'subscribePattern' is an empty pattern (its value is {value!r})")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigurationError(
-                f"option 'subscribePattern' is not a valid regular expression: {exc}"
-            ) from None
-        return SubscribePattern(pattern)
-    text = value.strip()
-    example = '{"topicA":[0,1],"topicB":[0]}'
-    if not text.startswith("{"):
-        raise ConfigurationError(
-            f"option 'assign' must be JSON like {example}; got {value!r}")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        doc = None
-    if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
-        raise ConfigurationError(f"option 'assign' must be JSON like {example}; got {value!r}")
-    tps: list[TopicPartition] = []
-    for topic, parts in doc.items():
-        for p in parts:
-            if not isinstance(p, int) or isinstance(p, bool) or p < 0:
-                raise ConfigurationError(
-                    f"option 'assign': partition {p!r} of {topic!r} is not a partition number")
-            tps.append((topic, p))
-    return Assign(tuple(dict.fromkeys(sorted(tps))))
-
-
-# ------------------------------------------------------------------------------------ all
 
 
 @dataclass(frozen=True)
@@ -401,7 +111,7 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
             f"{raw_strategy!r}")
     starting = parse_limit(opts, "starting", latest_on_no_match=raw_strategy == "latest")
     ending = parse_limit(opts, "ending", latest_on_no_match=True)
-    _check_limits(starting, ending)
+    check_limits(starting, ending)
 
     min_partitions = optional_int(opts, "minPartitions")
     max_records = optional_int(opts, "maxRecordsPerPartition")
@@ -497,7 +207,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     starting: Limit | GroupStart
     if raw_start is not None and raw_start.strip().lower() == "group":
         starting = GroupStart()
-    elif any(o.key in opts for o in _LIMIT_OPTIONS["starting"][:2]):
+    elif any(o.key in opts for o in LIMIT_OPTIONS["starting"][:2]):
         starting = source.starting  # timestamps win over startingOffsets, as in Spark
     else:
         raw = raw_start if raw_start is not None else str(STARTING_OFFSETS.stream_default)

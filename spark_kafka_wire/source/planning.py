@@ -33,15 +33,9 @@ from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.timestamps import offsets_for_times
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
-from spark_kafka_wire.source.options import (
-    Assign,
-    Limit,
-    OffsetSpec,
-    SourceOptions,
-    Strategy,
-    Subscribe,
-    SubscribePattern,
-)
+from spark_kafka_wire.source.limits import Limit, OffsetSpec
+from spark_kafka_wire.source.options import SourceOptions
+from spark_kafka_wire.source.strategy import Assign, Strategy, Subscribe, SubscribePattern
 
 log = logging.getLogger(__name__)
 

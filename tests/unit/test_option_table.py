@@ -31,7 +31,8 @@ PACKAGE = Path(spark_kafka_wire.__file__).parent
 README = Path(__file__).resolve().parents[2] / "README.md"
 # The modules that parse options; other modules may use the same words for other things
 # (the writer's `topic` column).
-PARSERS = ("options.py", "source/options.py", "sink/options.py")
+PARSERS = ("options.py", "source/options.py", "source/strategy.py", "source/limits.py",
+           "sink/options.py")
 # Functions whose argument names an option of the table (options.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
              "bool_value": 1}
@@ -203,3 +204,20 @@ def test_docs_rewrites_stale_tables_and_needs_every_marker(tmp_path: Path) -> No
     assert readme.read_text(encoding="utf-8") == text
     with pytest.raises(ValueError, match="option table markers"):
         option_tables.update(text.replace("<!-- /options:read -->", ""))
+
+
+def test_the_data_source_docstring_lists_every_option_by_group() -> None:
+    """``help(KafkaWireDataSource)`` is the user manual: generated from the same table, it
+    names every option kafkawire reads, and every option it refuses."""
+    from spark_kafka_wire.datasource import KafkaWireDataSource
+
+    doc = KafkaWireDataSource.__doc__ or ""
+    for title in ("Every read and write", "Reading", "Streaming reads", "Writing"):
+        assert f"\n{title}" in doc
+    listed = {line.split()[0] for line in doc.splitlines() if line.startswith("  ")
+              and not line.startswith("      ")}
+    settable = {o.name for o in OPTIONS if o.refused is None and o.uses != NOWHERE}
+    assert listed == settable
+    for o in OPTIONS:
+        if o.refused is not None:
+            assert o.name in doc

@@ -9,14 +9,11 @@ import re
 import pytest
 
 from spark_kafka_wire.errors import ConfigurationError
+from spark_kafka_wire.source.limits import OffsetSpec, TimestampSpec
 from spark_kafka_wire.source.options import (
-    Assign,
-    OffsetSpec,
-    Subscribe,
-    SubscribePattern,
-    TimestampSpec,
     parse_source_options,
 )
+from spark_kafka_wire.source.strategy import Assign, Subscribe, SubscribePattern
 
 SERVERS = {"kafka.bootstrap.servers": "h:9092"}
 BASE = {**SERVERS, "subscribe": "a,b"}

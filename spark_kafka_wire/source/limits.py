@@ -1,0 +1,215 @@
+"""Where a source starts and stops: offsets, timestamps, and Spark's rules between them.
+
+For each end of the range a global timestamp wins over a per-partition timestamp map, which
+wins over offsets (the losers are ignored with a warning, as in Spark); a batch read cannot
+start at latest nor end at earliest; JSON maps must name exactly the partitions read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.offsets import EARLIEST, LATEST
+from spark_kafka_wire.options import option, text_value
+
+log = logging.getLogger(__name__)
+
+STARTING_OFFSETS = option("startingOffsets")
+STARTING_TIMESTAMP = option("startingTimestamp")
+
+# Each end of the range, in Spark's order of precedence: global timestamp, per-partition
+# timestamps, offsets.
+LIMIT_OPTIONS = {
+    "starting": (STARTING_TIMESTAMP, option("startingOffsetsByTimestamp"), STARTING_OFFSETS),
+    "ending": (option("endingTimestamp"), option("endingOffsetsByTimestamp"),
+               option("endingOffsets")),
+}
+
+
+def _tp_list(tps) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
+
+
+def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition], option: str,
+                 what: str, word: str, hint: str = "") -> None:
+    missing = sorted(set(tps) - set(given))
+    extra = sorted(set(given) - set(tps))
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append("it lacks " + _tp_list(missing))
+        if extra:
+            parts.append(f"it names partitions that are not {word} or do not exist: "
+                         + _tp_list(extra))
+        raise ConfigurationError(
+            f"{option} must give {what} for every {word} partition: " + "; ".join(parts) + hint
+        )
+
+
+@dataclass(frozen=True)
+class OffsetSpec:
+    """``earliest``/``latest`` for every partition, or a JSON map topic → partition → offset
+    (-2 earliest, -1 latest)."""
+
+    default: int | None
+    specific: dict[TopicPartition, int] = field(default_factory=dict)
+    option: str = STARTING_OFFSETS.name
+
+    def for_partitions(self, tps: list[TopicPartition], option: str | None = None,
+                       word: str = "subscribed") -> dict[TopicPartition, int]:
+        """The offset (possibly -2/-1) of every partition; a JSON map must name exactly the
+        partitions read (Spark: KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED)."""
+        if self.default is not None:
+            return {tp: self.default for tp in tps}
+        _check_cover(self.specific, tps, option or self.option, "an offset", word,
+                     " (use -2 for earliest, -1 for latest)")
+        return {tp: self.specific[tp] for tp in tps}
+
+
+@dataclass(frozen=True)
+class TimestampSpec:
+    """Offsets found by record timestamp: one ms value for every partition
+    (``startingTimestamp``) or a JSON map topic → partition → ms (``...OffsetsByTimestamp``).
+
+    ``latest_on_no_match``: what a partition with no record at or after its timestamp gets;
+    for the end of a range always latest, for the start Spark's
+    ``startingOffsetsByTimestampStrategy`` (``error`` by default, or ``latest``).
+    """
+
+    timestamp: int | None
+    specific: dict[TopicPartition, int] = field(default_factory=dict)
+    option: str = STARTING_TIMESTAMP.name
+    latest_on_no_match: bool = False
+
+    def for_partitions(self, tps: list[TopicPartition], word: str = "subscribed"
+                       ) -> dict[TopicPartition, int]:
+        if self.timestamp is not None:
+            return {tp: self.timestamp for tp in tps}
+        _check_cover(self.specific, tps, self.option, "a timestamp", word)
+        return {tp: self.specific[tp] for tp in tps}
+
+
+Limit = OffsetSpec | TimestampSpec
+
+
+def _json_map(raw: str, option: str, example: str) -> dict[TopicPartition, int]:
+    try:
+        doc = json.loads(raw)
+    except json.JSONDecodeError:
+        doc = None
+    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+        raise ConfigurationError(f"{option} must be JSON like {example}, got {raw!r}")
+    out: dict[TopicPartition, int] = {}
+    for topic, parts in doc.items():
+        for p, value in parts.items():
+            try:
+                pi = int(p)
+            except ValueError:
+                raise ConfigurationError(
+                    f"{option}: partition {p!r} of {topic!r} is not a number") from None
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ConfigurationError(
+                    f"{option}: the value for {topic}-{p} must be an integer, got {value!r}")
+            out[(topic, pi)] = value
+    return out
+
+
+def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: bool
+                  ) -> OffsetSpec:
+    text = raw.strip()
+    word = text.lower()
+    if word in ("earliest", "latest"):
+        value = EARLIEST if word == "earliest" else LATEST
+        _check_special(value, option, allow_earliest, allow_latest, None)
+        return OffsetSpec(value, option=option)
+    if not text.startswith("{"):
+        raise ConfigurationError(
+            f"{option} must be 'earliest', 'latest' or JSON like "
+            f"{{\"topic\":{{\"0\":23,\"1\":-2}}}}, got {raw!r}"
+        )
+    specific = _json_map(text, option, '{"topic":{"0":23,"1":-2}}')
+    for (topic, p), off in specific.items():
+        if off < -2:
+            raise ConfigurationError(
+                f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}")
+        _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{p}")
+    return OffsetSpec(None, specific, option=option)
+
+
+def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: bool,
+                   where: str | None) -> None:
+    at = f" for {where}" if where else ""
+    if value == EARLIEST and not allow_earliest:
+        raise ConfigurationError(f"{option}{at} cannot be earliest (-2) for batch queries")
+    if value == LATEST and not allow_latest:
+        raise ConfigurationError(f"{option}{at} cannot be latest (-1) for batch queries")
+
+
+def _timestamp_value(raw: str, option: str) -> int:
+    try:
+        value = int(raw.strip())
+    except ValueError:
+        raise ConfigurationError(
+            f"{option} expects a single long value (milliseconds since the epoch), "
+            f"got {raw.strip()!r}") from None
+    if value < 0:
+        # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
+        raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}")
+    return value
+
+
+def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> Limit:
+    """One end ("starting" or "ending") of the range, by Spark's precedence: global timestamp,
+    then per-partition timestamps, then offsets. The options that lose are not parsed."""
+    timestamp, by_timestamp, offsets = LIMIT_OPTIONS[end]
+    present = [o.name for o in LIMIT_OPTIONS[end] if o.key in opts]
+    if len(present) > 1:
+        log.warning("%s given together: %s is used, the others are ignored (Spark's "
+                    "precedence)", " and ".join(present), present[0])
+    if timestamp.key in opts:
+        return TimestampSpec(_timestamp_value(opts[timestamp.key], timestamp.name),
+                             option=timestamp.name, latest_on_no_match=latest_on_no_match)
+    if by_timestamp.key in opts:
+        raw = opts[by_timestamp.key].strip()
+        specific = _json_map(raw, by_timestamp.name, '{"topic":{"0":1700000000000}}')
+        for (topic, p), ts in specific.items():
+            if ts < 0:
+                raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
+                                         f"must be >= 0 (ms), got {ts}")
+        return TimestampSpec(None, specific, option=by_timestamp.name,
+                             latest_on_no_match=latest_on_no_match)
+    return parse_offsets(text_value(opts, offsets), offsets.name,
+                         allow_earliest=end == "starting", allow_latest=end == "ending")
+
+
+def check_limits(starting: Limit, ending: Limit) -> None:
+    """Spark's checkOffsetLimitValidity: two per-partition maps of the same kind must name the
+    same partitions, and a start given as a number cannot be after its end."""
+    if isinstance(starting, OffsetSpec) and isinstance(ending, OffsetSpec):
+        s, e, unit = starting.specific, ending.specific, "offset"
+        if starting.default is not None or ending.default is not None:
+            return
+    elif isinstance(starting, TimestampSpec) and isinstance(ending, TimestampSpec):
+        s, e, unit = starting.specific, ending.specific, "timestamp"
+        if starting.timestamp is not None or ending.timestamp is not None:
+            return  # Spark compares per-partition maps only (a later start reads nothing)
+    else:
+        return
+    if set(s) != set(e):
+        raise ConfigurationError(
+            f"{starting.option} and {ending.option} name different partitions: "
+            f"only in {starting.option}: {_tp_list(set(s) - set(e)) or 'none'}; "
+            f"only in {ending.option}: {_tp_list(set(e) - set(s)) or 'none'}"
+        )
+    for (t, p), start in sorted(s.items()):
+        end = e[(t, p)]
+        if start >= 0 and end >= 0 and start > end:
+            raise ConfigurationError(
+                f"the starting {unit} {start} of {t}-{p} is after its ending {unit} {end}; "
+                f"check {starting.option} and {ending.option}"
+            )
