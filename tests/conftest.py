@@ -97,3 +97,115 @@ def spark():
     session.dataSource.register(KafkaWireDataSource)
     yield session
     session.stop()
+
+
+# ------------------------------------------------------------------- secured brokers (issue 13)
+# Tansu behind stunnel (TLS) and/or the SASL front of tests/support/sasl_front.py; each secured
+# port has its own Tansu advertising that port. Users and passwords: tests/support/security_env.py.
+
+
+def _need_stunnel() -> None:
+    from tests.support.tls_front import STUNNEL_PACKAGE, stunnel_binary
+
+    if stunnel_binary() is None:
+        pytest.skip(f"TLS tests need stunnel: apt-get install {STUNNEL_PACKAGE}")
+
+
+@pytest.fixture(scope="session")
+def pki():
+    """TestPki: CA, server/wrong-host/expired/client certificates as PEM, PKCS12, JKS (0600)."""
+    from tests.support.certs import make_pki, remove_pki
+
+    made = make_pki()
+    yield made
+    remove_pki(made)
+
+
+@pytest.fixture(scope="session")
+def tls_broker(pki):
+    """TlsBroker: SSL with the localhost/127.0.0.1 certificate, no client certificate needed."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def mtls_broker(pki):
+    """TlsBroker: SSL requiring a client certificate signed by the session CA (pki.client)."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki, mutual=True) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def wrong_host_tls_broker(pki):
+    """TlsBroker whose certificate names only wrong-host.invalid: hostname checks must fail."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki, server=pki.wrong_host) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def expired_tls_broker(pki):
+    """TlsBroker presenting an expired certificate for localhost/127.0.0.1."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki, server=pki.expired) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def token_endpoint():
+    """TokenEndpoint: OAuth client credentials (OAUTH_CLIENT_ID/SECRET) -> RS256 JWTs, at .url."""
+    from tests.support.security_env import start_token_endpoint
+
+    endpoint = start_token_endpoint()
+    yield endpoint
+    endpoint.stop()
+
+
+@pytest.fixture(scope="session")
+def sasl_broker(token_endpoint):
+    """SaslBroker (SASL_PLAINTEXT): PLAIN, SCRAM-SHA-256/512, OAUTHBEARER (signed or unsecured)."""
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    with start_sasl_broker(credentials(token_endpoint)) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def sasl_ssl_broker(pki, token_endpoint):
+    """SaslBroker (SASL_SSL): the same mechanisms behind stunnel with pki.server's certificate."""
+    _need_stunnel()
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    with start_sasl_broker(credentials(token_endpoint), pki=pki) as broker:
+        yield broker
+
+
+@pytest.fixture
+def sasl_broker_factory(token_endpoint):
+    """Factory: a SaslBroker with other front options (session_lifetime_ms, mechanisms,
+    advertise_authenticate, credentials=...), stopped after the test."""
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    started = []
+
+    def make(pki=None, creds=None, **options):
+        broker = start_sasl_broker(creds or credentials(token_endpoint), pki=pki, **options)
+        started.append(broker)
+        return broker
+
+    yield make
+    for broker in started:
+        broker.stop()

@@ -55,8 +55,15 @@ class HiddenTansu:
         return self
 
     def stop(self) -> None:
+        """Stop Tansu; its log is kept only if it exited on its own (a crash to look at)."""
         proc, self.process = self.process, None
+        crashed = proc is not None and proc.poll() is not None
         stop_process(proc)
+        if proc is not None and not crashed:
+            try:
+                os.remove(self.log_path)
+            except FileNotFoundError:
+                pass
 
     def __enter__(self) -> HiddenTansu:
         return self.start()
