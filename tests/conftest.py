@@ -209,3 +209,66 @@ def sasl_broker_factory(token_endpoint):
     yield make
     for broker in started:
         broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kdc():
+    """Kdc: a real MIT KDC (realm KAFKAWIRE.TEST, service kafka/localhost, client alice with
+    a keytab). Points this process's Kerberos at it (KRB5_CONFIG, KRB5CCNAME with alice's TGT,
+    KRB5_CLIENT_KTNAME) for the session. Skips, naming the packages, where MIT Kerberos or the
+    gssapi package is missing."""
+    from tests.support.kdc import KRB5_PACKAGES, missing_tools, start_kdc
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"GSSAPI tests need MIT Kerberos ({', '.join(missing)} missing): "
+                    f"apt-get install {KRB5_PACKAGES}")
+    try:
+        import gssapi  # noqa: F401
+    except ImportError:
+        pytest.skip("GSSAPI tests need the gssapi package: apt-get install libkrb5-dev, then "
+                    "pip install -e '.[kerberos]'")
+    server = start_kdc()
+    saved = {k: os.environ.get(k) for k in server.environment()}
+    os.environ.update(server.environment())
+    try:
+        yield server
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
+
+
+def _gssapi_factory(kdc):
+    import functools
+
+    from tests.support.sasl_gssapi import GssapiServer
+
+    return functools.partial(GssapiServer, kdc.service_keytab)
+
+
+@pytest.fixture(scope="session")
+def gssapi_broker(kdc, token_endpoint):
+    """SaslBroker (SASL_PLAINTEXT) with GSSAPI (service kafka/localhost) besides the others."""
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import SASL_MECHANISMS, credentials
+
+    with start_sasl_broker(credentials(token_endpoint), mechanisms=(*SASL_MECHANISMS, "GSSAPI"),
+                           gssapi_factory=_gssapi_factory(kdc)) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def gssapi_ssl_broker(kdc, pki, token_endpoint):
+    """SaslBroker (SASL_SSL) with GSSAPI behind stunnel."""
+    _need_stunnel()
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import SASL_MECHANISMS, credentials
+
+    with start_sasl_broker(credentials(token_endpoint), pki=pki,
+                           mechanisms=(*SASL_MECHANISMS, "GSSAPI"),
+                           gssapi_factory=_gssapi_factory(kdc)) as broker:
+        yield broker

@@ -461,3 +461,65 @@ def test_wire_expired_session_is_closed_and_reauthentication_extends_it(sasl_bro
         assert broker.stats.expired_closes == 1
     finally:
         raw.close()
+
+
+# ----------------------------------------------------------------- GSSAPI, proved by kafka-python
+# librdkafka's wheel is built without GSSAPI (no Cyrus SASL), so kafka-python, the project's
+# other oracle, logs in with Kerberos (its own GSSAPI code over the gssapi package).
+
+
+@pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
+def test_gssapi_with_kafka_python(gssapi_broker, gssapi_ssl_broker, kdc, pki, tls):
+    import kafka
+    from kafka.admin import KafkaAdminClient
+    from kafka.admin import NewTopic as KpNewTopic
+
+    broker = gssapi_ssl_broker if tls else gssapi_broker
+    conf: dict = {"bootstrap_servers": broker.bootstrap_servers,
+                  "security_protocol": "SASL_SSL" if tls else "SASL_PLAINTEXT",
+                  "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
+                  "sasl_kerberos_domain_name": "localhost", "request_timeout_ms": 10_000}
+    if tls:
+        conf.update({"ssl_cafile": pki.ca_pem, "ssl_check_hostname": True})
+    before = len(broker.stats.authentications)
+    topic = f"gss-{uuid.uuid4().hex[:12]}"
+    admin = KafkaAdminClient(**conf)
+    try:
+        admin.create_topics([KpNewTopic(topic, 1, 1)])
+    finally:
+        admin.close()
+    producer = kafka.KafkaProducer(**conf)
+    try:
+        for key, value in RECORDS:
+            producer.send(topic, value=value, key=key).get(TIMEOUT_S)
+    finally:
+        producer.close(timeout=5)
+    tp = kafka.TopicPartition(topic, 0)
+    consumer = kafka.KafkaConsumer(**conf, enable_auto_commit=False, consumer_timeout_ms=5000)
+    try:
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        got = []
+        for message in consumer:  # stops after consumer_timeout_ms without a record
+            got.append((message.key, message.value))
+            if len(got) == len(RECORDS):
+                break
+    finally:
+        consumer.close()
+    assert got == RECORDS
+    new = broker.stats.authentications[before:]
+    assert new and {(e.mechanism, e.principal) for e in new} == {("GSSAPI", kdc.client_principal)}
+
+
+def test_wire_gssapi_garbage_token_is_error_58(gssapi_broker):
+    raw = _Raw(gssapi_broker.port)
+    try:
+        assert struct.unpack_from(">h", raw.request(17, 1, _str("GSSAPI")))[0] == 0
+        token = b"\x60\x03not-a-kerberos-token"
+        body = raw.request(36, 1, struct.pack(">i", len(token)) + token)
+        error, message_len = struct.unpack_from(">hh", body)
+        assert error == 58
+        assert "GSSAPI" in body[4:4 + message_len].decode()
+        assert raw.closed()
+    finally:
+        raw.close()
