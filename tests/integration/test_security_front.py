@@ -227,6 +227,7 @@ def test_sasl_user_mechanisms(sasl_broker, sasl_ssl_broker, pki, tls, mechanism)
     new = broker.stats.authentications[before:]
     assert new and {(e.mechanism, e.principal, e.handshake_version) for e in new} == {
         (mechanism, "bob", 1)}
+    assert not broker.stats.errors
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
@@ -237,6 +238,7 @@ def test_oauthbearer_oidc(sasl_broker, sasl_ssl_broker, pki, token_endpoint, tls
                _sasl("OAUTHBEARER", pki if tls else None, **_oidc(token_endpoint)))
     assert token_endpoint.issued[issued:], "librdkafka got no token from the endpoint"
     assert {e.principal for e in broker.stats.authentications[before:]} == {OAUTH_CLIENT_ID}
+    assert not broker.stats.errors
 
 
 def test_oauthbearer_unsecured(sasl_broker):
@@ -254,6 +256,7 @@ def test_handshake_v0_raw_tokens(sasl_broker_factory, mechanism):
     _roundtrip(broker.bootstrap_servers, _sasl(mechanism))
     assert {(e.handshake_version, e.authenticate_version)
             for e in broker.stats.authentications} == {(0, None)}
+    assert not broker.stats.errors
 
 
 @pytest.mark.parametrize("mechanism", ["PLAIN", *SCRAM])
@@ -305,6 +308,7 @@ def test_librdkafka_reauthenticates_before_session_lifetime(sasl_broker_factory,
     assert len(broker.stats.reauthentications) >= 2
     assert broker.stats.expired_closes == 0
     assert {e.principal for e in broker.stats.reauthentications} == {"alice"}
+    assert not broker.stats.errors
 
 
 # ------------------------------------------------------- the wire, seen by a raw-socket client
@@ -509,6 +513,7 @@ def test_gssapi_with_kafka_python(gssapi_broker, gssapi_ssl_broker, kdc, pki, tl
     assert got == RECORDS
     new = broker.stats.authentications[before:]
     assert new and {(e.mechanism, e.principal) for e in new} == {("GSSAPI", kdc.client_principal)}
+    assert not broker.stats.errors
 
 
 def test_wire_gssapi_garbage_token_is_error_58(gssapi_broker):

@@ -187,6 +187,7 @@ class FrontStats:
     expired_closes: int = 0  # connections closed because their session lifetime had passed
     unauthenticated_closes: int = 0  # connections closed for a request before authenticating
     connections: int = 0
+    errors: list[str] = field(default_factory=list)  # requests the front could not parse
 
     @property
     def reauthentications(self) -> list[AuthEvent]:
@@ -282,6 +283,8 @@ class SaslFront:
             await _Connection(self, reader, writer).run()
         except (asyncio.CancelledError, ConnectionError, asyncio.IncompleteReadError):
             pass
+        except Exception as e:  # a malformed request: close it, keep it for the test to see
+            self.stats.errors.append(f"{type(e).__name__}: {e}")
         finally:
             self._connections.discard(task)
             writer.close()

@@ -25,11 +25,8 @@ class GssapiServer:
         self.principal: str | None = None
         self.credential_expiry: float | None = None
         self.extensions: dict[str, str] = {}
-        try:
-            creds = gssapi.Credentials(usage="accept", store={"keytab": keytab})
-        except gssapi.exceptions.GSSError as e:
-            raise AuthenticationFailed(f"GSSAPI acceptor unavailable: {e}") from None
-        self._ctx = gssapi.SecurityContext(creds=creds, usage="accept")
+        self._keytab = keytab
+        self._ctx: gssapi.SecurityContext | None = None
         self._state = "context"
 
     def step(self, token: bytes) -> bytes:
@@ -40,6 +37,9 @@ class GssapiServer:
                 f"Authentication failed during GSSAPI authentication: {e.gen_message()}") from None
 
     def _step(self, token: bytes) -> bytes:
+        if self._ctx is None:  # acquired here so that a broken keytab is an error 58 message
+            creds = gssapi.Credentials(usage="accept", store={"keytab": self._keytab})
+            self._ctx = gssapi.SecurityContext(creds=creds, usage="accept")
         if self._state == "context":
             out = self._ctx.step(token) or b""
             if not self._ctx.complete:
