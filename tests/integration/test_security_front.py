@@ -535,3 +535,23 @@ def test_tansu_bogus_scram_success_is_refused_by_librdkafka(tansu_bogus_scram_br
     errors = _failure(tansu_bogus_scram_broker.bootstrap_servers,
                       _sasl("SCRAM-SHA-256", user="nobody", password="x"))
     assert "unknown-user" in errors
+
+
+def test_wire_oauthbearer_lifetime_capped_by_token_expiry(sasl_broker_factory):
+    """Kafka's rule: the session lasts no longer than the token (KIP-368 with OAUTHBEARER)."""
+    from tests.support.sasl_mechanisms import unsecured_token
+
+    broker = sasl_broker_factory(session_lifetime_ms=60_000)
+    raw = _Raw(broker.port)
+    try:
+        assert struct.unpack_from(">h", raw.request(17, 1, _str("OAUTHBEARER")))[0] == 0
+        token = f"n,,\x01auth=Bearer {unsecured_token('dave', lifetime_s=3)}\x01\x01".encode()
+        body = raw.request(36, 1, struct.pack(">i", len(token)) + token)
+        error, message_len = struct.unpack_from(">hh", body)
+        pos = 4 + max(message_len, 0)
+        (token_len,) = struct.unpack_from(">i", body, pos)
+        (lifetime,) = struct.unpack_from(">q", body, pos + 4 + token_len)
+        assert error == 0 and 0 < lifetime <= 3000
+        assert broker.stats.principals() == ["dave"]
+    finally:
+        raw.close()
