@@ -202,6 +202,8 @@ def sasl_broker_factory(token_endpoint):
     started = []
 
     def make(pki=None, creds=None, **options):
+        if pki is not None:
+            _need_stunnel()
         broker = start_sasl_broker(creds or credentials(token_endpoint), pki=pki, **options)
         started.append(broker)
         return broker

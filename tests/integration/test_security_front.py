@@ -220,8 +220,8 @@ def test_keystores_open(pki):
 
 @pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
 @pytest.mark.parametrize("mechanism", ["PLAIN", *SCRAM])
-def test_sasl_user_mechanisms(sasl_broker, sasl_ssl_broker, pki, tls, mechanism):
-    broker = sasl_ssl_broker if tls else sasl_broker
+def test_sasl_user_mechanisms(request, pki, tls, mechanism):
+    broker = request.getfixturevalue("sasl_ssl_broker" if tls else "sasl_broker")
     before = len(broker.stats.authentications)
     _roundtrip(broker.bootstrap_servers, _sasl(mechanism, pki if tls else None, user="bob"))
     new = broker.stats.authentications[before:]
@@ -231,8 +231,8 @@ def test_sasl_user_mechanisms(sasl_broker, sasl_ssl_broker, pki, tls, mechanism)
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
-def test_oauthbearer_oidc(sasl_broker, sasl_ssl_broker, pki, token_endpoint, tls):
-    broker = sasl_ssl_broker if tls else sasl_broker
+def test_oauthbearer_oidc(request, pki, token_endpoint, tls):
+    broker = request.getfixturevalue("sasl_ssl_broker" if tls else "sasl_broker")
     before, issued = len(broker.stats.authentications), len(token_endpoint.issued)
     _roundtrip(broker.bootstrap_servers,
                _sasl("OAUTHBEARER", pki if tls else None, **_oidc(token_endpoint)))
@@ -473,12 +473,13 @@ def test_wire_expired_session_is_closed_and_reauthentication_extends_it(sasl_bro
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
-def test_gssapi_with_kafka_python(gssapi_broker, gssapi_ssl_broker, kdc, pki, tls):
+def test_gssapi_with_kafka_python(request, kdc, pki, tls):
     import kafka
     from kafka.admin import KafkaAdminClient
     from kafka.admin import NewTopic as KpNewTopic
 
-    broker = gssapi_ssl_broker if tls else gssapi_broker
+    # fetched by name so that without stunnel only the SASL_SSL case skips
+    broker = request.getfixturevalue("gssapi_ssl_broker" if tls else "gssapi_broker")
     conf: dict = {"bootstrap_servers": broker.bootstrap_servers,
                   "security_protocol": "SASL_SSL" if tls else "SASL_PLAINTEXT",
                   "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
