@@ -167,3 +167,19 @@ def test_store_types_are_detected(pki) -> None:
         with pytest.raises(ConfigurationError, match="keytool -importkeystore"):
             _ssl(**{"kafka.ssl.truststore.location": pki.ca_jks,
                     "kafka.ssl.truststore.type": "PKCS12"})
+
+
+def test_parsed_source_and_sink_options_hide_secrets(pki) -> None:
+    """What partitions and writers carry (SourceOptions, SinkOptions) prints no secret."""
+    opts = {**BASE, "kafka.security.protocol": "SSL",
+            "kafka.ssl.truststore.location": pki.ca_p12,
+            "kafka.ssl.truststore.password": pki.store_password,
+            "kafka.ssl.keystore.certificate.chain": Path(pki.client.cert_pem).read_text(),
+            "kafka.ssl.keystore.key": Path(pki.client.key_pem_encrypted).read_text(),
+            "kafka.ssl.key.password": pki.key_password}
+    for parsed in (parse_source_options({**opts, "subscribe": "t"}),
+                   parse_sink_options({**opts, "topic": "t"})):
+        text = repr(parsed) + str(parsed)
+        assert "key=<hidden>" in text
+        assert pki.store_password not in text and pki.key_password not in text
+        assert "PRIVATE KEY" not in text
