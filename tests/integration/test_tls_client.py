@@ -25,6 +25,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, TlsHandshakeError
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
 
@@ -289,3 +290,27 @@ def test_no_secret_in_reprs_pickles_or_errors(mtls_broker, pki) -> None:
                 _config(mtls_broker, **options)
         assert "hunter2" not in str(info.value)
         assert "password" in str(info.value)
+
+
+def test_acks_zero_over_tls(tls_broker, pki) -> None:
+    """acks=0: Tansu answers anyway, and the connection drains those answers without blocking
+    (on a TLS socket a non-blocking read with nothing to read is SSLWantReadError)."""
+    client = KafkaClient(_config(tls_broker, **_pem_trust(pki)))
+    try:
+        topic = f"tls-a0-{uuid.uuid4().hex[:10]}"
+        create_topics(client, [(topic, 1)])
+        settings = ProduceSettings(acks=0, enable_idempotence=False, batch_size=1024)
+        values = pa.array([b"v%d" % i for i in range(500)], pa.binary())
+        Producer(client, settings).send(encode_partitioned(
+            topic, None, values, np.zeros(500, np.int32), settings, 1_700_000_000_000))
+        deadline = time.monotonic() + 20
+        rows: list[tuple] = []
+        while len(rows) < 500 and time.monotonic() < deadline:
+            rows = _ours(client, topic, 0, 500) if _end(client, topic) >= 500 else []
+        assert [v for _, v in rows] == values.to_pylist()
+    finally:
+        client.close()
+
+
+def _end(client: KafkaClient, topic: str) -> int:
+    return resolve_offsets(client, {(topic, 0): LATEST})[(topic, 0)]
