@@ -32,6 +32,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   └── InvalidRequestError
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
     │   └── RequestTimeoutError               no answer within kafka.request.timeout.ms
+    ├── TlsHandshakeError                     TLS handshake failed (certificate, hostname)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
     └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
 """
@@ -45,6 +46,7 @@ from spark_kafka_wire.client.errors import (
     DataLossError,
     NoBrokersAvailableError,
     RequestTimeoutError,
+    TlsHandshakeError,
     ZooKeeperError,
 )
 from spark_kafka_wire.protocol.compression import DecompressionBombError, UnsupportedCodecError
@@ -96,6 +98,7 @@ __all__ = [
     "RequestTimeoutError",
     "RequestTimedOutError",
     "RetriableError",
+    "TlsHandshakeError",
     "TopicAlreadyExistsError",
     "UnknownTopicOrPartitionError",
     "UnsupportedCodecError",

@@ -23,6 +23,16 @@ from enum import Enum, Flag, auto
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
+from spark_kafka_wire.client.tls import (
+    PROTOCOL_VERSIONS,
+    TlsConfig,
+    context_for,
+    load_keystore,
+    load_private_key,
+    load_truststore,
+    store_type,
+    version_name,
+)
 from spark_kafka_wire.protocol.versions import versions_for_release
 
 
@@ -137,9 +147,62 @@ OPTIONS: tuple[Option, ...] = (
            doc="librdkafka's setting; the broker release whose API versions are used when "
            "`kafka.api.version.request` is false, e.g. `0.8.2` or `0.9.0`"),
     Option("kafka.security.protocol", EVERYWHERE, default="PLAINTEXT",
-           doc="only `PLAINTEXT` in this release (TLS and SASL come later): any other "
-           "protocol, and any `kafka.ssl.*` or `kafka.sasl.*` setting, is refused rather than "
-           "connecting without the security asked for"),
+           doc="`PLAINTEXT` or `SSL` (TLS on every connection: metadata, fetch, produce, "
+           "admin, group coordinator). `SASL_PLAINTEXT` and `SASL_SSL`, and every "
+           "`kafka.sasl.*` setting, are refused (SASL comes in a later release), and so is any "
+           "`kafka.ssl.*` setting without `SSL`, rather than connecting without the security "
+           "asked for"),
+    # ------------------------------------------------------------ TLS (security.protocol=SSL)
+    Option("kafka.ssl.truststore.location", EVERYWHERE,
+           doc="the CAs that sign the brokers' certificates: a PKCS12 or PEM file (JKS is "
+           "refused: convert it with `keytool -importkeystore -deststoretype PKCS12`). Read "
+           "once where the query is defined and shipped with the plan: the path need not "
+           "exist on executors. Without any truststore the system's default CAs are trusted "
+           "(what managed services need)"),
+    Option("kafka.ssl.truststore.type", EVERYWHERE, default_doc="from the file",
+           doc="`PKCS12` or `PEM` (`JKS` is refused with the keytool command that converts "
+           "it); unset, the type is recognized from the file's bytes"),
+    Option("kafka.ssl.truststore.password", EVERYWHERE,
+           doc="the PKCS12 truststore's password; never shown in errors, logs or plans"),
+    Option("kafka.ssl.truststore.certificates", EVERYWHERE,
+           doc="the trusted CAs as inline PEM text (KIP-651), instead of a truststore file"),
+    Option("kafka.ssl.ca.location", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name: a PEM file of trusted CAs (as "
+           "`kafka.ssl.truststore.location` with type PEM)"),
+    Option("kafka.ssl.keystore.location", EVERYWHERE,
+           doc="the client certificate and key for mutual TLS: a PKCS12 file, or PEM with the "
+           "key and the certificate chain (JKS is refused, see the truststore). Read where "
+           "the query is defined, like the truststore"),
+    Option("kafka.ssl.keystore.type", EVERYWHERE, default_doc="from the file",
+           doc="`PKCS12` or `PEM`; unset, recognized from the file's bytes"),
+    Option("kafka.ssl.keystore.password", EVERYWHERE,
+           doc="the PKCS12 keystore's password (its key's too); never shown"),
+    Option("kafka.ssl.key.password", EVERYWHERE,
+           doc="the password of an encrypted PEM private key (keystore, "
+           "`kafka.ssl.keystore.key` or `kafka.ssl.key.location`); never shown"),
+    Option("kafka.ssl.keystore.certificate.chain", EVERYWHERE,
+           doc="the client certificate chain as inline PEM text (KIP-651), with "
+           "`kafka.ssl.keystore.key`"),
+    Option("kafka.ssl.keystore.key", EVERYWHERE,
+           doc="the client private key as inline PEM text (KIP-651; encrypted with "
+           "`kafka.ssl.key.password` or not); never shown"),
+    Option("kafka.ssl.certificate.location", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name: a PEM file with the client certificate (chain), with "
+           "`kafka.ssl.key.location`"),
+    Option("kafka.ssl.key.location", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name: a PEM file with the client private key"),
+    Option("kafka.ssl.endpoint.identification.algorithm", EVERYWHERE, default="https",
+           doc="`https` checks that the broker's certificate names the host connected to; an "
+           "empty value (or librdkafka's `none`) turns the check off"),
+    Option("kafka.ssl.enabled.protocols", EVERYWHERE,
+           default_doc="Python's (TLSv1.2, TLSv1.3)",
+           doc="comma-separated, from `TLSv1`, `TLSv1.1`, `TLSv1.2`, `TLSv1.3`; the lowest and "
+           "the highest bound the versions offered"),
+    Option("kafka.ssl.protocol", EVERYWHERE, default_doc="TLS",
+           doc="`TLS`, or a version (`TLSv1.2`, `TLSv1.3`) that caps the versions offered"),
+    Option("kafka.ssl.cipher.suites", EVERYWHERE, default_doc="Python's",
+           doc="comma-separated OpenSSL cipher names (as librdkafka's `ssl.cipher.suites`) for "
+           "TLS 1.2 and lower; TLS 1.3 suites are OpenSSL's defaults"),
     # ------------------------------------------------------------------------------- reads
     Option("subscribe", SOURCE,
            doc="comma-separated topics, each of which must exist; internal topics "
@@ -442,17 +505,25 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
             "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092')"
         )
-    protocol = text_value(opts, "kafka.security.protocol").upper()
-    if protocol != "PLAINTEXT":
+    protocol = text_value(opts, "kafka.security.protocol").strip().upper()
+    if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
         raise ConfigurationError(
-            f"kafka.security.protocol={protocol} is not supported yet; kafkawire speaks "
-            "PLAINTEXT only in this release"
+            f"kafka.security.protocol={protocol} is not supported yet: SASL comes in a later "
+            "release; kafkawire speaks PLAINTEXT and SSL"
         )
+    if protocol not in ("PLAINTEXT", "SSL"):
+        raise ConfigurationError(
+            f"kafka.security.protocol must be PLAINTEXT or SSL, got {protocol!r}")
     for key in opts:
-        if key.startswith(("kafka.sasl.", "kafka.ssl.")):
+        if key.startswith("kafka.sasl."):
             raise ConfigurationError(
-                f"'{key}' is not supported yet (TLS and SASL come in a later release); "
+                f"'{key}' is not supported yet (SASL comes in a later release); "
                 "refusing to connect without the security you asked for"
+            )
+        if key.startswith("kafka.ssl.") and protocol != "SSL":
+            raise ConfigurationError(
+                f"'{key}' is set but kafka.security.protocol is {protocol}: set "
+                "kafka.security.protocol=SSL to connect with TLS"
             )
     accepted = _accepted_kafka_keys(use)
     unknown = sorted(k for k in opts if k.startswith("kafka.") and k not in accepted)
@@ -477,4 +548,120 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         metadata_max_age_ms=int_value(opts, "kafka.metadata.max.age.ms"),
         api_version_request=bool_value(opts, "kafka.api.version.request"),
         broker_version_fallback=fallback,
+        security_protocol=protocol,
+        tls=tls_config(opts) if protocol == "SSL" else None,
     )
+
+
+# ------------------------------------------------------------------------------------ TLS
+
+
+def _read_file(opts: Mapping[str, str], opt: Option) -> bytes | None:
+    """The bytes of the file an option names, read here (on the driver) so that executors
+    need no such path."""
+    path = given(opts, opt)
+    if path is None or not path.strip():
+        return None
+    try:
+        with open(path.strip(), "rb") as f:
+            return f.read()
+    except OSError as exc:
+        raise ConfigurationError(f"{opt.name}: cannot read {path!r}: "
+                                 f"{exc.strerror or exc}") from None
+
+
+def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
+    value = given(opts, opt)
+    return value.encode() if value is not None and value.strip() else None
+
+
+def _one_of(found: dict[Option, bytes | None], what: str) -> None:
+    named = [o.name for o, v in found.items() if v is not None]
+    if len(named) > 1:
+        raise ConfigurationError(f"{what}: give only one of {', '.join(named)}")
+
+
+def tls_config(opts: Mapping[str, str]) -> TlsConfig:
+    """The TLS settings of ``security.protocol=SSL``, with every store read into bytes.
+
+    The Java client's names and KIP-651's inline PEM values, and librdkafka's file names as
+    aliases (https://kafka.apache.org/documentation/#producerconfigs_ssl.truststore.location,
+    https://github.com/confluentinc/librdkafka/blob/master/CONFIGURATION.md). A context is
+    built once here so an unusable setting fails on the driver, not in every task.
+    """
+    # -- trusted CAs
+    truststore, ca_location = option("kafka.ssl.truststore.location"), \
+        option("kafka.ssl.ca.location")
+    inline_cas = option("kafka.ssl.truststore.certificates")
+    cas = {o: (_inline(opts, o) if o is inline_cas else _read_file(opts, o))
+           for o in (truststore, ca_location, inline_cas)}
+    _one_of(cas, "trusted CAs")
+    cadata: str | None = None
+    if cas[truststore] is not None:
+        data = cas[truststore]
+        assert data is not None
+        kind = store_type(data, given(opts, "kafka.ssl.truststore.type"), "kafka.ssl.truststore")
+        cadata = load_truststore(data, kind, given(opts, "kafka.ssl.truststore.password"),
+                                 truststore.name)
+    for o in (ca_location, inline_cas):
+        found = cas[o]
+        if found is not None:
+            cadata = load_truststore(found, "PEM", None, o.name)
+    # -- client certificate (mutual TLS)
+    key_password = given(opts, "kafka.ssl.key.password")
+    keystore = option("kafka.ssl.keystore.location")
+    pairs = ((option("kafka.ssl.keystore.certificate.chain"), option("kafka.ssl.keystore.key")),
+             (option("kafka.ssl.certificate.location"), option("kafka.ssl.key.location")))
+    sources = {keystore: _read_file(opts, keystore)}
+    keys: dict[Option, bytes | None] = {}
+    for chain_opt, key_opt in pairs:
+        is_file = chain_opt.name.endswith(".location")
+        sources[chain_opt] = _read_file(opts, chain_opt) if is_file else _inline(opts, chain_opt)
+        keys[key_opt] = _read_file(opts, key_opt) if is_file else _inline(opts, key_opt)
+        if (sources[chain_opt] is None) != (keys[key_opt] is None):
+            missing, present = (key_opt, chain_opt) if keys[key_opt] is None else \
+                (chain_opt, key_opt)
+            raise ConfigurationError(f"{missing.name} is needed with {present.name}")
+    _one_of(sources, "client certificate")
+    chain: bytes | None = None
+    key: bytes | None = None
+    store = sources[keystore]
+    if store is not None:
+        kind = store_type(store, given(opts, "kafka.ssl.keystore.type"), "kafka.ssl.keystore")
+        chain, key = load_keystore(store, kind, given(opts, "kafka.ssl.keystore.password"),
+                                   key_password, keystore.name)
+    for chain_opt, key_opt in pairs:
+        chain_bytes, key_bytes = sources[chain_opt], keys[key_opt]
+        if chain_bytes is not None and key_bytes is not None:
+            chain = load_truststore(chain_bytes, "PEM", None, chain_opt.name).encode()
+            key = load_private_key(key_bytes, key_password, key_opt.name)
+    # -- verification and versions
+    algorithm = text_value(opts, "kafka.ssl.endpoint.identification.algorithm").strip().lower()
+    if algorithm not in ("https", "", "none"):
+        raise ConfigurationError(
+            "kafka.ssl.endpoint.identification.algorithm must be https or empty (no hostname "
+            f"check), got {algorithm!r}")
+    low = high = None
+    enabled_opt = option("kafka.ssl.enabled.protocols")
+    enabled = given(opts, enabled_opt)
+    if enabled is not None and enabled.strip():
+        names = [version_name(v, enabled_opt.name) for v in enabled.split(",") if v.strip()]
+        ranked = sorted(names, key=list(PROTOCOL_VERSIONS).index)
+        low, high = ranked[0], ranked[-1]
+    cap_opt = option("kafka.ssl.protocol")
+    cap = given(opts, cap_opt)
+    if cap is not None and cap.strip() and cap.strip().upper() != "TLS":
+        capped = version_name(cap, cap_opt.name)
+        order = list(PROTOCOL_VERSIONS)
+        if high is None or order.index(capped) < order.index(high):
+            high = capped
+        if low is not None and order.index(low) > order.index(high):
+            raise ConfigurationError(f"{cap_opt.name} is lower than every version in "
+                                     f"{enabled_opt.name}")
+    suites = given(opts, "kafka.ssl.cipher.suites")
+    ciphers = ":".join(c.strip() for c in suites.split(",") if c.strip()) if suites else None
+    tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key,
+                    check_hostname=algorithm == "https", min_version=low, max_version=high,
+                    ciphers=ciphers or None)
+    context_for(tls)
+    return tls

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.tls import TlsConfig
 
 DEFAULT_PORT = 9092
 
@@ -57,6 +58,10 @@ class ClientConfig:
     # ApiVersions and use the versions of the named broker release (for 0.8/0.9 brokers).
     api_version_request: bool = True
     broker_version_fallback: str = "0.10.0"
+    # PLAINTEXT or SSL; with SSL every connection is wrapped with ``tls`` (never None then).
+    # TlsConfig's repr hides the key, so this dataclass's repr is safe to print.
+    security_protocol: str = "PLAINTEXT"
+    tls: TlsConfig | None = None
 
     @classmethod
     def from_servers(cls, servers: str, **kwargs: object) -> ClientConfig:

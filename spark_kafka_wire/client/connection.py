@@ -14,6 +14,7 @@ flight they are drained without blocking, so they never pile up in the socket bu
 from __future__ import annotations
 
 import socket
+import ssl
 import struct
 import time
 from collections import deque
@@ -21,7 +22,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import BrokerConnectionError, RequestTimeoutError
+from spark_kafka_wire.client.errors import (
+    BrokerConnectionError,
+    RequestTimeoutError,
+    TlsHandshakeError,
+)
+from spark_kafka_wire.client.tls import context_for, explain_verify_failure, peer_certificate
 from spark_kafka_wire.protocol import framing
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ProtocolError
@@ -112,7 +118,55 @@ class BrokerConnection:
         except OSError as exc:
             raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.config.tls is not None:
+            sock = self._wrap(sock, timeout)
         self._sock = sock
+
+    def _wrap(self, sock: socket.socket, timeout: float) -> socket.socket:
+        """TLS around the connected socket (the handshake runs here, within the connect
+        timeout); a failed verification is a TlsHandshakeError that says why."""
+        assert self.config.tls is not None
+        ctx = context_for(self.config.tls)
+        try:
+            return ctx.wrap_socket(sock, server_hostname=self.host)
+        except ssl.SSLCertVerificationError as exc:
+            sock.close()
+            cert = peer_certificate(self.host, self.port, timeout)
+            raise TlsHandshakeError(self.name, explain_verify_failure(exc, self.host, cert),
+                                    self.config.security_protocol) from None
+        except ssl.SSLError as exc:
+            sock.close()
+            raise self._tls_error(exc) from None
+        except TimeoutError:
+            sock.close()
+            raise BrokerConnectionError(
+                self.name, f"TLS handshake timed out after {self.config.connect_timeout_ms} ms"
+            ) from None
+        except OSError as exc:
+            sock.close()
+            raise BrokerConnectionError(
+                self.name, f"connection lost during the TLS handshake: {exc.strerror or exc}. "
+                "If this persists, check that the broker's listener speaks SSL") from None
+
+    def _tls_error(self, exc: ssl.SSLError) -> TlsHandshakeError | BrokerConnectionError:
+        """A TLS alert or protocol failure, with what to check. With TLS 1.3 a broker that
+        refuses our client certificate says so only after the handshake, on the first read.
+        A connection that merely ends (EOF, close_notify) stays a retriable connection error."""
+        reason = exc.reason or str(exc)
+        if isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError)):
+            self.close()
+            return BrokerConnectionError(self.name, f"TLS connection closed: {reason}")
+        if "CERTIFICATE" in reason.upper() or "UNKNOWN_CA" in reason.upper():
+            advice = ("the broker refused the client certificate or requires one (mutual TLS): "
+                      "check kafka.ssl.keystore.* (or kafka.ssl.certificate.location and "
+                      "kafka.ssl.key.location) and that the broker trusts its CA")
+        elif "WRONG_VERSION_NUMBER" in reason.upper() or "RECORD_LAYER" in reason.upper():
+            advice = "the broker did not answer in TLS: check that this listener speaks SSL"
+        else:
+            advice = ("check kafka.ssl.enabled.protocols, kafka.ssl.protocol and "
+                      "kafka.ssl.cipher.suites against the broker's TLS settings")
+        self.close()
+        return TlsHandshakeError(self.name, f"{reason}: {advice}", self.config.security_protocol)
 
     def close(self) -> None:
         sock, self._sock = self._sock, None
@@ -171,6 +225,8 @@ class BrokerConnection:
         except TimeoutError:
             self.close()
             raise RequestTimeoutError(self.name, f"sending {spec.name}", self.config.request_timeout_ms) from None
+        except ssl.SSLError as exc:
+            raise self._tls_error(exc) from None
         except OSError as exc:
             self.close()
             raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
@@ -204,7 +260,7 @@ class BrokerConnection:
             while True:
                 try:
                     chunk = sock.recv(65536)
-                except (BlockingIOError, InterruptedError):
+                except (BlockingIOError, InterruptedError, ssl.SSLWantReadError):
                     break
                 if not chunk:
                     self.close()
@@ -214,6 +270,8 @@ class BrokerConnection:
                         "response (Kafka does so when a Produce with acks=0 fails)",
                     )
                 self._rbuf += chunk
+        except ssl.SSLError as exc:
+            raise self._tls_error(exc) from None
         except OSError as exc:
             self.close()
             raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None
@@ -327,6 +385,8 @@ class BrokerConnection:
             except TimeoutError:
                 self.close()
                 raise RequestTimeoutError(self.name, what, self.config.request_timeout_ms) from None
+            except ssl.SSLError as exc:
+                raise self._tls_error(exc) from None
             except OSError as exc:
                 self.close()
                 raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None

@@ -47,6 +47,24 @@ class RequestTimeoutError(BrokerConnectionError):
         )
 
 
+class TlsHandshakeError(KafkaWireError):
+    """A TLS handshake with a broker failed: its certificate is not trusted, is not valid for
+    the broker's name or has expired, or the broker refused our client certificate.
+
+    Not retriable and not a BrokerConnectionError: another attempt meets the same certificate,
+    so the query fails at once with what to check instead of retrying until a timeout.
+    """
+
+    retriable = False
+
+    def __init__(self, broker: str, reason: str, security_protocol: str = "SSL") -> None:
+        self.broker = broker
+        self.reason = reason
+        self.security_protocol = security_protocol
+        super().__init__(f"TLS handshake with broker {broker} failed "
+                         f"(kafka.security.protocol={security_protocol}): {reason}")
+
+
 class NoBrokersAvailableError(KafkaWireError):
     """None of the bootstrap servers answered.
 

@@ -1,0 +1,304 @@
+"""TLS for ``security.protocol=SSL``: key material loaded on the driver, contexts built where
+connections are made, handshake failures explained.
+
+Kafka's SSL listener is plain TLS around the same framing (Kafka documentation, "Encryption and
+Authentication using SSL", https://kafka.apache.org/documentation/#security_ssl), so the only
+work is the context: which CAs to trust, which client certificate to present, whether the
+broker's name is checked. The Java client's settings name stores (JKS, PKCS12, PEM; KIP-651
+added PEM: https://cwiki.apache.org/confluence/x/HIcyCQ) that may exist only on the machine
+that defines a Spark query, so every store is read once, on the driver, into a
+:class:`TlsConfig` of plain bytes that travels with the plan; executors never open those paths.
+
+Python's ``ssl`` takes CAs as bytes (``cadata``) but a client key only from a file
+(``load_cert_chain``). The key is written, encrypted with a one-time password, to a private
+directory (``mkdtemp``: mode 0700; the file 0600) and removed as soon as it is loaded.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import secrets
+import shutil
+import socket
+import ssl
+import tempfile
+from dataclasses import dataclass, field
+
+from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.serialization import pkcs12
+
+from spark_kafka_wire.client.errors import ConfigurationError
+
+STORE_TYPES = ("JKS", "PKCS12", "PEM")
+# Java's names (ssl.enabled.protocols, ssl.protocol) -> Python's.
+PROTOCOL_VERSIONS = {
+    "TLSv1": ssl.TLSVersion.TLSv1,
+    "TLSv1.1": ssl.TLSVersion.TLSv1_1,
+    "TLSv1.2": ssl.TLSVersion.TLSv1_2,
+    "TLSv1.3": ssl.TLSVersion.TLSv1_3,
+}
+_JKS_MAGIC = b"\xfe\xed\xfe\xed"
+JKS_ADVICE = (
+    "JKS stores are not read by kafkawire (no maintained pure-Python JKS reader exists: pyjks "
+    "has had no release since 2020). Convert it once with the JDK's keytool: keytool "
+    "-importkeystore -srckeystore store.jks -destkeystore store.p12 -deststoretype PKCS12, then "
+    "set the .type option to PKCS12 (or export PEM files)"
+)
+
+
+@dataclass(frozen=True)
+class TlsConfig:
+    """What a TLS connection needs, as bytes: picklable, hashable, with no path in it.
+
+    ``key`` (an unencrypted PKCS#8 DER private key) is a secret: the repr never shows it, so
+    plans, partitions and ``df.explain()`` cannot leak it.
+    """
+
+    cadata: str | None = None  # PEM CA certificates; None trusts the system's default CAs
+    cert_chain: bytes | None = None  # PEM: the client certificate, then its chain
+    key: bytes | None = field(default=None, repr=False)
+    check_hostname: bool = True
+    min_version: str | None = None  # a key of PROTOCOL_VERSIONS
+    max_version: str | None = None
+    ciphers: str | None = None  # OpenSSL cipher list, as librdkafka's ssl.cipher.suites
+
+    def __repr__(self) -> str:
+        cas = "system default CAs" if self.cadata is None else \
+            f"{self.cadata.count('BEGIN CERTIFICATE')} CA certificate(s)"
+        client = "client certificate" if self.cert_chain else "no client certificate"
+        key = ", key=<hidden>" if self.key else ""
+        return (f"TlsConfig({cas}, {client}{key}, check_hostname={self.check_hostname}, "
+                f"versions={self.min_version or 'default'}..{self.max_version or 'default'}, "
+                f"ciphers={self.ciphers or 'default'})")
+
+
+# ------------------------------------------------------------------ loading (on the driver)
+
+
+def detect_store_type(data: bytes) -> str:
+    """JKS by its magic number, PEM by its armour, PKCS12 otherwise (a DER sequence)."""
+    if data.startswith(_JKS_MAGIC):
+        return "JKS"
+    if b"-----BEGIN " in data[:4096]:
+        return "PEM"
+    return "PKCS12"
+
+
+def store_type(data: bytes, declared: str | None, what: str) -> str:
+    """The declared type (checked against the bytes for JKS) or the detected one."""
+    kind = detect_store_type(data) if not declared else declared.strip().upper()
+    if kind not in STORE_TYPES:
+        raise ConfigurationError(f"{what}.type must be one of {', '.join(STORE_TYPES)}, "
+                                 f"got {declared!r}")
+    if kind == "JKS" or data.startswith(_JKS_MAGIC):
+        raise ConfigurationError(f"{what}: {JKS_ADVICE}")
+    return kind
+
+
+def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
+    try:
+        certs = x509.load_pem_x509_certificates(data)
+    except ValueError:
+        raise ConfigurationError(f"{what} holds no readable PEM certificate") from None
+    return certs
+
+
+def _to_pem(certs: list[x509.Certificate]) -> bytes:
+    return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
+
+
+def load_truststore(data: bytes, kind: str, password: str | None, what: str) -> str:
+    """The trusted CA certificates of a PEM or PKCS12 truststore, as PEM text (``cadata``)."""
+    if kind == "PEM":
+        return _to_pem(_pem_certs(data, what)).decode("ascii")
+    try:
+        p12 = pkcs12.load_pkcs12(data, password.encode() if password else None)
+    except ValueError:
+        raise ConfigurationError(
+            f"{what}: cannot read the PKCS12 truststore (wrong password, or not PKCS12)"
+        ) from None
+    certs = [c.certificate for c in p12.additional_certs]
+    if p12.cert is not None:
+        certs.insert(0, p12.cert.certificate)
+    if not certs:
+        raise ConfigurationError(f"{what}: the PKCS12 truststore holds no certificate")
+    return _to_pem(certs).decode("ascii")
+
+
+def load_private_key(data: bytes, password: str | None, what: str) -> bytes:
+    """A PEM private key (PKCS#8 or traditional, encrypted with ``password`` or not), as
+    unencrypted PKCS#8 DER."""
+    try:
+        key = serialization.load_pem_private_key(data, password.encode() if password else None)
+    except TypeError:
+        raise ConfigurationError(
+            f"{what}: the private key is encrypted: set kafka.ssl.key.password"
+            if not password else f"{what}: the private key is not encrypted, but "
+            "kafka.ssl.key.password is set") from None
+    except ValueError:
+        raise ConfigurationError(
+            f"{what}: cannot read the private key (wrong kafka.ssl.key.password, or not a PEM "
+            "private key)") from None
+    return key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption())
+
+
+def load_keystore(data: bytes, kind: str, store_password: str | None,
+                  key_password: str | None, what: str) -> tuple[bytes, bytes]:
+    """(PEM certificate chain, PKCS#8 DER key) from a PKCS12 or PEM keystore.
+
+    A PEM keystore (KIP-651) is one file with the key and the certificate chain; PKCS12 keys
+    are protected by the store password (Java's PKCS12 stores use one password for both).
+    """
+    if kind == "PEM":
+        if b"PRIVATE KEY-----" not in data:
+            raise ConfigurationError(f"{what}: the PEM keystore holds no private key")
+        return _to_pem(_pem_certs(data, what)), load_private_key(data, key_password, what)
+    try:
+        p12 = pkcs12.load_pkcs12(data, store_password.encode() if store_password else None)
+    except ValueError:
+        raise ConfigurationError(
+            f"{what}: cannot read the PKCS12 keystore (wrong kafka.ssl.keystore.password, or "
+            "not PKCS12)") from None
+    if p12.key is None or p12.cert is None:
+        raise ConfigurationError(f"{what}: the PKCS12 keystore holds no private key entry")
+    chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
+    key = p12.key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    return _to_pem(chain), key
+
+
+def version_name(value: str, what: str) -> str:
+    """A Java protocol name (``TLSv1.2``), checked."""
+    for name in PROTOCOL_VERSIONS:
+        if name.lower() == value.strip().lower():
+            return name
+    raise ConfigurationError(f"{what}: unknown TLS protocol {value!r}; use one of "
+                             + ", ".join(PROTOCOL_VERSIONS))
+
+
+# ------------------------------------------------------------- contexts (where we connect)
+
+
+@functools.lru_cache(maxsize=16)
+def context_for(tls: TlsConfig) -> ssl.SSLContext:
+    """The client context of ``tls``, built once per process and shared by its connections.
+
+    ConfigurationError if the settings cannot work (an unknown cipher, a key that does not
+    match its certificate); the driver builds one while parsing options so that happens there.
+    """
+    ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH)
+    if tls.cadata is not None:
+        ctx.load_verify_locations(cadata=tls.cadata)
+    else:
+        ctx.load_default_certs(ssl.Purpose.SERVER_AUTH)
+    ctx.check_hostname = tls.check_hostname
+    ctx.verify_mode = ssl.CERT_REQUIRED
+    try:
+        if tls.min_version:
+            ctx.minimum_version = PROTOCOL_VERSIONS[tls.min_version]
+        if tls.max_version:
+            ctx.maximum_version = PROTOCOL_VERSIONS[tls.max_version]
+        if tls.ciphers:
+            ctx.set_ciphers(tls.ciphers)
+    except (ssl.SSLError, ValueError) as exc:
+        raise ConfigurationError(f"kafka.ssl.*: {exc}") from None
+    if tls.cert_chain is not None and tls.key is not None:
+        _load_client_certificate(ctx, tls.cert_chain, tls.key)
+    return ctx
+
+
+def _load_client_certificate(ctx: ssl.SSLContext, chain: bytes, key_der: bytes) -> None:
+    """``load_cert_chain`` needs files: a private directory, the key encrypted with a one-time
+    password, both removed before returning."""
+    one_time = secrets.token_urlsafe(24).encode()
+    key = serialization.load_der_private_key(key_der, None)
+    encrypted = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                  serialization.BestAvailableEncryption(one_time))
+    directory = tempfile.mkdtemp(prefix="kafkawire-tls-")  # mode 0700
+    try:
+        paths = []
+        for name, data in (("chain.pem", chain), ("key.pem", encrypted)):
+            path = os.path.join(directory, name)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            paths.append(path)
+        try:
+            ctx.load_cert_chain(paths[0], paths[1], password=one_time)
+        except ssl.SSLError:
+            raise ConfigurationError(
+                "the client private key does not match the client certificate "
+                "(kafka.ssl.keystore.* / kafka.ssl.certificate.location)") from None
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+# ---------------------------------------------------------------- explaining failures
+
+
+@dataclass(frozen=True)
+class PeerCertificate:
+    subject: str
+    issuer: str
+    names: tuple[str, ...]  # subjectAltName DNS names and IP addresses
+    not_after: str
+
+
+def peer_certificate(host: str, port: int, timeout: float) -> PeerCertificate | None:
+    """The broker's certificate, fetched without verifying it, to say why it was refused.
+
+    Python's ``SSLCertVerificationError`` has OpenSSL's reason but not the certificate, so a
+    second, unverified handshake reads it; nothing is sent over that connection.
+    """
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    try:
+        with socket.create_connection((host, port), timeout=timeout) as raw, \
+                ctx.wrap_socket(raw, server_hostname=host) as sock:
+            der = sock.getpeercert(binary_form=True)
+    except OSError:
+        return None
+    if not der:
+        return None
+    cert = x509.load_der_x509_certificate(der)
+    names: list[str] = []
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+        names += san.get_values_for_type(x509.DNSName)
+        names += [str(ip) for ip in san.get_values_for_type(x509.IPAddress)]
+    except x509.ExtensionNotFound:
+        pass
+    return PeerCertificate(cert.subject.rfc4514_string(), cert.issuer.rfc4514_string(),
+                           tuple(names), cert.not_valid_after_utc.isoformat())
+
+
+# OpenSSL's X509_V_ERR_* codes (include/openssl/x509_vfy.h) that SSLCertVerificationError carries.
+_EXPIRED, _NOT_YET_VALID = 10, 9
+_HOSTNAME_MISMATCH, _IP_MISMATCH = 62, 64
+
+
+def explain_verify_failure(exc: ssl.SSLCertVerificationError, host: str,
+                           cert: PeerCertificate | None) -> str:
+    """What went wrong and what to check, from OpenSSL's verify result and the certificate."""
+    code = exc.verify_code
+    about = (f" The broker's certificate: subject {cert.subject!r}, issuer {cert.issuer!r}"
+             if cert else "")
+    if code in (_HOSTNAME_MISMATCH, _IP_MISMATCH):
+        names = ", ".join(cert.names) if cert and cert.names else "none readable"
+        return (f"hostname mismatch: the broker's certificate is not valid for {host!r} (names "
+                f"in the certificate: {names}).{about}. Connect with a name the certificate "
+                "holds (brokers are reached by their advertised listeners), or, only if you "
+                "accept the risk, turn the check off with "
+                "kafka.ssl.endpoint.identification.algorithm=''")
+    if code in (_EXPIRED, _NOT_YET_VALID):
+        when = f" (valid until {cert.not_after})" if cert and code == _EXPIRED else ""
+        state = "has expired" if code == _EXPIRED else "is not valid yet"
+        return (f"the broker's certificate {state}{when}.{about}. Renew the broker's "
+                "certificate, or check this machine's clock")
+    return (f"untrusted certificate: {exc.verify_message}.{about}. Check that the truststore "
+            "(kafka.ssl.truststore.* or kafka.ssl.ca.location) holds the CA that issued it; "
+            "without a truststore the system's default CAs are used")
