@@ -154,32 +154,32 @@ OPTIONS: tuple[Option, ...] = (
            "asked for"),
     # ------------------------------------------------------------ TLS (security.protocol=SSL)
     Option("kafka.ssl.truststore.location", EVERYWHERE,
-           doc="the CAs that sign the brokers' certificates: a PKCS12 or PEM file (JKS is "
-           "refused: convert it with `keytool -importkeystore -deststoretype PKCS12`). Read "
+           doc="the CAs that sign the brokers' certificates: a JKS, PKCS12 or PEM file (JKS is "
+           "converted by the JDK's `keytool` where the query is defined). Read "
            "once where the query is defined and shipped with the plan: the path need not "
            "exist on executors. Without any truststore the system's default CAs are trusted "
            "(what managed services need)"),
     Option("kafka.ssl.truststore.type", EVERYWHERE, default_doc="from the file",
-           doc="`PKCS12` or `PEM` (`JKS` is refused with the keytool command that converts "
-           "it); unset, the type is recognized from the file's bytes"),
+           doc="`JKS`, `PKCS12` or `PEM`; unset, the type is recognized from the file's bytes"),
     Option("kafka.ssl.truststore.password", EVERYWHERE,
-           doc="the PKCS12 truststore's password; never shown in errors, logs or plans"),
+           doc="the JKS or PKCS12 truststore's password; never shown in errors, logs or plans"),
     Option("kafka.ssl.truststore.certificates", EVERYWHERE,
            doc="the trusted CAs as inline PEM text (KIP-651), instead of a truststore file"),
     Option("kafka.ssl.ca.location", EVERYWHERE, kafkawire_only=True,
            doc="librdkafka's name: a PEM file of trusted CAs (as "
            "`kafka.ssl.truststore.location` with type PEM)"),
     Option("kafka.ssl.keystore.location", EVERYWHERE,
-           doc="the client certificate and key for mutual TLS: a PKCS12 file, or PEM with the "
-           "key and the certificate chain (JKS is refused, see the truststore). Read where "
-           "the query is defined, like the truststore"),
+           doc="the client certificate and key for mutual TLS: a JKS or PKCS12 file, or PEM with "
+           "the key and the certificate chain. Read where the query is defined, like the "
+           "truststore"),
     Option("kafka.ssl.keystore.type", EVERYWHERE, default_doc="from the file",
-           doc="`PKCS12` or `PEM`; unset, recognized from the file's bytes"),
+           doc="`JKS`, `PKCS12` or `PEM`; unset, recognized from the file's bytes"),
     Option("kafka.ssl.keystore.password", EVERYWHERE,
-           doc="the PKCS12 keystore's password (its key's too); never shown"),
+           doc="the JKS or PKCS12 keystore's password (a PKCS12 key's too); never shown"),
     Option("kafka.ssl.key.password", EVERYWHERE,
            doc="the password of an encrypted PEM private key (keystore, "
-           "`kafka.ssl.keystore.key` or `kafka.ssl.key.location`); never shown"),
+           "`kafka.ssl.keystore.key` or `kafka.ssl.key.location`) or of a JKS key entry; "
+           "never shown"),
     Option("kafka.ssl.keystore.certificate.chain", EVERYWHERE,
            doc="the client certificate chain as inline PEM text (KIP-651), with "
            "`kafka.ssl.keystore.key`"),

@@ -9,6 +9,10 @@ added PEM: https://cwiki.apache.org/confluence/x/HIcyCQ) that may exist only on 
 that defines a Spark query, so every store is read once, on the driver, into a
 :class:`TlsConfig` of plain bytes that travels with the plan; executors never open those paths.
 
+JKS, the Java client's default store type, has no maintained Python reader; it is converted to
+PKCS12 on the driver by the JDK's ``keytool`` (every Spark driver has a JDK), with the
+passwords passed through the environment (``-storepass:env``), never on a command line.
+
 Python's ``ssl`` takes CAs as bytes (``cadata``) but a client key only from a file
 (``load_cert_chain``). The key is written, encrypted with a one-time password, to a private
 directory (``mkdtemp``: mode 0700; the file 0600) and removed as soon as it is loaded.
@@ -22,6 +26,7 @@ import secrets
 import shutil
 import socket
 import ssl
+import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
@@ -41,11 +46,12 @@ PROTOCOL_VERSIONS = {
 }
 _JKS_MAGIC = b"\xfe\xed\xfe\xed"
 JKS_ADVICE = (
-    "JKS stores are not read by kafkawire (no maintained pure-Python JKS reader exists: pyjks "
-    "has had no release since 2020). Convert it once with the JDK's keytool: keytool "
+    "JKS stores are converted with the JDK's keytool, which was not found (set JAVA_HOME, or put "
+    "keytool on the PATH where the query is defined). Or convert it once yourself: keytool "
     "-importkeystore -srckeystore store.jks -destkeystore store.p12 -deststoretype PKCS12, then "
     "set the .type option to PKCS12 (or export PEM files)"
 )
+_KEYTOOL_TIMEOUT_S = 120
 
 
 @dataclass(frozen=True)
@@ -92,9 +98,93 @@ def store_type(data: bytes, declared: str | None, what: str) -> str:
     if kind not in STORE_TYPES:
         raise ConfigurationError(f"{what}.type must be one of {', '.join(STORE_TYPES)}, "
                                  f"got {declared!r}")
-    if kind == "JKS" or data.startswith(_JKS_MAGIC):
-        raise ConfigurationError(f"{what}: {JKS_ADVICE}")
+    if data.startswith(_JKS_MAGIC) and kind != "JKS":
+        raise ConfigurationError(f"{what} is a JKS store, but {what}.type says {kind}")
+    if kind == "JKS" and not data.startswith(_JKS_MAGIC):
+        raise ConfigurationError(f"{what}.type says JKS, but the file is not a JKS store")
     return kind
+
+
+def _keytool() -> str | None:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home:
+        candidate = os.path.join(java_home, "bin", "keytool")
+        if os.access(candidate, os.X_OK):
+            return candidate
+    return shutil.which("keytool")
+
+
+def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | None,
+                  what: str) -> tuple[bytes, str]:
+    """A JKS store converted by the JDK's keytool into PKCS12: (its bytes, the one-time
+    password protecting them). The JKS file and the result live only in a private directory
+    (0700, files 0600) removed before returning; passwords reach keytool through its
+    environment, so they never show in a process list."""
+    keytool = _keytool()
+    if keytool is None:
+        raise ConfigurationError(f"{what}: {JKS_ADVICE}")
+    one_time = secrets.token_urlsafe(24)
+    env = {**os.environ, "KAFKAWIRE_DEST_PASS": one_time,
+           "KAFKAWIRE_SRC_PASS": store_password or ""}
+    args = [keytool, "-importkeystore", "-noprompt", "-srcstoretype", "JKS",
+            "-deststoretype", "PKCS12", "-deststorepass:env", "KAFKAWIRE_DEST_PASS"]
+    if store_password:
+        args += ["-srcstorepass:env", "KAFKAWIRE_SRC_PASS"]
+    directory = tempfile.mkdtemp(prefix="kafkawire-jks-")  # mode 0700
+    secrets_shown = (store_password, key_password, one_time)
+
+    def run(command: list[str]) -> str:
+        try:
+            done = subprocess.run(command, env=env, capture_output=True, text=True,
+                                  stdin=subprocess.DEVNULL, timeout=_KEYTOOL_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise ConfigurationError(
+                f"{what}: keytool did not read the JKS store within {_KEYTOOL_TIMEOUT_S} s"
+            ) from None
+        if done.returncode != 0:
+            said = " ".join((done.stdout + done.stderr).split())
+            for secret in secrets_shown:
+                if secret:
+                    said = said.replace(secret, "<hidden>")
+            raise ConfigurationError(
+                f"{what}: cannot read the JKS store (keytool said: {said[-300:] or 'nothing'}); "
+                "check the store password (and kafka.ssl.key.password for a key entry)")
+        return done.stdout
+
+    try:
+        source, target = os.path.join(directory, "in.jks"), os.path.join(directory, "out.p12")
+        fd = os.open(source, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        if key_password and key_password != store_password:
+            # a key entry with its own password: keytool converts it only when named
+            listing = run([keytool, "-list", "-v", "-storetype", "JKS", "-keystore", source]
+                          + (["-storepass:env", "KAFKAWIRE_SRC_PASS"] if store_password else []))
+            aliases = _private_key_aliases(listing)
+            if len(aliases) != 1:
+                raise ConfigurationError(
+                    f"{what}: the JKS store holds {len(aliases)} private key entries; "
+                    "kafkawire needs exactly one")
+            env["KAFKAWIRE_KEY_PASS"] = key_password
+            args += ["-srcalias", aliases[0], "-srckeypass:env", "KAFKAWIRE_KEY_PASS",
+                     "-destkeypass:env", "KAFKAWIRE_DEST_PASS"]
+        run([*args, "-srckeystore", source, "-destkeystore", target])
+        with open(target, "rb") as f:
+            return f.read(), one_time
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def _private_key_aliases(listing: str) -> list[str]:
+    """The aliases of the PrivateKeyEntry entries in ``keytool -list -v`` output."""
+    aliases: list[str] = []
+    alias = None
+    for line in listing.splitlines():
+        if line.startswith("Alias name:"):
+            alias = line.split(":", 1)[1].strip()
+        elif line.startswith("Entry type:") and "PrivateKeyEntry" in line and alias:
+            aliases.append(alias)
+    return aliases
 
 
 def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
@@ -110,9 +200,12 @@ def _to_pem(certs: list[x509.Certificate]) -> bytes:
 
 
 def load_truststore(data: bytes, kind: str, password: str | None, what: str) -> str:
-    """The trusted CA certificates of a PEM or PKCS12 truststore, as PEM text (``cadata``)."""
+    """The trusted CA certificates of a PEM, PKCS12 or JKS truststore, as PEM text
+    (``cadata``)."""
     if kind == "PEM":
         return _to_pem(_pem_certs(data, what)).decode("ascii")
+    if kind == "JKS":
+        data, password = jks_to_pkcs12(data, password, None, what)
     try:
         p12 = pkcs12.load_pkcs12(data, password.encode() if password else None)
     except ValueError:
@@ -147,11 +240,15 @@ def load_private_key(data: bytes, password: str | None, what: str) -> bytes:
 
 def load_keystore(data: bytes, kind: str, store_password: str | None,
                   key_password: str | None, what: str) -> tuple[bytes, bytes]:
-    """(PEM certificate chain, PKCS#8 DER key) from a PKCS12 or PEM keystore.
+    """(PEM certificate chain, PKCS#8 DER key) from a PKCS12, JKS or PEM keystore.
 
     A PEM keystore (KIP-651) is one file with the key and the certificate chain; PKCS12 keys
-    are protected by the store password (Java's PKCS12 stores use one password for both).
+    are protected by the store password (Java's PKCS12 stores use one password for both); a
+    JKS key entry may have its own password (``kafka.ssl.key.password``).
     """
+    if kind == "JKS":
+        data, store_password = jks_to_pkcs12(data, store_password, key_password, what)
+        kind = "PKCS12"
     if kind == "PEM":
         if b"PRIVATE KEY-----" not in data:
             raise ConfigurationError(f"{what}: the PEM keystore holds no private key")

@@ -10,6 +10,8 @@ with a TlsHandshakeError that says what to check, and no secret shows in any mes
 from __future__ import annotations
 
 import pickle
+import shutil
+import subprocess
 import time
 import uuid
 from pathlib import Path
@@ -169,17 +171,64 @@ def _pem_store(pki) -> str:
     return str(path)
 
 
-def test_jks_is_refused_with_the_keytool_command(pki) -> None:
+def _jks(pki) -> None:
     if pki.ca_jks is None:
-        pytest.skip("no keytool: no JKS files")
-    for options in ({"kafka.ssl.truststore.location": pki.ca_jks},
-                    {"kafka.ssl.truststore.location": pki.ca_pem,
-                     "kafka.ssl.keystore.location": pki.client.jks, "kafka.ssl.keystore.type": "JKS",
-                     "kafka.ssl.keystore.password": pki.store_password}):
-        with pytest.raises(ConfigurationError, match="keytool -importkeystore") as info:
-            client_config(lower_keys({"kafka.bootstrap.servers": "h:1",
-                                      "kafka.security.protocol": "SSL", **options}), SINK)
-        assert pki.store_password not in str(info.value)
+        pytest.skip("JKS test files need the JDK's keytool, which Spark's Java provides")
+
+
+def test_jks_truststore_and_keystore_roundtrip(mtls_broker, pki) -> None:
+    """JKS stores, the Java client's default, converted by keytool on the driver."""
+    _jks(pki)
+    config = _config(mtls_broker, **{
+        "kafka.ssl.truststore.location": pki.ca_jks,
+        "kafka.ssl.truststore.password": pki.store_password,
+        "kafka.ssl.keystore.location": pki.client.jks, "kafka.ssl.keystore.type": "JKS",
+        "kafka.ssl.keystore.password": pki.store_password,
+        "kafka.ssl.key.password": pki.store_password})
+    assert config.tls is not None and config.tls.cadata == _config(
+        mtls_broker, **_pem_trust(pki)).tls.cadata
+    _roundtrip(mtls_broker, pki, config)
+
+
+def test_jks_key_entry_with_its_own_password(mtls_broker, pki, tmp_path) -> None:
+    """A JKS key entry whose password differs from the store's (kafka.ssl.key.password)."""
+    _jks(pki)
+    store = tmp_path / "own-key-password.jks"
+    shutil.copy(pki.client.jks, store)
+    subprocess.run(["keytool", "-keypasswd", "-alias", "client", "-keystore", str(store),
+                    "-storepass", pki.store_password, "-keypass", pki.store_password,
+                    "-new", pki.key_password], check=True, capture_output=True, timeout=120)
+    options = {**_pem_trust(pki), "kafka.ssl.keystore.location": str(store),
+               "kafka.ssl.keystore.password": pki.store_password}
+    with pytest.raises(ConfigurationError, match="cannot read the JKS store"):
+        _config(mtls_broker, **options)  # the key's own password is needed
+    _roundtrip(mtls_broker, pki, _config(mtls_broker, **options,
+                                         **{"kafka.ssl.key.password": pki.key_password}))
+
+
+def test_jks_wrong_password_names_the_store_not_the_password(pki) -> None:
+    _jks(pki)
+    wrong = "not-the-" + pki.store_password
+    with pytest.raises(ConfigurationError, match="cannot read the JKS store") as info:
+        client_config(lower_keys({"kafka.bootstrap.servers": "h:1",
+                                  "kafka.security.protocol": "SSL",
+                                  "kafka.ssl.truststore.location": pki.ca_pem,
+                                  "kafka.ssl.keystore.location": pki.client.jks,
+                                  "kafka.ssl.keystore.password": wrong}), SINK)
+    assert "kafka.ssl.keystore" in str(info.value)
+    assert wrong not in str(info.value) and pki.store_password not in str(info.value)
+
+
+def test_jks_without_keytool_says_how_to_convert(pki, monkeypatch) -> None:
+    _jks(pki)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(ConfigurationError, match="keytool -importkeystore") as info:
+        client_config(lower_keys({"kafka.bootstrap.servers": "h:1",
+                                  "kafka.security.protocol": "SSL",
+                                  "kafka.ssl.truststore.location": pki.ca_jks,
+                                  "kafka.ssl.truststore.password": pki.store_password}), SINK)
+    assert pki.store_password not in str(info.value)
 
 
 # -------------------------------------------------------------------------------- failures

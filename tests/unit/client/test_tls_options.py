@@ -164,9 +164,11 @@ def test_store_types_are_detected(pki) -> None:
     assert detect_store_type(Path(pki.client.p12).read_bytes()) == "PKCS12"
     if pki.ca_jks:
         assert detect_store_type(Path(pki.ca_jks).read_bytes()) == "JKS"
-        with pytest.raises(ConfigurationError, match="keytool -importkeystore"):
+        with pytest.raises(ConfigurationError, match="is a JKS store, but .* says PKCS12"):
             _ssl(**{"kafka.ssl.truststore.location": pki.ca_jks,
                     "kafka.ssl.truststore.type": "PKCS12"})
+    with pytest.raises(ConfigurationError, match="says JKS, but the file is not a JKS store"):
+        _ssl(**{"kafka.ssl.truststore.location": pki.ca_pem, "kafka.ssl.truststore.type": "JKS"})
 
 
 def test_parsed_source_and_sink_options_hide_secrets(pki) -> None:
