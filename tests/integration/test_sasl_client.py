@@ -11,6 +11,7 @@ SaslHandshake v0 with raw tokens, and KIP-368 re-authentication on a long-lived 
 
 from __future__ import annotations
 
+import logging
 import pickle
 import time
 import uuid
@@ -157,7 +158,10 @@ def test_handshake_v0_raw_tokens(sasl_broker_factory, mechanism: str) -> None:
     assert {e.handshake_version for e in broker.stats.authentications} == {0}
 
 
-def _refused(config: ClientConfig) -> SaslAuthenticationError:
+def _refused(config: ClientConfig, caplog: pytest.LogCaptureFixture | None = None
+             ) -> SaslAuthenticationError:
+    if caplog is not None:
+        caplog.set_level(logging.DEBUG)
     start = time.monotonic()
     client = KafkaClient(config)
     try:
@@ -171,16 +175,19 @@ def _refused(config: ClientConfig) -> SaslAuthenticationError:
     text = str(err)
     assert err.broker in text and config.security_protocol in text and err.mechanism in text
     assert repr(err.user) in text
+    logged = caplog.text if caplog is not None else ""
     for secret in ("hunter2", *SASL_USERS.values()):
-        assert secret not in text and secret not in repr(config)
+        assert secret not in text and secret not in repr(config) and secret not in logged
     return err
 
 
 @pytest.mark.parametrize("mechanism", MECHANISMS)
 @pytest.mark.parametrize("user", ["alice", "mallory"])
-def test_wrong_password_or_unknown_user(sasl_broker, mechanism: str, user: str) -> None:
+def test_wrong_password_or_unknown_user(sasl_broker, mechanism: str, user: str,
+                                        caplog: pytest.LogCaptureFixture) -> None:
     logins = len(sasl_broker.stats.failures)
-    err = _refused(_config(sasl_broker, mechanism, user=user, password="hunter2-wrong"))
+    err = _refused(_config(sasl_broker, mechanism, user=user, password="hunter2-wrong"),
+                   caplog)
     assert err.error_code == 58 and "Check the user name and password" in str(err)
     assert len(sasl_broker.stats.failures) == logins + 1  # never retried
 

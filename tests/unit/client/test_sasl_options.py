@@ -12,6 +12,8 @@ from spark_kafka_wire.client.sasl.authenticate import choose_versions
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.source.options import parse_source_options
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -123,3 +125,18 @@ def test_sasl_plaintext_has_no_tls() -> None:
 ])
 def test_version_choice(versions: dict, expected: tuple) -> None:
     assert choose_versions(versions) == expected
+
+
+def test_parsed_source_and_sink_options_hide_secrets() -> None:
+    """What partitions and writers carry (SourceOptions, SinkOptions) prints no secret."""
+    escaped = SECRET.replace('"', '\\"')
+    for creds in ({"kafka.sasl.jaas.config": f'{SCRAM} required username="alice" '
+                                             f'password="{escaped}";'},
+                  {"kafka.sasl.username": "alice", "kafka.sasl.password": SECRET}):
+        opts = {"kafka.bootstrap.servers": "h:9093", "kafka.security.protocol": "SASL_SSL",
+                "kafka.sasl.mechanism": "SCRAM-SHA-512", **creds}
+        for parsed in (parse_source_options({**opts, "subscribe": "t"}),
+                       parse_sink_options({**opts, "topic": "t"})):
+            text = repr(parsed) + str(parsed) + repr(pickle.loads(pickle.dumps(parsed)))
+            assert "password=<hidden>" in text and "username='alice'" in text
+            assert "s3cr" not in text and "ScramLoginModule" not in text
