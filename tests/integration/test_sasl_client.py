@@ -231,3 +231,30 @@ def test_reauthentication_keeps_a_long_lived_connection_working(sasl_broker_fact
     assert len(broker.stats.reauthentications) >= 4
     assert broker.stats.expired_closes == 0
     assert {e.principal for e in broker.stats.authentications} == {"alice"}
+
+
+def test_reauthentication_while_fetching_ahead(sasl_broker_factory) -> None:
+    """The fetcher sends the next Fetch before decoding the previous answer; re-logins happen
+    between them, so a reader holding its connections for several lifetimes never sees its
+    session expire and reads exactly what was written."""
+    broker = sasl_broker_factory(session_lifetime_ms=1500)
+    client = KafkaClient(_config(broker, "PLAIN"))
+    try:
+        topic = f"reauth-{uuid.uuid4().hex[:10]}"
+        create_topics(client, [(topic, 1)])
+        keys = pa.array([k for k, _ in RECORDS], pa.binary())
+        values = pa.array([v for _, v in RECORDS], pa.binary())
+        settings = ProduceSettings()
+        Producer(client, settings).send(encode_partitioned(
+            topic, keys, values, np.zeros(len(RECORDS), np.int32), settings, 1_700_000_000_000))
+        deadline = time.monotonic() + 6
+        reads = 0
+        while time.monotonic() < deadline:
+            assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
+            reads += 1
+            time.sleep(0.1)
+    finally:
+        client.close()
+    assert reads > 10
+    assert len(broker.stats.reauthentications) >= 3
+    assert broker.stats.expired_closes == 0
