@@ -97,6 +97,9 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
         raise ConfigurationError(
             f"{_WHAT}: {module.rsplit('.', 1)[1]} does not fit kafka.sasl.mechanism="
             f"{mechanism} (it serves {', '.join(MODULES[module])})")
+    if options.get("tokenauth", "").strip().lower() == "true":
+        raise ConfigurationError(
+            f"{_WHAT}: tokenauth=true (delegation tokens, KIP-48) is not supported yet")
     missing = [k for k in ("username", "password") if k not in options]
     if missing:
         raise ConfigurationError(f"{_WHAT}: {' and '.join(missing)} missing")

@@ -58,6 +58,9 @@ def test_jaas_module_must_fit_the_mechanism() -> None:
         jaas_credentials(f'{SCRAM} required username="a" password="b";', "PLAIN")
     with pytest.raises(ConfigurationError, match="not supported yet"):
         jaas_credentials("com.sun.security.auth.module.Krb5LoginModule required;", "PLAIN")
+    with pytest.raises(ConfigurationError, match="delegation tokens.*not supported yet"):
+        jaas_credentials(f'{SCRAM} required username="a" password="b" tokenauth="true";',
+                         "SCRAM-SHA-256")
     with pytest.raises(ConfigurationError, match="password missing"):
         jaas_credentials(f'{PLAIN} required username="a";', "PLAIN")
 
