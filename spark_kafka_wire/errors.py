@@ -33,6 +33,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
     │   └── RequestTimeoutError               no answer within kafka.request.timeout.ms
     ├── TlsHandshakeError                     TLS handshake failed (certificate, hostname)
+    ├── SaslAuthenticationError               SASL login refused (password, user, mechanism)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
     └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
 """
@@ -46,6 +47,7 @@ from spark_kafka_wire.client.errors import (
     DataLossError,
     NoBrokersAvailableError,
     RequestTimeoutError,
+    SaslAuthenticationError,
     TlsHandshakeError,
     ZooKeeperError,
 )
@@ -98,6 +100,7 @@ __all__ = [
     "RequestTimeoutError",
     "RequestTimedOutError",
     "RetriableError",
+    "SaslAuthenticationError",
     "TlsHandshakeError",
     "TopicAlreadyExistsError",
     "UnknownTopicOrPartitionError",

@@ -23,6 +23,10 @@ from enum import Enum, Flag, auto
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
+from spark_kafka_wire.client.sasl.config import MECHANISMS as SASL_MECHANISMS
+from spark_kafka_wire.client.sasl.config import NOT_YET as SASL_NOT_YET
+from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.jaas import PLAIN_MODULE, SCRAM_MODULE, jaas_credentials
 from spark_kafka_wire.client.tls import (
     PROTOCOL_VERSIONS,
     TlsConfig,
@@ -34,6 +38,8 @@ from spark_kafka_wire.client.tls import (
     version_name,
 )
 from spark_kafka_wire.protocol.versions import versions_for_release
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 
 class Use(Flag):
@@ -147,11 +153,24 @@ OPTIONS: tuple[Option, ...] = (
            doc="librdkafka's setting; the broker release whose API versions are used when "
            "`kafka.api.version.request` is false, e.g. `0.8.2` or `0.9.0`"),
     Option("kafka.security.protocol", EVERYWHERE, default="PLAINTEXT",
-           doc="`PLAINTEXT` or `SSL` (TLS on every connection: metadata, fetch, produce, "
-           "admin, group coordinator). `SASL_PLAINTEXT` and `SASL_SSL`, and every "
-           "`kafka.sasl.*` setting, are refused (SASL comes in a later release), and so is any "
-           "`kafka.ssl.*` setting without `SSL`, rather than connecting without the security "
-           "asked for"),
+           doc="`PLAINTEXT`, `SSL` (TLS), `SASL_PLAINTEXT` (SASL login) or `SASL_SSL` (both), "
+           "on every connection: metadata, fetch, produce, admin, group coordinator. Any "
+           "`kafka.ssl.*` setting without `SSL`/`SASL_SSL`, or `kafka.sasl.*` setting without "
+           "`SASL_*`, is refused rather than connecting without the security asked for"),
+    # ----------------------------------------------------- SASL (SASL_PLAINTEXT / SASL_SSL)
+    Option("kafka.sasl.mechanism", EVERYWHERE, default="GSSAPI",
+           doc="`PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`. The default is Java's, `GSSAPI` "
+           "(Kerberos), which is not supported yet, so a SASL connection needs this set; "
+           "`OAUTHBEARER` is not supported yet either"),
+    Option("kafka.sasl.jaas.config", EVERYWHERE,
+           doc="the credentials, in Java's JAAS syntax: "
+           "`org.apache.kafka.common.security.plain.PlainLoginModule required "
+           "username=\"...\" password=\"...\";` (`scram.ScramLoginModule` for SCRAM); never "
+           "shown"),
+    Option("kafka.sasl.username", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name for the user, instead of `kafka.sasl.jaas.config`"),
+    Option("kafka.sasl.password", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name for the password, with `kafka.sasl.username`; never shown"),
     # ------------------------------------------------------------ TLS (security.protocol=SSL)
     Option("kafka.ssl.truststore.location", EVERYWHERE,
            doc="the CAs that sign the brokers' certificates: a JKS, PKCS12 or PEM file (JKS is "
@@ -506,24 +525,27 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092')"
         )
     protocol = text_value(opts, "kafka.security.protocol").strip().upper()
-    if protocol in ("SASL_PLAINTEXT", "SASL_SSL"):
-        raise ConfigurationError(
-            f"kafka.security.protocol={protocol} is not supported yet: SASL comes in a later "
-            "release; kafkawire speaks PLAINTEXT and SSL"
-        )
-    if protocol not in ("PLAINTEXT", "SSL"):
-        raise ConfigurationError(
-            f"kafka.security.protocol must be PLAINTEXT or SSL, got {protocol!r}")
+    if protocol not in SECURITY_PROTOCOLS:
+        raise ConfigurationError(f"kafka.security.protocol must be one of "
+                                 f"{', '.join(SECURITY_PROTOCOLS)}, got {protocol!r}")
+    tls_on, sasl_on = protocol in ("SSL", "SASL_SSL"), protocol.startswith("SASL_")
+    accepted = _accepted_kafka_keys(use)
     for key in opts:
-        if key.startswith("kafka.sasl."):
-            raise ConfigurationError(
-                f"'{key}' is not supported yet (SASL comes in a later release); "
-                "refusing to connect without the security you asked for"
-            )
-        if key.startswith("kafka.ssl.") and protocol != "SSL":
+        if key.startswith("kafka.sasl.") and not sasl_on:
             raise ConfigurationError(
                 f"'{key}' is set but kafka.security.protocol is {protocol}: set "
-                "kafka.security.protocol=SSL to connect with TLS"
+                "kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL to log in with SASL"
+            )
+        if key.startswith("kafka.sasl.") and key not in accepted:
+            raise ConfigurationError(
+                f"'{key}' is not supported yet (kafkawire logs in with PLAIN and SCRAM from "
+                "kafka.sasl.mechanism, kafka.sasl.jaas.config or kafka.sasl.username/"
+                "password); refusing to connect without the security you asked for"
+            )
+        if key.startswith("kafka.ssl.") and not tls_on:
+            raise ConfigurationError(
+                f"'{key}' is set but kafka.security.protocol is {protocol}: set "
+                "kafka.security.protocol=SSL or SASL_SSL to connect with TLS"
             )
     accepted = _accepted_kafka_keys(use)
     unknown = sorted(k for k in opts if k.startswith("kafka.") and k not in accepted)
@@ -549,8 +571,44 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         api_version_request=bool_value(opts, "kafka.api.version.request"),
         broker_version_fallback=fallback,
         security_protocol=protocol,
-        tls=tls_config(opts) if protocol == "SSL" else None,
+        tls=tls_config(opts) if tls_on else None,
+        sasl=sasl_config(opts) if sasl_on else None,
     )
+
+
+# ----------------------------------------------------------------------------------- SASL
+
+
+def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
+    """The mechanism and credentials of ``SASL_PLAINTEXT`` / ``SASL_SSL``: from
+    ``kafka.sasl.jaas.config`` (Java) or ``kafka.sasl.username``/``password`` (librdkafka,
+    https://github.com/confluentinc/librdkafka/blob/master/CONFIGURATION.md). Messages name
+    options, never their values."""
+    mechanism = text_value(opts, "kafka.sasl.mechanism").strip().upper()
+    if mechanism in SASL_NOT_YET:
+        hint = " (the Java client's default)" if given(opts, "kafka.sasl.mechanism") is None \
+            else ""
+        raise ConfigurationError(
+            f"kafka.sasl.mechanism={mechanism}{hint} is not supported yet: set "
+            f"kafka.sasl.mechanism to one of {', '.join(SASL_MECHANISMS)}")
+    if mechanism not in SASL_MECHANISMS:
+        raise ConfigurationError(f"kafka.sasl.mechanism must be one of "
+                                 f"{', '.join(SASL_MECHANISMS)}, got {mechanism!r}")
+    jaas = given(opts, "kafka.sasl.jaas.config")
+    user, password = given(opts, "kafka.sasl.username"), given(opts, "kafka.sasl.password")
+    if jaas is not None and (user is not None or password is not None):
+        raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.username/"
+                                 "kafka.sasl.password, not both")
+    if jaas is not None:
+        user, password = jaas_credentials(jaas, mechanism)
+    elif user is None or password is None:
+        raise ConfigurationError(
+            f"SASL {mechanism} needs credentials: set kafka.sasl.jaas.config (e.g. "
+            f"{SCRAM_MODULE if mechanism.startswith('SCRAM') else PLAIN_MODULE} required "
+            'username="..." password="...";) or kafka.sasl.username and kafka.sasl.password')
+    if not user:
+        raise ConfigurationError("the SASL user name is empty")
+    return SaslConfig(mechanism=mechanism, username=user, password=password)
 
 
 # ------------------------------------------------------------------------------------ TLS

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
 
 DEFAULT_PORT = 9092
@@ -58,10 +59,12 @@ class ClientConfig:
     # ApiVersions and use the versions of the named broker release (for 0.8/0.9 brokers).
     api_version_request: bool = True
     broker_version_fallback: str = "0.10.0"
-    # PLAINTEXT or SSL; with SSL every connection is wrapped with ``tls`` (never None then).
-    # TlsConfig's repr hides the key, so this dataclass's repr is safe to print.
+    # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; with SSL/SASL_SSL every connection is
+    # wrapped with ``tls``, with SASL_* it logs in with ``sasl`` (never None then). The reprs
+    # of TlsConfig and SaslConfig hide the key and the password, so this one is safe to print.
     security_protocol: str = "PLAINTEXT"
     tls: TlsConfig | None = None
+    sasl: SaslConfig | None = None
 
     @classmethod
     def from_servers(cls, servers: str, **kwargs: object) -> ClientConfig:

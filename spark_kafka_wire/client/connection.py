@@ -9,6 +9,10 @@ Produce with acks=0 gets no response from Kafka. Some brokers (Tansu) answer it 
 correlation ids of requests sent without expecting a response are remembered and a frame that
 carries one of them is skipped (librdkafka ignores such frames too); while nothing else is in
 flight they are drained without blocking, so they never pile up in the socket buffer.
+
+With SASL (client/sasl/) the connection logs in right after ApiVersions, before any other
+request, and logs in again (KIP-368) before the next request sent with nothing in flight once
+85% of the session lifetime the broker granted has passed.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from spark_kafka_wire.client.errors import (
     RequestTimeoutError,
     TlsHandshakeError,
 )
+from spark_kafka_wire.client.sasl.authenticate import authenticate, reauthentication_deadline
 from spark_kafka_wire.client.tls import context_for, explain_verify_failure, peer_certificate
 from spark_kafka_wire.protocol import framing
 from spark_kafka_wire.protocol.engine import ApiSpec
@@ -72,6 +77,8 @@ class BrokerConnection:
         self._unanswered_set: set[int] = set()
         self.unsolicited_dropped = 0  # responses to requests that expected none (see above)
         self.api_versions: BrokerVersions = {}
+        self._reauth_at: float | None = None  # KIP-368: when to log in again (monotonic)
+        self.authentications = 0  # SASL logins on this connection, re-authentications included
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -84,6 +91,7 @@ class BrokerConnection:
         if not self.config.api_version_request:
             self._open()
             self.api_versions = versions_for_release(self.config.broker_version_fallback)
+            self._login_or_close()
             return
         version: int | None = API_VERSIONS.max_version
         while version is not None:
@@ -106,6 +114,41 @@ class BrokerConnection:
             except BaseException:
                 self.close()
                 raise
+        self._login_or_close()
+
+    def _login_or_close(self) -> None:
+        if self.config.sasl is None:
+            return
+        try:
+            self._login()
+        except BaseException:
+            self.close()
+            raise
+
+    def _login(self) -> None:
+        """SASL right after ApiVersions (and TLS), before any other request; again when a
+        KIP-368 session nears its end."""
+        assert self.config.sasl is not None
+        lifetime = authenticate(self, self.config.sasl, self.config.security_protocol)
+        self.authentications += 1
+        self._reauth_at = reauthentication_deadline(lifetime)
+
+    def send_raw(self, token: bytes) -> None:
+        """A SASL token outside Kafka's framing (after SaslHandshake v0): length, bytes."""
+        if self._sock is None:
+            raise BrokerConnectionError(self.name, "connection is closed")
+        try:
+            self._sock.settimeout(self.config.request_timeout_ms / 1000)
+            self._sock.sendall(_CID.pack(len(token)) + token)
+        except ssl.SSLError as exc:
+            raise self._tls_error(exc) from None
+        except OSError as exc:
+            self.close()
+            raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
+
+    def receive_raw(self) -> bytes:
+        """The broker's next raw SASL token (after SaslHandshake v0)."""
+        return bytes(self._read_frame("a SASL token"))
 
     def _open(self) -> None:
         timeout = self.config.connect_timeout_ms / 1000
@@ -172,6 +215,7 @@ class BrokerConnection:
         sock, self._sock = self._sock, None
         self._in_flight.clear()
         self._generation += 1
+        self._reauth_at = None
         self._rbuf.clear()
         self._unanswered.clear()
         self._unanswered_set.clear()
@@ -213,6 +257,10 @@ class BrokerConnection:
     ) -> InFlight:
         if self._sock is None:
             raise BrokerConnectionError(self.name, "connection is closed")
+        if self._reauth_at is not None and not self._in_flight \
+                and time.monotonic() >= self._reauth_at:
+            self._reauth_at = None
+            self._login_or_close()
         if version is None:
             version = self.version(spec)
         cid = self._next_id

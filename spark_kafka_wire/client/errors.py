@@ -65,6 +65,30 @@ class TlsHandshakeError(KafkaWireError):
                          f"(kafka.security.protocol={security_protocol}): {reason}")
 
 
+class SaslAuthenticationError(KafkaWireError):
+    """A broker refused our SASL login: wrong password, unknown user, a mechanism it has not
+    enabled, or a server that could not prove it knows the SCRAM credentials.
+
+    Not retriable: another attempt sends the same credentials, and repeating a wrong password
+    may lock the account. The message names the broker, the security protocol, the mechanism
+    and the user, never the password.
+    """
+
+    retriable = False
+
+    def __init__(self, broker: str, reason: str, security_protocol: str, mechanism: str,
+                 user: str, error_code: int | None = None) -> None:
+        self.broker = broker
+        self.reason = reason
+        self.security_protocol = security_protocol
+        self.mechanism = mechanism
+        self.user = user
+        self.error_code = error_code
+        super().__init__(f"SASL authentication with broker {broker} failed "
+                         f"(kafka.security.protocol={security_protocol}, "
+                         f"kafka.sasl.mechanism={mechanism}, user {user!r}): {reason}")
+
+
 class NoBrokersAvailableError(KafkaWireError):
     """None of the bootstrap servers answered.
 

@@ -39,11 +39,13 @@ def test_ssl_without_truststore_trusts_the_system_cas() -> None:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({"kafka.security.protocol": "SASL_SSL"}, "SASL comes in a later release"),
-    ({"kafka.security.protocol": "SASL_PLAINTEXT"}, "SASL comes in a later release"),
-    ({"kafka.security.protocol": "TLS"}, "must be PLAINTEXT or SSL"),
-    ({"kafka.security.protocol": "SSL", "kafka.sasl.mechanism": "PLAIN"}, "SASL comes"),
-    ({"kafka.ssl.truststore.location": "/x"}, "set kafka.security.protocol=SSL"),
+    ({"kafka.security.protocol": "TLS"}, "must be one of PLAINTEXT, SSL, SASL_PLAINTEXT"),
+    ({"kafka.security.protocol": "SSL", "kafka.sasl.mechanism": "PLAIN"},
+     "set kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL"),
+    ({"kafka.ssl.truststore.location": "/x"}, "set kafka.security.protocol=SSL or SASL_SSL"),
+    ({"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN",
+      "kafka.sasl.username": "u", "kafka.sasl.password": "p",
+      "kafka.ssl.truststore.location": "/x"}, "SSL or SASL_SSL to connect with TLS"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.truststore.location": "/no/such/file"},
      "kafka.ssl.truststore.location: cannot read '/no/such/file'"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.endpoint.identification.algorithm": "ldap"},

@@ -1,0 +1,127 @@
+"""The SASL exchange on one connection, right after ApiVersions (and TLS), before any other
+request; run again for KIP-368 re-authentication.
+
+SaslHandshake v1 (KIP-152) is followed by SaslAuthenticate requests carrying the tokens; v0
+(KIP-43) by raw tokens, each a 4-byte big-endian length and the bytes, outside Kafka's request
+framing. The versions are chosen from the broker's ApiVersions: SaslHandshake v1 and the
+highest common SaslAuthenticate version when the broker offers both, else v0 with raw tokens
+(https://kafka.apache.org/protocol#sasl_handshake).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from spark_kafka_wire.client.errors import BrokerConnectionError, SaslAuthenticationError
+from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.mechanisms import mechanism_for
+from spark_kafka_wire.protocol.engine import ApiSpec
+from spark_kafka_wire.protocol.errors import ErrorCode
+from spark_kafka_wire.protocol.messages import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from spark_kafka_wire.protocol.versions import BrokerVersions
+
+
+class Link(Protocol):
+    """What the exchange needs from a connection."""
+
+    name: str
+    api_versions: BrokerVersions
+
+    def request(self, spec: ApiSpec, body: dict[str, Any],
+                version: int | None = None) -> dict[str, Any]: ...
+
+    def send_raw(self, token: bytes) -> None: ...
+
+    def receive_raw(self) -> bytes: ...
+
+
+def _common(versions: BrokerVersions, spec: ApiSpec) -> int | None:
+    span = versions.get(spec.key)
+    if span is None:
+        return None
+    top = min(span[1], spec.max_version)
+    return top if top >= max(span[0], spec.min_version) else None
+
+
+def choose_versions(versions: BrokerVersions) -> tuple[int, int | None]:
+    """(SaslHandshake version, SaslAuthenticate version or None for raw tokens)."""
+    handshake = _common(versions, SASL_HANDSHAKE)
+    auth = _common(versions, SASL_AUTHENTICATE)
+    if handshake is not None and handshake >= 1 and auth is not None:
+        return 1, auth
+    return 0, None
+
+
+def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
+    """Log in on ``link``; the session lifetime in ms the broker granted (0: unlimited).
+
+    Raises SaslAuthenticationError, which names the broker, protocol, mechanism and user and
+    says what to check, never the password.
+    """
+
+    def fail(reason: str, code: int | None = None) -> SaslAuthenticationError:
+        return SaslAuthenticationError(link.name, reason, security_protocol, config.mechanism,
+                                       config.username, code)
+
+    handshake_version, auth_version = choose_versions(link.api_versions)
+    answer = link.request(SASL_HANDSHAKE, {"mechanism": config.mechanism},
+                          version=handshake_version)
+    code = answer["error_code"]
+    if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
+        enabled = ", ".join(answer.get("mechanisms") or []) or "none"
+        raise fail(f"the broker has not enabled {config.mechanism} (error 33, "
+                   f"UNSUPPORTED_SASL_MECHANISM); it enables: {enabled}. Set "
+                   "kafka.sasl.mechanism to one of those, or enable it on the listener", code)
+    if code != 0:
+        raise fail(f"SaslHandshake answered error {code}", code)
+    mech = mechanism_for(config)
+    token: bytes | None = mech.first()
+    lifetime = 0
+    try:
+        while token is not None:
+            if auth_version is None:
+                link.send_raw(token)
+                if mech.done:
+                    # PLAIN over raw tokens: Kafka answers success with an empty token and
+                    # failure by closing the connection (KIP-43).
+                    link.receive_raw()
+                    break
+                server = link.receive_raw()
+            else:
+                reply = link.request(SASL_AUTHENTICATE, {"auth_bytes": token},
+                                     version=auth_version)
+                code = reply["error_code"]
+                if code != 0:
+                    message = reply.get("error_message") or "no message"
+                    raise fail(f"the broker refused the credentials: {message} (error {code}"
+                               f"{', SASL_AUTHENTICATION_FAILED' if code == 58 else ''}). "
+                               "Check the user name and password (kafka.sasl.jaas.config or "
+                               "kafka.sasl.username/kafka.sasl.password) and that the user "
+                               f"exists for {config.mechanism} on the broker", code)
+                lifetime = int(reply.get("session_lifetime_ms") or 0)
+                server = reply["auth_bytes"] or b""
+                if mech.done:
+                    break
+            try:
+                token = mech.step(bytes(server))
+            except ValueError as exc:  # the mechanism refused the server's tokens
+                raise fail(f"{exc}. Check the user name and password and that the user "
+                           f"exists for {config.mechanism} on the broker") from None
+    except BrokerConnectionError as exc:
+        if auth_version is not None:
+            raise
+        raise fail(f"the broker closed the connection during the raw-token exchange "
+                   f"(SaslHandshake v0), which is how it refuses credentials: {exc.reason}. "
+                   "Check the user name and password") from None
+    if not mech.done:
+        raise fail("the broker ended the exchange before it was complete")
+    return lifetime
+
+
+def reauthentication_deadline(lifetime_ms: int, now: float | None = None) -> float | None:
+    """When to re-authenticate (KIP-368): at 85% of the granted lifetime, on the monotonic
+    clock; None when the broker set no lifetime."""
+    if lifetime_ms <= 0:
+        return None
+    return (time.monotonic() if now is None else now) + lifetime_ms * 0.85 / 1000

@@ -1,0 +1,106 @@
+"""``sasl.jaas.config`` in the Java client's JAAS syntax, for the login modules with a user
+name and a password.
+
+Grammar (Kafka's ``JaasConfig`` parser, which follows ``javax.security.auth.login``'s
+ConfigFile syntax: https://docs.oracle.com/javase/8/docs/jre/api/security/jaas/spec/com/sun/security/auth/login/ConfigFile.html,
+https://kafka.apache.org/documentation/#security_sasl_jaasconfig)::
+
+    <LoginModuleClass> <required|requisite|sufficient|optional> [key=value ...];
+
+Values are double-quoted strings (``\\`` escapes the next character) or bare tokens. Error
+messages name keys, never values: a value may be a password.
+"""
+
+from __future__ import annotations
+
+from spark_kafka_wire.client.errors import ConfigurationError
+
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+MODULES = {PLAIN_MODULE: ("PLAIN",), SCRAM_MODULE: ("SCRAM-SHA-256", "SCRAM-SHA-512")}
+FLAGS = ("required", "requisite", "sufficient", "optional")
+_WHAT = "kafka.sasl.jaas.config"
+
+
+def _tokens(text: str) -> list[tuple[str, bool]]:
+    """Words, ``=``, ``;`` and quoted strings (flagged True), in order."""
+    out: list[tuple[str, bool]] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c.isspace():
+            i += 1
+        elif c in "=;":
+            out.append((c, False))
+            i += 1
+        elif c == '"':
+            i += 1
+            buf: list[str] = []
+            while True:
+                if i >= n:
+                    raise ConfigurationError(f"{_WHAT}: a quoted value is not closed")
+                c = text[i]
+                if c == "\\" and i + 1 < n:
+                    buf.append(text[i + 1])
+                    i += 2
+                elif c == '"':
+                    i += 1
+                    break
+                else:
+                    buf.append(c)
+                    i += 1
+            out.append(("".join(buf), True))
+        else:
+            start = i
+            while i < n and not text[i].isspace() and text[i] not in '=;"':
+                i += 1
+            out.append((text[start:i], False))
+    return out
+
+
+def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
+    """(login module class, options) of a single-module JAAS entry."""
+    toks = _tokens(text)
+    if len(toks) < 2 or toks[0][1] or toks[1][1]:
+        raise ConfigurationError(
+            f"{_WHAT} must read '<LoginModule> required key=\"value\" ...;'")
+    module, flag = toks[0][0], toks[1][0]
+    if flag.lower() not in FLAGS:
+        raise ConfigurationError(
+            f"{_WHAT}: the login module must be followed by one of {', '.join(FLAGS)}")
+    options: dict[str, str] = {}
+    i = 2
+    while i < len(toks) and toks[i] != (";", False):
+        key, quoted = toks[i]
+        if quoted or i + 2 >= len(toks) or toks[i + 1] != ("=", False) \
+                or toks[i + 2] in ((";", False), ("=", False)):
+            raise ConfigurationError(f"{_WHAT}: expected key=value after the module name "
+                                     f"(near option {len(options) + 1})")
+        options[key] = toks[i + 2][0]
+        i += 3
+    if i >= len(toks):
+        raise ConfigurationError(f"{_WHAT} must end with ';'")
+    if i + 1 != len(toks):
+        raise ConfigurationError(f"{_WHAT} holds more than one login module: give exactly one")
+    return module, options
+
+
+def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
+    """(username, password) from a PlainLoginModule or ScramLoginModule entry that fits
+    ``mechanism``."""
+    module, options = parse_jaas(text)
+    if module not in MODULES:
+        raise ConfigurationError(
+            f"{_WHAT}: login module {module!r} is not supported yet; kafkawire reads "
+            f"{PLAIN_MODULE} and {SCRAM_MODULE}")
+    if mechanism not in MODULES[module]:
+        raise ConfigurationError(
+            f"{_WHAT}: {module.rsplit('.', 1)[1]} does not fit kafka.sasl.mechanism="
+            f"{mechanism} (it serves {', '.join(MODULES[module])})")
+    if options.get("tokenauth", "").strip().lower() == "true":
+        raise ConfigurationError(
+            f"{_WHAT}: tokenauth=true (delegation tokens, KIP-48) is not supported yet")
+    missing = [k for k in ("username", "password") if k not in options]
+    if missing:
+        raise ConfigurationError(f"{_WHAT}: {' and '.join(missing)} missing")
+    return options["username"], options["password"]

@@ -1,0 +1,67 @@
+"""Client sides of the SASL mechanisms: PLAIN (RFC 4616) and SCRAM-SHA-256/512 (RFC 5802,
+RFC 7677; Kafka's use: KIP-84, https://cwiki.apache.org/confluence/x/qnHmAw).
+
+A mechanism is a small state machine: ``first()`` gives the initial token, ``step(token)`` the
+answer to each server token (None when the client has nothing more to send; ValueError, whose
+message never holds a secret, when the server's token ends the exchange as a failure), and
+``done`` says whether the exchange is complete, so the caller checks that the server did not stop
+early. SCRAM uses scramp's ScramClient (https://github.com/tlocke/scramp), which checks the
+server signature and raises on a server-final carrying ``e=``.
+"""
+
+from __future__ import annotations
+
+import scramp
+
+from spark_kafka_wire.client.sasl.config import SaslConfig
+
+
+class Plain:
+    """RFC 4616: one message ``authzid NUL authcid NUL passwd`` (empty authzid), no answer."""
+
+    def __init__(self, config: SaslConfig) -> None:
+        self._config = config
+        self.done = False
+
+    def first(self) -> bytes:
+        self.done = True
+        return b"\0" + self._config.username.encode() + b"\0" + self._config.password.encode()
+
+    def step(self, token: bytes) -> bytes | None:
+        return None
+
+
+class Scram:
+    """RFC 5802 client: client-first, client-final, then the server-final is verified."""
+
+    def __init__(self, config: SaslConfig) -> None:
+        self._client = scramp.ScramClient([config.mechanism], config.username, config.password)
+        self._stage = 0
+        self.done = False
+
+    def first(self) -> bytes:
+        self._stage = 1
+        return self._client.get_client_first().encode()
+
+    def step(self, token: bytes) -> bytes | None:
+        text = token.decode("utf-8", "replace")
+        if text.startswith("e="):
+            raise ValueError(f"the server answered SCRAM with error {text[2:]!r}")
+        try:
+            if self._stage == 1:
+                self._client.set_server_first(text)
+                self._stage = 2
+                return self._client.get_client_final().encode()
+            if self._stage == 2:
+                self._client.set_server_final(text)
+                self._stage = 3
+                self.done = True
+                return None
+        except scramp.ScramException as exc:
+            # scramp's messages quote the server's tokens and error names, never the password.
+            raise ValueError(f"SCRAM exchange refused: {exc}") from None
+        raise ValueError("the server sent a token after the SCRAM exchange ended")
+
+
+def mechanism_for(config: SaslConfig) -> Plain | Scram:
+    return Plain(config) if config.mechanism == "PLAIN" else Scram(config)

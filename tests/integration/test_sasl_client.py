@@ -1,0 +1,260 @@
+"""kafkawire's client over SASL_PLAINTEXT and SASL_SSL against the SASL front of
+tests/support/sasl_front.py (proved by librdkafka in test_security_front.py).
+
+Every mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), with credentials from a JAAS entry or
+librdkafka's username/password, logs in on every connection (metadata, admin, produce, fetch,
+group coordinator); what we write librdkafka reads exactly and the other way round. Refused
+logins (wrong password, unknown user, mechanism not enabled, Tansu's bogus SCRAM success) fail
+fast with a SaslAuthenticationError naming broker, mechanism and user and never the password.
+SaslHandshake v0 with raw tokens, and KIP-368 re-authentication on a long-lived connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import pickle
+import time
+import uuid
+
+import confluent_kafka
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import SaslAuthenticationError
+from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
+from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
+from spark_kafka_wire.options import SOURCE, client_config, lower_keys
+from spark_kafka_wire.protocol.messages import METADATA
+from tests.support.security_env import SASL_USERS
+
+pytestmark = pytest.mark.broker
+
+RECORDS = [(f"k{i}".encode(), f"v{i}".encode() * (i + 1)) for i in range(30)] + [
+    (None, b"no key"), (b"tombstone", None), (b"big", bytes(range(256)) * 200)]
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+FAIL_FAST_S = 5.0
+MODULE = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+          "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+          "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
+
+
+def _jaas(mechanism: str, user: str, password: str) -> str:
+    return f'{MODULE[mechanism]} required username="{user}" password="{password}";'
+
+
+def _options(broker, mechanism: str, pki=None, user: str = "alice", password: str | None = None,
+             jaas: bool = True) -> dict[str, str]:
+    password = SASL_USERS.get(user, "x") if password is None else password
+    opts = {"kafka.bootstrap.servers": broker.bootstrap_servers,
+            "kafka.security.protocol": "SASL_SSL" if pki else "SASL_PLAINTEXT",
+            "kafka.sasl.mechanism": mechanism, "kafka.request.timeout.ms": "10000"}
+    if pki is not None:
+        opts["kafka.ssl.truststore.location"] = pki.ca_pem
+    if jaas:
+        opts["kafka.sasl.jaas.config"] = _jaas(mechanism, user, password)
+    else:
+        opts.update({"kafka.sasl.username": user, "kafka.sasl.password": password})
+    return opts
+
+
+def _config(broker, mechanism: str, pki=None, **kwargs) -> ClientConfig:
+    return client_config(lower_keys(_options(broker, mechanism, pki, **kwargs)), SOURCE)
+
+
+def _librdkafka(broker, mechanism: str, pki=None) -> dict:
+    conf = {"bootstrap.servers": broker.bootstrap_servers, "log_level": 0,
+            "socket.timeout.ms": 5000, "sasl.mechanism": mechanism,
+            "security.protocol": "SASL_SSL" if pki else "SASL_PLAINTEXT",
+            "sasl.username": "alice", "sasl.password": SASL_USERS["alice"]}
+    if pki is not None:
+        conf["ssl.ca.location"] = pki.ca_pem
+    return conf
+
+
+def _ours(client: KafkaClient, topic: str, start: int, end: int) -> list[tuple]:
+    rows: list[tuple] = []
+    for chunk in fetch_range(client, topic, 0, start, end, FetchSettings()):
+        rows.extend(zip(chunk.keys.to_pylist(), chunk.values.to_pylist(), strict=True))
+    return rows
+
+
+def _roundtrip(broker, config: ClientConfig, mechanism: str, pki=None) -> None:
+    """Our producer writes, librdkafka and our fetcher read; librdkafka writes, we read; group
+    offsets through the coordinator: every connection logged in with SASL."""
+    before = len(broker.stats.authentications)
+    client = KafkaClient(config)
+    try:
+        topic = f"sasl-{uuid.uuid4().hex[:10]}"
+        create_topics(client, [(topic, 1)])
+        keys = pa.array([k for k, _ in RECORDS], pa.binary())
+        values = pa.array([v for _, v in RECORDS], pa.binary())
+        settings = ProduceSettings()
+        Producer(client, settings).send(encode_partitioned(
+            topic, keys, values, np.zeros(len(RECORDS), np.int32), settings, 1_700_000_000_000))
+        assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
+
+        conf = _librdkafka(broker, mechanism, pki)
+        consumer = confluent_kafka.Consumer({**conf, "group.id": f"g-{topic}",
+                                             "enable.auto.commit": False})
+        got: list[tuple] = []
+        try:
+            consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
+            deadline = time.monotonic() + 30
+            while len(got) < len(RECORDS) and time.monotonic() < deadline:
+                msg = consumer.poll(0.5)
+                if msg is not None:
+                    assert msg.error() is None, msg.error()
+                    got.append((msg.key(), msg.value()))
+        finally:
+            consumer.close()
+        assert got == RECORDS
+
+        producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
+        for key, value in RECORDS:
+            producer.produce(topic, value, key)
+        assert producer.flush(30) == 0
+        assert _ours(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
+
+        group = f"g-{topic}"
+        commit_offsets(client, group, {(topic, 0): 7})
+        assert fetch_committed(client, group, [(topic, 0)]) == {(topic, 0): 7}
+    finally:
+        client.close()
+    ours = [e for e in broker.stats.authentications[before:] if e.mechanism == mechanism]
+    assert ours and all(e.principal == "alice" for e in ours)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_sasl_plaintext_roundtrip(sasl_broker, mechanism: str) -> None:
+    _roundtrip(sasl_broker, _config(sasl_broker, mechanism), mechanism)
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_sasl_ssl_roundtrip(sasl_ssl_broker, pki, mechanism: str) -> None:
+    config = _config(sasl_ssl_broker, mechanism, pki, jaas=False)
+    _roundtrip(sasl_ssl_broker, pickle.loads(pickle.dumps(config)), mechanism, pki)
+
+
+@pytest.mark.parametrize("jaas", [True, False], ids=["jaas", "username-password"])
+def test_credential_forms(sasl_broker, jaas: bool) -> None:
+    config = _config(sasl_broker, "SCRAM-SHA-256", user="bob", jaas=jaas)
+    assert config.sasl is not None and config.sasl.username == "bob"
+    with BrokerConnection(*config.bootstrap_servers[0], config) as conn:
+        conn.request(METADATA, {"topics": []})
+    assert sasl_broker.stats.authentications[-1].principal == "bob"
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_handshake_v0_raw_tokens(sasl_broker_factory, mechanism: str) -> None:
+    broker = sasl_broker_factory(advertise_authenticate=False)
+    _roundtrip(broker, _config(broker, mechanism), mechanism)
+    assert {e.authenticate_version for e in broker.stats.authentications} == {None}
+    assert {e.handshake_version for e in broker.stats.authentications} == {0}
+
+
+def _refused(config: ClientConfig, caplog: pytest.LogCaptureFixture | None = None
+             ) -> SaslAuthenticationError:
+    if caplog is not None:
+        caplog.set_level(logging.DEBUG)
+    start = time.monotonic()
+    client = KafkaClient(config)
+    try:
+        with pytest.raises(SaslAuthenticationError) as info:
+            client.fetch_metadata()
+    finally:
+        client.close()
+    assert time.monotonic() - start < FAIL_FAST_S
+    err = info.value
+    assert not err.retriable
+    text = str(err)
+    assert err.broker in text and config.security_protocol in text and err.mechanism in text
+    assert repr(err.user) in text
+    logged = caplog.text if caplog is not None else ""
+    for secret in ("hunter2", *SASL_USERS.values()):
+        assert secret not in text and secret not in repr(config) and secret not in logged
+    return err
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+@pytest.mark.parametrize("user", ["alice", "mallory"])
+def test_wrong_password_or_unknown_user(sasl_broker, mechanism: str, user: str,
+                                        caplog: pytest.LogCaptureFixture) -> None:
+    logins = len(sasl_broker.stats.failures)
+    err = _refused(_config(sasl_broker, mechanism, user=user, password="hunter2-wrong"),
+                   caplog)
+    assert err.error_code == 58 and "Check the user name and password" in str(err)
+    assert len(sasl_broker.stats.failures) == logins + 1  # never retried
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "PLAIN"])
+def test_wrong_password_over_raw_tokens(sasl_broker_factory, mechanism: str) -> None:
+    broker = sasl_broker_factory(advertise_authenticate=False)
+    err = _refused(_config(broker, mechanism, password="hunter2-wrong"))
+    assert "user name and password" in str(err)
+
+
+def test_mechanism_not_enabled_lists_the_enabled_ones(sasl_broker_factory, pki) -> None:
+    broker = sasl_broker_factory(pki=pki, mechanisms=("PLAIN", "SCRAM-SHA-256"))
+    err = _refused(_config(broker, "SCRAM-SHA-512", pki))
+    assert err.error_code == 33
+    assert "PLAIN, SCRAM-SHA-256" in str(err) and "SASL_SSL" in str(err)
+
+
+def test_tansu_bogus_scram_success_is_refused(tansu_bogus_scram_broker) -> None:
+    """Tansu answers error 0 with a server-final e=unknown-user: not a login."""
+    config = client_config(lower_keys({
+        "kafka.bootstrap.servers": tansu_bogus_scram_broker.bootstrap_servers,
+        "kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "SCRAM-SHA-256",
+        "kafka.sasl.username": "nobody", "kafka.sasl.password": "hunter2-bogus"}), SOURCE)
+    err = _refused(config)
+    assert "unknown-user" in str(err) and "'nobody'" in str(err)
+
+
+def test_reauthentication_keeps_a_long_lived_connection_working(sasl_broker_factory) -> None:
+    """KIP-368: the front grants 1.5 s sessions and closes connections that outlive them; one
+    connection used for ~5 lifetimes logs in again before each session ends."""
+    broker = sasl_broker_factory(session_lifetime_ms=1500)
+    config = _config(broker, "SCRAM-SHA-512")
+    with BrokerConnection(*config.bootstrap_servers[0], config) as conn:
+        deadline = time.monotonic() + 7.5
+        while time.monotonic() < deadline:
+            conn.request(METADATA, {"topics": []})
+            time.sleep(0.2)
+        assert conn.connected
+        assert conn.authentications >= 5
+    assert len(broker.stats.reauthentications) >= 4
+    assert broker.stats.expired_closes == 0
+    assert {e.principal for e in broker.stats.authentications} == {"alice"}
+
+
+def test_reauthentication_while_fetching_ahead(sasl_broker_factory) -> None:
+    """The fetcher sends the next Fetch before decoding the previous answer; re-logins happen
+    between them, so a reader holding its connections for several lifetimes never sees its
+    session expire and reads exactly what was written."""
+    broker = sasl_broker_factory(session_lifetime_ms=1500)
+    client = KafkaClient(_config(broker, "PLAIN"))
+    try:
+        topic = f"reauth-{uuid.uuid4().hex[:10]}"
+        create_topics(client, [(topic, 1)])
+        keys = pa.array([k for k, _ in RECORDS], pa.binary())
+        values = pa.array([v for _, v in RECORDS], pa.binary())
+        settings = ProduceSettings()
+        Producer(client, settings).send(encode_partitioned(
+            topic, keys, values, np.zeros(len(RECORDS), np.int32), settings, 1_700_000_000_000))
+        deadline = time.monotonic() + 6
+        reads = 0
+        while time.monotonic() < deadline:
+            assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
+            reads += 1
+            time.sleep(0.1)
+    finally:
+        client.close()
+    assert reads > 10
+    assert len(broker.stats.reauthentications) >= 3
+    assert broker.stats.expired_closes == 0
