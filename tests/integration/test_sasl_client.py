@@ -16,7 +16,6 @@ import pickle
 import time
 import uuid
 
-import confluent_kafka
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -31,6 +30,7 @@ from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committe
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
+from tests.support.librdkafka import consume, produce
 from tests.support.security_env import SASL_USERS
 
 pytestmark = pytest.mark.broker
@@ -100,25 +100,9 @@ def _roundtrip(broker, config: ClientConfig, mechanism: str, pki=None) -> None:
         assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
 
         conf = _librdkafka(broker, mechanism, pki)
-        consumer = confluent_kafka.Consumer({**conf, "group.id": f"g-{topic}",
-                                             "enable.auto.commit": False})
-        got: list[tuple] = []
-        try:
-            consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
-            deadline = time.monotonic() + 30
-            while len(got) < len(RECORDS) and time.monotonic() < deadline:
-                msg = consumer.poll(0.5)
-                if msg is not None:
-                    assert msg.error() is None, msg.error()
-                    got.append((msg.key(), msg.value()))
-        finally:
-            consumer.close()
-        assert got == RECORDS
+        assert consume(conf, topic, len(RECORDS), 30) == RECORDS
 
-        producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-        for key, value in RECORDS:
-            producer.produce(topic, value, key)
-        assert producer.flush(30) == 0
+        produce(conf, topic, RECORDS)
         assert _ours(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
 
         group = f"g-{topic}"

@@ -16,7 +16,6 @@ import time
 import uuid
 from pathlib import Path
 
-import confluent_kafka
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -30,6 +29,7 @@ from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committe
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from tests.support.librdkafka import consume, produce
 
 RECORDS = [(f"k{i}".encode(), f"v{i}".encode() * (i + 1)) for i in range(50)] + [
     (None, b"no key"), (b"tombstone", None), (b"big", bytes(range(256)) * 400)]
@@ -71,25 +71,9 @@ def _roundtrip(broker, pki, config: ClientConfig, **librdkafka: str) -> None:
         assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
 
         conf = {**_librdkafka(broker, pki, broker.mutual), **librdkafka}
-        consumer = confluent_kafka.Consumer({**conf, "group.id": f"g-{topic}",
-                                             "enable.auto.commit": False})
-        got: list[tuple] = []
-        try:
-            consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
-            deadline = time.monotonic() + 30
-            while len(got) < len(RECORDS) and time.monotonic() < deadline:
-                msg = consumer.poll(0.5)
-                if msg is not None:
-                    assert msg.error() is None, msg.error()
-                    got.append((msg.key(), msg.value()))
-        finally:
-            consumer.close()
-        assert got == RECORDS
+        assert consume(conf, topic, len(RECORDS), 30) == RECORDS
 
-        producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-        for key, value in RECORDS:
-            producer.produce(topic, value, key)
-        assert producer.flush(30) == 0
+        produce(conf, topic, RECORDS)
         assert _ours(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
 
         group = f"g-{topic}"

@@ -4,13 +4,13 @@ secret in the plans Spark prints."""
 
 from __future__ import annotations
 
-import time
 import uuid
 from pathlib import Path
 
-import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.support.librdkafka import consume, produce
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -34,23 +34,6 @@ def _librdkafka(broker, pki) -> dict:
             "ssl.key.location": pki.client.key_pem, "log_level": 0}
 
 
-def _consume(conf: dict, topic: str, n: int) -> list[tuple]:
-    consumer = confluent_kafka.Consumer({**conf, "group.id": f"g-{topic}",
-                                         "enable.auto.commit": False})
-    got: list[tuple] = []
-    try:
-        consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
-        deadline = time.monotonic() + 60
-        while len(got) < n and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None:
-                assert msg.error() is None, msg.error()
-                got.append((msg.key(), msg.value()))
-    finally:
-        consumer.close()
-    return got
-
-
 def _assert_no_secret(text: str, pki) -> None:
     assert pki.store_password not in text and pki.key_password not in text
     assert "PRIVATE KEY" not in text
@@ -63,15 +46,12 @@ def test_batch_write_read_and_available_now_over_mutual_tls(spark, mtls_broker, 
     df = spark.createDataFrame(RECORDS, "key binary, value binary").coalesce(1)
     (df.write.format("kafkawire").options(**options).option("topic", written)
      .option("createTopic", "true").option("createTopicPartitions", "1").mode("append").save())
-    assert _consume(conf, written, len(RECORDS)) == RECORDS
+    assert consume(conf, written, len(RECORDS)) == RECORDS
 
     read = f"tls-r-{uuid.uuid4().hex[:8]}"
     admin = AdminClient(conf)
     admin.create_topics([NewTopic(read, 1, 1)])[read].result(30)
-    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-    for key, value in RECORDS:
-        producer.produce(read, value, key)
-    assert producer.flush(30) == 0
+    produce(conf, read, RECORDS)
 
     batch = spark.read.format("kafkawire").options(**options).option("subscribe", read).load()
     _assert_no_secret(batch._jdf.queryExecution().toString(), pki)
