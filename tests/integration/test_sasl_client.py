@@ -16,8 +16,6 @@ import pickle
 import time
 import uuid
 
-import numpy as np
-import pyarrow as pa
 import pytest
 
 from spark_kafka_wire.client.admin import create_topics
@@ -25,11 +23,10 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import SaslAuthenticationError
-from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
-from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
+from tests.support.kafkawire_io import read_records, write_records
 from tests.support.librdkafka import consume, produce
 from tests.support.security_env import SASL_USERS
 
@@ -77,13 +74,6 @@ def _librdkafka(broker, mechanism: str, pki=None) -> dict:
     return conf
 
 
-def _ours(client: KafkaClient, topic: str, start: int, end: int) -> list[tuple]:
-    rows: list[tuple] = []
-    for chunk in fetch_range(client, topic, 0, start, end, FetchSettings()):
-        rows.extend(zip(chunk.keys.to_pylist(), chunk.values.to_pylist(), strict=True))
-    return rows
-
-
 def _roundtrip(broker, config: ClientConfig, mechanism: str, pki=None) -> None:
     """Our producer writes, librdkafka and our fetcher read; librdkafka writes, we read; group
     offsets through the coordinator: every connection logged in with SASL."""
@@ -92,18 +82,14 @@ def _roundtrip(broker, config: ClientConfig, mechanism: str, pki=None) -> None:
     try:
         topic = f"sasl-{uuid.uuid4().hex[:10]}"
         create_topics(client, [(topic, 1)])
-        keys = pa.array([k for k, _ in RECORDS], pa.binary())
-        values = pa.array([v for _, v in RECORDS], pa.binary())
-        settings = ProduceSettings()
-        Producer(client, settings).send(encode_partitioned(
-            topic, keys, values, np.zeros(len(RECORDS), np.int32), settings, 1_700_000_000_000))
-        assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
+        write_records(client, topic, RECORDS)
+        assert read_records(client, topic, 0, len(RECORDS)) == RECORDS
 
         conf = _librdkafka(broker, mechanism, pki)
         assert consume(conf, topic, len(RECORDS), 30) == RECORDS
 
         produce(conf, topic, RECORDS)
-        assert _ours(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
+        assert read_records(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
 
         group = f"g-{topic}"
         commit_offsets(client, group, {(topic, 0): 7})
@@ -226,15 +212,11 @@ def test_reauthentication_while_fetching_ahead(sasl_broker_factory) -> None:
     try:
         topic = f"reauth-{uuid.uuid4().hex[:10]}"
         create_topics(client, [(topic, 1)])
-        keys = pa.array([k for k, _ in RECORDS], pa.binary())
-        values = pa.array([v for _, v in RECORDS], pa.binary())
-        settings = ProduceSettings()
-        Producer(client, settings).send(encode_partitioned(
-            topic, keys, values, np.zeros(len(RECORDS), np.int32), settings, 1_700_000_000_000))
+        write_records(client, topic, RECORDS)
         deadline = time.monotonic() + 6
         reads = 0
         while time.monotonic() < deadline:
-            assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
+            assert read_records(client, topic, 0, len(RECORDS)) == RECORDS
             reads += 1
             time.sleep(0.1)
     finally:

@@ -24,11 +24,11 @@ from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, TlsHandshakeError
-from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from tests.support.kafkawire_io import read_records, write_records
 from tests.support.librdkafka import consume, produce
 
 RECORDS = [(f"k{i}".encode(), f"v{i}".encode() * (i + 1)) for i in range(50)] + [
@@ -63,18 +63,14 @@ def _roundtrip(broker, pki, config: ClientConfig, **librdkafka: str) -> None:
     try:
         topic = f"tls-{uuid.uuid4().hex[:10]}"
         create_topics(client, [(topic, 1)])
-        keys = pa.array([k for k, _ in RECORDS], pa.binary())
-        values = pa.array([v for _, v in RECORDS], pa.binary())
-        settings = ProduceSettings()
-        Producer(client, settings).send(encode_partitioned(
-            topic, keys, values, np.zeros(len(RECORDS), np.int32), settings, 1_700_000_000_000))
-        assert _ours(client, topic, 0, len(RECORDS)) == RECORDS
+        write_records(client, topic, RECORDS)
+        assert read_records(client, topic, 0, len(RECORDS)) == RECORDS
 
         conf = {**_librdkafka(broker, pki, broker.mutual), **librdkafka}
         assert consume(conf, topic, len(RECORDS), 30) == RECORDS
 
         produce(conf, topic, RECORDS)
-        assert _ours(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
+        assert read_records(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
 
         group = f"g-{topic}"
         commit_offsets(client, group, {(topic, 0): 7})
@@ -82,13 +78,6 @@ def _roundtrip(broker, pki, config: ClientConfig, **librdkafka: str) -> None:
             {(topic, 0): 7}
     finally:
         client.close()
-
-
-def _ours(client: KafkaClient, topic: str, start: int, end: int) -> list[tuple]:
-    rows: list[tuple] = []
-    for chunk in fetch_range(client, topic, 0, start, end, FetchSettings()):
-        rows.extend(zip(chunk.keys.to_pylist(), chunk.values.to_pylist(), strict=True))
-    return rows
 
 
 # ------------------------------------------------------------------ server authentication
@@ -339,7 +328,7 @@ def test_acks_zero_over_tls(tls_broker, pki) -> None:
         deadline = time.monotonic() + 20
         rows: list[tuple] = []
         while len(rows) < 500 and time.monotonic() < deadline:
-            rows = _ours(client, topic, 0, 500) if _end(client, topic) >= 500 else []
+            rows = read_records(client, topic, 0, 500) if _end(client, topic) >= 500 else []
         assert [v for _, v in rows] == values.to_pylist()
     finally:
         client.close()
