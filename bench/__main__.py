@@ -41,6 +41,7 @@ import time
 import uuid
 from importlib.metadata import version
 
+from .security import PROTOCOLS, SASL_MECHANISM, missing_tools, secured_endpoints
 from .suite import PARTITIONS, end_offsets, produce
 
 
@@ -80,11 +81,17 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--codecs", default="none,lz4,zstd")
     ap.add_argument("--memory-gib", type=float, default=2.0,
                     help="size of the one-partition topic of the memory scenario")
+    ap.add_argument("--protocols", default=",".join(PROTOCOLS),
+                    help="security protocols of the rows (SSL and SASL_SSL need stunnel4)")
     ap.add_argument("--no-kafka-python", action="store_true", help="skip the slowest peer")
     args = ap.parse_args(argv)
     scenarios = args.scenarios.split(",")
     sizes = [int(v) for v in args.value_sizes.split(",")]
     codecs = args.codecs.split(",")
+    protocols = [p.strip().upper() for p in args.protocols.split(",") if p.strip()]
+    unknown = sorted(set(protocols) - set(PROTOCOLS))
+    if unknown:
+        ap.error(f"unknown protocol(s) {', '.join(unknown)}; known: {', '.join(PROTOCOLS)}")
 
     from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
@@ -95,25 +102,41 @@ def main(argv: list[str] | None = None) -> None:
           f"{version('kafka-python')}, Java: {java_version()}")
     print(f"broker: embedded Tansu (memory storage) on loopback, {PARTITIONS} partitions; "
           f"JSON-like values of {args.value_sizes} bytes, keys 8 bytes", flush=True)
+    why_not = missing_tools(protocols)
+    if why_not:
+        print(f"no {', '.join(p for p in protocols if p != 'PLAINTEXT')} rows: {why_not}")
+        protocols = [p for p in protocols if p == "PLAINTEXT"]
     broker = EmbeddedBroker().start()
-    bootstrap = broker.bootstrap_servers
+    kafka = {"kafka.bootstrap.servers": broker.bootstrap_servers}
     table: list[tuple[str, int, dict, dict | None, str, dict | None]] = []
     memory: list[tuple[int, dict]] = []
     started = time.perf_counter()
     try:
-        for size in sizes:
-            read_limit = write_limit = None
-            for codec in codecs:
-                if "client" in scenarios:
-                    client_rows(table, bootstrap, args, size, codec, started)
-                if "spark-read" in scenarios:
-                    read_limit = spark_read_row(table, bootstrap, args.spark_rows, size, codec,
-                                                read_limit, started)
-                if "spark-write" in scenarios:
-                    write_limit = spark_write_row(table, bootstrap, args.write_rows, size,
-                                                  codec, write_limit, started)
+        with secured_endpoints(protocols) as secured:
+            for size in sizes:
+                read_limit = write_limit = None
+                for codec in codecs:
+                    if "client" in scenarios:
+                        client_rows(table, kafka, args, size, codec, started)
+                    if "spark-read" in scenarios:
+                        read_limit = spark_read_row(table, kafka, args.spark_rows, size, codec,
+                                                    read_limit, started)
+                    if "spark-write" in scenarios:
+                        write_limit = spark_write_row(table, kafka, args.write_rows, size,
+                                                      codec, write_limit, started)
+                # TLS costs per byte on the wire, so the secured rows use the first codec only
+                # (the least compressed data when it is 'none', the dearest case for TLS).
+                for protocol, endpoint in secured.items():
+                    if "client" in scenarios:
+                        client_rows(table, endpoint, args, size, codecs[0], started, protocol)
+                    if "spark-read" in scenarios:
+                        spark_read_row(table, endpoint, args.spark_rows, size, codecs[0],
+                                       read_limit, started, protocol)
+                    if "spark-write" in scenarios:
+                        spark_write_row(table, endpoint, args.write_rows, size, codecs[0],
+                                        write_limit, started, protocol)
         if "memory" in scenarios:
-            memory = memory_rows(bootstrap, args.memory_gib, started)
+            memory = memory_rows(kafka, args.memory_gib, started)
     finally:
         broker.stop()
     if table:
@@ -122,52 +145,57 @@ def main(argv: list[str] | None = None) -> None:
         print_memory(memory)
 
 
-def client_rows(table: list, bootstrap: str, args: argparse.Namespace, size: int, codec: str,
-                started: float) -> None:
+def row_name(kind: str, codec: str, size: int, protocol: str) -> str:
+    suffix = "" if protocol == "PLAINTEXT" else f" {protocol}"
+    return f"{kind} {codec} {size}B{suffix}"
+
+
+def client_rows(table: list, kafka: dict[str, str], args: argparse.Namespace, size: int,
+                codec: str, started: float, protocol: str = "PLAINTEXT") -> None:
     topic = f"bench-client-{codec}-{uuid.uuid4().hex[:6]}"
-    produce(bootstrap, topic, args.rows, size, codec)
-    base = {"kind": "client", "bootstrap": bootstrap, "topic": topic,
-            "ends": end_offsets(bootstrap, topic)}
+    produce(kafka, topic, args.rows, size, codec)
+    base = {"kind": "client", "kafka": kafka, "topic": topic,
+            "ends": end_offsets(kafka, topic)}
     res = {impl: measure({**base, "impl": impl}) for impl in ("kafkawire", "confluent", "limit")}
-    name = f"client {codec} {size}B"
+    name = row_name("client", codec, size, protocol)
     table.append((name, args.rows, res["kafkawire"], res["confluent"], "confluent-kafka",
                   res["limit"]))
     progress(table[-1], started)
-    if not args.no_kafka_python and codec == "none":
+    if not args.no_kafka_python and codec == "none" and protocol == "PLAINTEXT":
         kp = measure({**base, "impl": "kafka-python", "runs": 2})
         table.append((name, args.rows, res["kafkawire"], kp, "kafka-python", None))
         progress(table[-1], started)
-    delete(bootstrap, topic)
+    delete(kafka, topic)
 
 
-def spark_read_row(table: list, bootstrap: str, rows: int, size: int, codec: str,
-                   limit: dict | None, started: float) -> dict:
+def spark_read_row(table: list, kafka: dict[str, str], rows: int, size: int, codec: str,
+                   limit: dict | None, started: float, protocol: str = "PLAINTEXT") -> dict:
     """The limit (prebuilt Arrow, no Kafka) does not depend on the codec: measured once."""
     topic = f"bench-read-{uuid.uuid4().hex[:6]}"
-    produce(bootstrap, topic, rows, size, codec)
-    base = {"kind": "read", "bootstrap": bootstrap, "topic": topic,
-            "ends": end_offsets(bootstrap, topic), "value_size": size}
+    produce(kafka, topic, rows, size, codec)
+    base = {"kind": "read", "kafka": kafka, "topic": topic,
+            "ends": end_offsets(kafka, topic), "value_size": size}
     res = {impl: measure({**base, "impl": impl}) for impl in ("kafkawire", "confluent")}
     if limit is None:
         limit = measure({**base, "impl": "limit"})
-    table.append((f"spark read {codec} {size}B", rows, res["kafkawire"], res["confluent"],
+    table.append((row_name("spark read", codec, size, protocol), rows, res["kafkawire"], res["confluent"],
                   "confluent mapInArrow", limit))
     progress(table[-1], started)
-    delete(bootstrap, topic)
+    delete(kafka, topic)
     return limit
 
 
-def spark_write_row(table: list, bootstrap: str, rows: int, size: int, codec: str,
-                    limit: dict | None, started: float) -> dict:
+def spark_write_row(table: list, kafka: dict[str, str], rows: int, size: int, codec: str,
+                    limit: dict | None, started: float, protocol: str = "PLAINTEXT") -> dict:
     """The limit (a counting Python writer) does not depend on the codec: measured once."""
-    base = {"kind": "write", "bootstrap": bootstrap, "rows": rows, "value_size": size,
+    base = {"kind": "write", "kafka": kafka, "rows": rows, "value_size": size,
             "codec": codec}
     res = {impl: measure({**base, "impl": impl,
                           "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
            for impl in ("kafkawire", "confluent")}
     if limit is None:
         limit = measure({**base, "impl": "limit", "topic": "unused"})
-    table.append((f"spark write {codec} {size}B", rows, res["kafkawire"], res["confluent"],
+    table.append((row_name("spark write", codec, size, protocol), rows, res["kafkawire"], res["confluent"],
                   "confluent mapInArrow", limit))
     progress(table[-1], started)
     return limit
@@ -177,21 +205,21 @@ MEMORY_VALUE_SIZE = 1024
 MEMORY_BATCH_ROWS = 10_000
 
 
-def memory_rows(bootstrap: str, gib: float, started: float) -> list[tuple[int, dict]]:
+def memory_rows(kafka: dict[str, str], gib: float, started: float) -> list[tuple[int, dict]]:
     """One partition of ``gib`` GiB read by one task's code path, at two fetch sizes."""
     rows = int(gib * (1 << 30) / MEMORY_VALUE_SIZE)
     topic = f"bench-memory-{uuid.uuid4().hex[:6]}"
-    produce(bootstrap, topic, rows, MEMORY_VALUE_SIZE, partitions=1)
-    end = end_offsets(bootstrap, topic, partitions=1)[0]
+    produce(kafka, topic, rows, MEMORY_VALUE_SIZE, partitions=1)
+    end = end_offsets(kafka, topic, partitions=1)[0]
     out = []
     for fetch_bytes in (1 << 20, 8 << 20):
-        r = measure({"kind": "memory", "impl": "kafkawire", "bootstrap": bootstrap,
+        r = measure({"kind": "memory", "impl": "kafkawire", "kafka": kafka,
                      "topic": topic, "end": end, "fetch_bytes": fetch_bytes,
                      "batch_rows": MEMORY_BATCH_ROWS})
         out.append((fetch_bytes, r))
         print(f"  [{time.perf_counter() - started:5.0f} s] memory, fetch "
               f"{fetch_bytes >> 20} MiB: {fmt(rate(r))} rows/s", flush=True)
-    delete(bootstrap, topic)
+    delete(kafka, topic)
     return out
 
 
@@ -222,11 +250,11 @@ def java_version() -> str:
         return "?"
 
 
-def delete(bootstrap: str, topic: str) -> None:
+def delete(kafka: dict[str, str], topic: str) -> None:
     from .suite import delete_topic
 
     try:
-        delete_topic(bootstrap, topic)
+        delete_topic(kafka, topic)
     except Exception as exc:  # noqa: BLE001 - only frees broker memory
         print(f"(could not delete {topic}: {exc})")
 
@@ -242,7 +270,7 @@ def fmt(x: float | None, spec: str = ",.0f") -> str:
 
 
 def print_table(table: list) -> None:
-    header = (f"{'scenario':<19} {'rows':>9} {'kafkawire/s':>12} {'peer':<21} {'peer/s':>11} "
+    header = (f"{'scenario':<30} {'rows':>9} {'kafkawire/s':>12} {'peer':<21} {'peer/s':>11} "
               f"{'limit/s':>11} {'kw/peer':>8} {'kw/limit':>8}  peak RSS MB kafkawire | peer "
               f"| limit")
     print()
@@ -250,7 +278,7 @@ def print_table(table: list) -> None:
     print("-" * len(header))
     for name, rows, kw, peer, peer_name, limit in table:
         k, p, lim = rate(kw), rate(peer), rate(limit)
-        print(f"{name:<19} {rows:>9,} {fmt(k):>12} {peer_name:<21} {fmt(p):>11} "
+        print(f"{name:<30} {rows:>9,} {fmt(k):>12} {peer_name:<21} {fmt(p):>11} "
               f"{fmt(lim):>11} {fmt(k / p if k and p else None, '.2f'):>8} "
               f"{fmt(k / lim if k and lim else None, '.2f'):>8}  {rss_text(kw)} | "
               f"{rss_text(peer) if peer else '-'} | {rss_text(limit) if limit else '-'}")
@@ -259,6 +287,32 @@ def print_table(table: list) -> None:
           "included, best of 2 runs in one session; client: best of 5 passes). Peak RSS MB: client rows = "
           "the measuring process (VmHWM); Spark rows = w largest Python worker alive at the "
           "end (VmHWM) / d driver Python (VmHWM) / jvm (VmHWM).")
+    print_security(table)
+
+
+def print_security(table: list) -> None:
+    """What TLS (and SASL) cost: each secured row's rate over its PLAINTEXT row's, for
+    kafkawire and for the peer on the same path."""
+    plain = {name: (rate(kw), rate(peer)) for name, _, kw, peer, peer_name, _ in table
+             if peer_name != "kafka-python"}
+    lines = []
+    for name, _, kw, peer, _, _ in table:
+        base, _, protocol = name.rpartition(" ")
+        if protocol not in PROTOCOLS or base not in plain:
+            continue
+        (pk, pp), k, p = plain[base], rate(kw), rate(peer)
+        lines.append(f"{name:<30} {fmt(k / pk if k and pk else None, '.2f'):>18} "
+                     f"{fmt(p / pp if p and pp else None, '.2f'):>13}")
+    if not lines:
+        return
+    print()
+    header = f"{'secured row':<30} {'kafkawire/PLAIN':>18} {'peer/PLAIN':>13}"
+    print(header)
+    print("-" * len(header))
+    print("\n".join(lines))
+    print("x/PLAIN: the row's rows/s over the same scenario's PLAINTEXT rows/s (same data, "
+          "same client); SSL = stunnel4 in front of Tansu, SASL_SSL = stunnel4 + the SASL "
+          f"test front (a Python relay) with {SASL_MECHANISM}.")
 
 
 if __name__ == "__main__":

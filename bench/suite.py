@@ -21,6 +21,22 @@ TIMESTAMP_MS = 1_700_000_000_000
 ARROW_BATCH_ROWS = 10_000
 
 
+# ---------------------------------------------------------------- connections
+
+def connection(kafka: dict[str, str]):
+    """kafkawire's connection settings from the ``kafka.*`` options a query would give (the
+    bootstrap servers and, for the security rows, TLS and SASL), through the option parser."""
+    from spark_kafka_wire.options import SINK, SOURCE, client_config
+
+    return client_config(kafka, SOURCE | SINK)
+
+
+def librdkafka(kafka: dict[str, str]) -> dict[str, str]:
+    """The same settings for confluent-kafka: the bench uses only ``kafka.*`` names that
+    librdkafka shares (bootstrap.servers, security.protocol, ssl.ca.location, sasl.*)."""
+    return {k[len("kafka."):]: v for k, v in kafka.items()}
+
+
 # ---------------------------------------------------------------- data
 
 def make_columns(n: int, value_size: int, seed: int = 0) -> tuple[pa.Array, pa.Array]:
@@ -46,19 +62,18 @@ def make_columns(n: int, value_size: int, seed: int = 0) -> tuple[pa.Array, pa.A
             pa.Array.from_buffers(pa.binary(), n, [None, pa.py_buffer(voff), pa.py_buffer(vdata)]))
 
 
-def produce(bootstrap: str, topic: str, n: int, value_size: int, codec: str = "none",
+def produce(kafka: dict[str, str], topic: str, n: int, value_size: int, codec: str = "none",
             partitions: int = PARTITIONS) -> None:
     """Create ``topic`` and write ``n`` rows round-robin over its partitions (our producer)."""
     from spark_kafka_wire.client.admin import create_topics
     from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
     from spark_kafka_wire.protocol.compression import codec_id
 
     settings = ProduceSettings(compression=codec_id(codec))
     step = 200_000
     keys, values = make_columns(min(n, step), value_size)
-    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    with KafkaClient(connection(kafka)) as client:
         create_topics(client, [(topic, partitions)])
         producer = Producer(client, settings)
         for lo in range(0, n, step):
@@ -68,44 +83,40 @@ def produce(bootstrap: str, topic: str, n: int, value_size: int, codec: str = "n
                                              settings, TIMESTAMP_MS))
 
 
-def end_offsets(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
+def end_offsets(kafka: dict[str, str], topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
     from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 
-    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    with KafkaClient(connection(kafka)) as client:
         got = resolve_offsets(client, {(topic, p): LATEST for p in range(partitions)})
     return {p: got[(topic, p)] for p in range(partitions)}
 
 
-def create_topic(bootstrap: str, topic: str) -> None:
+def create_topic(kafka: dict[str, str], topic: str) -> None:
     from spark_kafka_wire.client.admin import create_topics
     from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.config import ClientConfig
 
-    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    with KafkaClient(connection(kafka)) as client:
         create_topics(client, [(topic, PARTITIONS)])
 
 
-def delete_topic(bootstrap: str, topic: str) -> None:
+def delete_topic(kafka: dict[str, str], topic: str) -> None:
     from spark_kafka_wire.client.admin import delete_topics
     from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.config import ClientConfig
 
-    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    with KafkaClient(connection(kafka)) as client:
         delete_topics(client, [topic])
 
 
 # ---------------------------------------------------------------- scenario 1: client only
 
-def client_kafkawire(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+def client_kafkawire(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
     from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.fetcher import fetch_range
     from spark_kafka_wire.source.schema import to_record_batches
 
     rows = 0
-    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    with KafkaClient(connection(kafka)) as client:
         for p, end in ends.items():
             for chunk in fetch_range(client, topic, p, 0, end):
                 for batch in to_record_batches(chunk, topic, p, ARROW_BATCH_ROWS):
@@ -113,12 +124,12 @@ def client_kafkawire(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     return rows
 
 
-def _confluent_consumer(bootstrap: str):
+def _confluent_consumer(kafka: dict[str, str]):
     import confluent_kafka
 
     # A normal fast consumer: big local queue, 1 MiB per partition per fetch, no commits.
     return confluent_kafka.Consumer({
-        "bootstrap.servers": bootstrap,
+        **librdkafka(kafka),
         "group.id": "kafkawire-bench",
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
@@ -150,10 +161,10 @@ def _confluent_batch(msgs: list, topic: str) -> pa.RecordBatch:
     ], schema=ARROW_SCHEMA)
 
 
-def client_confluent(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+def client_confluent(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
     import confluent_kafka
 
-    consumer = _confluent_consumer(bootstrap)
+    consumer = _confluent_consumer(kafka)
     consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in ends])
     total, rows = sum(ends.values()), 0
     try:
@@ -169,11 +180,11 @@ def client_confluent(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
     return rows
 
 
-def client_kafka_python(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+def client_kafka_python(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
     import kafka
 
     consumer = kafka.KafkaConsumer(
-        bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset="earliest",
+        bootstrap_servers=kafka["kafka.kafka.servers"], enable_auto_commit=False, auto_offset_reset="earliest",
         max_partition_fetch_bytes=1 << 20, fetch_max_bytes=50 << 20, fetch_max_wait_ms=100,
         check_crcs=False, max_poll_records=ARROW_BATCH_ROWS)
     tps = [kafka.TopicPartition(topic, p) for p in ends]
@@ -202,19 +213,18 @@ def client_kafka_python(bootstrap: str, topic: str, ends: dict[int, int]) -> int
     return rows
 
 
-def client_limit(bootstrap: str, topic: str, ends: dict[int, int]) -> int:
+def client_limit(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
     """What the broker can serve one reader: kafkawire's Fetch requests (same budget, the next
     one sent as soon as an answer arrives), with only the batch headers walked to count the
     records and find the next offset. No decoding, no Arrow."""
     from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.fetcher import FetchSettings, read_answer, send_fetch
     from spark_kafka_wire.protocol.records import next_batch_offset
 
     settings = FetchSettings()
     budget = settings.max_partition_fetch_bytes
     rows = 0
-    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+    with KafkaClient(connection(kafka)) as client:
         for p, end in ends.items():
             offset = 0
             sent = send_fetch(client, topic, p, 0, budget, settings)
@@ -246,13 +256,12 @@ def memory_run(spec: dict) -> dict:
     """One Spark task's read of a whole (large) partition, in this process: the task code
     path (``reader.read_partition``) with the given fetch size. Peak RSS is reported as growth
     over the RSS once everything is imported and the broker connected."""
-    from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.fetcher import FetchSettings
     from spark_kafka_wire.client.pool import shared_client
     from spark_kafka_wire.source.batch_reader import read_partition
     from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange
 
-    config = ClientConfig.from_servers(spec["bootstrap"])
+    config = connection(spec["kafka"])
     fetch = FetchSettings(max_partition_fetch_bytes=spec["fetch_bytes"])
     part = KafkaInputPartition(0, OffsetRange(spec["topic"], 0, 0, spec["end"]), config, fetch,
                                spec["batch_rows"])
@@ -338,13 +347,13 @@ def _session():
     return spark
 
 
-def _confluent_read_partitions(bootstrap: str, topic: str):
+def _confluent_read_partitions(kafka: dict[str, str], topic: str):
     def read(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import confluent_kafka
 
         for b in batches:
             for p, start, end in zip(*(b.column(i).to_pylist() for i in range(3)), strict=True):
-                consumer = _confluent_consumer(bootstrap)
+                consumer = _confluent_consumer(kafka)
                 consumer.assign([confluent_kafka.TopicPartition(topic, p, start)])
                 offset = start
                 try:
@@ -359,12 +368,12 @@ def _confluent_read_partitions(bootstrap: str, topic: str):
     return read
 
 
-def _confluent_write_partitions(bootstrap: str, topic: str, codec: str):
+def _confluent_write_partitions(kafka: dict[str, str], topic: str, codec: str):
     def write(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         import confluent_kafka
 
         producer = confluent_kafka.Producer({
-            "bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 512 << 10,
+            **librdkafka(kafka), "linger.ms": 5, "batch.size": 512 << 10,
             "compression.type": codec, "queue.buffering.max.messages": 1_000_000,
             "queue.buffering.max.kbytes": 1 << 20, "acks": "all"})
         n = 0
@@ -397,7 +406,7 @@ def _source_df(spark, n: int, value_size: int):
 
 def spark_run(spec: dict) -> dict:
     spark = _session()
-    bootstrap, impl, kind = spec["bootstrap"], spec["impl"], spec["kind"]
+    kafka, impl, kind = spec["kafka"], spec["impl"], spec["kind"]
     times = []
     try:
         for attempt in range(spec.get("runs", 2)):
@@ -405,14 +414,14 @@ def spark_run(spec: dict) -> dict:
                 topic, ends = spec["topic"], {int(k): v for k, v in spec["ends"].items()}
                 if impl == "kafkawire":
                     df = (spark.read.format("kafkawire")
-                          .option("kafka.bootstrap.servers", bootstrap)
+                          .options(**kafka)
                           .option("subscribe", topic).load())
                 elif impl == "confluent":
                     plan = spark.sparkContext.parallelize(
                         [(p, 0, e) for p, e in ends.items()], len(ends)
                     ).toDF("partition int, start long, end long")
                     from spark_kafka_wire.source.schema import KAFKA_SCHEMA
-                    df = plan.mapInArrow(_confluent_read_partitions(bootstrap, topic),
+                    df = plan.mapInArrow(_confluent_read_partitions(kafka, topic),
                                          KAFKA_SCHEMA)
                 else:
                     df = (spark.read.format("benchlimit").option("rows", sum(ends.values()))
@@ -423,25 +432,25 @@ def spark_run(spec: dict) -> dict:
             else:
                 topic = f"{spec['topic']}-{attempt}"
                 if impl != "limit":
-                    create_topic(bootstrap, topic)
+                    create_topic(kafka, topic)
                 df = _source_df(spark, spec["rows"], spec["value_size"])
                 t0 = time.perf_counter()
                 if impl == "kafkawire":
-                    (df.write.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+                    (df.write.format("kafkawire").options(**kafka)
                      .option("kafka.compression.type", spec.get("codec", "none"))
                      .option("topic", topic).mode("append").save())
                 elif impl == "limit":
                     df.write.format("benchlimit").mode("append").save()
                 else:
-                    df.mapInArrow(_confluent_write_partitions(bootstrap, topic,
+                    df.mapInArrow(_confluent_write_partitions(kafka, topic,
                                                               spec.get("codec", "none")),
                                   "n long") \
                         .write.format("noop").mode("overwrite").save()
             times.append(time.perf_counter() - t0)
             if kind == "write" and impl != "limit":
-                written = sum(end_offsets(bootstrap, topic).values())
+                written = sum(end_offsets(kafka, topic).values())
                 assert written == spec["rows"], (written, spec["rows"])
-                delete_topic(bootstrap, topic)
+                delete_topic(kafka, topic)
         rss = spark_rss()
     finally:
         spark.stop()
@@ -457,7 +466,7 @@ def client_run(spec: dict) -> dict:
     times = []
     for _ in range(spec.get("runs", 5)):
         t0 = time.perf_counter()
-        rows = fn(spec["bootstrap"], spec["topic"], ends)
+        rows = fn(spec["kafka"], spec["topic"], ends)
         times.append(time.perf_counter() - t0)
         assert rows == sum(ends.values()), (spec["impl"], rows, sum(ends.values()))
     return {"rows": rows, "seconds": min(times), "all_seconds": times,
