@@ -256,9 +256,17 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
     try:
         p12 = pkcs12.load_pkcs12(data, store_password.encode() if store_password else None)
     except ValueError:
+        hint = ""
+        if key_password and key_password != store_password:
+            # keytool and openssl write one password for the whole store and ignore another
+            # key password; only Java's KeyStore API writes a key with a password of its own.
+            hint = ("; kafka.ssl.key.password differs from the store password, and a PKCS12 "
+                    "key protected by a password of its own is not supported: export the key "
+                    "and chain as PEM (kafka.ssl.keystore.type=PEM) or store the key under the "
+                    "store password")
         raise ConfigurationError(
             f"{what}: cannot read the PKCS12 keystore (wrong kafka.ssl.keystore.password, or "
-            "not PKCS12)") from None
+            f"not PKCS12){hint}") from None
     if p12.key is None or p12.cert is None:
         raise ConfigurationError(f"{what}: the PKCS12 keystore holds no private key entry")
     chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]

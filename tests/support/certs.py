@@ -217,3 +217,37 @@ def make_pki(directory: str | None = None) -> TestPki:
 
 def remove_pki(pki: TestPki) -> None:
     shutil.rmtree(pki.directory, ignore_errors=True)
+
+
+# A Java program (run from source, JDK 11+) that rewrites a PKCS12 store so that its key entry
+# has a password of its own: keytool and openssl cannot write such a store, Java's KeyStore
+# API can, and Java clients read it with ssl.key.password.
+_TWO_PASSWORDS_JAVA = """
+import java.io.*; import java.security.*;
+public class TwoPasswords { public static void main(String[] a) throws Exception {
+  KeyStore in = KeyStore.getInstance("PKCS12");
+  try (InputStream f = new FileInputStream(a[0])) { in.load(f, a[2].toCharArray()); }
+  KeyStore out = KeyStore.getInstance("PKCS12"); out.load(null, null);
+  String alias = in.aliases().nextElement();
+  out.setKeyEntry(alias, in.getKey(alias, a[2].toCharArray()), a[3].toCharArray(),
+                  in.getCertificateChain(alias));
+  try (OutputStream f = new FileOutputStream(a[1])) { out.store(f, a[2].toCharArray()); }
+}}
+"""
+
+
+def two_password_p12(keystore: Keystore) -> str:
+    """``keystore``'s PKCS12 rewritten by Java with store password STORE_PASSWORD and key
+    password KEY_PASSWORD (mode 0600, beside the original)."""
+    directory = os.path.dirname(keystore.p12)
+    source = os.path.join(directory, "TwoPasswords.java")
+    with open(source, "w") as f:
+        f.write(_TWO_PASSWORDS_JAVA)
+    target = keystore.p12.replace(".p12", ".two-passwords.p12")
+    result = subprocess.run(["java", source, keystore.p12, target, STORE_PASSWORD, KEY_PASSWORD],
+                            capture_output=True, text=True, timeout=KEYTOOL_TIMEOUT_S,
+                            check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"java TwoPasswords failed: {result.stderr.strip()[-500:]}")
+    os.chmod(target, 0o600)
+    return target
