@@ -1,11 +1,16 @@
 """Spark through a SASL_SSL broker (the SASL front behind stunnel, in front of Tansu) with
 SCRAM-SHA-512: a batch write and a batch read, and an availableNow stream, each compared with
-librdkafka through the same broker; no secret in the plans Spark prints or in the progress."""
+librdkafka through the same broker; no secret in the plans Spark prints or in the progress.
+And a 20 s stream over sessions that last 5 s (KIP-368): it re-authenticates, reads every
+record once and commits its offsets for lag tools."""
 
 from __future__ import annotations
 
+import threading
+import time
 import uuid
 
+import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
@@ -75,3 +80,78 @@ def test_batch_write_read_and_available_now_over_sasl_ssl(spark, sasl_ssl_broker
     principals = {e.principal for e in sasl_ssl_broker.stats.authentications[before:]
                   if e.mechanism == MECHANISM}
     assert principals == {"alice"}
+
+
+STREAM_SECONDS = 20
+SESSION_LIFETIME_MS = 5000
+
+
+def _stream_producer(conf: dict, topic: str, stop: threading.Event, sent: list) -> None:
+    """librdkafka writing about 100 records a second over two partitions until ``stop``."""
+    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
+    n = 0
+    while not stop.is_set():
+        for _ in range(10):
+            producer.produce(topic, b"v%06d" % n, b"k%06d" % n, partition=n % 2)
+            sent.append(b"k%06d" % n)
+            n += 1
+        producer.poll(0)
+        stop.wait(0.1)
+    assert producer.flush(30) == 0
+
+
+def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
+        spark, sasl_broker_factory, pki, tmp_path):
+    """The front grants 5 s sessions and closes a connection used after its session ended.
+    A processing-time stream runs 20 s while librdkafka writes: the driver's and the Python
+    workers' pooled connections log in again before their sessions end, every record arrives
+    once, and the group's committed offsets are the ends of the last micro-batch."""
+    broker = sasl_broker_factory(pki=pki, session_lifetime_ms=SESSION_LIFETIME_MS)
+    options = _options(broker, pki)
+    conf = _librdkafka(broker, pki)
+    topic, group = f"sasl-live-{uuid.uuid4().hex[:8]}", f"sasl-g-{uuid.uuid4().hex[:6]}"
+    admin = AdminClient(conf)  # kept alive until the topic exists
+    admin.create_topics([NewTopic(topic, 2, 1)])[topic].result(30)
+
+    stream = (spark.readStream.format("kafkawire").options(**options)
+              .option("subscribe", topic).option("startingOffsets", "earliest")
+              .option("commitOffsets", "kafka").option("kafka.group.id", group).load())
+    q = (stream.select("key", "partition", "offset").writeStream.format("memory")
+         .queryName("sasl_live").option("checkpointLocation", str(tmp_path / "ck"))
+         .trigger(processingTime="500 milliseconds").start())
+    stop, sent = threading.Event(), []
+    writer = threading.Thread(target=_stream_producer, args=(conf, topic, stop, sent))
+    try:
+        writer.start()
+        time.sleep(STREAM_SECONDS)
+        stop.set()
+        writer.join(60)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and q.exception() is None:
+            if spark.sql("select count(*) c from sasl_live").first().c >= len(sent):
+                break
+            time.sleep(0.5)
+        q.processAllAvailable()
+        assert q.exception() is None
+    finally:
+        stop.set()
+        q.stop()
+    got = spark.sql("select key, partition, offset from sasl_live").collect()
+    assert sorted(bytes(r.key) for r in got) == sorted(sent)  # each record once
+    assert len(q.recentProgress) >= 10
+    for progress in q.recentProgress:
+        _assert_no_secret(str(progress))
+
+    stats = broker.stats
+    assert stats.expired_closes == 0
+    assert len(stats.reauthentications) >= 3, (len(stats.authentications), stats.connections)
+    assert {e.principal for e in stats.authentications} == {"alice"}
+
+    ends = {p: 1 + max(r.offset for r in got if r.partition == p) for p in (0, 1)}
+    consumer = confluent_kafka.Consumer({**conf, "group.id": group})
+    try:
+        committed = consumer.committed(
+            [confluent_kafka.TopicPartition(topic, p) for p in (0, 1)], timeout=30)
+    finally:
+        consumer.close()
+    assert {tp.partition: tp.offset for tp in committed} == ends
