@@ -16,6 +16,7 @@ dropping, say, a security setting would connect in plaintext.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
@@ -37,6 +38,7 @@ from spark_kafka_wire.client.tls import (
     store_type,
     version_name,
 )
+from spark_kafka_wire.config_files import options_from_properties
 from spark_kafka_wire.protocol.versions import versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -131,6 +133,13 @@ OPTIONS: tuple[Option, ...] = (
     # ---------------------------------------------------------------- every read and write
     Option("kafka.bootstrap.servers", EVERYWHERE, default_doc="required",
            doc="`host:port` list; the list is cycled until one broker answers"),
+    Option("kafkaConfigFile", EVERYWHERE, kafkawire_only=True,
+           doc="a Kafka client config file (`client.properties`: `key=value`, Java's "
+           "`.properties` syntax) whose keys become `kafka.<key>` options; options given "
+           "explicitly win. Values may hold `${env:NAME}`, `${file:PATH:KEY}` and "
+           "`${directory:PATH:FILE}` placeholders (KIP-297/KIP-887) so secrets stay out of the "
+           "file. Keys this query does not use (serializers, `acks` on a read) are skipped "
+           "with a warning; security keys are always taken. Read where the query is defined"),
     Option("kafka.client.id", EVERYWHERE, default="spark-kafka-wire",
            doc="the client id sent with every request"),
     Option("kafka.request.timeout.ms", EVERYWHERE, kind=Kind.INT, default=30_000, minimum=1,
@@ -433,12 +442,45 @@ def options_for(use: Use) -> list[Option]:
     return [o for o in OPTIONS if o.uses & use and o.refused is None]
 
 
+_log = logging.getLogger(__name__)
+_SECURITY_PREFIXES = ("kafka.security.", "kafka.ssl.", "kafka.sasl.")
+
 # ------------------------------------------------------------------------- reading values
 # ``opts`` is always the result of lower_keys; ``name`` an Option or a name in the table.
 
 
 def lower_keys(options: Mapping[str, str]) -> dict[str, str]:
     return {k.lower(): str(v) for k, v in options.items()}
+
+
+def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
+    """``opts`` with the keys of its ``kafkaConfigFile`` added where not given explicitly.
+
+    A client.properties is shared by producers, consumers and tools, so keys this query does
+    not take (serializers, ``acks`` on a read, ``schema.registry.url``) are skipped with one
+    warning, as Java clients warn of unused configs; security keys are always taken so that a
+    setting kafkawire cannot honour fails loudly instead of connecting with less security.
+    """
+    path = given(opts, "kafkaConfigFile")
+    if path is None:
+        return opts
+    if not path.strip():
+        raise ConfigurationError("kafkaConfigFile is empty: give the path of a .properties file")
+    accepted = _accepted_kafka_keys(use)
+    taken: dict[str, str] = {}
+    skipped: list[str] = []
+    for key, value in options_from_properties(path.strip()).items():
+        k = key.lower()
+        if k in opts:
+            continue
+        if k in accepted or k.startswith(_SECURITY_PREFIXES):
+            taken[k] = value
+        else:
+            skipped.append(key[len("kafka."):])
+    if skipped:
+        _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
+                     "read" if use & SOURCE else "write", ", ".join(sorted(skipped)))
+    return {**taken, **{k: v for k, v in opts.items() if k != option("kafkaConfigFile").key}}
 
 
 def _entry(name: Option | str) -> Option:

@@ -43,6 +43,7 @@ from spark_kafka_wire.options import (
     option,
     optional_int,
     text_value,
+    with_config_file,
 )
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 
@@ -121,7 +122,7 @@ def _topic_creation(opts: dict[str, str]) -> TopicCreation:
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
-    opts = lower_keys(options)
+    opts = with_config_file(lower_keys(options), SINK)
     client = client_config(opts, SINK)
     codec_name = text_value(opts, "kafka.compression.type").strip().lower()
     if codec_name not in CODEC_NAMES:

@@ -33,6 +33,7 @@ from spark_kafka_wire.options import (
     optional_int,
     options_for,
     text_value,
+    with_config_file,
 )
 from spark_kafka_wire.source.limits import (
     LIMIT_OPTIONS,
@@ -86,7 +87,7 @@ def include_headers(options: Mapping[str, str]) -> bool:
 
 
 def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
-    opts = lower_keys(options)
+    opts = with_config_file(lower_keys(options), SOURCE)
     client = client_config(opts, SOURCE)
     strategy = parse_strategy(opts)
 
@@ -194,7 +195,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     """Options of ``spark.readStream.format("kafkawire")``: the batch source's, except that
     startingOffsets defaults to latest (and may be ``group``), ending options are refused, and
     the stream-only rate limits and offset commits apply."""
-    opts = lower_keys(options)
+    opts = with_config_file(lower_keys(options), SOURCE)
     for o in _ENDING:
         if o.key in opts:
             raise ConfigurationError(

@@ -175,6 +175,31 @@ def test_round_trip_binary(spark, bootstrap, new_topic):
     assert_df_equality(read, df, ignore_row_order=True)
 
 
+def test_kafka_config_file_for_write_and_read(spark, bootstrap, new_topic, tmp_path):
+    """kafkaConfigFile: the broker comes from a client.properties through a ${file:} placeholder;
+    keys the query does not use are skipped; an explicit option wins over the file's.
+
+    (Spark runs a data source's planning in a Python worker that the driver JVM started, so
+    ${env:} placeholders see the JVM's environment, not variables set in this process since.)"""
+    topic = new_topic(2, "conffile")
+    secrets = tmp_path / "secrets.properties"
+    secrets.write_text(f"servers={bootstrap}\n")
+    props = tmp_path / "client.properties"
+    props.write_text(f"bootstrap.servers=${{file:{secrets}:servers}}\n"
+                     "client.id=from-file\n"
+                     "key.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
+                     "request.timeout.ms=1\n")
+    rows = [(f"k{i}", f"v{i}") for i in range(50)]
+    df = spark.createDataFrame(rows, "key string, value string")
+    (df.write.format("kafkawire").option("kafkaConfigFile", str(props))
+     .option("kafka.request.timeout.ms", "30000").option("topic", topic)
+     .mode("append").save())
+    read = (spark.read.format("kafkawire").option("kafkaConfigFile", str(props))
+            .option("kafka.request.timeout.ms", "30000").option("subscribe", topic).load()
+            .selectExpr("cast(key as string) key", "cast(value as string) value"))
+    assert sorted(tuple(r) for r in read.collect()) == sorted(rows)
+
+
 def test_spark_sink_records_read_by_librdkafka(spark, bootstrap, new_topic):
     partitions = 3
     topic = new_topic(partitions, "rt-rdk")

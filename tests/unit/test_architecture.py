@@ -118,7 +118,7 @@ def layer(module: str) -> str:
     if parts[0] == "spark_kafka_wire" and len(parts) > 1:
         if parts[1] in ("protocol", "client", "source", "sink", "testing"):
             return parts[1]
-        if parts[1] in ("options", "option_tables", "errors"):
+        if parts[1] in ("options", "option_tables", "errors", "config_files"):
             return "shared"
     return "face"
 

@@ -1,0 +1,109 @@
+"""conf/: every deployment's .properties loads through options_from_properties and passes the
+source and sink option parsers with the security it announces; spark-defaults.conf names only
+settings that Spark defines; the README points at every file."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import spark_kafka_wire
+from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.source.options import parse_source_options
+
+CONF = Path(__file__).resolve().parents[2] / "conf"
+README = Path(__file__).resolve().parents[2] / "README.md"
+PROPERTIES = sorted(CONF.glob("*.properties"))
+# What each file must configure: (security.protocol, SASL mechanism or None, client cert?).
+EXPECTED = {
+    "local": ("PLAINTEXT", None, False),
+    "confluent-cloud": ("SASL_SSL", "PLAIN", False),
+    "msk-scram": ("SASL_SSL", "SCRAM-SHA-512", False),
+    "msk-mtls": ("SSL", None, True),
+    "event-hubs": ("SASL_SSL", "PLAIN", False),
+    "aiven": ("SSL", None, True),
+    "redpanda-cloud": ("SASL_SSL", "SCRAM-SHA-256", False),
+}
+_ENV = re.compile(r"\$\{env:([A-Z0-9_]+)\}")
+
+
+def _environment(path: Path, pki, tmp_path: Path) -> dict[str, str]:
+    """A test value for every ${env:NAME} of the file: host lists, the test PKI's files."""
+    certs = tmp_path / "certs"
+    certs.mkdir(exist_ok=True)
+    for name, src in (("ca.pem", pki.ca_pem), ("service.cert", pki.client.cert_pem),
+                      ("service.key", pki.client.key_pem)):
+        shutil.copy(src, certs / name)
+    env = {}
+    for name in _ENV.findall(path.read_text()):
+        if name.endswith("BOOTSTRAP_SERVERS"):
+            env[name] = "b-1.example:9096,b-2.example:9096"
+        elif name == "MSK_KEYSTORE":
+            env[name] = pki.client.p12
+        elif name == "MSK_KEYSTORE_PASSWORD":
+            env[name] = pki.store_password
+        elif name == "AIVEN_CERT_DIR":
+            env[name] = str(certs)
+        else:
+            env[name] = f"value-of-{name.lower()}"
+    return env
+
+
+def test_every_file_is_expected_and_in_the_readme() -> None:
+    assert sorted(p.stem for p in PROPERTIES) == sorted(EXPECTED)
+    readme = README.read_text()
+    for path in [*PROPERTIES, CONF / "spark-defaults.conf"]:
+        assert f"conf/{path.name}" in readme, f"README does not mention conf/{path.name}"
+
+
+@pytest.mark.parametrize("path", PROPERTIES, ids=[p.stem for p in PROPERTIES])
+def test_properties_file_parses_for_reads_and_writes(path, pki, tmp_path, monkeypatch) -> None:
+    env = _environment(path, pki, tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    options = spark_kafka_wire.options_from_properties(path)
+    protocol, mechanism, client_cert = EXPECTED[path.stem]
+    for parsed in (parse_source_options({"kafkaConfigFile": str(path), "subscribe": "t"}),
+                   parse_sink_options({"kafkaConfigFile": str(path), "topic": "t"})):
+        client = parsed.client
+        assert client.security_protocol == protocol
+        assert (client.sasl.mechanism if client.sasl else None) == mechanism
+        assert (client.tls is not None and client.tls.key is not None) == client_cert
+        for name, value in env.items():
+            if "PASSWORD" in name or "SECRET" in name or "CONNECTION_STRING" in name:
+                assert value not in repr(parsed), f"{name} shows in the parsed options"
+    assert all(k.startswith("kafka.") for k in options)
+
+
+def _spark_jar_strings() -> bytes:
+    pyspark = pytest.importorskip("pyspark")
+    jars = Path(pyspark.__file__).parent / "jars"
+    blob = bytearray()
+    for jar in jars.glob("spark-*_2.13-*.jar"):
+        if not re.match(r"spark-(core|sql|sql-api|catalyst)_", jar.name):
+            continue
+        with zipfile.ZipFile(jar) as z:
+            for info in z.infolist():
+                if info.filename.endswith(".class"):
+                    blob += z.read(info)
+    return bytes(blob)
+
+
+def test_spark_defaults_names_only_settings_spark_defines() -> None:
+    """Each key (commented ones included) is a string constant in Spark's own jars, so a
+    misspelt key, which Spark would ignore silently, fails here."""
+    keys = []
+    for line in (CONF / "spark-defaults.conf").read_text().splitlines():
+        m = re.match(r"#?\s*(spark\.[\w.]+)\s+\S", line)
+        if m:
+            keys.append(m.group(1))
+    assert keys
+    blob = _spark_jar_strings()
+    for key in keys:
+        name = key[len("spark.executorEnv."):] if key.startswith("spark.executorEnv.") else None
+        probe = b"spark.executorEnv." if name else key.encode()
+        assert probe in blob, f"{key} is not a Spark setting"
