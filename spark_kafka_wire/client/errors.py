@@ -109,6 +109,9 @@ class OAuthTokenError(KafkaWireError):
         who = f" for client {client!r}" if client else ""
         super().__init__(f"could not get an OAUTHBEARER token from {source}{who}: {reason}")
 
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.source, self.reason, self.client))
+
 
 class NoBrokersAvailableError(KafkaWireError):
     """None of the bootstrap servers answered.

@@ -299,3 +299,9 @@ def test_cache_key_tells_secrets_apart() -> None:
     a = OAuthConfig("oidc", "app", endpoint_url="u", client_id="app", client_secret="one")
     b = OAuthConfig("oidc", "app", endpoint_url="u", client_id="app", client_secret="two")
     assert a.cache_key() != b.cache_key() and "one" not in repr(a.cache_key())
+
+
+def test_token_error_pickles() -> None:
+    err = OAuthTokenError("token endpoint http://idp/t", "down", "app")
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and not back.retriable
