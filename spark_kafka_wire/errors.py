@@ -34,6 +34,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   └── RequestTimeoutError               no answer within kafka.request.timeout.ms
     ├── TlsHandshakeError                     TLS handshake failed (certificate, hostname)
     ├── SaslAuthenticationError               SASL login refused (password, user, mechanism)
+    ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
     └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
 """
@@ -46,6 +47,7 @@ from spark_kafka_wire.client.errors import (
     CoordinatorMovedError,
     DataLossError,
     NoBrokersAvailableError,
+    OAuthTokenError,
     RequestTimeoutError,
     SaslAuthenticationError,
     TlsHandshakeError,
@@ -93,6 +95,7 @@ __all__ = [
     "MessageTooLargeError",
     "NoBrokersAvailableError",
     "NotLeaderOrFollowerError",
+    "OAuthTokenError",
     "OffsetOutOfRangeError",
     "ProducerStateError",
     "ProtocolError",

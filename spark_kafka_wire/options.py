@@ -17,6 +17,7 @@ dropping, say, a security setting would connect in plaintext.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
@@ -24,10 +25,28 @@ from enum import Enum, Flag, auto
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
+from spark_kafka_wire.client.sasl.aws_iam import check_signer, region_from_host
 from spark_kafka_wire.client.sasl.config import MECHANISMS as SASL_MECHANISMS
 from spark_kafka_wire.client.sasl.config import NOT_YET as SASL_NOT_YET
 from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.sasl.jaas import PLAIN_MODULE, SCRAM_MODULE, jaas_credentials
+from spark_kafka_wire.client.sasl.jaas import (
+    PLAIN_MODULE,
+    SCRAM_MODULE,
+    jaas_credentials,
+    parse_jaas,
+)
+from spark_kafka_wire.client.sasl.oauth_config import (
+    AWS_HANDLER,
+    AWS_MODULE,
+    OAUTH_MODULE,
+    OIDC_HANDLERS,
+    UNSECURED_HANDLER,
+    HttpSettings,
+    OAuthConfig,
+    RefreshSettings,
+    extensions_from,
+    unsecured_claims,
+)
 from spark_kafka_wire.client.tls import (
     PROTOCOL_VERSIONS,
     TlsConfig,
@@ -168,18 +187,72 @@ OPTIONS: tuple[Option, ...] = (
            "`SASL_*`, is refused rather than connecting without the security asked for"),
     # ----------------------------------------------------- SASL (SASL_PLAINTEXT / SASL_SSL)
     Option("kafka.sasl.mechanism", EVERYWHERE, default="GSSAPI",
-           doc="`PLAIN`, `SCRAM-SHA-256` or `SCRAM-SHA-512`. The default is Java's, `GSSAPI` "
-           "(Kerberos), which is not supported yet, so a SASL connection needs this set; "
-           "`OAUTHBEARER` is not supported yet either"),
+           doc="`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`. The default is "
+           "Java's, `GSSAPI` (Kerberos), which is not supported yet, so a SASL connection needs "
+           "this set"),
     Option("kafka.sasl.jaas.config", EVERYWHERE,
            doc="the credentials, in Java's JAAS syntax: "
            "`org.apache.kafka.common.security.plain.PlainLoginModule required "
-           "username=\"...\" password=\"...\";` (`scram.ScramLoginModule` for SCRAM); never "
-           "shown"),
+           "username=\"...\" password=\"...\";` (`scram.ScramLoginModule` for SCRAM; "
+           "`oauthbearer.OAuthBearerLoginModule` with `clientId`, `clientSecret`, `scope`, "
+           "`extension_<name>` or `unsecuredLogin*` options for OAUTHBEARER; "
+           "`software.amazon.msk.auth.iam.IAMLoginModule` for MSK IAM); never shown"),
     Option("kafka.sasl.username", EVERYWHERE, kafkawire_only=True,
            doc="librdkafka's name for the user, instead of `kafka.sasl.jaas.config`"),
     Option("kafka.sasl.password", EVERYWHERE, kafkawire_only=True,
            doc="librdkafka's name for the password, with `kafka.sasl.username`; never shown"),
+    # ------------------------------------------------- OAUTHBEARER (kafka.sasl.mechanism)
+    Option("kafka.sasl.oauthbearer.token.endpoint.url", EVERYWHERE,
+           doc="OAUTHBEARER tokens from this OAuth 2.0 token endpoint (client credentials grant, "
+           "KIP-768) with `clientId`, `clientSecret` and `scope` from `kafka.sasl.jaas.config`; "
+           "https trusts the system's CAs. A `file:` URL names a file holding the token. "
+           "Without it (nor the two settings below) OAUTHBEARER sends unsecured tokens built "
+           "from `unsecuredLogin*` JAAS options, as Java does"),
+    Option("kafka.sasl.login.callback.handler.class", EVERYWHERE,
+           doc="Java's token source: `org.apache.kafka.common.security.oauthbearer."
+           "OAuthBearerLoginCallbackHandler` (or `...oauthbearer.secured.` of Kafka < 3.4: "
+           "the token endpoint) or `software.amazon.msk.auth.iam."
+           "IAMOAuthBearerLoginCallbackHandler` (Amazon MSK IAM, needs "
+           "`pip install 'spark-kafka-wire[aws]'`); other JVM classes are refused"),
+    Option("kafka.sasl.oauthbearer.token.provider", EVERYWHERE, kafkawire_only=True,
+           doc="OAUTHBEARER tokens from a Python callable, `package.module:function` (or "
+           "`package.module.function`), importable on the driver and every executor; it takes "
+           "no argument and returns the token or `(token, expiry in ms since the epoch)`. A "
+           "token whose expiry is unknown (not a JWT) is asked for at every login"),
+    Option("kafka.sasl.aws.region", EVERYWHERE, kafkawire_only=True,
+           default_doc="from the brokers' names",
+           doc="Amazon MSK IAM: the cluster's region; unset, taken from the first bootstrap "
+           "server's name (`b-1.<cluster>.kafka.<region>.amazonaws.com`), else from "
+           "`AWS_REGION` / `AWS_DEFAULT_REGION` where the query is defined"),
+    Option("kafka.sasl.oauthbearer.sub.claim.name", EVERYWHERE, default="sub",
+           doc="the token claim naming the principal (shown in errors)"),
+    Option("kafka.sasl.oauthbearer.scope.claim.name", EVERYWHERE, default="scope",
+           doc="the token claim holding the scope; accepted for Java's configs (the broker "
+           "checks scopes, not the client)"),
+    Option("kafka.sasl.oauthbearer.header.urlencode", EVERYWHERE, kind=Kind.BOOL,
+           default=False,
+           doc="URL-encode the client id and secret before the token request's Basic "
+           "authorization (KIP-1025; Java's default is off too)"),
+    Option("kafka.sasl.login.connect.timeout.ms", EVERYWHERE, kind=Kind.INT, default=10_000,
+           minimum=1, doc="the longest wait for the token endpoint's connection (the larger of "
+           "this and the read timeout bounds each step)"),
+    Option("kafka.sasl.login.read.timeout.ms", EVERYWHERE, kind=Kind.INT, default=10_000,
+           minimum=1, doc="the longest wait for the token endpoint's answer"),
+    Option("kafka.sasl.login.retry.backoff.ms", EVERYWHERE, kind=Kind.INT, default=100,
+           doc="pause before retrying the token endpoint (unreachable, 5xx), doubling each time"),
+    Option("kafka.sasl.login.retry.backoff.max.ms", EVERYWHERE, kind=Kind.INT,
+           default=10_000,
+           doc="retries of the token endpoint stop this long after the first attempt (Java's "
+           "rule); a 4xx answer (wrong secret) is never retried"),
+    Option("kafka.sasl.login.refresh.window.factor", EVERYWHERE, default="0.8",
+           doc="a token is replaced once this fraction of its lifetime has passed (0.5-1.0), "
+           "within the two bounds below, as in Java"),
+    Option("kafka.sasl.login.refresh.window.jitter", EVERYWHERE, default="0.05",
+           doc="a random fraction up to this (0-0.25) added to the refresh window factor"),
+    Option("kafka.sasl.login.refresh.min.period.seconds", EVERYWHERE, kind=Kind.INT,
+           default=60, doc="the shortest wait before replacing a token (0-900)"),
+    Option("kafka.sasl.login.refresh.buffer.seconds", EVERYWHERE, kind=Kind.INT, default=300,
+           doc="replace a token at least this long before it expires (0-3600)"),
     # ------------------------------------------------------------ TLS (security.protocol=SSL)
     Option("kafka.ssl.truststore.location", EVERYWHERE,
            doc="the CAs that sign the brokers' certificates: a JKS, PKCS12 or PEM file (JKS is "
@@ -580,9 +653,9 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             )
         if key.startswith("kafka.sasl.") and key not in accepted:
             raise ConfigurationError(
-                f"'{key}' is not supported yet (kafkawire logs in with PLAIN and SCRAM from "
-                "kafka.sasl.mechanism, kafka.sasl.jaas.config or kafka.sasl.username/"
-                "password); refusing to connect without the security you asked for"
+                f"'{key}' is not supported yet (kafkawire logs in with PLAIN, SCRAM and "
+                "OAUTHBEARER, see the README's SASL options); refusing to connect without the "
+                "security you asked for"
             )
         if key.startswith("kafka.ssl.") and not tls_on:
             raise ConfigurationError(
@@ -636,6 +709,14 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     if mechanism not in SASL_MECHANISMS:
         raise ConfigurationError(f"kafka.sasl.mechanism must be one of "
                                  f"{', '.join(SASL_MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "OAUTHBEARER":
+        oauth = oauth_config(opts)
+        return SaslConfig(mechanism=mechanism, username=oauth.principal, password="",
+                          oauth=oauth)
+    for oauth_only in _OAUTH_ONLY:
+        if given(opts, oauth_only) is not None:
+            raise ConfigurationError(f"{oauth_only.name} applies to kafka.sasl.mechanism=OAUTHBEARER, "
+                                     f"not {mechanism}")
     jaas = given(opts, "kafka.sasl.jaas.config")
     user, password = given(opts, "kafka.sasl.username"), given(opts, "kafka.sasl.password")
     if jaas is not None and (user is not None or password is not None):
@@ -651,6 +732,135 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     if not user:
         raise ConfigurationError("the SASL user name is empty")
     return SaslConfig(mechanism=mechanism, username=user, password=password)
+
+
+# ---------------------------------------------------------------------------- OAUTHBEARER
+
+_OAUTH_ONLY = (option("kafka.sasl.oauthbearer.token.endpoint.url"),
+               option("kafka.sasl.login.callback.handler.class"),
+               option("kafka.sasl.oauthbearer.token.provider"), option("kafka.sasl.aws.region"))
+
+
+def _fraction(opts: Mapping[str, str], opt: Option, low: float, high: float) -> float:
+    raw, name = text_value(opts, opt), opt.name
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigurationError(f"{name} must be between {low} and {high}, got {value}")
+    return value
+
+
+def _bounded(opts: Mapping[str, str], opt: Option, high: int) -> int:
+    value = int_value(opts, opt)
+    if value > high:
+        raise ConfigurationError(f"{opt.name} must be at most {high}, got {value}")
+    return value
+
+
+def _refresh_settings(opts: Mapping[str, str]) -> RefreshSettings:
+    """``sasl.login.refresh.*`` within the bounds Java's SaslConfigs enforces."""
+    return RefreshSettings(
+        window_factor=_fraction(opts, option("kafka.sasl.login.refresh.window.factor"), 0.5, 1.0),
+        window_jitter=_fraction(opts, option("kafka.sasl.login.refresh.window.jitter"), 0.0, 0.25),
+        min_period_s=_bounded(opts, option("kafka.sasl.login.refresh.min.period.seconds"), 900),
+        buffer_s=_bounded(opts, option("kafka.sasl.login.refresh.buffer.seconds"), 3600))
+
+
+def _aws_region(opts: Mapping[str, str]) -> str:
+    region = (given(opts, "kafka.sasl.aws.region") or "").strip()
+    if not region:
+        hosts = [h for h, _ in parse_bootstrap(given(opts, "kafka.bootstrap.servers") or "")]
+        region = next((r for r in map(region_from_host, hosts) if r), "")
+    if not region:
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
+    if not region:
+        raise ConfigurationError(
+            "Amazon MSK IAM needs the cluster's region: set kafka.sasl.aws.region (it is "
+            "taken from broker names like b-1.<cluster>.kafka.<region>.amazonaws.com, or "
+            "AWS_REGION, when those are available)")
+    return region
+
+
+def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
+    """Where OAUTHBEARER tokens come from, chosen as the Java client chooses its login callback
+    handler (see client/sasl/oauth_config.py): MSK IAM, a Python token provider, a token
+    endpoint, else unsecured tokens. Messages name options, never their values."""
+    if given(opts, "kafka.sasl.username") is not None or \
+            given(opts, "kafka.sasl.password") is not None:
+        raise ConfigurationError("kafka.sasl.username/kafka.sasl.password do not apply to "
+                                 "OAUTHBEARER: give kafka.sasl.jaas.config")
+    handler = (given(opts, "kafka.sasl.login.callback.handler.class") or "").strip()
+    url = (given(opts, "kafka.sasl.oauthbearer.token.endpoint.url") or "").strip()
+    provider = (given(opts, "kafka.sasl.oauthbearer.token.provider") or "").strip()
+    jaas = given(opts, "kafka.sasl.jaas.config")
+    module, jopts = parse_jaas(jaas) if jaas is not None else ("", {})
+    known = (*OIDC_HANDLERS, UNSECURED_HANDLER, AWS_HANDLER)
+    if handler and handler not in known:
+        raise ConfigurationError(
+            "kafka.sasl.login.callback.handler.class names a JVM class kafkawire cannot run; "
+            f"it understands {', '.join(known)}. For another token source, name a Python "
+            "callable in kafka.sasl.oauthbearer.token.provider")
+    aws = handler == AWS_HANDLER or module == AWS_MODULE
+    if sum((aws, bool(url), bool(provider))) > 1:
+        raise ConfigurationError(
+            "give one OAUTHBEARER token source: kafka.sasl.oauthbearer.token.endpoint.url, "
+            "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler")
+    if module and module not in (OAUTH_MODULE, AWS_MODULE):
+        raise ConfigurationError(f"kafka.sasl.jaas.config: login module {module!r} does not "
+                                 f"fit kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE})")
+    if module == AWS_MODULE and not aws or module == OAUTH_MODULE and aws:
+        raise ConfigurationError(f"Amazon MSK IAM needs the JAAS module {AWS_MODULE} with "
+                                 f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}")
+    refresh = _refresh_settings(opts)
+    if aws:
+        check_signer()
+        profile, role = jopts.get("awsProfileName", ""), jopts.get("awsRoleArn", "")
+        who = f"awsRoleArn {role}" if role else \
+            f"awsProfileName {profile}" if profile else "the default AWS credentials"
+        return OAuthConfig(source="aws", principal=who, refresh=refresh,
+                           region=_aws_region(opts), aws_profile=profile, aws_role_arn=role,
+                           aws_role_session_name=jopts.get("awsRoleSessionName", ""))
+    if provider:
+        return OAuthConfig(source="provider", principal=provider, provider=provider,
+                           extensions=extensions_from(jopts, "extension_"), refresh=refresh)
+    if jaas is None:
+        raise ConfigurationError(
+            f"SASL OAUTHBEARER needs kafka.sasl.jaas.config: {OAUTH_MODULE} required "
+            'clientId="..." clientSecret="..." scope="..."; with '
+            "kafka.sasl.oauthbearer.token.endpoint.url (an identity provider), or "
+            'unsecuredLoginStringClaim_sub="<user>"; (unsecured tokens, development only)')
+    if url or handler in OIDC_HANDLERS:
+        if not url:
+            raise ConfigurationError(
+                f"kafka.sasl.login.callback.handler.class={handler} needs "
+                "kafka.sasl.oauthbearer.token.endpoint.url")
+        scheme = url.partition(":")[0].lower()
+        if scheme not in ("http", "https", "file"):
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url must be an "
+                                     "http, https or file URL")
+        client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
+        if scheme != "file" and (not client_id or not secret):
+            raise ConfigurationError(f"kafka.sasl.jaas.config: {OAUTH_MODULE} needs clientId "
+                                     "and clientSecret for the token endpoint")
+        return OAuthConfig(
+            source="oidc", principal=client_id or "token file", endpoint_url=url,
+            client_id=client_id, client_secret=secret, scope=jopts.get("scope", ""),
+            extensions=extensions_from(jopts, "extension_"), refresh=refresh,
+            sub_claim=text_value(opts, "kafka.sasl.oauthbearer.sub.claim.name").strip(),
+            scope_claim=text_value(opts, "kafka.sasl.oauthbearer.scope.claim.name").strip(),
+            http=HttpSettings(
+                connect_timeout_ms=int_value(opts, "kafka.sasl.login.connect.timeout.ms"),
+                read_timeout_ms=int_value(opts, "kafka.sasl.login.read.timeout.ms"),
+                retry_backoff_ms=int_value(opts, "kafka.sasl.login.retry.backoff.ms"),
+                retry_backoff_max_ms=int_value(opts, "kafka.sasl.login.retry.backoff.max.ms"),
+                urlencode_header=bool_value(opts, "kafka.sasl.oauthbearer.header.urlencode")))
+    claims, principal_claim, principal, lifetime = unsecured_claims(jopts)
+    return OAuthConfig(source="unsecured", principal=principal, claims_json=claims,
+                       lifetime_s=lifetime, principal_claim=principal_claim,
+                       extensions=extensions_from(jopts, "unsecuredLoginExtension_"),
+                       refresh=refresh)
 
 
 # ------------------------------------------------------------------------------------ TLS

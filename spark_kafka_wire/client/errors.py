@@ -89,6 +89,30 @@ class SaslAuthenticationError(KafkaWireError):
                          f"kafka.sasl.mechanism={mechanism}, user {user!r}): {reason}")
 
 
+class OAuthTokenError(KafkaWireError):
+    """No OAUTHBEARER token could be had: the token endpoint could not be reached or refused
+    the client, answered no usable token, or a token provider failed.
+
+    Not retriable: the endpoint's own retries (``kafka.sasl.login.retry.backoff.ms`` up to
+    ``kafka.sasl.login.retry.backoff.max.ms``, as KIP-768's client retries) have run out, or
+    the endpoint refused the credentials, which another attempt would only repeat. The message
+    names the endpoint (without query or user info) and the client id, never the secret or a
+    token.
+    """
+
+    retriable = False
+
+    def __init__(self, source: str, reason: str, client: str = "") -> None:
+        self.source = source
+        self.reason = reason
+        self.client = client
+        who = f" for client {client!r}" if client else ""
+        super().__init__(f"could not get an OAUTHBEARER token from {source}{who}: {reason}")
+
+    def __reduce__(self) -> tuple:
+        return (type(self), (self.source, self.reason, self.client))
+
+
 class NoBrokersAvailableError(KafkaWireError):
     """None of the bootstrap servers answered.
 

@@ -1,8 +1,9 @@
 """Spark through a SASL_SSL broker (the SASL front behind stunnel, in front of Tansu) with
-SCRAM-SHA-512: a batch write and a batch read, and an availableNow stream, each compared with
-librdkafka through the same broker; no secret in the plans Spark prints or in the progress.
-And a 20 s stream over sessions that last 5 s (KIP-368): it re-authenticates, reads every
-record once and commits its offsets for lag tools."""
+SCRAM-SHA-512 and with OAUTHBEARER (tokens from the test's OAuth endpoint): a batch write and a
+batch read, and an availableNow stream, each compared with librdkafka through the same broker;
+no secret in the plans Spark prints or in the progress. And a 20 s stream over sessions that
+last 5 s (KIP-368): it re-authenticates, reads every record once and commits its offsets for
+lag tools."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from tests.support.librdkafka import consume, produce
-from tests.support.security_env import SASL_USERS
+from tests.support.security_env import OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET, SASL_USERS
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -155,3 +156,57 @@ def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
     finally:
         consumer.close()
     assert {tp.partition: tp.offset for tp in committed} == ends
+
+
+OAUTH_JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+              f'clientId="{OAUTH_CLIENT_ID}" clientSecret="{OAUTH_CLIENT_SECRET}" scope="kafka";')
+
+
+def test_oauthbearer_oidc_batch_and_available_now(spark, sasl_ssl_broker, pki, token_endpoint,
+                                                  tmp_path):
+    """OAUTHBEARER with tokens from the client-credentials endpoint (KIP-768): the driver and
+    every Python worker get their own token; neither the client secret nor a token shows in
+    the plan or the progress."""
+    options = {"kafka.bootstrap.servers": sasl_ssl_broker.bootstrap_servers,
+               "kafka.security.protocol": "SASL_SSL",
+               "kafka.ssl.truststore.location": pki.ca_pem,
+               "kafka.sasl.mechanism": "OAUTHBEARER", "kafka.sasl.jaas.config": OAUTH_JAAS,
+               "kafka.sasl.login.callback.handler.class":
+                   "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+               "kafka.sasl.oauthbearer.token.endpoint.url": token_endpoint.url}
+    conf = _librdkafka(sasl_ssl_broker, pki)
+
+    def no_secret(text: str) -> None:
+        assert OAUTH_CLIENT_SECRET not in text and "eyJ" not in text  # eyJ: a JWT's start
+
+    before, issued = len(sasl_ssl_broker.stats.authentications), len(token_endpoint.issued)
+    written = f"oauth-w-{uuid.uuid4().hex[:8]}"
+    df = spark.createDataFrame(RECORDS, "key binary, value binary").coalesce(1)
+    (df.write.format("kafkawire").options(**options).option("topic", written)
+     .option("createTopic", "true").option("createTopicPartitions", "1").mode("append").save())
+    assert consume(conf, written, len(RECORDS)) == RECORDS
+
+    batch = spark.read.format("kafkawire").options(**options).option("subscribe", written).load()
+    no_secret(batch._jdf.queryExecution().toString())
+    rows = batch.orderBy("offset").select("key", "value").collect()
+    assert [(bytes(r.key), bytes(r.value)) for r in rows] == RECORDS
+
+    stream = spark.readStream.format("kafkawire").options(**options) \
+        .option("subscribe", written).option("startingOffsets", "earliest") \
+        .option("maxOffsetsPerTrigger", "64").load()
+    q = (stream.select("key", "value", "offset").writeStream.format("memory")
+         .queryName("oauth_stream").option("checkpointLocation", str(tmp_path / "ck"))
+         .trigger(availableNow=True).start())
+    try:
+        q.awaitTermination(120)
+        assert not q.isActive and q.exception() is None
+        for progress in q.recentProgress:
+            no_secret(str(progress))
+    finally:
+        q.stop()
+    got = spark.sql("select key, value from oauth_stream order by offset").collect()
+    assert [(bytes(r.key), bytes(r.value)) for r in got] == RECORDS
+    ours = [e for e in sasl_ssl_broker.stats.authentications[before:]
+            if e.mechanism == "OAUTHBEARER"]
+    assert ours and {e.principal for e in ours} == {OAUTH_CLIENT_ID}
+    assert len(token_endpoint.issued) > issued

@@ -46,6 +46,10 @@ class OAuthSettings:
     issuer: str | None = None
     audience: str | None = None
     allow_unsecured: bool = False  # accept alg=none tokens (Kafka's unsecured validator)
+    # Amazon MSK IAM tokens (SigV4-presigned URLs, tests/support/msk_iam.py): access key ->
+    # secret key, and the cluster's region; the principal is the access key id
+    aws_keys: dict[str, str] = field(default_factory=dict)
+    aws_region: str = "us-east-1"
 
 
 @dataclass
@@ -163,7 +167,19 @@ class OAuthBearer:
         if not auth.startswith("Bearer "):
             raise AuthenticationFailed("Invalid OAUTHBEARER message: no 'auth=Bearer' value")
         self.extensions = pairs
-        return self._verify_jwt(auth[len("Bearer "):].strip())
+        compact = auth[len("Bearer "):].strip()
+        if self.settings.aws_keys and "." not in compact:
+            return self._verify_iam(compact)
+        return self._verify_jwt(compact)
+
+    def _verify_iam(self, token: str) -> dict:
+        from tests.support.msk_iam import InvalidIamToken, verify
+
+        try:
+            who = verify(token, self.settings.aws_keys, self.settings.aws_region)
+        except (InvalidIamToken, KeyError, ValueError) as e:
+            raise AuthenticationFailed(f"Authentication failed: invalid IAM token: {e}") from None
+        return {"sub": who.access_key, "exp": who.expires_at}
 
     def _verify_jwt(self, compact: str) -> dict:
         try:

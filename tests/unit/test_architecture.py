@@ -32,7 +32,8 @@ PACKAGES = ("spark_kafka_wire", "pyspark_kafkawire")
 
 # Third-party distributions each lower layer may use besides the standard library.
 PROTOCOL_DEPS = {"numpy", "pyarrow", "cramjam", "lz4", "zstandard", "crc32c"}
-CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp"}
+# aws_msk_iam_sasl_signer: the optional [aws] extra, imported only for MSK IAM logins.
+CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_sasl_signer"}
 # Standard modules that do I/O: the protocol layer is sans-I/O.
 IO_MODULES = {"socket", "ssl", "selectors", "asyncio", "subprocess", "http", "urllib"}
 

@@ -76,6 +76,11 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
     if code != 0:
         raise fail(f"SaslHandshake answered error {code}", code)
     mech = mechanism_for(config)
+
+    def advice(default: str) -> str:
+        own = getattr(mech, "what_to_check", None)  # a mechanism's own advice (OAUTHBEARER)
+        return own() if callable(own) else default
+
     token: bytes | None = mech.first()
     lifetime = 0
     try:
@@ -96,9 +101,10 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
                     message = reply.get("error_message") or "no message"
                     raise fail(f"the broker refused the credentials: {message} (error {code}"
                                f"{', SASL_AUTHENTICATION_FAILED' if code == 58 else ''}). "
-                               "Check the user name and password (kafka.sasl.jaas.config or "
-                               "kafka.sasl.username/kafka.sasl.password) and that the user "
-                               f"exists for {config.mechanism} on the broker", code)
+                               + advice("Check the user name and password (kafka.sasl.jaas."
+                                        "config or kafka.sasl.username/kafka.sasl.password) "
+                                        "and that the user exists for "
+                                        f"{config.mechanism} on the broker"), code)
                 lifetime = int(reply.get("session_lifetime_ms") or 0)
                 server = reply["auth_bytes"] or b""
                 if mech.done:
@@ -106,14 +112,15 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
             try:
                 token = mech.step(bytes(server))
             except ValueError as exc:  # the mechanism refused the server's tokens
-                raise fail(f"{exc}. Check the user name and password and that the user "
-                           f"exists for {config.mechanism} on the broker") from None
+                raise fail(f"{exc}. " + advice("Check the user name and password and that "
+                                               f"the user exists for {config.mechanism} on "
+                                               "the broker")) from None
     except BrokerConnectionError as exc:
         if auth_version is not None:
             raise
         raise fail(f"the broker closed the connection during the raw-token exchange "
                    f"(SaslHandshake v0), which is how it refuses credentials: {exc.reason}. "
-                   "Check the user name and password") from None
+                   + advice("Check the user name and password")) from None
     if not mech.done:
         raise fail("the broker ended the exchange before it was complete")
     return lifetime

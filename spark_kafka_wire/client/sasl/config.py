@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: The mechanisms this client speaks (RFC 4616 PLAIN; RFC 5802/7677 SCRAM, KIP-84).
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
+
+#: The mechanisms this client speaks (RFC 4616 PLAIN; RFC 5802/7677 SCRAM, KIP-84; RFC 7628
+#: OAUTHBEARER, KIP-255).
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
 #: Mechanisms of the Java client that are not implemented yet (refused with a clear message).
-NOT_YET = ("GSSAPI", "OAUTHBEARER")
+NOT_YET = ("GSSAPI",)
 
 
 @dataclass(frozen=True)
@@ -18,7 +21,11 @@ class SaslConfig:
     mechanism: str
     username: str
     password: str = field(repr=False)
+    # OAUTHBEARER: where tokens come from (``username`` names the principal, ``password`` is
+    # empty); its repr hides the client secret and the claims.
+    oauth: OAuthConfig | None = None
 
     def __repr__(self) -> str:
+        oauth = f", oauth={self.oauth!r}" if self.oauth is not None else ""
         return f"SaslConfig(mechanism={self.mechanism}, username={self.username!r}, " \
-               "password=<hidden>)"
+               f"password=<hidden>{oauth})"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import scramp
 
 from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.oauthbearer import OAuthBearer
 
 
 class Plain:
@@ -63,5 +64,7 @@ class Scram:
         raise ValueError("the server sent a token after the SCRAM exchange ended")
 
 
-def mechanism_for(config: SaslConfig) -> Plain | Scram:
+def mechanism_for(config: SaslConfig) -> Plain | Scram | OAuthBearer:
+    if config.mechanism == "OAUTHBEARER":
+        return OAuthBearer(config)
     return Plain(config) if config.mechanism == "PLAIN" else Scram(config)

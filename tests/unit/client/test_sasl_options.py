@@ -86,7 +86,7 @@ def test_credentials_from_either_form(mechanism: str, jaas: bool) -> None:
 @pytest.mark.parametrize(("options", "message"), [
     ({}, r"GSSAPI \(the Java client's default\) is not supported yet"),
     ({"kafka.sasl.mechanism": "GSSAPI"}, "GSSAPI is not supported yet"),
-    ({"kafka.sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER is not supported yet"),
+    ({"kafka.sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER needs kafka.sasl.jaas.config"),
     ({"kafka.sasl.mechanism": "DIGEST-MD5"}, "must be one of PLAIN, SCRAM-SHA-256"),
     ({"kafka.sasl.mechanism": "PLAIN"}, "needs credentials"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "a"}, "needs credentials"),
@@ -98,6 +98,8 @@ def test_credentials_from_either_form(mechanism: str, jaas: bool) -> None:
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.kerberos.service.name": "kafka"},
      "'kafka.sasl.kerberos.service.name' is not supported yet"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.login.callback.handler.class": "x"},
+     "applies to kafka.sasl.mechanism=OAUTHBEARER, not PLAIN"),
+    ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.oauthbearer.token.unknown": "x"},
      "not supported yet"),
 ])
 def test_refusals(options: dict, message: str) -> None:

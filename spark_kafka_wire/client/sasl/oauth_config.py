@@ -1,0 +1,199 @@
+"""What an OAUTHBEARER login needs, read from the Java client's settings on the driver.
+
+Where the token comes from (the Java client picks a callback handler the same way):
+
+* ``unsecured``: an unsigned JWT built here from ``OAuthBearerLoginModule``'s
+  ``unsecuredLogin*`` JAAS options, as Java's default ``OAuthBearerUnsecuredLoginCallbackHandler``
+  does (KIP-255, https://cwiki.apache.org/confluence/x/Tog8B; for development brokers only).
+* ``oidc``: the OAuth 2.0 client-credentials grant against ``sasl.oauthbearer.token.endpoint.url``
+  with the JAAS ``clientId``/``clientSecret``/``scope`` (KIP-768,
+  https://cwiki.apache.org/confluence/x/sL2ZCw), or a token read from a ``file:`` URL.
+* ``aws``: Amazon MSK IAM, a SigV4-presigned URL made by aws-msk-iam-sasl-signer-python, as
+  aws-msk-iam-auth's ``IAMOAuthBearerLoginCallbackHandler`` makes it in Java.
+* ``provider``: a Python callable named by ``kafka.sasl.oauthbearer.token.provider``.
+
+SASL extensions (KIP-342, https://cwiki.apache.org/confluence/x/-5mgBQ) come from
+``unsecuredLoginExtension_<name>`` or ``extension_<name>`` JAAS options.
+
+:class:`OAuthConfig` is frozen, hashable and picklable (it travels inside Spark plans and keys
+the client pool), and its repr names where tokens come from but never a secret, a claim or an
+extension value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit, urlunsplit
+
+from spark_kafka_wire.client.errors import ConfigurationError
+
+OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+#: Kafka 3.4+ and the older ``secured`` package name of the KIP-768 login callback handler.
+OIDC_HANDLERS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+                 "org.apache.kafka.common.security.oauthbearer.secured."
+                 "OAuthBearerLoginCallbackHandler")
+UNSECURED_HANDLER = ("org.apache.kafka.common.security.oauthbearer.internals.unsecured."
+                     "OAuthBearerUnsecuredLoginCallbackHandler")
+AWS_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
+AWS_HANDLER = "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler"
+SOURCES = ("unsecured", "oidc", "aws", "provider")
+
+# KIP-342 (Kafka's OAuthBearerClientInitialResponse): extension names are letters only, values
+# printable ASCII, space and CR/LF/TAB; "auth" is the token's own key.
+EXTENSION_NAME = re.compile(r"[A-Za-z]+")
+EXTENSION_VALUE = re.compile(r"[\x21-\x7E \t\r\n]+")
+_WHAT = "kafka.sasl.jaas.config"
+
+
+@dataclass(frozen=True)
+class RefreshSettings:
+    """``sasl.login.refresh.*``: when a cached token is replaced (tokens.refresh_at_ms)."""
+
+    window_factor: float = 0.8
+    window_jitter: float = 0.05
+    min_period_s: int = 60
+    buffer_s: int = 300
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """``sasl.login.*`` timeouts and retries of the token endpoint (KIP-768)."""
+
+    connect_timeout_ms: int = 10_000
+    read_timeout_ms: int = 10_000
+    retry_backoff_ms: int = 100
+    retry_backoff_max_ms: int = 10_000
+    urlencode_header: bool = False  # sasl.oauthbearer.header.urlencode (KIP-1025)
+
+
+@dataclass(frozen=True)
+class OAuthConfig:
+    """Where OAUTHBEARER tokens come from. ``principal`` names who logs in (the unsecured
+    token's subject, the OAuth client id, the AWS identity source, the provider) for error
+    messages; ``client_secret`` and ``claims_json`` are secrets and never shown."""
+
+    source: str
+    principal: str
+    extensions: tuple[tuple[str, str], ...] = ()
+    refresh: RefreshSettings = RefreshSettings()
+    # unsecured: the claims besides iat/exp as JSON text, the lifetime and the subject's claim
+    claims_json: str = field(default="{}", repr=False)
+    lifetime_s: int = 3600
+    principal_claim: str = "sub"
+    # oidc
+    endpoint_url: str = ""
+    client_id: str = ""
+    client_secret: str = field(default="", repr=False)
+    scope: str = ""
+    http: HttpSettings = HttpSettings()
+    sub_claim: str = "sub"
+    scope_claim: str = "scope"
+    # aws
+    region: str = ""
+    aws_profile: str = ""
+    aws_role_arn: str = ""
+    aws_role_session_name: str = ""
+    # provider: ``package.module:callable`` or ``package.module.callable``
+    provider: str = ""
+
+    def cache_key(self) -> tuple:
+        """Tokens are shared by the configurations with the same key in one process: the
+        source and everything that changes the token (a digest of the secret, so a corrected
+        secret does not reuse a token fetched with another)."""
+        digest = hashlib.sha256(f"{self.client_secret}\0{self.claims_json}".encode()).hexdigest()
+        return (self.source, self.endpoint_url, self.client_id, self.scope, digest,
+                self.lifetime_s, self.region, self.aws_profile, self.aws_role_arn,
+                self.aws_role_session_name, self.provider)
+
+    def __repr__(self) -> str:
+        shown = {"unsecured": f"principal={self.principal!r}",
+                 "oidc": f"endpoint={safe_url(self.endpoint_url)!r}, "
+                         f"client_id={self.client_id!r}, scope={self.scope!r}, "
+                         "client_secret=<hidden>",
+                 "aws": f"region={self.region!r}, identity={self.principal!r}",
+                 "provider": f"provider={self.provider!r}"}[self.source]
+        names = ",".join(k for k, _ in self.extensions)
+        return f"OAuthConfig(source={self.source}, {shown}, extensions=[{names}])"
+
+
+def safe_url(url: str) -> str:
+    """``url`` without user info, query or fragment, which may hold credentials."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparsable URL>"
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, str], ...]:
+    """The KIP-342 extensions among JAAS ``options`` (keys ``<prefix><name>``), checked as
+    Kafka checks them; messages name the extension, never its value."""
+    out = []
+    for key, value in options.items():
+        if not key.startswith(prefix):
+            continue
+        name = key[len(prefix):]
+        if not EXTENSION_NAME.fullmatch(name) or name == "auth":
+            raise ConfigurationError(f"{_WHAT}: SASL extension name {name!r} must be letters "
+                                     "only and not 'auth' (KIP-342)")
+        if not EXTENSION_VALUE.fullmatch(value):
+            raise ConfigurationError(f"{_WHAT}: the value of SASL extension {name!r} must be "
+                                     "non-empty printable ASCII (KIP-342)")
+        out.append((name, value))
+    return tuple(out)
+
+
+def _number(key: str, text: str) -> int | float:
+    try:
+        value = float(text.strip())
+    except ValueError:
+        raise ConfigurationError(f"{_WHAT}: {key} must be a number") from None
+    return int(value) if value.is_integer() else value
+
+
+def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
+    """(claims JSON, principal claim name, principal, lifetime in s) from the ``unsecuredLogin*``
+    options of Java's OAuthBearerUnsecuredLoginCallbackHandler (KIP-255): ``StringClaim_<c>``,
+    ``NumberClaim_<c>``, ``ListClaim_<c>`` (the value's first character separates the items),
+    ``PrincipalClaimName`` (sub), ``LifetimeSeconds`` (3600), ``ScopeClaimName`` (scope).
+    ``iat`` and ``exp`` are set when a token is made and cannot be given."""
+    claims: dict[str, object] = {}
+    for key, value in options.items():
+        for kind in ("String", "Number", "List"):
+            prefix = f"unsecuredLogin{kind}Claim_"
+            if not key.startswith(prefix):
+                continue
+            name = key[len(prefix):]
+            if not name or name in ("iat", "exp") or name in claims:
+                raise ConfigurationError(f"{_WHAT}: {key}: claim {name!r} cannot be set "
+                                         "(empty, iat or exp, or given twice)")
+            if kind == "String":
+                claims[name] = value
+            elif kind == "Number":
+                claims[name] = _number(key, value)
+            else:
+                claims[name] = [v for v in value[1:].split(value[0]) if v] if value else []
+    principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub").strip() or "sub"
+    scope_claim = options.get("unsecuredLoginScopeClaimName", "scope").strip() or "scope"
+    principal = claims.get(principal_claim)
+    if not isinstance(principal, str) or not principal.strip():
+        raise ConfigurationError(
+            f"{_WHAT}: an unsecured OAUTHBEARER token needs its principal: set "
+            f'unsecuredLoginStringClaim_{principal_claim}="<user>" in {OAUTH_MODULE}, or '
+            "kafka.sasl.oauthbearer.token.endpoint.url with clientId/clientSecret for tokens "
+            "from an identity provider")
+    if scope_claim in claims and not isinstance(claims[scope_claim], (str, list)):
+        raise ConfigurationError(f"{_WHAT}: the scope claim {scope_claim!r} must be a string "
+                                 "or a list")
+    lifetime = _number("unsecuredLoginLifetimeSeconds",
+                       options.get("unsecuredLoginLifetimeSeconds", "3600"))
+    if lifetime <= 0:
+        raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive")
+    return (json.dumps(claims, separators=(",", ":"), sort_keys=True), principal_claim,
+            principal, int(lifetime))

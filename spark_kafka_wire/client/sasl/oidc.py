@@ -1,0 +1,177 @@
+"""Tokens from an OAuth 2.0 token endpoint with the client-credentials grant (RFC 6749 section
+4.4), as Kafka's KIP-768 login callback handler gets them
+(https://cwiki.apache.org/confluence/x/sL2ZCw, https://kafka.apache.org/documentation/#security_sasl_oauthbearer).
+
+The request: ``POST`` of ``grant_type=client_credentials`` (and ``scope=...`` when a scope is
+configured) as a form, the client id and secret in an HTTP Basic ``Authorization`` header
+(RFC 7617; URL-encoded first only with ``sasl.oauthbearer.header.urlencode=true``, KIP-1025,
+like Java whose default is off). The answer's ``access_token`` is the token; its JWT claims
+give the expiry (``exp``) and the principal (``sasl.oauthbearer.sub.claim.name``); an opaque
+token is used with the answer's ``expires_in``.
+
+Failures are retried as Java's ``Retry`` does: a connection failure or an answer other than the
+4xx client errors is tried again after ``sasl.login.retry.backoff.ms``, doubling, until
+``sasl.login.retry.backoff.max.ms`` has passed since the first attempt; a 4xx (wrong secret,
+unknown client) fails at once: repeating it cannot help and may lock the client out.
+
+A ``file:`` URL names a file holding the token itself (KIP-768 allows it for tokens another
+tool refreshes); it is read again at each refresh. https uses the system's trusted CAs.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import ssl
+import time
+import urllib.error
+import urllib.request
+from urllib.parse import quote_plus, unquote, urlencode, urlsplit
+
+from spark_kafka_wire.client.errors import OAuthTokenError
+from spark_kafka_wire.client.sasl.bearer import Token, token_from
+from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, safe_url
+
+log = logging.getLogger(__name__)
+
+# Java's HttpAccessTokenRetriever gives up at once on these client errors; any other status
+# (5xx, 429, ...) and connection failures are retried.
+UNRETRYABLE = frozenset({400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414,
+                         415})
+_BODY_SHOWN = 300
+
+
+class _Unretryable(Exception):
+    pass
+
+
+def basic_authorization(client_id: str, secret: str, urlencode_first: bool) -> str:
+    """``Basic base64(id:secret)``, each URL-encoded first when asked (KIP-1025)."""
+    if urlencode_first:
+        client_id, secret = quote_plus(client_id), quote_plus(secret)
+    return "Basic " + base64.b64encode(f"{client_id}:{secret}".encode()).decode("ascii")
+
+
+def request_body(scope: str) -> bytes:
+    fields = {"grant_type": "client_credentials"}
+    if scope:
+        fields["scope"] = scope
+    return urlencode(fields).encode()
+
+
+def _explain(status: int, body: bytes) -> str:
+    """The endpoint's own words (RFC 6749 section 5.2 error, error_description)."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    if isinstance(answer, dict) and "error" in answer:
+        said = str(answer["error"])
+        if answer.get("error_description"):
+            said += f": {answer['error_description']}"
+    else:
+        said = body[:_BODY_SHOWN].decode("utf-8", "replace").strip() or "no body"
+    return f"HTTP {status} ({said})"
+
+
+def _post(config: OAuthConfig) -> bytes:
+    http = config.http
+    req = urllib.request.Request(
+        config.endpoint_url, data=request_body(config.scope), method="POST",
+        headers={"Authorization": basic_authorization(config.client_id, config.client_secret,
+                                                      http.urlencode_header),
+                 "Content-Type": "application/x-www-form-urlencoded",
+                 "Accept": "application/json", "Cache-Control": "no-cache"})
+    # urllib applies one timeout to connecting and to each read.
+    timeout = max(http.connect_timeout_ms, http.read_timeout_ms) / 1000
+    context = ssl.create_default_context() if config.endpoint_url.lower().startswith(
+        "https:") else None
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=context) as answer:
+            return answer.read()
+    except urllib.error.HTTPError as exc:
+        body = exc.read() if exc.fp is not None else b""
+        reason = _explain(exc.code, body)
+        if exc.code in UNRETRYABLE:
+            raise _Unretryable(reason) from None
+        raise OSError(reason) from None
+    except urllib.error.URLError as exc:
+        if isinstance(exc.reason, ssl.SSLCertVerificationError):
+            raise _Unretryable(f"TLS: {exc.reason.verify_message or exc.reason}; the token "
+                               "endpoint's certificate must be trusted by this machine's "
+                               "system CAs") from None
+        raise OSError(str(exc.reason)) from None
+
+
+def _with_retries(config: OAuthConfig) -> bytes:
+    """Java's Retry: attempts until ``retry.backoff.max.ms`` after the first, doubling the
+    pause from ``retry.backoff.ms``."""
+    http = config.http
+    end = time.monotonic() + http.retry_backoff_max_ms / 1000
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return _post(config)
+        except OSError as exc:
+            left = end - time.monotonic()
+            wait = min(http.retry_backoff_ms * 2 ** (attempt - 1) / 1000, left)
+            log.warning("token endpoint %s: attempt %d failed: %s", safe_url(config.endpoint_url),
+                        attempt, exc)
+            if wait <= 0:
+                raise OSError(f"{exc} (after {attempt} attempt{'s' * (attempt > 1)} within "
+                              f"kafka.sasl.login.retry.backoff.max.ms="
+                              f"{http.retry_backoff_max_ms})") from None
+            time.sleep(wait)
+
+
+def _from_file(config: OAuthConfig, source: str) -> Token:
+    path = unquote(urlsplit(config.endpoint_url).path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise OAuthTokenError(source, f"cannot read the token file: {exc.strerror or exc}. "
+                              "Check kafka.sasl.oauthbearer.token.endpoint.url") from None
+    return _checked(token_from(text, source, config.sub_claim, config.client_id), source, config)
+
+
+def _checked(token: Token, source: str, config: OAuthConfig) -> Token:
+    if token.expires_ms is None:
+        raise OAuthTokenError(source, "the token says nor when it expires (no JWT 'exp' claim "
+                              "and no expires_in)", config.client_id)
+    return token
+
+
+def oidc_token(config: OAuthConfig) -> Token:
+    """A token for ``config``'s client from its endpoint (or token file)."""
+    source = f"token endpoint {safe_url(config.endpoint_url)}"
+    if config.endpoint_url.lower().startswith("file:"):
+        return _from_file(config, source)
+    try:
+        body = _with_retries(config)
+    except _Unretryable as exc:
+        raise OAuthTokenError(source, f"the endpoint refused the request: {exc}. Check clientId "
+                              "and clientSecret in kafka.sasl.jaas.config, the scope, and "
+                              "that the client may use the client_credentials grant",
+                              config.client_id) from None
+    except OSError as exc:
+        raise OAuthTokenError(source, f"the endpoint could not be reached or failed: {exc}. "
+                              "Check kafka.sasl.oauthbearer.token.endpoint.url, that the "
+                              "identity provider is up and that this machine (executors "
+                              "included) can reach it", config.client_id) from None
+    try:
+        answer = json.loads(body)
+        value = answer["access_token"]
+        if not isinstance(value, str):
+            raise TypeError
+    except (ValueError, KeyError, TypeError):
+        raise OAuthTokenError(source, "the answer holds no access_token (expected JSON with "
+                              "access_token, RFC 6749 section 5.1)", config.client_id) from None
+    expires_in = answer.get("expires_in")
+    expires_ms = None
+    if isinstance(expires_in, (int, float)) and "." not in value:  # opaque token
+        expires_ms = int((time.time() + expires_in) * 1000)
+    token = token_from(value, source, config.sub_claim, config.client_id, expires_ms)
+    return _checked(token, source, config)
