@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: The mechanisms this client speaks (RFC 4616 PLAIN; RFC 5802/7677 SCRAM, KIP-84).
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
+from spark_kafka_wire.client.sasl.kerberos import KerberosConfig
+
+#: The mechanisms this client speaks (RFC 4616 PLAIN; RFC 5802/7677 SCRAM, KIP-84; RFC 4752
+#: GSSAPI, Kerberos).
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "GSSAPI")
 #: Mechanisms of the Java client that are not implemented yet (refused with a clear message).
-NOT_YET = ("GSSAPI", "OAUTHBEARER")
+NOT_YET = ("OAUTHBEARER",)
 
 
 @dataclass(frozen=True)
@@ -18,6 +21,9 @@ class SaslConfig:
     mechanism: str
     username: str
     password: str = field(repr=False)
+    #: GSSAPI only: the Kerberos credentials (its repr hides the keytab's bytes); ``username``
+    #: is then the principal, for messages, and ``password`` empty.
+    kerberos: KerberosConfig | None = None
 
     def __repr__(self) -> str:
         return f"SaslConfig(mechanism={self.mechanism}, username={self.username!r}, " \
