@@ -104,6 +104,8 @@ def keytab_principals(data: bytes) -> list[str] | None:
             if size <= 0:
                 pos += -size
                 continue
+            if pos + size > len(data):
+                return None  # cut short: not a keytab MIT Kerberos could read either
             entry, pos = data[pos:pos + size], pos + size
             (count,) = struct.unpack_from(">H", entry, 0)
             at = 2
