@@ -27,13 +27,19 @@ from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.partitioner import DEFAULT_PARTITIONER, PARTITIONERS
 from spark_kafka_wire.client.sasl.aws_iam import check_signer, region_from_host
 from spark_kafka_wire.client.sasl.config import MECHANISMS as SASL_MECHANISMS
-from spark_kafka_wire.client.sasl.config import NOT_YET as SASL_NOT_YET
 from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.gssapi import load_gssapi
 from spark_kafka_wire.client.sasl.jaas import (
     PLAIN_MODULE,
     SCRAM_MODULE,
     jaas_credentials,
     parse_jaas,
+)
+from spark_kafka_wire.client.sasl.kerberos import (
+    DEFAULT_SERVICE_NAME,
+    KerberosConfig,
+    kerberos_from_jaas,
+    keytab_config,
 )
 from spark_kafka_wire.client.sasl.oauth_config import (
     AWS_HANDLER,
@@ -138,6 +144,16 @@ _REFUSED_BY_SPARK = [
            refused="Kafka interceptors are JVM classes; they cannot run here"),
 ]
 
+# The Java client's (and librdkafka's) Kerberos re-login settings: MIT Kerberos renews a keytab's
+# tickets itself, and a ticket cache is renewed by whoever runs kinit.
+_KERBEROS_RELOGIN = [
+    Option(f"kafka.sasl.kerberos.{name}", NOWHERE, ignored_in=EVERYWHERE,
+           doc="GSSAPI tickets come from the keytab (MIT Kerberos gets a new one before the old "
+           "expires) or from a ticket cache renewed by your own kinit")
+    for name in ("kinit.cmd", "min.time.before.relogin", "ticket.renew.jitter",
+                 "ticket.renew.window.factor")
+]
+
 # Java client settings with no counterpart here, accepted so that options written for Spark's
 # kafka format keep working.
 _IGNORED = [
@@ -187,16 +203,18 @@ OPTIONS: tuple[Option, ...] = (
            "`SASL_*`, is refused rather than connecting without the security asked for"),
     # ----------------------------------------------------- SASL (SASL_PLAINTEXT / SASL_SSL)
     Option("kafka.sasl.mechanism", EVERYWHERE, default="GSSAPI",
-           doc="`PLAIN`, `SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`. The default is "
-           "Java's, `GSSAPI` (Kerberos), which is not supported yet, so a SASL connection needs "
-           "this set"),
+           doc="`GSSAPI` (Kerberos, Java's default; needs the `[kerberos]` extra), `PLAIN`, "
+           "`SCRAM-SHA-256`, `SCRAM-SHA-512` or `OAUTHBEARER`"),
     Option("kafka.sasl.jaas.config", EVERYWHERE,
            doc="the credentials, in Java's JAAS syntax: "
            "`org.apache.kafka.common.security.plain.PlainLoginModule required "
            "username=\"...\" password=\"...\";` (`scram.ScramLoginModule` for SCRAM; "
            "`oauthbearer.OAuthBearerLoginModule` with `clientId`, `clientSecret`, `scope`, "
            "`extension_<name>` or `unsecuredLogin*` options for OAUTHBEARER; "
-           "`software.amazon.msk.auth.iam.IAMLoginModule` for MSK IAM); never shown"),
+           "`software.amazon.msk.auth.iam.IAMLoginModule` for MSK IAM; "
+           "`com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+           "keyTab=\"...\" principal=\"...\";` or `useTicketCache=true` for GSSAPI); never "
+           "shown"),
     Option("kafka.sasl.username", EVERYWHERE, kafkawire_only=True,
            doc="librdkafka's name for the user, instead of `kafka.sasl.jaas.config`"),
     Option("kafka.sasl.password", EVERYWHERE, kafkawire_only=True,
@@ -253,6 +271,19 @@ OPTIONS: tuple[Option, ...] = (
            default=60, doc="the shortest wait before replacing a token (0-900)"),
     Option("kafka.sasl.login.refresh.buffer.seconds", EVERYWHERE, kind=Kind.INT, default=300,
            doc="replace a token at least this long before it expires (0-3600)"),
+    # ------------------------------------------------------ GSSAPI (Kerberos)
+    Option("kafka.sasl.kerberos.service.name", EVERYWHERE, default_doc="`kafka`",
+           doc="GSSAPI: the first part of the brokers' Kerberos principals "
+           "(`kafka/<broker host>@REALM`); the broker's host is the one connected to, so "
+           "`kafka.bootstrap.servers` and the advertised listeners must use the names in the "
+           "principals. `serviceName` in the JAAS entry may give it too (they must agree)"),
+    Option("kafka.sasl.kerberos.keytab", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name: GSSAPI's keytab file, with `kafka.sasl.kerberos.principal`, "
+           "instead of `kafka.sasl.jaas.config`. Read where the query is defined and shipped "
+           "with the plan, like a JAAS `keyTab`"),
+    Option("kafka.sasl.kerberos.principal", EVERYWHERE, kafkawire_only=True,
+           doc="librdkafka's name: the client principal (`name@REALM`) of GSSAPI, with "
+           "`kafka.sasl.kerberos.keytab`, or to pick one from the ticket cache"),
     # ------------------------------------------------------------ TLS (security.protocol=SSL)
     Option("kafka.ssl.truststore.location", EVERYWHERE,
            doc="the CAs that sign the brokers' certificates: a JKS, PKCS12 or PEM file (JKS is "
@@ -495,6 +526,7 @@ OPTIONS: tuple[Option, ...] = (
            "it is at-least-once)"),
     *_REFUSED_BY_SPARK,
     *_IGNORED,
+    *_KERBEROS_RELOGIN,
 )
 
 _BY_KEY = {o.key: o for o in OPTIONS}
@@ -653,9 +685,9 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             )
         if key.startswith("kafka.sasl.") and key not in accepted:
             raise ConfigurationError(
-                f"'{key}' is not supported yet (kafkawire logs in with PLAIN, SCRAM and "
-                "OAUTHBEARER, see the README's SASL options); refusing to connect without the "
-                "security you asked for"
+                f"'{key}' is not supported yet (kafkawire logs in with PLAIN, SCRAM, "
+                "OAUTHBEARER and GSSAPI, see the README's SASL options); refusing to connect "
+                "without the security you asked for"
             )
         if key.startswith("kafka.ssl.") and not tls_on:
             raise ConfigurationError(
@@ -700,12 +732,6 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     https://github.com/confluentinc/librdkafka/blob/master/CONFIGURATION.md). Messages name
     options, never their values."""
     mechanism = text_value(opts, "kafka.sasl.mechanism").strip().upper()
-    if mechanism in SASL_NOT_YET:
-        hint = " (the Java client's default)" if given(opts, "kafka.sasl.mechanism") is None \
-            else ""
-        raise ConfigurationError(
-            f"kafka.sasl.mechanism={mechanism}{hint} is not supported yet: set "
-            f"kafka.sasl.mechanism to one of {', '.join(SASL_MECHANISMS)}")
     if mechanism not in SASL_MECHANISMS:
         raise ConfigurationError(f"kafka.sasl.mechanism must be one of "
                                  f"{', '.join(SASL_MECHANISMS)}, got {mechanism!r}")
@@ -717,6 +743,8 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
         if given(opts, oauth_only) is not None:
             raise ConfigurationError(f"{oauth_only.name} applies to kafka.sasl.mechanism=OAUTHBEARER, "
                                      f"not {mechanism}")
+    if mechanism == "GSSAPI":
+        return kerberos_sasl_config(opts)
     jaas = given(opts, "kafka.sasl.jaas.config")
     user, password = given(opts, "kafka.sasl.username"), given(opts, "kafka.sasl.password")
     if jaas is not None and (user is not None or password is not None):
@@ -861,6 +889,50 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
                        lifetime_s=lifetime, principal_claim=principal_claim,
                        extensions=extensions_from(jopts, "unsecuredLoginExtension_"),
                        refresh=refresh)
+
+
+# -------------------------------------------------------------------------------- GSSAPI
+
+
+def kerberos_sasl_config(opts: Mapping[str, str]) -> SaslConfig:
+    """GSSAPI's credentials: a ``Krb5LoginModule`` JAAS entry, librdkafka's
+    ``kafka.sasl.kerberos.keytab``/``principal``, or, with neither, each process's default
+    Kerberos credentials (``kinit``'s ticket cache, MIT's default client keytab). A keytab
+    is read here, on the driver, and shipped with the plan (``client/sasl/kerberos.py``)."""
+    if given(opts, "kafka.sasl.username") is not None \
+            or given(opts, "kafka.sasl.password") is not None:
+        raise ConfigurationError(
+            "kafka.sasl.username/kafka.sasl.password do not apply to kafka.sasl.mechanism="
+            "GSSAPI (Kerberos, the default): set kafka.sasl.mechanism to PLAIN, SCRAM-SHA-256 "
+            "or SCRAM-SHA-512 for a user name and password, or give GSSAPI a keytab "
+            "(kafka.sasl.jaas.config with Krb5LoginModule useKeyTab=true keyTab=\"...\" "
+            "principal=\"...\")")
+    service = given(opts, "kafka.sasl.kerberos.service.name")
+    if service is not None and not service.strip():
+        raise ConfigurationError("kafka.sasl.kerberos.service.name is empty")
+    jaas = given(opts, "kafka.sasl.jaas.config")
+    principal = (given(opts, "kafka.sasl.kerberos.principal") or "").strip() or None
+    keytab_opt = option("kafka.sasl.kerberos.keytab")
+    keytab = (given(opts, keytab_opt) or "").strip() or None
+    if jaas is not None and (principal or keytab):
+        raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.kerberos."
+                                 "keytab/kafka.sasl.kerberos.principal, not both")
+    kerberos: KerberosConfig
+    if jaas is not None:
+        module, options = parse_jaas(jaas)
+        kerberos = kerberos_from_jaas(module, options, service.strip() if service else None)
+    elif keytab is not None:
+        if principal is None:
+            raise ConfigurationError("kafka.sasl.kerberos.keytab needs "
+                                     "kafka.sasl.kerberos.principal (name@REALM)")
+        kerberos = keytab_config(principal, keytab, (service or DEFAULT_SERVICE_NAME).strip(),
+                                 keytab_opt.name)
+    else:
+        kerberos = KerberosConfig(service_name=(service or DEFAULT_SERVICE_NAME).strip(),
+                                  principal=principal)
+    load_gssapi()  # a missing extra fails here, on the driver, before any task runs
+    return SaslConfig(mechanism="GSSAPI", username=kerberos.who, password="",
+                      kerberos=kerberos)
 
 
 # ------------------------------------------------------------------------------------ TLS

@@ -67,7 +67,9 @@ class TlsHandshakeError(KafkaWireError):
 
 class SaslAuthenticationError(KafkaWireError):
     """A broker refused our SASL login: wrong password, unknown user, a mechanism it has not
-    enabled, or a server that could not prove it knows the SCRAM credentials.
+    enabled, or a server that could not prove it knows the SCRAM credentials; with GSSAPI, also
+    a Kerberos ticket that could not be obtained (KDC unreachable, unknown principal, stale
+    keytab, unknown service principal, clock skew).
 
     Not retriable: another attempt sends the same credentials, and repeating a wrong password
     may lock the account. The message names the broker, the security protocol, the mechanism

@@ -452,7 +452,7 @@ class _Connection:
                 self.respond(self._auth_response(req, SASL_AUTHENTICATION_FAILED, failure, b"", 0))
                 return False
             lifetime = self.lifetime_ms
-        self.respond(self._auth_response(req, 0, None, challenge, lifetime))
+        self.respond(self._auth_response(req, 0, None, challenge or b"", lifetime))
         return True
 
     def _raw_token(self, frame: bytes) -> bool:
@@ -467,7 +467,8 @@ class _Connection:
             if failure is not None:
                 return False
             self.raw_tokens = False
-        self.respond(_frame(challenge))
+        if challenge is not None:  # GSSAPI's last step: Kafka sends no raw token at all
+            self.respond(_frame(challenge))
         return True
 
     def _complete(self, authenticate_version: int | None) -> str | None:

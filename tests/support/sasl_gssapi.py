@@ -5,7 +5,9 @@ KDC (``tests/support/kdc.py``). After the Kerberos context is established (the c
 an empty token once it has the AP-REP), the server sends a wrapped security-layer offer
 (Kafka offers no layer: 0x01 and max size 0), the client answers with its wrapped choice
 and an authorization id; the authenticated principal is the initiator's Kerberos name.
-Like Kafka's callback handler, the authorization id the client sends is not checked.
+Like Kafka's callback handler, the authorization id the client sends is not checked; like
+Java's GssKrb5Server, the last step returns no token (None), so after SaslHandshake v0 the
+front sends nothing after the client's answer (with SaslAuthenticate: empty auth bytes).
 """
 
 from __future__ import annotations
@@ -25,18 +27,19 @@ class GssapiServer:
         self.principal: str | None = None
         self.credential_expiry: float | None = None
         self.extensions: dict[str, str] = {}
+        self.authzid: str | None = None  # what the client sent after the security layer
         self._keytab = keytab
         self._ctx: gssapi.SecurityContext | None = None
         self._state = "context"
 
-    def step(self, token: bytes) -> bytes:
+    def step(self, token: bytes) -> bytes | None:
         try:
             return self._step(token)
         except gssapi.exceptions.GSSError as e:
             raise AuthenticationFailed(
                 f"Authentication failed during GSSAPI authentication: {e.gen_message()}") from None
 
-    def _step(self, token: bytes) -> bytes:
+    def _step(self, token: bytes) -> bytes | None:
         if self._ctx is None:  # acquired here so that a broken keytab is an error 58 message
             creds = gssapi.Credentials(usage="accept", store={"keytab": self._keytab})
             self._ctx = gssapi.SecurityContext(creds=creds, usage="accept")
@@ -55,10 +58,11 @@ class GssapiServer:
             return self._ctx.wrap(bytes([NO_SECURITY_LAYER, 0, 0, 0]), False).message
         if self._state == "choice":
             choice = self._ctx.unwrap(token).message
-            if not choice or not choice[0] & NO_SECURITY_LAYER:
+            if len(choice) < 4 or choice[0] != NO_SECURITY_LAYER:
                 raise AuthenticationFailed("GSSAPI: the client chose a security layer we did not offer")
+            self.authzid = choice[4:].decode()
             self.principal = str(self._ctx.initiator_name)
             self.done = True
             self._state = "done"
-            return b""
+            return None
         raise AuthenticationFailed("GSSAPI: token after the exchange finished")

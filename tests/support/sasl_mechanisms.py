@@ -35,7 +35,10 @@ class ServerMechanism(Protocol):
     credential_expiry: float | None
     extensions: dict[str, str]
 
-    def step(self, token: bytes) -> bytes: ...
+    def step(self, token: bytes) -> bytes | None:
+        """The next challenge; None (GSSAPI's last step) when the server has nothing to send,
+        which under SaslHandshake v0 means no raw token at all (Java's SaslServer contract)."""
+        ...
 
 
 @dataclass

@@ -6,6 +6,10 @@ SaslHandshake v1 (KIP-152) is followed by SaslAuthenticate requests carrying the
 framing. The versions are chosen from the broker's ApiVersions: SaslHandshake v1 and the
 highest common SaslAuthenticate version when the broker offers both, else v0 with raw tokens
 (https://kafka.apache.org/protocol#sasl_handshake).
+
+Under v0 the broker answers a mechanism's last token with an (empty) raw token, except for
+GSSAPI, whose last token gets no answer (``answers_final_token`` on the mechanism; see
+``gssapi.py``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any, Protocol
 
 from spark_kafka_wire.client.errors import BrokerConnectionError, SaslAuthenticationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.gssapi import KerberosFailure
 from spark_kafka_wire.client.sasl.mechanisms import mechanism_for
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ErrorCode
@@ -26,6 +31,7 @@ class Link(Protocol):
     """What the exchange needs from a connection."""
 
     name: str
+    host: str  # the broker's host as connected (GSSAPI's service principal names it)
     api_versions: BrokerVersions
 
     def request(self, spec: ApiSpec, body: dict[str, Any],
@@ -53,6 +59,19 @@ def choose_versions(versions: BrokerVersions) -> tuple[int, int | None]:
     return 0, None
 
 
+def what_to_check(config: SaslConfig) -> str:
+    """The advice for a broker's refusal of ``config``'s credentials."""
+    if config.mechanism == "GSSAPI":
+        service = config.kerberos.service_name if config.kerberos else "kafka"
+        return ("Check the principal and its keytab or ticket cache (kafka.sasl.jaas.config), "
+                f"that the broker's principal is {service}/<broker host>@<realm> "
+                "(kafka.sasl.kerberos.service.name) and that the broker's keytab holds its "
+                "current key")
+    return ("Check the user name and password (kafka.sasl.jaas.config or "
+            "kafka.sasl.username/kafka.sasl.password) and that the user "
+            f"exists for {config.mechanism} on the broker")
+
+
 def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
     """Log in on ``link``; the session lifetime in ms the broker granted (0: unlimited).
 
@@ -75,13 +94,16 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
                    "kafka.sasl.mechanism to one of those, or enable it on the listener", code)
     if code != 0:
         raise fail(f"SaslHandshake answered error {code}", code)
-    mech = mechanism_for(config)
+    mech = mechanism_for(config, link.host)
 
     def advice(default: str) -> str:
         own = getattr(mech, "what_to_check", None)  # a mechanism's own advice (OAUTHBEARER)
         return own() if callable(own) else default
 
-    token: bytes | None = mech.first()
+    try:
+        token: bytes | None = mech.first()
+    except KerberosFailure as exc:  # no ticket: KDC unreachable, unknown principal, ...
+        raise fail(str(exc)) from None
     lifetime = 0
     try:
         while token is not None:
@@ -89,8 +111,10 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
                 link.send_raw(token)
                 if mech.done:
                     # PLAIN over raw tokens: Kafka answers success with an empty token and
-                    # failure by closing the connection (KIP-43).
-                    link.receive_raw()
+                    # failure by closing the connection (KIP-43); GSSAPI's last token gets
+                    # no answer.
+                    if getattr(mech, "answers_final_token", True):
+                        link.receive_raw()
                     break
                 server = link.receive_raw()
             else:
@@ -101,26 +125,23 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
                     message = reply.get("error_message") or "no message"
                     raise fail(f"the broker refused the credentials: {message} (error {code}"
                                f"{', SASL_AUTHENTICATION_FAILED' if code == 58 else ''}). "
-                               + advice("Check the user name and password (kafka.sasl.jaas."
-                                        "config or kafka.sasl.username/kafka.sasl.password) "
-                                        "and that the user exists for "
-                                        f"{config.mechanism} on the broker"), code)
+                               + advice(what_to_check(config)), code)
                 lifetime = int(reply.get("session_lifetime_ms") or 0)
                 server = reply["auth_bytes"] or b""
                 if mech.done:
                     break
             try:
                 token = mech.step(bytes(server))
+            except KerberosFailure as exc:
+                raise fail(str(exc)) from None
             except ValueError as exc:  # the mechanism refused the server's tokens
-                raise fail(f"{exc}. " + advice("Check the user name and password and that "
-                                               f"the user exists for {config.mechanism} on "
-                                               "the broker")) from None
+                raise fail(f"{exc}. " + advice(what_to_check(config))) from None
     except BrokerConnectionError as exc:
         if auth_version is not None:
             raise
         raise fail(f"the broker closed the connection during the raw-token exchange "
                    f"(SaslHandshake v0), which is how it refuses credentials: {exc.reason}. "
-                   + advice("Check the user name and password")) from None
+                   + advice(what_to_check(config))) from None
     if not mech.done:
         raise fail("the broker ended the exchange before it was complete")
     return lifetime

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from spark_kafka_wire.client.sasl.kerberos import KerberosConfig
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
 
 #: The mechanisms this client speaks (RFC 4616 PLAIN; RFC 5802/7677 SCRAM, KIP-84; RFC 7628
-#: OAUTHBEARER, KIP-255).
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER")
-#: Mechanisms of the Java client that are not implemented yet (refused with a clear message).
-NOT_YET = ("GSSAPI",)
+#: OAUTHBEARER, KIP-255; RFC 4752 GSSAPI, Kerberos).
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
 
 
 @dataclass(frozen=True)
@@ -24,8 +23,12 @@ class SaslConfig:
     # OAUTHBEARER: where tokens come from (``username`` names the principal, ``password`` is
     # empty); its repr hides the client secret and the claims.
     oauth: OAuthConfig | None = None
+    #: GSSAPI only: the Kerberos credentials (its repr hides the keytab's bytes); ``username``
+    #: is then the principal, for messages, and ``password`` empty.
+    kerberos: KerberosConfig | None = None
 
     def __repr__(self) -> str:
         oauth = f", oauth={self.oauth!r}" if self.oauth is not None else ""
+        kerberos = f", kerberos={self.kerberos!r}" if self.kerberos is not None else ""
         return f"SaslConfig(mechanism={self.mechanism}, username={self.username!r}, " \
-               f"password=<hidden>{oauth})"
+               f"password=<hidden>{oauth}{kerberos})"

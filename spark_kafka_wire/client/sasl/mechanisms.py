@@ -6,7 +6,8 @@ answer to each server token (None when the client has nothing more to send; Valu
 message never holds a secret, when the server's token ends the exchange as a failure), and
 ``done`` says whether the exchange is complete, so the caller checks that the server did not stop
 early. SCRAM uses scramp's ScramClient (https://github.com/tlocke/scramp), which checks the
-server signature and raises on a server-final carrying ``e=``.
+server signature and raises on a server-final carrying ``e=``. GSSAPI (RFC 4752) lives in
+``gssapi.py``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import scramp
 
 from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.gssapi import Gssapi
+from spark_kafka_wire.client.sasl.kerberos import KerberosConfig
 from spark_kafka_wire.client.sasl.oauthbearer import OAuthBearer
 
 
@@ -64,7 +67,11 @@ class Scram:
         raise ValueError("the server sent a token after the SCRAM exchange ended")
 
 
-def mechanism_for(config: SaslConfig) -> Plain | Scram | OAuthBearer:
+def mechanism_for(config: SaslConfig, host: str = "") -> Plain | Scram | OAuthBearer | Gssapi:
+    """The client side of ``config.mechanism``; ``host`` is the broker's host as connected
+    (GSSAPI names the broker's service principal after it)."""
     if config.mechanism == "OAUTHBEARER":
         return OAuthBearer(config)
+    if config.mechanism == "GSSAPI":
+        return Gssapi(config.kerberos or KerberosConfig(), host)
     return Plain(config) if config.mechanism == "PLAIN" else Scram(config)

@@ -84,8 +84,12 @@ def test_credentials_from_either_form(mechanism: str, jaas: bool) -> None:
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    ({}, r"GSSAPI \(the Java client's default\) is not supported yet"),
-    ({"kafka.sasl.mechanism": "GSSAPI"}, "GSSAPI is not supported yet"),
+    ({"kafka.sasl.username": "a", "kafka.sasl.password": SECRET},
+     r"do not apply to kafka.sasl.mechanism=GSSAPI \(Kerberos, the default\): set "
+     "kafka.sasl.mechanism to PLAIN"),
+    ({"kafka.sasl.jaas.config": f'{PLAIN} required username="a" password="{SECRET[:4]}";'},
+     "GSSAPI .*takes com.sun.security.auth.module.Krb5LoginModule, not "
+     "'org.apache.kafka.common.security.plain.PlainLoginModule'; set kafka.sasl.mechanism"),
     ({"kafka.sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER needs kafka.sasl.jaas.config"),
     ({"kafka.sasl.mechanism": "DIGEST-MD5"}, "must be one of PLAIN, SCRAM-SHA-256"),
     ({"kafka.sasl.mechanism": "PLAIN"}, "needs credentials"),
@@ -95,8 +99,8 @@ def test_credentials_from_either_form(mechanism: str, jaas: bool) -> None:
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "a", "kafka.sasl.password": SECRET,
       "kafka.sasl.jaas.config": f'{PLAIN} required username="a" password="{SECRET[:4]}";'},
      "not both"),
-    ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.kerberos.service.name": "kafka"},
-     "'kafka.sasl.kerberos.service.name' is not supported yet"),
+    ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.kerberos.principal.to.local.rules": "x"},
+     "'kafka.sasl.kerberos.principal.to.local.rules' is not supported yet"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.login.callback.handler.class": "x"},
      "applies to kafka.sasl.mechanism=OAUTHBEARER, not PLAIN"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.oauthbearer.token.unknown": "x"},

@@ -1,0 +1,184 @@
+"""What a GSSAPI (Kerberos) login needs, decided on the driver and shipped with the plan.
+
+Kafka's Java client takes its Kerberos credentials from a JAAS entry for
+``com.sun.security.auth.module.Krb5LoginModule`` (Kafka docs, "Authentication using
+SASL/Kerberos", https://kafka.apache.org/documentation/#security_sasl_kerberos_clientconfig;
+the module's options:
+https://docs.oracle.com/javase/8/docs/jre/api/security/jaas/spec/com/sun/security/auth/module/Krb5LoginModule.html).
+Two ways of holding credentials matter for a client:
+
+* a keytab (``useKeyTab=true keyTab="..." principal="..."``): the file is read here, where the
+  query is defined, and its bytes travel inside :class:`KerberosConfig` to every executor, as
+  TLS stores do, so executors need no such path and no ``kinit``;
+* the process's own credentials (``useTicketCache=true``, or no JAAS entry at all): MIT
+  Kerberos's default ticket cache (``KRB5CCNAME``) or default client keytab
+  (``KRB5_CLIENT_KTNAME``), on each process that connects, as librdkafka and ``kinit`` users
+  expect.
+
+No ``gssapi`` import here: this module only decides and checks; ``gssapi.py`` logs in.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from spark_kafka_wire.client.errors import ConfigurationError
+
+KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
+DEFAULT_SERVICE_NAME = "kafka"
+_WHAT = "kafka.sasl.jaas.config"
+
+
+@dataclass(frozen=True)
+class KerberosConfig:
+    """The Kerberos side of a GSSAPI login: small, frozen and picklable.
+
+    ``keytab`` holds the keytab's bytes (a secret: it holds the principal's keys), so the repr
+    shows only where it was read from; ``keytab_path`` is kept for messages only. Without a
+    keytab the process's default credentials are used (``ticket_cache`` names a cache
+    instead of ``KRB5CCNAME``'s).
+    """
+
+    service_name: str = DEFAULT_SERVICE_NAME
+    principal: str | None = None
+    keytab: bytes | None = field(default=None, repr=False)
+    keytab_path: str | None = None
+    ticket_cache: str | None = None
+
+    def __repr__(self) -> str:
+        source = (f"keytab={self.keytab_path!r} (<{len(self.keytab)} bytes hidden>)"
+                  if self.keytab is not None else
+                  f"ticket_cache={self.ticket_cache or 'default'!r}")
+        return (f"KerberosConfig(service_name={self.service_name!r}, "
+                f"principal={self.principal!r}, {source})")
+
+    @property
+    def who(self) -> str:
+        """The user named in messages."""
+        return self.principal or "<the ticket cache's principal>"
+
+
+def _flag(options: dict[str, str], key: str) -> bool:
+    value = options.get(key, "false").strip().lower()
+    if value not in ("true", "false"):
+        raise ConfigurationError(f"{_WHAT}: {key} must be true or false")
+    return value == "true"
+
+
+def read_keytab(path: str, what: str) -> bytes:
+    """A keytab's bytes, read on the driver; ConfigurationError naming the path otherwise."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise ConfigurationError(f"{what}: cannot read the keytab {path!r}: "
+                                 f"{exc.strerror or exc}") from None
+    principals = keytab_principals(data)
+    if principals is None:
+        raise ConfigurationError(f"{what}: {path!r} is not a Kerberos keytab (MIT keytab "
+                                 "format version 2 expected, as ktutil and kadmin write)")
+    if not principals:
+        raise ConfigurationError(f"{what}: the keytab {path!r} holds no keys")
+    return data
+
+
+def keytab_principals(data: bytes) -> list[str] | None:
+    """The principals a keytab holds keys for, in file order without repeats; None when the
+    bytes are not a version 2 keytab.
+
+    The format is MIT's (https://web.mit.edu/kerberos/krb5-latest/doc/formats/keytab_file_format.html):
+    ``0x05 0x02``, then entries, each a signed 32-bit size (negative: a hole left by a removed
+    entry) and, in version 2, big-endian fields: component count, realm and components as
+    16-bit-length strings, name type, timestamp, key version, key. Read here only to name the
+    principals in a message when the configured one is missing, before any task runs.
+    """
+    if len(data) < 2 or data[0] != 5 or data[1] != 2:
+        return None
+    found: list[str] = []
+    pos = 2
+    try:
+        while pos + 4 <= len(data):
+            (size,) = struct.unpack_from(">i", data, pos)
+            pos += 4
+            if size <= 0:
+                pos += -size
+                continue
+            if pos + size > len(data):
+                return None  # cut short: not a keytab MIT Kerberos could read either
+            entry, pos = data[pos:pos + size], pos + size
+            (count,) = struct.unpack_from(">H", entry, 0)
+            at = 2
+            strings = []
+            for _ in range(count + 1):  # the realm, then the components
+                (n,) = struct.unpack_from(">H", entry, at)
+                strings.append(entry[at + 2:at + 2 + n].decode("utf-8"))
+                at += 2 + n
+                if at > len(entry):
+                    return None
+            name = "/".join(strings[1:]) + "@" + strings[0]
+            if name not in found:
+                found.append(name)
+    except (struct.error, UnicodeDecodeError):
+        return None
+    return found
+
+
+def principal_in(principal: str, principals: list[str]) -> bool:
+    """Whether ``principal`` (with or without its realm, which then is krb5.conf's default
+    realm) is among a keytab's principals."""
+    if "@" in principal:
+        return principal in principals
+    return any(p.rsplit("@", 1)[0] == principal for p in principals)
+
+
+def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str | None
+                       ) -> KerberosConfig:
+    """The credentials of a ``Krb5LoginModule`` entry (already parsed by ``parse_jaas``).
+
+    ``service_name`` is ``kafka.sasl.kerberos.service.name`` when set; the entry's own
+    ``serviceName`` may give it too, and the two must agree (the Java client's rule).
+    """
+    if module != KRB5_MODULE:
+        raise ConfigurationError(
+            f"{_WHAT}: kafka.sasl.mechanism=GSSAPI (Kerberos, the default) takes "
+            f"{KRB5_MODULE}, not {module!r}; set kafka.sasl.mechanism to the mechanism of "
+            "that login module (PLAIN or SCRAM-SHA-256/512)")
+    jaas_service = options.get("serviceName")
+    if jaas_service is not None and service_name is not None and jaas_service != service_name:
+        raise ConfigurationError(
+            f"conflicting Kerberos service names: serviceName={jaas_service!r} in {_WHAT} and "
+            f"kafka.sasl.kerberos.service.name={service_name!r}")
+    service = (jaas_service or service_name or DEFAULT_SERVICE_NAME).strip()
+    use_keytab, use_cache = _flag(options, "useKeyTab"), _flag(options, "useTicketCache")
+    principal = options.get("principal") or None
+    keytab_path = options.get("keyTab")
+    if keytab_path is not None and not use_keytab:
+        raise ConfigurationError(f"{_WHAT}: keyTab is set but useKeyTab is not true; add "
+                                 "useKeyTab=true (Java ignores keyTab without it)")
+    if use_keytab and keytab_path:
+        if principal is None:
+            raise ConfigurationError(f"{_WHAT}: useKeyTab=true needs principal=\"name@REALM\" "
+                                     "(the keytab's principal to log in as)")
+        return keytab_config(principal, keytab_path.strip(), service, _WHAT)
+    if use_keytab or use_cache:
+        # No keyTab: MIT's default client keytab or the ticket cache of each process.
+        return KerberosConfig(service_name=service, principal=principal,
+                              ticket_cache=options.get("ticketCache") or None)
+    raise ConfigurationError(
+        f"{_WHAT}: {KRB5_MODULE} needs useKeyTab=true with keyTab=\"/path/client.keytab\" and "
+        "principal=\"name@REALM\", or useTicketCache=true (a kinit'ed ticket cache); "
+        "kafkawire cannot prompt for a password")
+
+
+def keytab_config(principal: str, path: str, service: str, what: str) -> KerberosConfig:
+    """A keytab login: the file read now, and checked to hold the principal's keys."""
+    data = read_keytab(path, what)
+    principals = keytab_principals(data) or []
+    if not principal_in(principal, principals):
+        raise ConfigurationError(
+            f"{what}: the keytab {path!r} holds no key for principal {principal!r}; it holds "
+            f"keys for {', '.join(principals)}. Set principal to one of those or use the "
+            "principal's own keytab")
+    return KerberosConfig(service_name=service, principal=principal, keytab=data,
+                          keytab_path=path)
