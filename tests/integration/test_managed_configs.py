@@ -25,7 +25,13 @@ from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from tests.support.kafkawire_io import read_records, write_records
 from tests.support.librdkafka import consume, produce
 from tests.support.sasl_mechanisms import Credentials
-from tests.support.security_env import SASL_USERS
+from tests.support.security_env import (
+    AWS_KEYS,
+    AWS_REGION,
+    OAUTH_CLIENT_ID,
+    OAUTH_CLIENT_SECRET,
+    SASL_USERS,
+)
 
 pytestmark = pytest.mark.broker
 
@@ -136,25 +142,62 @@ CASES: dict[str, Callable[..., Target]] = {
     "redpanda-cloud": lambda f: Target(
         f["sasl_ssl_broker"], USER_PASSWORD,
         {**_sasl("SASL_SSL", "SCRAM-SHA-256"), **_rdkafka_tls(f["pki"])}),
+    "confluent-cloud-oauth": lambda f: Target(
+        f["sasl_ssl_broker"],
+        {"https://<IDP_HOST>/oauth2/token": f["token_endpoint"].url,
+         "<CLIENT_ID>": OAUTH_CLIENT_ID, "<CLIENT_SECRET>": OAUTH_CLIENT_SECRET,
+         "<SCOPE>": "kafka", "<LKC_ID>": "lkc-test", "<POOL_ID>": "pool-test"},
+        {**_sasl("SASL_SSL", "SCRAM-SHA-512"), **_rdkafka_tls(f["pki"])}),
+    # The signer takes the process's AWS credentials and, as the test's bootstrap host names
+    # no region, AWS_REGION: both set by the test (see _aws_environment).
+    "msk-iam": lambda f: Target(
+        f["sasl_ssl_broker"], {},
+        {**_sasl("SASL_SSL", "SCRAM-SHA-512"), **_rdkafka_tls(f["pki"])}),
+    "kerberos": lambda f: Target(
+        f["gssapi_ssl_broker"],
+        {"/etc/security/keytabs/alice.keytab": f["kdc"].client_keytab,
+         "<PRINCIPAL>": f["kdc"].client_principal},
+        {**_sasl("SASL_SSL", "SCRAM-SHA-256"), **_rdkafka_tls(f["pki"])}),
 }
 FIXTURES = {"sasl-plaintext": ("sasl_broker",), "ssl-private-ca": ("tls_broker", "pki"),
             "confluent-cloud": ("sasl_ssl_broker", "pki"), "msk-scram": ("sasl_ssl_broker", "pki"),
             "msk-mtls": ("mtls_broker", "pki"), "event-hubs": ("sasl_broker_factory", "pki"),
-            "aiven": ("mtls_broker", "pki"), "redpanda-cloud": ("sasl_ssl_broker", "pki")}
+            "aiven": ("mtls_broker", "pki"), "redpanda-cloud": ("sasl_ssl_broker", "pki"),
+            "confluent-cloud-oauth": ("sasl_ssl_broker", "pki", "token_endpoint"),
+            "msk-iam": ("sasl_ssl_broker", "pki"), "kerberos": ("kdc", "gssapi_ssl_broker", "pki")}
+# What each block must log in as on the broker: (mechanism, principal).
+LOGINS = {"confluent-cloud-oauth": ("OAUTHBEARER", OAUTH_CLIENT_ID), "msk-iam": ("OAUTHBEARER", None),
+          "kerberos": ("GSSAPI", None), "confluent-cloud": ("PLAIN", USER),
+          "msk-scram": ("SCRAM-SHA-512", USER), "redpanda-cloud": ("SCRAM-SHA-256", USER),
+          "sasl-plaintext": ("SCRAM-SHA-256", USER), "event-hubs": ("PLAIN", EVENT_HUBS_USER)}
 
 
 def test_every_readme_block_has_a_case_and_every_case_a_block() -> None:
     assert sorted(readme_blocks()) == sorted(CASES) == sorted(FIXTURES)
 
 
+def _aws_environment(monkeypatch) -> None:
+    pytest.importorskip("aws_msk_iam_sasl_signer")
+    (key, secret), = AWS_KEYS.items()
+    for name, value in (("AWS_ACCESS_KEY_ID", key), ("AWS_SECRET_ACCESS_KEY", secret),
+                        ("AWS_REGION", AWS_REGION)):
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_readme_block_writes_and_reads_like_librdkafka(name: str, request) -> None:
+def test_readme_block_writes_and_reads_like_librdkafka(name: str, request, monkeypatch) -> None:
+    if name == "msk-iam":
+        _aws_environment(monkeypatch)
     fixtures = {f: request.getfixturevalue(f) for f in FIXTURES[name]}
     pki = fixtures.get("pki")
     target = CASES[name](fixtures)
     options = _substitute(readme_blocks()[name], target, pki)
     conf = {"bootstrap.servers": target.broker.bootstrap_servers, "log_level": 0,
             **target.librdkafka}
+    stats = getattr(target.broker, "stats", None)
+    before = len(stats.authentications) if stats is not None else 0
     client = KafkaClient(client_config(lower_keys(options), SOURCE))
     try:
         topic = f"managed-{name}-{uuid.uuid4().hex[:8]}"
@@ -165,3 +208,7 @@ def test_readme_block_writes_and_reads_like_librdkafka(name: str, request) -> No
         assert read_records(client, topic, 0, 2 * len(RECORDS)) == RECORDS + RECORDS
     finally:
         client.close()
+    if name in LOGINS:  # the block's own mechanism logged in (the broker serves the session)
+        mechanism, principal = LOGINS[name]
+        ours = {e.principal for e in stats.authentications[before:] if e.mechanism == mechanism}
+        assert ours and (principal is None or ours == {principal}), (name, ours)

@@ -27,11 +27,15 @@ EXPECTED = {
     "event-hubs": ("SASL_SSL", "PLAIN", False),
     "aiven": ("SSL", None, True),
     "redpanda-cloud": ("SASL_SSL", "SCRAM-SHA-256", False),
+    "msk-iam": ("SASL_SSL", "OAUTHBEARER", False),
+    "kerberos": ("SASL_SSL", "GSSAPI", False),
 }
+# Files whose parsing needs more than the test PKI: an optional extra or a Kerberos realm.
+NEEDS = {"msk-iam": "aws_msk_iam_sasl_signer", "kerberos": "kdc"}
 _ENV = re.compile(r"\$\{env:([A-Z0-9_]+)\}")
 
 
-def _environment(path: Path, pki, tmp_path: Path) -> dict[str, str]:
+def _environment(path: Path, pki, tmp_path: Path, kdc=None) -> dict[str, str]:
     """A test value for every ${env:NAME} of the file: host lists, the test PKI's files."""
     certs = tmp_path / "certs"
     certs.mkdir(exist_ok=True)
@@ -40,8 +44,17 @@ def _environment(path: Path, pki, tmp_path: Path) -> dict[str, str]:
         shutil.copy(src, certs / name)
     env = {}
     for name in _ENV.findall(path.read_text()):
-        if name.endswith("BOOTSTRAP_SERVERS"):
+        if name == "MSK_BOOTSTRAP_SERVERS" and path.stem == "msk-iam":
+            # MSK's broker names carry the region, which the IAM signer needs
+            env[name] = "b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098"
+        elif name.endswith("BOOTSTRAP_SERVERS"):
             env[name] = "b-1.example:9096,b-2.example:9096"
+        elif name == "KERBEROS_TRUSTSTORE":
+            env[name] = pki.ca_pem
+        elif name == "KERBEROS_KEYTAB":
+            env[name] = kdc.client_keytab
+        elif name == "KERBEROS_PRINCIPAL":
+            env[name] = kdc.client_principal
         elif name == "MSK_KEYSTORE":
             env[name] = pki.client.p12
         elif name == "MSK_KEYSTORE_PASSWORD":
@@ -61,8 +74,15 @@ def test_every_file_is_expected_and_in_the_readme() -> None:
 
 
 @pytest.mark.parametrize("path", PROPERTIES, ids=[p.stem for p in PROPERTIES])
-def test_properties_file_parses_for_reads_and_writes(path, pki, tmp_path, monkeypatch) -> None:
-    env = _environment(path, pki, tmp_path)
+def test_properties_file_parses_for_reads_and_writes(path, pki, tmp_path, monkeypatch,
+                                                     request) -> None:
+    need = NEEDS.get(path.stem)
+    kdc = request.getfixturevalue("kdc") if need == "kdc" else None
+    if need and need != "kdc":
+        pytest.importorskip(need)
+    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    env = _environment(path, pki, tmp_path, kdc)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     options = spark_kafka_wire.options_from_properties(path)
