@@ -86,7 +86,7 @@ def include_headers(options: Mapping[str, str]) -> bool:
     return bool_value(lower_keys(options), "includeHeaders")
 
 
-def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
+def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
     opts = with_config_file(lower_keys(options), SOURCE)
     client = client_config(opts, SOURCE)
     strategy = parse_strategy(opts)
@@ -127,10 +127,11 @@ def parse_source_options(options: Mapping[str, str]) -> SourceOptions:
 
     group_id = given(opts, "kafka.group.id")
     if group_id is not None:
-        log.warning(
-            "Kafka option 'kafka.group.id' is set: a batch read does not join the group, but "
-            "several queries sharing one group id interfere with each other once offsets are "
-            "committed; prefer 'groupIdPrefix'")
+        if batch:  # a stream's group is where commitOffsets commits: no warning there
+            log.warning(
+                "Kafka option 'kafka.group.id' is set: a batch read does not join the group, "
+                "but several queries sharing one group id interfere with each other once "
+                "offsets are committed; prefer 'groupIdPrefix'")
         if given(opts, "groupIdPrefix") is not None:
             log.warning("option groupIdPrefix is ignored because kafka.group.id is set")
     for o in _IGNORED_IN_BATCH:
@@ -202,7 +203,8 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
                 f"option {o.key!r} is not valid for streaming queries; a stream reads until it "
                 "is stopped (use Trigger.AvailableNow to stop at the current end)")
     stream_only = {o.key for o in options_for(Use.STREAM_READ) if _stream_only(o)}
-    source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only})
+    source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only},
+                                  batch=False)
 
     raw_start = given(opts, STARTING_OFFSETS)
     starting: Limit | GroupStart

@@ -224,6 +224,17 @@ def test_group_id_options_are_accepted(caplog) -> None:
     assert "kafka.group.id" in caplog.text and "groupIdPrefix is ignored" in caplog.text
 
 
+def test_a_streams_group_gets_no_batch_warning(caplog) -> None:
+    """kafka.group.id is what a stream's commitOffsets commits for: the batch read's warning
+    about sharing a group does not apply there."""
+    from spark_kafka_wire.source.options import parse_stream_options
+
+    with caplog.at_level(logging.WARNING):
+        o = parse_stream_options({**BASE, "kafka.group.id": "g1", "commitOffsets": "kafka"})
+    assert o.group_id == "g1"
+    assert "batch read" not in caplog.text
+
+
 def test_stream_only_options_are_ignored_with_a_warning(caplog) -> None:
     with caplog.at_level(logging.WARNING):
         parse(maxOffsetsPerTrigger="100")
