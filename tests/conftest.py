@@ -99,6 +99,29 @@ def spark():
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def connect_spark(spark):
+    """A Spark Connect client session on a Connect server of its own (tests/support/
+    spark_connect.py), with kafkawire registered from the client as Connect users do. Skips,
+    saying what to install, without the Connect client's packages."""
+    try:
+        import pyspark.sql.connect  # noqa: F401  (checks grpcio & co.)
+    except ImportError as exc:
+        pytest.skip(f"Spark Connect needs its client packages: pip install -e '.[connect]' "
+                    f"({exc})")
+    from spark_kafka_wire import KafkaWireDataSource
+    from tests.support.spark_connect import ConnectServer
+
+    server = ConnectServer().start()
+    try:
+        session = server.session()
+        session.dataSource.register(KafkaWireDataSource)
+        yield session
+        session.stop()
+    finally:
+        server.stop()
+
+
 # ------------------------------------------------------------------- secured brokers (issue 13)
 # Tansu behind stunnel (TLS) and/or the SASL front of tests/support/sasl_front.py; each secured
 # port has its own Tansu advertising that port. Users and passwords: tests/support/security_env.py.
