@@ -410,3 +410,17 @@ def test_check_plaintext(kw, bootstrap) -> None:
     assert "Fetch\t1\t" in result.stdout
     assert result.stdout.rstrip().endswith("usable: kafkawire can read and write through this "
                                            "cluster")
+
+
+def test_produce_shows_progress_on_a_terminal_only(bootstrap, new_topic) -> None:
+    from tests.cli.conftest import run_cli
+
+    topic = new_topic(1, "cli-progress")
+    lines = b"".join(b"line %d\n" % i for i in range(25_000))
+    # rich takes FORCE_COLOR as "this is a terminal"
+    shown = run_cli("-b", bootstrap, "produce", topic, input=lines, env={"FORCE_COLOR": "1"})
+    assert shown.exit_code == 0, shown.stderr
+    assert "records" in shown.stderr
+    assert shown.stdout.strip() == f"25000 records written to {topic}"
+    piped = run_cli("-b", bootstrap, "produce", topic, input=b"one more\n")
+    assert piped.exit_code == 0 and piped.stderr == ""
