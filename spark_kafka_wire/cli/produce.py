@@ -63,10 +63,10 @@ def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, byte
     return None, line
 
 
-def line_chunks(source: BinaryIO, separator: bytes | None
+def line_chunks(source: BinaryIO, separator: bytes | None, max_lines: int = CHUNK_LINES
                 ) -> Iterator[tuple[list[bytes | None], list[bytes], int]]:
-    """(keys, values, bytes read) for up to CHUNK_LINES lines or CHUNK_BYTES bytes at a time;
-    the newline ending a line is not part of its value."""
+    """(keys, values, bytes read) for up to ``max_lines`` lines or CHUNK_BYTES bytes at a
+    time; the newline ending a line is not part of its value."""
     keys: list[bytes | None] = []
     values: list[bytes] = []
     size = 0
@@ -75,7 +75,7 @@ def line_chunks(source: BinaryIO, separator: bytes | None
         key, value = split_line(raw[:-1] if raw.endswith(b"\n") else raw, separator)
         keys.append(key)
         values.append(value)
-        if len(values) >= CHUNK_LINES or size >= CHUNK_BYTES:
+        if len(values) >= max_lines or size >= CHUNK_BYTES:
             yield keys, values, size
             keys, values, size = [], [], 0
     if values:
@@ -115,6 +115,8 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
                                      param_hint="--key-separator")
     sink = g.sink_options(topic, compression)
     show_progress = stderr_console().is_terminal
+    # Lines typed at a terminal are sent one by one as they are typed, as kcat does.
+    interactive = file.isatty()
     with connected(sink.client) as client:
         info = existing_topic(client, topic)
         if partition is not None:
@@ -123,12 +125,13 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
         rng = random.Random()
         progress = Progress(TextColumn("[bold]{task.fields[records]:,} records"), BarColumn(),
                             DownloadColumn(), TimeElapsedColumn(), console=stderr_console(),
-                            transient=True, disable=not show_progress)
+                            transient=True, disable=interactive or not show_progress)
         try:
             with progress:
                 task = progress.add_task("produce", total=remaining_size(file), records=0)
                 appended = 0
-                for keys, values, size in line_chunks(file, separator):
+                for keys, values, size in line_chunks(file, separator,
+                                                      1 if interactive else CHUNK_LINES):
                     key_array = pa.array(keys, pa.binary())
                     n = len(values)
                     where = np.full(n, partition, np.int32) if partition is not None else \
@@ -138,8 +141,11 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
                                     int(time.time() * 1000))
                     appended += n
                     progress.update(task, advance=size, records=appended)
+                    if interactive:
+                        producer.flush()
                 producer.flush()
         except BaseException:
             producer.abort()
             raise
-    click.echo(f"{producer.records_sent} records written to {topic}")
+    n = producer.records_sent
+    click.echo(f"{n} record{'' if n == 1 else 's'} written to {topic}")

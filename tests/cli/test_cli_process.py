@@ -78,3 +78,31 @@ def test_console_script_points_at_main() -> None:
     module, _, attr = scripts["kafkawire"].partition(":")
     assert (module, attr) == ("spark_kafka_wire.cli", "main")
     assert callable(main)
+
+
+@pytest.mark.broker
+def test_lines_typed_at_a_terminal_are_sent_as_typed(bootstrap, new_topic) -> None:
+    """With a terminal on stdin each line is written when it is entered, not at the end."""
+    import pty
+
+    from tests.support.librdkafka import consume
+
+    topic = new_topic(1, "cli-typed")
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen([sys.executable, "-m", "spark_kafka_wire", "-b", bootstrap,
+                             "produce", topic, "-K", ":"], stdin=terminal,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    os.close(terminal)
+    try:
+        os.write(controller, b"k:typed value\n")
+        assert consume({"bootstrap.servers": bootstrap}, topic, 1) == [(b"k", b"typed value")]
+        assert proc.poll() is None  # still waiting for more lines
+        os.write(controller, b"\x04")  # Ctrl-D: end of input
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        os.close(controller)
+    assert proc.returncode == 0, err
+    assert out.decode().strip() == f"1 record written to {topic}"
