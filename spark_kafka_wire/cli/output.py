@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 Cell = str | int | None
 
@@ -38,13 +39,14 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], title: s
     """``rows`` as a rich table on a terminal, else as TSV (``title`` only on a terminal)."""
     console = console or stdout_console()
     if console.is_terminal:
-        table = Table(title=title, show_header=show_header, header_style="bold",
-                      title_justify="left")
+        # Cells are Text, never markup: a record value "[red]x" or ":smile:" prints as is.
+        table = Table(title=Text(title) if title else None, show_header=show_header,
+                      header_style="bold", title_justify="left")
         for i, h in enumerate(headers):
             numeric = bool(rows) and all(isinstance(r[i], int) for r in rows)
             table.add_column(h, justify="right" if numeric else "left", overflow="fold")
         for row in rows:
-            table.add_row(*(cell_text(c) for c in row))
+            table.add_row(*(Text(cell_text(c)) for c in row))
         console.print(table)
         return
     lines = ["\t".join(headers)] if show_header else []

@@ -117,6 +117,9 @@ def test_tables_are_rich_on_a_terminal_and_tsv_in_a_pipe(capsys) -> None:
                 console=Console(file=io.StringIO(), force_terminal=False))
     assert capsys.readouterr().out == "partition\toffset\tkey\n0\t5\ta\\tb\n1\t-\tc\n"
     assert tsv_field("a\\b\nc") == "a\\\\b\\nc"
+    markup = Console(file=io.StringIO(), force_terminal=True, width=120, color_system=None)
+    print_table(("value",), [("[bold]not markup[/bold] :smile:",)], console=markup)
+    assert "[bold]not markup[/bold] :smile:" in markup.file.getvalue()
 
 
 def test_table_cells_mark_base64() -> None:
