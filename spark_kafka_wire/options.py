@@ -571,10 +571,22 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
         return opts
     if not path.strip():
         raise ConfigurationError("kafkaConfigFile is empty: give the path of a .properties file")
+    taken, skipped = config_file_options(path.strip(), opts, use)
+    if skipped:
+        _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
+                     "read" if use & SOURCE else "write", ", ".join(sorted(skipped)))
+    return {**taken, **{k: v for k, v in opts.items() if k != option("kafkaConfigFile").key}}
+
+
+def config_file_options(path: str, opts: Mapping[str, str], use: Use
+                        ) -> tuple[dict[str, str], list[str]]:
+    """(the ``kafka.*`` options of the config file at ``path`` that ``use`` takes and ``opts``
+    does not set, lower-cased; the file's keys skipped as unused there). Shared by
+    ``kafkaConfigFile`` and the CLI's ``--command-config``, which read one file the same way."""
     accepted = _accepted_kafka_keys(use)
     taken: dict[str, str] = {}
     skipped: list[str] = []
-    for key, value in options_from_properties(path.strip()).items():
+    for key, value in options_from_properties(path).items():
         k = key.lower()
         if k in opts:
             continue
@@ -582,10 +594,7 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
             taken[k] = value
         else:
             skipped.append(key[len("kafka."):])
-    if skipped:
-        _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
-                     "read" if use & SOURCE else "write", ", ".join(sorted(skipped)))
-    return {**taken, **{k: v for k, v in opts.items() if k != option("kafkaConfigFile").key}}
+    return taken, skipped
 
 
 def _entry(name: Option | str) -> Option:

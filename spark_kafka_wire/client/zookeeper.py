@@ -86,6 +86,20 @@ class ZooKeeperOffsetStore:
                                      f"{group!r} from ZooKeeper failed: {exc!r}") from exc
         return out
 
+    def topics(self, group: str) -> list[str]:
+        """The topics ``group`` has offsets for (the children of its ``offsets`` node)."""
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+
+        offset_path(group, "t", 0)  # checks the group name
+        zk = self._client()
+        try:
+            return sorted(zk.get_children(f"/consumers/{group}/offsets"))
+        except NoNodeError:
+            return []
+        except KazooException as exc:
+            raise ZooKeeperError(f"listing the topics of group {group!r} in ZooKeeper at "
+                                 f"{self.connect} failed: {exc!r}") from exc
+
     def close(self) -> None:
         zk, self._zk = self._zk, None
         if zk is not None:

@@ -241,8 +241,11 @@ def two_password_p12(keystore: Keystore) -> str:
     password KEY_PASSWORD (mode 0600, beside the original)."""
     directory = os.path.dirname(keystore.p12)
     source = os.path.join(directory, "TwoPasswords.java")
-    with open(source, "w") as f:
+    # 0600 like every file of the directory (test_tls_front_certificates_are_private checks it,
+    # and runs after this when tests/unit is collected first)
+    with os.fdopen(os.open(source, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
         f.write(_TWO_PASSWORDS_JAVA)
+    os.chmod(source, 0o600)
     target = keystore.p12.replace(".p12", ".two-passwords.p12")
     result = subprocess.run(["java", source, keystore.p12, target, STORE_PASSWORD, KEY_PASSWORD],
                             capture_output=True, text=True, timeout=KEYTOOL_TIMEOUT_S,

@@ -4,9 +4,11 @@ Layers, imports only downwards: ``protocol`` (sans-I/O: bytes in, values out) im
 ``protocol``; ``client`` (I/O) imports only ``protocol`` and ``client``; the shared face modules
 (``options``, ``errors``) add nothing above that; the Spark read side (``source``) and write
 side (``sink``) each import those and themselves, never each other; ``datasource`` (and
-``pyspark_kafkawire``) ties them together; ``testing`` (embedded broker, demo) may use
-everything and is used by nothing. Neither lower layer imports pyspark, so both work in a plain
-Python process (a test below proves it against the broker). No module reaches into another's
+``pyspark_kafkawire``) ties them together; ``cli`` (the ``kafkawire`` command line) is a face of
+its own beside it, which must start without pyspark; ``testing`` (embedded broker, demo) may
+use everything and is used by nothing. Neither lower layer imports pyspark, so both work in a
+plain Python process (a test below proves it against the broker), and nothing the CLI imports
+does either. No module reaches into another's
 private names, and no import cycle joins modules: each can be read, changed and tested from the
 bottom up.
 """
@@ -36,6 +38,8 @@ PROTOCOL_DEPS = {"numpy", "pyarrow", "cramjam", "lz4", "zstandard", "crc32c"}
 # imported only for those logins.
 CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_sasl_signer",
                                "gssapi"}
+# The command line adds its CLI library and its tables and progress bars, never pyspark.
+CLI_DEPS = CLIENT_DEPS | {"click", "rich"}
 # Standard modules that do I/O: the protocol layer is sans-I/O.
 IO_MODULES = {"socket", "ssl", "selectors", "asyncio", "subprocess", "http", "urllib"}
 
@@ -68,14 +72,16 @@ def _from_base(name: str, path: Path, node: ast.ImportFrom) -> str:
     return ".".join([*anchor, base] if base else anchor)
 
 
-def imports_of(name: str, path: Path, modules: set[str]) -> list[Import]:
-    """The imports written in one module (anywhere in it, lazy ones included), resolved.
+def imports_of(name: str, path: Path, modules: set[str],
+               tree: ast.AST | None = None) -> list[Import]:
+    """The imports written in one module (anywhere in it, lazy ones included), resolved;
+    ``tree``: only those in this part of it.
 
     ``from a import b`` is an import of module ``a.b`` when that is a module of the project,
     else of ``a`` taking the name ``b``.
     """
     out: list[Import] = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(tree if tree is not None else ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             out.extend(Import(name, alias.name, (), node.lineno) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -115,12 +121,17 @@ def _is_private(attr: str) -> bool:
 def layer(module: str) -> str:
     """The layer a module belongs to: a subpackage of ``spark_kafka_wire`` named for its role,
     ``shared`` for the face's modules both sides use (the option table and its rendering,
-    errors), ``face`` for the data source itself (which ties source and sink together) and
+    errors), ``cli`` for the command line (``python -m spark_kafka_wire`` included), ``face``
+    for the data source itself (which ties source and sink together) and
     ``pyspark_kafkawire``."""
     parts = module.split(".")
+    if parts == ["spark_kafka_wire"]:
+        return "root"  # the version and the lazy public API (its imports run on first use)
     if parts[0] == "spark_kafka_wire" and len(parts) > 1:
-        if parts[1] in ("protocol", "client", "source", "sink", "testing"):
+        if parts[1] in ("protocol", "client", "source", "sink", "testing", "cli"):
             return parts[1]
+        if parts[1] == "__main__":
+            return "cli"
         if parts[1] in ("options", "option_tables", "errors", "config_files"):
             return "shared"
     return "face"
@@ -134,8 +145,13 @@ ALLOWED_LAYERS = {
     "shared": {"protocol", "client", "shared"},
     "source": {"protocol", "client", "shared", "source"},
     "sink": {"protocol", "client", "shared", "sink"},
-    "face": {"protocol", "client", "shared", "source", "sink", "face"},
-    "testing": {"protocol", "client", "shared", "source", "sink", "face", "testing"},
+    "face": {"protocol", "client", "shared", "source", "sink", "face", "root"},
+    "root": {"shared", "face"},
+    # The sides' option parsers are pyspark-free and the CLI parses as queries do; what keeps
+    # pyspark out of it is checked on everything it imports (no_pyspark_from_cli).
+    "cli": {"protocol", "client", "shared", "source", "sink", "cli", "root"},
+    "testing": {"protocol", "client", "shared", "source", "sink", "face", "cli", "root",
+                "testing"},
 }
 LOWER_LAYERS = ("protocol", "client")  # no pyspark, a fixed list of dependencies
 
@@ -152,8 +168,9 @@ def layering_violations(modules: dict[str, Path]) -> list[str]:
                 if layer(imp.target) not in ALLOWED_LAYERS[own]:
                     problems.append(f"{where}: {own} module {name} imports {imp.target} "
                                     f"({layer(imp.target)} layer)")
-            elif own in LOWER_LAYERS:
-                allowed = PROTOCOL_DEPS if own == "protocol" else CLIENT_DEPS
+            elif own in (*LOWER_LAYERS, "cli"):
+                allowed = {"protocol": PROTOCOL_DEPS, "client": CLIENT_DEPS,
+                           "cli": CLI_DEPS}[own]
                 if top in IO_MODULES and own == "protocol":
                     problems.append(f"{where}: protocol module {name} imports {imp.target} "
                                     "(I/O belongs to the client layer)")
@@ -162,6 +179,56 @@ def layering_violations(modules: dict[str, Path]) -> list[str]:
                     problems.append(f"{where}: {own} module {name} imports {imp.target}, "
                                     f"not one of the {own} layer's dependencies")
     return problems
+
+
+def _runs_at_import(node: ast.AST) -> list[ast.AST]:
+    """The statements of ``node`` that run when its module is imported: not function bodies
+    (a lazy import runs when called) and not ``if TYPE_CHECKING:`` blocks (never run)."""
+    out: list[ast.AST] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            out.extend(_runs_at_import(ast.Module(body=child.orelse, type_ignores=[])))
+            continue
+        out.append(child)
+        out.extend(_runs_at_import(child))
+    return out
+
+
+def import_time_imports(name: str, path: Path, modules: set[str]) -> set[str]:
+    """The modules importing ``name`` imports (resolved as ``imports_of`` does), with the
+    packages above each project module, which Python imports first."""
+    tree = ast.parse(path.read_text(), str(path))
+    eager = ast.Module(body=[n for n in _runs_at_import(tree)
+                             if isinstance(n, (ast.Import, ast.ImportFrom))], type_ignores=[])
+    targets = set()
+    for imp in imports_of(name, path, modules, tree=eager):
+        targets.add(imp.target)
+        if imp.target in modules:
+            parts = imp.target.split(".")
+            targets.update(".".join(parts[:i]) for i in range(1, len(parts)))
+    return targets
+
+
+def pyspark_reached_from(start: list[str], modules: dict[str, Path]) -> list[str]:
+    """Import chains from ``start`` to pyspark through imports that run at import time."""
+    names = set(modules)
+    seen: dict[str, str | None] = dict.fromkeys(start)
+    queue = list(start)
+    found = []
+    while queue:
+        module = queue.pop(0)
+        for target in sorted(import_time_imports(module, modules[module], names)):
+            if target.split(".")[0] == "pyspark":
+                chain = [target, module]
+                while (parent := seen[chain[-1]]) is not None:
+                    chain.append(parent)
+                found.append(" <- ".join(chain))
+            elif target in modules and target not in seen:
+                seen[target] = module
+                queue.append(target)
+    return sorted(found)
 
 
 def cycles(modules: dict[str, Path]) -> list[list[str]]:
@@ -225,6 +292,18 @@ def test_layers_import_only_downwards() -> None:
     assert layering_violations(package_modules()) == []
 
 
+def cli_modules(modules: dict[str, Path]) -> list[str]:
+    return sorted(m for m in modules if layer(m) == "cli")
+
+
+def test_the_cli_imports_nothing_that_imports_pyspark() -> None:
+    """``kafkawire`` starts without Spark: no import that runs when the CLI is imported
+    reaches pyspark, however indirectly (a subprocess test in tests/cli checks sys.modules)."""
+    modules = package_modules()
+    assert "spark_kafka_wire.cli.app" in cli_modules(modules)
+    assert pyspark_reached_from(cli_modules(modules), modules) == []
+
+
 def test_no_import_cycles() -> None:
     assert cycles(package_modules()) == []
 
@@ -264,6 +343,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
         "spark_kafka_wire/testing/__init__.py": "",
         "spark_kafka_wire/testing/e.py": "from spark_kafka_wire import datasource\n",
         "spark_kafka_wire/options.py": "from spark_kafka_wire.source import r\n",
+        "spark_kafka_wire/cli/__init__.py": "import typer\nfrom spark_kafka_wire.cli import m\n",
+        "spark_kafka_wire/cli/m.py": (
+            "from typing import TYPE_CHECKING\nimport click\n"
+            "from spark_kafka_wire.source import planning\n"
+            "if TYPE_CHECKING:\n    from spark_kafka_wire.datasource import X\n"
+            "def lazy():\n    import spark_kafka_wire.sink.w\n"),
+        "spark_kafka_wire/source/planning.py": "from pyspark.sql.datasource import InputPartition\n",
+        "spark_kafka_wire/__main__.py": "from spark_kafka_wire.testing import e\n",
     })
     layering = "\n".join(layering_violations(modules))
     assert "protocol module spark_kafka_wire.protocol.a imports spark_kafka_wire.client.b" \
@@ -278,6 +365,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert "shared module spark_kafka_wire.options imports spark_kafka_wire.source.r" \
         in layering
     assert "spark_kafka_wire.testing.e:" not in layering  # dev tools may use everything
+    assert "cli module spark_kafka_wire.cli imports typer" in layering
+    assert "cli module spark_kafka_wire.cli.m imports click" not in layering
+    assert "cli module spark_kafka_wire.__main__ imports spark_kafka_wire.testing.e" in layering
+    # only the import that runs reaches pyspark: not the lazy one, not the TYPE_CHECKING one
+    assert pyspark_reached_from(cli_modules(modules), modules) == [
+        "pyspark <- spark_kafka_wire.datasource <- spark_kafka_wire.testing.e"
+        " <- spark_kafka_wire.__main__",
+        "pyspark.sql.datasource <- spark_kafka_wire.source.planning <- spark_kafka_wire.cli.m"]
     assert cycles(modules) == [["spark_kafka_wire.protocol.c", "spark_kafka_wire.protocol.d"]]
     assert private_reach_ins(modules) == [
         "spark_kafka_wire.client.b:3: from spark_kafka_wire.protocol.c import _hidden",
@@ -286,7 +381,8 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
 
 
 def test_protocol_and_client_type_check() -> None:
-    """mypy, configured in pyproject.toml, finds nothing in the protocol and client layers."""
+    """mypy, configured in pyproject.toml, finds nothing in the protocol and client layers and
+    the command line."""
     pytest.importorskip("mypy")
     done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
@@ -358,12 +454,13 @@ class NoPyspark(importlib.abc.MetaPathFinder):
 sys.meta_path.insert(0, NoPyspark())
 
 import spark_kafka_wire
+import spark_kafka_wire.cli
 import spark_kafka_wire.client
 import spark_kafka_wire.errors
 import spark_kafka_wire.protocol
 
 loaded = []
-for package in (spark_kafka_wire.protocol, spark_kafka_wire.client):
+for package in (spark_kafka_wire.protocol, spark_kafka_wire.client, spark_kafka_wire.cli):
     for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
         importlib.import_module(info.name)
         loaded.append(info.name)
@@ -395,6 +492,9 @@ with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
     read = [v for p in (0, 1) for chunk in fetch_range(client, topic, p, 0, ends[(topic, p)])
             for v in chunk.values.to_pylist()]
 assert sorted(read) == sorted(values.to_pylist()), read
+# the command line too
+spark_kafka_wire.cli.cli.main(["--bootstrap-server", bootstrap, "describe", topic],
+                              standalone_mode=False)
 assert not [m for m in sys.modules if m.split(".")[0] == "pyspark"]
 print(f"{len(loaded)} modules, {len(read)} records")
 """
@@ -409,3 +509,4 @@ def test_protocol_and_client_work_without_pyspark(bootstrap: str) -> None:
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().endswith("20 records"), done.stdout
+    assert "partition\tleader" in done.stdout  # the CLI's describe ran

@@ -8,6 +8,7 @@ Arrow (or list) columns; :func:`key_value_columns` takes their lengths and bytes
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -118,7 +119,12 @@ def spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> pa
     return view_array.cast(pa.binary())
 
 
-_NO_SEPARATOR = pa.scalar(b"", pa.large_binary())
+@functools.cache
+def _no_separator() -> pa.Scalar:
+    # Made on first use, not at import: pyarrow imports pandas (when installed) the first time
+    # it converts a Python object, which would add pandas' import time to every process that
+    # imports the decoders (Spark workers, the CLI) and never encodes.
+    return pa.scalar(b"", pa.large_binary())
 
 
 def join_rows(pieces: Sequence[tuple[np.ndarray, np.ndarray]]) -> memoryview:
@@ -140,7 +146,7 @@ def join_rows(pieces: Sequence[tuple[np.ndarray, np.ndarray]]) -> memoryview:
             [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))]))
     if total == 0:
         return memoryview(b"")
-    joined = pc.binary_join_element_wise(*arrays, _NO_SEPARATOR)
+    joined = pc.binary_join_element_wise(*arrays, _no_separator())
     return memoryview(joined.buffers()[2])[:total]
 
 

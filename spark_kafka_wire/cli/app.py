@@ -1,0 +1,92 @@
+"""The ``kafkawire`` command: global options, the commands, and how failures end.
+
+A failure the package knows (a ``KafkaWireError``: unreachable broker, unknown topic, refused
+login, bad option) ends the command with one line on stderr and a non-zero status: 2 for a
+configuration the command cannot use (as click does for bad usage), 1 for everything else.
+``--debug`` prints the traceback as well, and the package's INFO log lines. Messages are the
+package's own, which never carry a password or a key.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any
+
+import click
+
+from spark_kafka_wire import __version__
+from spark_kafka_wire.cli.check import check
+from spark_kafka_wire.cli.lag import lag
+from spark_kafka_wire.cli.offsets import offsets
+from spark_kafka_wire.cli.output import EchoHandler, error_line
+from spark_kafka_wire.cli.produce import produce
+from spark_kafka_wire.cli.settings import BOOTSTRAP_ENV, GlobalOptions
+from spark_kafka_wire.cli.tail import tail
+from spark_kafka_wire.cli.topics import describe, topics
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.protocol.errors import KafkaWireError
+
+EXIT_FAILURE = 1
+EXIT_CONFIGURATION = 2  # click's status for bad usage: a bad option is the same mistake
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader (``| head``) went away
+
+
+class KafkawireGroup(click.Group):
+    """Turns the package's errors into one line and an exit status (see the module doc)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        debug = bool(ctx.params.get("debug"))
+        handler = EchoHandler(logging.INFO if debug else logging.WARNING)
+        package_log = logging.getLogger("spark_kafka_wire")
+        saved_level = package_log.level
+        package_log.addHandler(handler)
+        package_log.setLevel(handler.level)
+        try:
+            return super().invoke(ctx)
+        except KafkaWireError as exc:
+            self._fail(ctx, exc, debug,
+                       EXIT_CONFIGURATION if isinstance(exc, ConfigurationError) else EXIT_FAILURE)
+        except KeyboardInterrupt:
+            ctx.exit(EXIT_INTERRUPTED)
+        except BrokenPipeError:
+            ctx.exit(EXIT_BROKEN_PIPE)
+        finally:
+            package_log.removeHandler(handler)
+            package_log.setLevel(saved_level)
+
+    @staticmethod
+    def _fail(ctx: click.Context, exc: BaseException, debug: bool, code: int) -> None:
+        if debug:
+            click.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
+        click.echo(error_line(exc), err=True)
+        ctx.exit(code)
+
+
+@click.group(cls=KafkawireGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--bootstrap-server", "-b", metavar="HOST:PORT[,HOST:PORT]",
+              envvar=BOOTSTRAP_ENV, show_envvar=True,
+              help="Brokers to start from [default: bootstrap.servers of --command-config].")
+@click.option("--command-config", "-F", metavar="FILE",
+              type=click.Path(exists=True, dir_okay=False),
+              help="Kafka client .properties (security.protocol, ssl.*, sasl.*, ...), as the "
+              "kafkaConfigFile option reads it, ${env:NAME} and ${file:PATH:KEY} included.")
+@click.option("--debug", is_flag=True, help="Show tracebacks and the client's log.")
+@click.version_option(__version__, "--version", "-V", prog_name="kafkawire",
+                      message="%(prog)s (spark-kafka-wire) %(version)s")
+@click.pass_context
+def cli(ctx: click.Context, bootstrap_server: str | None, command_config: str | None,
+        debug: bool) -> None:
+    """Look at Kafka topics and write to them from the shell, over kafkawire's own Kafka
+    client (no Spark, no JVM)."""
+    ctx.obj = GlobalOptions(bootstrap_server, command_config, debug)
+
+
+for command in (topics, describe, offsets, produce, tail, lag, check):
+    cli.add_command(command)
+
+
+def main() -> None:
+    """The console script's entry point (``kafkawire``; ``python -m spark_kafka_wire``)."""
+    cli(prog_name="kafkawire")

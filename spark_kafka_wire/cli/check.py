@@ -1,0 +1,142 @@
+"""``kafkawire check``: can kafkawire work with this cluster, with these security settings?
+
+Connects the way a query would (TLS and SASL from ``--command-config``), then to every broker
+the metadata names, and prints per broker the API version ranges it offers beside the ones
+kafkawire implements and the version it will use, as Kafka's ``kafka-broker-api-versions``
+does. The exit status is 0 when reads and writes can work: every broker is reachable and
+offers a common version of Metadata, ListOffsets, Fetch and Produce.
+
+Kafka's protocol does not carry a broker's release; what can be said is which release's API
+versions it speaks at least, from a few versions each release introduced (below).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import click
+
+from spark_kafka_wire.cli.output import print_table
+from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.protocol.errors import KafkaWireError
+from spark_kafka_wire.protocol.messages import (
+    ALL_APIS,
+    API_VERSIONS,
+    FETCH,
+    LIST_OFFSETS,
+    METADATA,
+    PRODUCE,
+)
+from spark_kafka_wire.protocol.versions import choose_version
+
+REQUIRED = (METADATA.key, LIST_OFFSETS.key, FETCH.key, PRODUCE.key)
+# What each optional API is for, shown where a broker lacks it.
+NEEDED_FOR = {
+    "CreateTopics": "createTopic=true",
+    "OffsetCommit": "commitOffsets=kafka",
+    "OffsetFetch": "lag, startingOffsets=group",
+    "FindCoordinator": "commitOffsets=kafka, lag",
+    "InitProducerId": "idempotent writes",
+    "SaslHandshake": "SASL",
+    "SaslAuthenticate": "SASL",
+}
+# (API key, version, release): the release that introduced that API version, so a broker
+# offering it speaks at least that release's protocol. Each from the KIP that added it:
+# ApiVersions v0 (KIP-35, 0.10.0), ListOffsets v1 (KIP-79, 0.10.1), Produce v3 (KIP-98 record
+# batches, 0.11.0), Produce v7 (KIP-110 zstd, 2.1), ApiVersions v3 (KIP-511, 2.4).
+RELEASE_MARKERS = (
+    (API_VERSIONS.key, 3, "2.4"),
+    (PRODUCE.key, 7, "2.1"),
+    (PRODUCE.key, 3, "0.11.0"),
+    (LIST_OFFSETS.key, 1, "0.10.1"),
+    (API_VERSIONS.key, 0, "0.10.0"),
+)
+
+
+def release_floor(conn: BrokerConnection, config: ClientConfig) -> str:
+    if not config.api_version_request:
+        return f"pinned to {config.broker_version_fallback} (api.version.request=false)"
+    for key, version, release in RELEASE_MARKERS:
+        if conn.api_versions.get(key, (0, -1))[1] >= version:
+            return f"speaks the API versions of Kafka >= {release}"
+    return "release unknown"
+
+
+@dataclass
+class BrokerReport:
+    node_id: int
+    address: str
+    rows: list[tuple[str, int, str, str, str]]
+    missing: list[str]  # required APIs without a common version
+    release: str = ""
+    error: str | None = None
+
+
+def api_rows(conn: BrokerConnection) -> tuple[list[tuple[str, int, str, str, str]], list[str]]:
+    """(api, key, broker's versions, kafkawire's, the one used) per API we implement."""
+    rows, missing = [], []
+    for key, spec in sorted(ALL_APIS.items()):
+        theirs = conn.api_versions.get(key)
+        offered = f"{theirs[0]}-{theirs[1]}" if theirs else "-"
+        try:
+            use = f"v{choose_version(spec, conn.api_versions, conn.name)}"
+        except KafkaWireError:
+            use = "none" + (f" (needed for {NEEDED_FOR[spec.name]})"
+                            if spec.name in NEEDED_FOR else "")
+            if key in REQUIRED:
+                missing.append(spec.name)
+        rows.append((spec.name, key, offered, f"{spec.min_version}-{spec.max_version}", use))
+    return rows, missing
+
+
+def broker_report(client: KafkaClient, node_id: int, address: tuple[str, int]) -> BrokerReport:
+    where = f"{address[0]}:{address[1]}"
+    try:
+        conn = client.broker(node_id)
+    except KafkaWireError as exc:
+        return BrokerReport(node_id, where, [], [], error=str(exc))
+    rows, missing = api_rows(conn)
+    return BrokerReport(node_id, where, rows, missing, release_floor(conn, client.config))
+
+
+def security_line(config: ClientConfig) -> str:
+    """What the connection uses; the password and key never (their reprs hide them too)."""
+    parts = [config.security_protocol]
+    if config.sasl is not None:
+        parts.append(f"SASL {config.sasl.mechanism} as {config.sasl.username!r}")
+    if config.tls is not None:
+        cas = "system CAs" if config.tls.cadata is None else "the configured CA"
+        parts.append(f"TLS verified against {cas}"
+                     + ("" if config.tls.check_hostname else ", hostname not checked")
+                     + (", client certificate" if config.tls.cert_chain else ""))
+    return ", ".join(parts)
+
+
+@click.command()
+@click.pass_obj
+def check(g: GlobalOptions) -> None:
+    """Connect with the given settings and show what kafkawire can use on each broker."""
+    config = g.client_config()
+    with connected(config) as client:
+        md = client.fetch_metadata()
+        reports = [broker_report(client, node, addr) for node, addr in sorted(md.brokers.items())]
+    servers = ",".join(f"{h}:{p}" for h, p in config.bootstrap_servers)
+    click.echo(f"bootstrap: {servers} ({security_line(config)}): connected")
+    click.echo(f"cluster: id {md.cluster_id or '-'}, controller {md.controller_id}, "
+               f"{len(md.brokers)} broker(s), {len(md.topics)} topic(s)")
+    problems = []
+    for r in reports:
+        if r.error is not None:
+            click.echo(f"broker {r.node_id} at {r.address}: unreachable: {r.error}")
+            problems.append(f"broker {r.node_id} is unreachable")
+            continue
+        click.echo(f"broker {r.node_id} at {r.address}: {r.release}")
+        print_table(("api", "key", "broker", "kafkawire", "uses"), r.rows)
+        problems += [f"broker {r.node_id} has no common {name} version" for name in r.missing]
+    if problems:
+        click.echo("not usable: " + "; ".join(problems))
+        raise click.exceptions.Exit(1)
+    click.echo("usable: kafkawire can read and write through this cluster")

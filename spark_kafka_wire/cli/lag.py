@@ -1,0 +1,82 @@
+"""``kafkawire lag GROUP``: how far a consumer group is behind, per partition.
+
+Committed offsets come from Kafka (``client.group_offsets``: OffsetFetch at the group's
+coordinator) or, with ``--zookeeper``, from the ``/consumers/<group>/offsets`` layout of
+ZooKeeper-era consumers (``client.zookeeper``), the two places a query's ``commitOffsets``
+writes. The end is the latest offset as a query resolves it; lag is end minus committed.
+"""
+
+from __future__ import annotations
+
+import click
+
+from spark_kafka_wire.cli.output import print_table
+from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.topics import existing_topic
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.group_offsets import fetch_committed
+from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.protocol.errors import ErrorCode
+
+
+def topic_partitions(client: KafkaClient, topics: list[str]) -> list[TopicPartition]:
+    out: list[TopicPartition] = []
+    for t in topics:
+        out += [(t, p) for p in sorted(existing_topic(client, t).partitions)]
+    return out
+
+
+def kafka_committed(client: KafkaClient, group: str, topics: list[str]
+                    ) -> dict[TopicPartition, int]:
+    """The group's commits in Kafka: for the given topics, else for every topic (those
+    without a commit left out)."""
+    if topics:
+        return fetch_committed(client, group, topic_partitions(client, topics))
+    md = client.fetch_metadata()
+    every = [(t.name, p) for t in md.topics.values()
+             if t.error_code == ErrorCode.NONE and not t.is_internal for p in t.partitions]
+    return {tp: o for tp, o in fetch_committed(client, group, every).items() if o >= 0}
+
+
+def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics: list[str]
+                        ) -> dict[TopicPartition, int]:
+    with ZooKeeperOffsetStore(zookeeper) as store:
+        if topics:
+            return store.fetch(group, topic_partitions(client, topics))
+        found = client.fetch_metadata(store.topics(group)).topics
+        tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
+               for p in info.partitions]
+        return {tp: o for tp, o in store.fetch(group, tps).items() if o >= 0}
+
+
+@click.command()
+@click.argument("group")
+@click.option("--topic", "-t", "topics", multiple=True,
+              help="Only this topic (repeatable); its partitions without a commit show '-'.")
+@click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
+              help="Read the offsets ZooKeeper-era consumers (and commitOffsets=zookeeper) "
+              "keep under /consumers/GROUP/offsets instead of Kafka's.")
+@click.pass_obj
+def lag(g: GlobalOptions, group: str, topics: tuple[str, ...], zookeeper: str | None) -> None:
+    """Committed offset, end offset and lag of GROUP per partition."""
+    wanted = list(dict.fromkeys(topics))
+    with connected(g.client_config()) as client:
+        if zookeeper:
+            committed = zookeeper_committed(client, zookeeper, group, wanted)
+        else:
+            committed = kafka_committed(client, group, wanted)
+        ends = resolve_offsets(client, {tp: LATEST for tp in committed})
+    if not committed:
+        where = f"ZooKeeper at {zookeeper}" if zookeeper else "Kafka"
+        click.echo(f"kafkawire: group {group!r} has no committed offsets in {where}", err=True)
+        raise click.exceptions.Exit(1)
+    rows = []
+    total = 0
+    for tp in sorted(committed):
+        c, end = committed[tp], ends[tp]
+        behind = end - c if c >= 0 else None
+        total += behind or 0
+        rows.append((tp[0], tp[1], c if c >= 0 else None, end, behind))
+    print_table(("topic", "partition", "committed", "end", "lag"), rows,
+                title=f"group {group}: lag {total:,}")

@@ -1,0 +1,87 @@
+"""Where and how the CLI prints: tables for people, tab-separated lines for pipes, errors as
+one line on stderr.
+
+A table goes to a terminal as a rich table and to a pipe or file as tab-separated lines with a
+header line (like ``ls`` and ``git``, which also print differently for a pipe): rich shortens
+cells to fit a terminal's width, which a script reading the output must never see, and
+``cut``/``awk`` read TSV as it is. The streams are looked up at each call, not at import, so
+click's test runner (which swaps them) sees everything.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+
+import click
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+Cell = str | int | None
+
+
+def stdout_console() -> Console:
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+
+
+def stderr_console() -> Console:
+    return Console(file=sys.stderr, highlight=False, soft_wrap=False)
+
+
+def cell_text(value: Cell) -> str:
+    return "-" if value is None else str(value)
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], title: str | None = None,
+                console: Console | None = None, show_header: bool = True) -> None:
+    """``rows`` as a rich table on a terminal, else as TSV (``title`` only on a terminal)."""
+    console = console or stdout_console()
+    if console.is_terminal:
+        # Cells are Text, never markup: a record value "[red]x" or ":smile:" prints as is.
+        table = Table(title=Text(title) if title else None, show_header=show_header,
+                      header_style="bold", title_justify="left")
+        for i, h in enumerate(headers):
+            numeric = bool(rows) and all(isinstance(r[i], int) for r in rows)
+            table.add_column(h, justify="right" if numeric else "left", overflow="fold")
+        for row in rows:
+            table.add_row(*(Text(cell_text(c)) for c in row))
+        console.print(table)
+        return
+    lines = ["\t".join(headers)] if show_header else []
+    lines += ["\t".join(tsv_field(cell_text(c)) for c in row) for row in rows]
+    if lines:
+        click.echo("\n".join(lines))
+
+
+def tsv_field(text: str) -> str:
+    """A field that cannot break the TSV layout: tabs, newlines and backslashes escaped as
+    ``\\t``, ``\\n``, ``\\r`` and ``\\\\`` (the escapes of PostgreSQL's and MySQL's text
+    format)."""
+    if not any(c in text for c in "\t\n\r\\"):
+        return text
+    return (text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+            .replace("\r", "\\r"))
+
+
+def one_line(message: str) -> str:
+    """A message on one line: error texts may span lines (a broker's message, a wrapped
+    reason), and the CLI promises one line on stderr."""
+    return " ".join(message.split())
+
+
+def error_line(exc: BaseException) -> str:
+    return "kafkawire: error: " + one_line(str(exc) or type(exc).__name__)
+
+
+class EchoHandler(logging.Handler):
+    """Log records of the package as ``kafkawire: warning: ...`` lines on stderr (through
+    click, so a test runner capturing stderr sees them)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level = record.levelname.lower()
+            click.echo(f"kafkawire: {level}: {one_line(record.getMessage())}", err=True)
+        except Exception:  # a broken stderr must not turn a warning into a crash
+            self.handleError(record)

@@ -1,0 +1,116 @@
+"""The global options of every command, turned into client settings the way a query's are.
+
+``--bootstrap-server`` and ``--command-config`` become the same ``kafka.*`` options a Spark query
+would be given (``kafka.bootstrap.servers`` and the keys of a ``kafkaConfigFile``), and
+``options.client_config`` parses them: TLS, SASL, timeouts and version pinning therefore work,
+and fail, exactly as in queries, and a setting kafkawire cannot honour is refused instead of
+connecting with less security. Explicit options win over the file, as they do for
+``kafkaConfigFile``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.offsets import READ_COMMITTED, READ_UNCOMMITTED
+from spark_kafka_wire.options import (
+    SINK,
+    SOURCE,
+    Use,
+    bool_value,
+    client_config,
+    config_file_options,
+    int_value,
+    lower_keys,
+    text_value,
+)
+from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
+
+log = logging.getLogger(__name__)
+
+BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"
+
+
+@dataclass(frozen=True)
+class GlobalOptions:
+    """What the options before the command name say (``kafkawire --bootstrap-server ...``)."""
+
+    bootstrap_server: str | None = None
+    command_config: str | None = None
+    debug: bool = False
+
+    def kafka_options(self, use: Use, extra: dict[str, str] | None = None) -> dict[str, str]:
+        """The lower-cased ``kafka.*`` options of a read (``use`` SOURCE) or a write (SINK):
+        ``extra`` and the bootstrap server first, then the config file's keys for ``use``."""
+        opts = lower_keys(extra or {})
+        if self.bootstrap_server:
+            opts["kafka.bootstrap.servers"] = self.bootstrap_server
+        if self.command_config:
+            taken, skipped = config_file_options(self.command_config, opts, use)
+            if skipped:
+                # A client.properties is shared with producers and consumers: not an error,
+                # and not worth a warning on every command either.
+                log.info("--command-config %s: skipped keys this command does not use: %s",
+                         self.command_config, ", ".join(sorted(skipped)))
+            opts = {**taken, **opts}
+        if not (opts.get("kafka.bootstrap.servers") or "").strip():
+            raise ConfigurationError(
+                f"no broker to connect to: give --bootstrap-server HOST:PORT, set {BOOTSTRAP_ENV}"
+                ", or put bootstrap.servers in the --command-config file")
+        return opts
+
+    def client_config(self, use: Use = SOURCE) -> ClientConfig:
+        return client_config(self.kafka_options(use), use)
+
+    def fetch_settings(self) -> FetchSettings:
+        """Fetch sizes and isolation level from the config file's consumer keys, as a query's
+        ``kafka.fetch.*`` / ``kafka.isolation.level`` options."""
+        opts = self.kafka_options(SOURCE)
+        isolation = text_value(opts, "kafka.isolation.level").strip().lower()
+        if isolation not in ("read_committed", "read_uncommitted"):
+            raise ConfigurationError(f"isolation.level must be read_committed or "
+                                     f"read_uncommitted, got {isolation!r}")
+        return FetchSettings(
+            max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
+            fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
+            max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
+            min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
+            isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
+            check_crcs=bool_value(opts, "kafka.check.crcs"),
+        )
+
+    def sink_options(self, topic: str, compression: str | None = None) -> SinkOptions:
+        """A write's settings exactly as the sink parses them (acks, idempotence, batching
+        from the config file), with ``--compression`` winning over compression.type."""
+        extra = {"topic": topic}
+        if compression is not None:
+            extra["kafka.compression.type"] = compression
+        return parse_sink_options(self.kafka_options(SINK, extra))
+
+
+@contextmanager
+def connected(config: ClientConfig) -> Iterator[KafkaClient]:
+    """A client that has already reached one bootstrap server.
+
+    The first connection is made before the command starts, without the retry rule: a CLI
+    asked about an unreachable cluster should say so at once, not after the backoff that
+    helps a long-running query over a leader change. Later requests retry as usual.
+    """
+    client = KafkaClient(config)
+    try:
+        client.any_connection()
+        yield client
+    finally:
+        client.close()
+
+
+def env_bootstrap() -> str | None:
+    return os.environ.get(BOOTSTRAP_ENV) or None

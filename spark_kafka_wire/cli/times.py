@@ -1,0 +1,64 @@
+"""Times on the command line: what ``--at`` accepts, and how record timestamps are printed.
+
+Both sides are UTC: a time typed without an offset is read as UTC, and timestamps are printed
+with a ``Z``, so what one command prints another accepts unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+import click
+
+
+@dataclass(frozen=True)
+class When:
+    """``earliest``, ``latest`` or a time in ms since the epoch (UTC)."""
+
+    special: str | None = None
+    epoch_ms: int | None = None
+
+    def __str__(self) -> str:
+        if self.special is not None:
+            return self.special
+        assert self.epoch_ms is not None
+        return format_ms(self.epoch_ms)
+
+
+def format_ms(ms: int) -> str:
+    """ISO-8601 in UTC with milliseconds (``2026-05-01T12:00:00.000Z``); ``-`` for -1."""
+    if ms < 0:
+        return "-"
+    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
+        f"{ms % 1000:03d}Z"
+
+
+class WhenType(click.ParamType):
+    """``earliest``, ``latest``, milliseconds since the epoch, or an ISO-8601 date or time
+    (UTC unless it names an offset; a trailing ``Z`` is taken as Python 3.10 does not)."""
+
+    name = "earliest|latest|ISO-8601|epoch-ms"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> When:
+        if isinstance(value, When):
+            return value
+        text = str(value).strip()
+        if text.lower() in ("earliest", "latest"):
+            return When(special=text.lower())
+        if re.fullmatch(r"\d+", text):
+            return When(epoch_ms=int(text))
+        iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+        try:
+            moment = datetime.fromisoformat(iso)
+        except ValueError:
+            self.fail(f"{text!r} is not earliest, latest, an ISO-8601 time "
+                      "(2026-05-01T12:00:00Z) or milliseconds since the epoch", param, ctx)
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        ms = round(moment.timestamp() * 1000)
+        if ms < 0:
+            self.fail(f"{text!r} is before 1970", param, ctx)
+        return When(epoch_ms=ms)

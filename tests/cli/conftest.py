@@ -1,0 +1,36 @@
+"""Helpers for the CLI tests: run ``kafkawire`` in-process with click's runner and read its
+tab-separated output (what it prints to a pipe)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from click.testing import CliRunner, Result
+
+from spark_kafka_wire.cli import cli
+
+
+def run_cli(*args: str, input: bytes | str | None = None, env: dict | None = None) -> Result:
+    """``kafkawire ARGS`` in this process; KAFKA_BOOTSTRAP_SERVERS unset unless ``env`` sets
+    it, so a test says which broker it means."""
+    environment = {"KAFKA_BOOTSTRAP_SERVERS": None, **(env or {})}
+    return CliRunner().invoke(cli, list(args), input=input, env=environment,
+                              catch_exceptions=False)
+
+
+def tsv(text: str) -> list[dict[str, str]]:
+    """Rows of a TSV table (header line first) as dicts."""
+    lines = [line for line in text.splitlines() if line]
+    header = lines[0].split("\t")
+    return [dict(zip(header, line.split("\t"), strict=True)) for line in lines[1:]]
+
+
+@pytest.fixture
+def kw(bootstrap: str) -> Callable[..., Result]:
+    """``kafkawire -b <test broker> ARGS``."""
+
+    def run(*args: str, input: bytes | str | None = None) -> Result:
+        return run_cli("--bootstrap-server", bootstrap, *args, input=input)
+
+    return run

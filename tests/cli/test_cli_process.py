@@ -1,0 +1,108 @@
+"""The console entry as users run it: ``python -m spark_kafka_wire`` in its own process, which
+never imports pyspark (the CLI answers without Spark's start-up), and the ``kafkawire`` script
+declared in pyproject.toml."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import spark_kafka_wire
+from spark_kafka_wire.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Runs the module as ``python -m`` does, then reports which pyspark modules got imported.
+RUN_AND_REPORT = """
+import runpy, sys
+sys.argv = ["kafkawire", *sys.argv[1:]]
+try:
+    runpy.run_module("spark_kafka_wire", run_name="__main__", alter_sys=True)
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pyspark")
+print("PYSPARK-MODULES:" + ",".join(loaded), file=sys.stderr)
+sys.exit(code)
+"""
+
+
+def run(*args: str, script: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
+    command = [sys.executable, "-c", script, *args] if script else \
+        [sys.executable, "-m", "spark_kafka_wire", *args]
+    return subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_python_m_version() -> None:
+    done = run("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"kafkawire (spark-kafka-wire) {spark_kafka_wire.__version__}"
+
+
+def test_version_and_help_import_no_pyspark() -> None:
+    for args in (["--version"], ["--help"], ["tail", "--help"]):
+        done = run(*args, script=RUN_AND_REPORT)
+        assert done.returncode == 0, done.stderr
+        assert "PYSPARK-MODULES:\n" in done.stderr, done.stderr
+
+
+@pytest.mark.broker
+def test_a_command_in_its_own_process_imports_no_pyspark(bootstrap, new_topic) -> None:
+    topic = new_topic(2, "cli-process")
+    done = run("-b", bootstrap, "describe", topic, script=RUN_AND_REPORT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "partition\tleader\treplicas\tisr\tearliest\tlatest"
+    assert len(done.stdout.splitlines()) == 3
+    assert "PYSPARK-MODULES:\n" in done.stderr, done.stderr
+    plain = run("-b", bootstrap, "topics")  # and exactly as a user types it
+    assert plain.returncode == 0 and topic in plain.stdout
+
+
+def test_errors_in_a_real_process_are_one_line_and_exit_non_zero() -> None:
+    done = run("topics")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("kafkawire: error: ")
+
+
+def test_console_script_points_at_main() -> None:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    module, _, attr = scripts["kafkawire"].partition(":")
+    assert (module, attr) == ("spark_kafka_wire.cli", "main")
+    assert callable(main)
+
+
+@pytest.mark.broker
+def test_lines_typed_at_a_terminal_are_sent_as_typed(bootstrap, new_topic) -> None:
+    """With a terminal on stdin each line is written when it is entered, not at the end."""
+    import pty
+
+    from tests.support.librdkafka import consume
+
+    topic = new_topic(1, "cli-typed")
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    proc = subprocess.Popen([sys.executable, "-m", "spark_kafka_wire", "-b", bootstrap,
+                             "produce", topic, "-K", ":"], stdin=terminal,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+    os.close(terminal)
+    try:
+        os.write(controller, b"k:typed value\n")
+        assert consume({"bootstrap.servers": bootstrap}, topic, 1) == [(b"k", b"typed value")]
+        assert proc.poll() is None  # still waiting for more lines
+        os.write(controller, b"\x04")  # Ctrl-D: end of input
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        os.close(controller)
+    assert proc.returncode == 0, err
+    assert out.decode().strip() == f"1 record written to {topic}"
