@@ -1,10 +1,16 @@
 """Turn earliest / latest into concrete offsets, on the driver (timestamps: ``timestamps``).
 
 "Latest" is the high watermark (read_uncommitted) or the last stable offset (read_committed).
-ListOffsets(-1) is not trusted alone: some brokers (Tansu) answer the start of the last batch
-+ 1 instead of the log end, which would silently drop the tail of a partition. So latest is
-resolved as ListOffsets(-1) followed by a Fetch at that offset, whose response carries the
-high watermark and last stable offset as the broker's fetch path sees them; the larger wins.
+"Earliest" is the log start offset. ListOffsets is not trusted alone for either: Tansu answers
+ListOffsets(-1) with the start of the last batch + 1 instead of the log end, and ListOffsets(-2)
+with the start of the batch it *stored* first, which under concurrent producers can be a later
+batch than offset 0 (its offsets are assigned before the batches are stored, so two producers'
+batches can be stored out of offset order). Either would silently drop acknowledged records: the
+tail of a partition, or its head. So a partition's ListOffsets answer is followed by a Fetch at
+that offset, whose partition header carries the high watermark, the last stable offset and the
+log start offset as the broker's fetch path sees them: latest is the larger of the two answers,
+earliest the smaller. (On Kafka both answers agree: the Fetch comes later, and the log start
+only moves forward.) An earliest of 0 needs no Fetch: no log starts below 0.
 """
 
 from __future__ import annotations
@@ -123,11 +129,14 @@ def fetch_watermarks(
     isolation_level: int = READ_UNCOMMITTED,
 ) -> dict[TopicPartition, tuple[int, int, int]]:
     """(high_watermark, last_stable_offset, log_start_offset) per partition, read from a Fetch
-    at the given offsets (which must be valid) with a minimal byte budget.
+    at the given offsets (ListOffsets answers) with a minimal byte budget (log_start_offset is
+    -1 before Fetch v5).
 
     min_bytes is 1, not 0: Tansu leaves every partition out of a min_bytes=0 answer. A
     partition at its end makes the broker wait up to PROBE_WAIT_MS. A partition missing from
-    the answer is left out of the result (the caller keeps its ListOffsets value).
+    the answer, or answered OFFSET_OUT_OF_RANGE (retention moved the log start past the offset
+    since ListOffsets answered), is left out of the result: the caller keeps its ListOffsets
+    value, and the read itself meets what happened to the log.
     """
 
     def attempt() -> dict[TopicPartition, tuple[int, int, int]]:
@@ -153,6 +162,8 @@ def fetch_watermarks(
             check_error(resp["error_code"], broker=conn.name, context="Fetch")
             for t in resp["responses"]:
                 for p in t["partitions"]:
+                    if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
+                        continue
                     check_error(
                         p["error_code"], topic=t["topic"], partition=p["partition_index"],
                         offset=offsets.get((t["topic"], p["partition_index"])),
@@ -178,15 +189,17 @@ def resolve_offsets(
     if not special:
         return result
     listed = list_offsets(client, special, isolation_level)
-    latest = {tp: listed[tp] for tp, o in special.items() if o == LATEST}
-    if latest:
-        marks = fetch_watermarks(client, latest, isolation_level)
-        for tp, listed_offset in latest.items():
-            if tp not in marks:
-                continue
-            hw, lso, _ = marks[tp]
-            end = lso if isolation_level == READ_COMMITTED and lso >= 0 else hw
-            latest[tp] = max(listed_offset, end)
+    # One Fetch checks every answer that could be wrong (see the module docstring).
+    probe = {tp: listed[tp] for tp, o in special.items() if o == LATEST or listed[tp] > 0}
+    marks = fetch_watermarks(client, probe, isolation_level) if probe else {}
     for tp, o in special.items():
-        result[tp] = latest[tp] if o == LATEST else listed[tp]
+        offset = listed[tp]
+        if tp in marks:
+            hw, lso, log_start = marks[tp]
+            if o == LATEST:
+                end = lso if isolation_level == READ_COMMITTED and lso >= 0 else hw
+                offset = max(offset, end)
+            elif 0 <= log_start < offset:
+                offset = log_start
+        result[tp] = offset
     return result

