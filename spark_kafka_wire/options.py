@@ -447,10 +447,12 @@ OPTIONS: tuple[Option, ...] = (
            "for `kafka.group.id`, so lag tools (kafka-consumer-groups, Burrow, librdkafka's "
            "`committed()`) show the query's progress. Kafka commits are standalone (the query "
            "never joins the group); `zookeeper` writes "
-           "`/consumers/<group>/offsets/<topic>/<partition>` on `zookeeper.connect`. When a "
-           "query stops, including after an availableNow run, the committed offsets are the "
-           "end of its last completed micro-batch. Commits never change what is read: the "
-           "checkpoint stays the source of truth"),
+           "`/consumers/<group>/offsets/<topic>/<partition>` on `zookeeper.connect`. Spark tells a "
+           "source that a micro-batch is complete when it plans the next one, so after an "
+           "availableNow run or `processAllAvailable()` the committed offsets are the end of "
+           "the last micro-batch, while a query stopped just after a batch may leave that batch "
+           "uncommitted (lag tools then show it one micro-batch behind). Commits never change "
+           "what is read: the checkpoint stays the source of truth"),
     Option("zookeeper.connect", Use.STREAM_READ, kafkawire_only=True,
            doc="`host:port[,host:port][/chroot]`, where `commitOffsets` `zookeeper` and `both` "
            "commit"),

@@ -330,7 +330,10 @@ def test_tail_follow_prints_records_as_they_arrive(bootstrap, new_topic) -> None
         assert json.loads(first)["value"].startswith("before-")
         rd_produce(bootstrap, topic, [{"value": b"after-%d" % i, "partition": i % 2}
                                       for i in range(3)])
-        out, err = proc.communicate(timeout=120)
+        # Read the rest through the same buffered reader as `first`: communicate() would read
+        # the pipe underneath it and lose lines readline() had already buffered.
+        proc.wait(timeout=120)  # five short lines never fill a pipe
+        out, err = proc.stdout.read(), proc.stderr.read()
     finally:
         proc.kill()
     assert proc.returncode == 0, err
