@@ -20,19 +20,16 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
-from spark_kafka_wire.client.offsets import READ_COMMITTED, READ_UNCOMMITTED
 from spark_kafka_wire.options import (
     SINK,
     SOURCE,
     Use,
-    bool_value,
     client_config,
     config_file_options,
-    int_value,
     lower_keys,
-    text_value,
 )
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
+from spark_kafka_wire.source.options import fetch_settings
 
 log = logging.getLogger(__name__)
 
@@ -71,21 +68,9 @@ class GlobalOptions:
         return client_config(self.kafka_options(use), use)
 
     def fetch_settings(self) -> FetchSettings:
-        """Fetch sizes and isolation level from the config file's consumer keys, as a query's
-        ``kafka.fetch.*`` / ``kafka.isolation.level`` options."""
-        opts = self.kafka_options(SOURCE)
-        isolation = text_value(opts, "kafka.isolation.level").strip().lower()
-        if isolation not in ("read_committed", "read_uncommitted"):
-            raise ConfigurationError(f"isolation.level must be read_committed or "
-                                     f"read_uncommitted, got {isolation!r}")
-        return FetchSettings(
-            max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
-            fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
-            max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
-            min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
-            isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
-            check_crcs=bool_value(opts, "kafka.check.crcs"),
-        )
+        """Fetch sizes and isolation level from the config file's consumer keys, parsed as a
+        query's ``kafka.fetch.*`` / ``kafka.isolation.level`` options are."""
+        return fetch_settings(self.kafka_options(SOURCE))
 
     def sink_options(self, topic: str, compression: str | None = None) -> SinkOptions:
         """A write's settings exactly as the sink parses them (acks, idempotence, batching

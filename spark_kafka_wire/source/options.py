@@ -86,16 +86,14 @@ def include_headers(options: Mapping[str, str]) -> bool:
     return bool_value(lower_keys(options), "includeHeaders")
 
 
-def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
-    opts = with_config_file(lower_keys(options), SOURCE)
-    client = client_config(opts, SOURCE)
-    strategy = parse_strategy(opts)
-
+def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
+    """Fetch sizes, CRC checks and isolation level from lower-cased ``kafka.*`` options (a
+    query's, or the CLI's --command-config)."""
     isolation = text_value(opts, "kafka.isolation.level").strip().lower()
     if isolation not in ("read_uncommitted", "read_committed"):
         raise ConfigurationError(
             f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
-    fetch = FetchSettings(
+    return FetchSettings(
         max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
         fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
         max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
@@ -103,6 +101,14 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         check_crcs=bool_value(opts, "kafka.check.crcs"),
     )
+
+
+def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
+    opts = with_config_file(lower_keys(options), SOURCE)
+    client = client_config(opts, SOURCE)
+    strategy = parse_strategy(opts)
+
+    fetch = fetch_settings(opts)
     int_value(opts, "kafka.default.api.timeout.ms")  # checked, no effect
 
     raw_strategy = text_value(opts, "startingOffsetsByTimestampStrategy").strip().lower()
