@@ -34,11 +34,13 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import SaslAuthenticationError
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
-from tests.support.kafkawire_io import read_records, write_records
-from tests.support.librdkafka import consume, produce
+from tests.support.kafkawire_io import (
+    kafkawire_roundtrip,
+    librdkafka_roundtrip,
+    write_records,
+)
 from tests.support.security_env import SASL_MECHANISMS, SASL_USERS
 
 pytestmark = pytest.mark.broker
@@ -96,19 +98,8 @@ def _roundtrip(broker, config: ClientConfig, kdc, pki=None) -> None:
     before = len(broker.stats.authentications)
     client = KafkaClient(config)
     try:
-        topic = f"gss-{uuid.uuid4().hex[:10]}"
-        create_topics(client, [(topic, 1)])
-        write_records(client, topic, RECORDS)
-        assert read_records(client, topic, 0, len(RECORDS)) == RECORDS
-
-        conf = _librdkafka(broker, pki)
-        assert consume(conf, topic, len(RECORDS), 30) == RECORDS
-        produce(conf, topic, RECORDS)
-        assert read_records(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
-
-        group = f"g-{topic}"
-        commit_offsets(client, group, {(topic, 0): 7})
-        assert fetch_committed(client, group, [(topic, 0)]) == {(topic, 0): 7}
+        topic = kafkawire_roundtrip(client, "gss", RECORDS)
+        librdkafka_roundtrip(client, _librdkafka(broker, pki), topic, RECORDS)
     finally:
         client.close()
     ours = [e for e in broker.stats.authentications[before:] if e.mechanism == "GSSAPI"]

@@ -24,13 +24,16 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import OAuthTokenError, SaslAuthenticationError
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.sasl.tokens import TOKENS
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
 from tests.support import token_provider
-from tests.support.kafkawire_io import read_records, write_records
-from tests.support.librdkafka import consume, produce
+from tests.support.kafkawire_io import (
+    kafkawire_roundtrip,
+    librdkafka_roundtrip,
+    read_records,
+    write_records,
+)
 from tests.support.oauth_server import TokenEndpoint
 from tests.support.security_env import (
     AWS_KEYS,
@@ -102,20 +105,11 @@ def _roundtrip(broker, config: ClientConfig, pki, token_endpoint) -> list:
     before = len(broker.stats.authentications)
     client = KafkaClient(config)
     try:
-        topic = f"oauth-{uuid.uuid4().hex[:10]}"
-        create_topics(client, [(topic, 1)])
-        write_records(client, topic, RECORDS)
-        assert read_records(client, topic, 0, len(RECORDS)) == RECORDS
-        group = f"g-{topic}"
-        commit_offsets(client, group, {(topic, 0): 7})
-        assert fetch_committed(client, group, [(topic, 0)]) == {(topic, 0): 7}
+        topic = kafkawire_roundtrip(client, "oauth", RECORDS)
         ours = broker.stats.authentications[before:]
 
         broker.token_url = token_endpoint.url
-        conf = _librdkafka(broker, pki)
-        assert consume(conf, topic, len(RECORDS), 30) == RECORDS
-        produce(conf, topic, RECORDS)
-        assert read_records(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
+        librdkafka_roundtrip(client, _librdkafka(broker, pki), topic, RECORDS)
     finally:
         client.close()
     assert ours and {e.mechanism for e in ours} == {"OAUTHBEARER"}

@@ -27,6 +27,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from cryptography.hazmat.primitives.serialization import pkcs12
 
+from tests.support.librdkafka import consume
 from tests.support.security_env import (
     OAUTH_CLIENT_ID,
     OAUTH_CLIENT_SECRET,
@@ -90,20 +91,7 @@ def _roundtrip(bootstrap: str, conf: dict) -> None:
     for key, value in RECORDS:
         producer.produce(topic, value, key, on_delivery=lambda e, _m: e and errors.append(e))
     assert producer.flush(TIMEOUT_S) == 0 and not errors, errors
-    consumer = confluent_kafka.Consumer({**base, "group.id": f"g-{topic}",
-                                         "enable.auto.commit": False})
-    got: list[tuple] = []
-    try:
-        consumer.assign([confluent_kafka.TopicPartition(topic, 0, 0)])
-        deadline = time.monotonic() + TIMEOUT_S
-        while len(got) < len(RECORDS) and time.monotonic() < deadline:
-            msg = consumer.poll(0.5)
-            if msg is not None:
-                assert msg.error() is None, msg.error()
-                got.append((msg.key(), msg.value()))
-    finally:
-        consumer.close()
-    assert got == RECORDS
+    assert consume(base, topic, len(RECORDS), TIMEOUT_S) == RECORDS
 
 
 def _failure(bootstrap: str, conf: dict) -> str:

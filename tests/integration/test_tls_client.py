@@ -24,12 +24,14 @@ from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, TlsHandshakeError
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
-from tests.support.kafkawire_io import read_records, write_records
-from tests.support.librdkafka import consume, produce
+from tests.support.kafkawire_io import (
+    kafkawire_roundtrip,
+    librdkafka_roundtrip,
+    read_records,
+)
 
 RECORDS = [(f"k{i}".encode(), f"v{i}".encode() * (i + 1)) for i in range(50)] + [
     (None, b"no key"), (b"tombstone", None), (b"big", bytes(range(256)) * 400)]
@@ -61,21 +63,9 @@ def _roundtrip(broker, pki, config: ClientConfig, **librdkafka: str) -> None:
     offsets through the coordinator: every connection over TLS."""
     client = KafkaClient(config)
     try:
-        topic = f"tls-{uuid.uuid4().hex[:10]}"
-        create_topics(client, [(topic, 1)])
-        write_records(client, topic, RECORDS)
-        assert read_records(client, topic, 0, len(RECORDS)) == RECORDS
-
-        conf = {**_librdkafka(broker, pki, broker.mutual), **librdkafka}
-        assert consume(conf, topic, len(RECORDS), 30) == RECORDS
-
-        produce(conf, topic, RECORDS)
-        assert read_records(client, topic, len(RECORDS), 2 * len(RECORDS)) == RECORDS
-
-        group = f"g-{topic}"
-        commit_offsets(client, group, {(topic, 0): 7})
-        assert fetch_committed(client, group, [(topic, 0)]) == \
-            {(topic, 0): 7}
+        topic = kafkawire_roundtrip(client, "tls", RECORDS)
+        librdkafka_roundtrip(client, {**_librdkafka(broker, pki, broker.mutual), **librdkafka},
+                             topic, RECORDS)
     finally:
         client.close()
 
