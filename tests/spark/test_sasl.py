@@ -15,8 +15,9 @@ import confluent_kafka
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.librdkafka import consume, produce
+from tests.support.librdkafka import consume
 from tests.support.security_env import OAUTH_CLIENT_ID, OAUTH_CLIENT_SECRET, SASL_USERS
+from tests.support.spark_security import available_now, write_then_read
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -47,37 +48,9 @@ def test_batch_write_read_and_available_now_over_sasl_ssl(spark, sasl_ssl_broker
     options = _options(sasl_ssl_broker, pki)
     conf = _librdkafka(sasl_ssl_broker, pki)
     before = len(sasl_ssl_broker.stats.authentications)  # the broker serves the whole session
-    written = f"sasl-w-{uuid.uuid4().hex[:8]}"
-    df = spark.createDataFrame(RECORDS, "key binary, value binary").coalesce(1)
-    (df.write.format("kafkawire").options(**options).option("topic", written)
-     .option("createTopic", "true").option("createTopicPartitions", "1").mode("append").save())
-    assert consume(conf, written, len(RECORDS)) == RECORDS
-
-    read = f"sasl-r-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient(conf)
-    admin.create_topics([NewTopic(read, 1, 1)])[read].result(30)
-    produce(conf, read, RECORDS)
-
-    batch = spark.read.format("kafkawire").options(**options).option("subscribe", read).load()
-    _assert_no_secret(batch._jdf.queryExecution().toString())
-    rows = batch.orderBy("offset").select("key", "value").collect()
-    assert [(bytes(r.key), bytes(r.value)) for r in rows] == RECORDS
-
-    stream = spark.readStream.format("kafkawire").options(**options).option("subscribe", read) \
-        .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "64").load()
-    q = (stream.select("key", "value", "offset").writeStream.format("memory")
-         .queryName("sasl_stream").option("checkpointLocation", str(tmp_path / "ck"))
-         .trigger(availableNow=True).start())
-    try:
-        q.awaitTermination(120)
-        assert not q.isActive and q.exception() is None
-        assert q.recentProgress
-        for progress in q.recentProgress:
-            _assert_no_secret(str(progress))
-    finally:
-        q.stop()
-    got = spark.sql("select key, value from sasl_stream order by offset").collect()
-    assert [(bytes(r.key), bytes(r.value)) for r in got] == RECORDS
+    read = write_then_read(spark, options, conf, "sasl", RECORDS, _assert_no_secret)
+    assert available_now(spark, options, read, "sasl_stream", tmp_path / "ck",
+                         _assert_no_secret) == RECORDS
     principals = {e.principal for e in sasl_ssl_broker.stats.authentications[before:]
                   if e.mechanism == MECHANISM}
     assert principals == {"alice"}
@@ -191,21 +164,8 @@ def test_oauthbearer_oidc_batch_and_available_now(spark, sasl_ssl_broker, pki, t
     rows = batch.orderBy("offset").select("key", "value").collect()
     assert [(bytes(r.key), bytes(r.value)) for r in rows] == RECORDS
 
-    stream = spark.readStream.format("kafkawire").options(**options) \
-        .option("subscribe", written).option("startingOffsets", "earliest") \
-        .option("maxOffsetsPerTrigger", "64").load()
-    q = (stream.select("key", "value", "offset").writeStream.format("memory")
-         .queryName("oauth_stream").option("checkpointLocation", str(tmp_path / "ck"))
-         .trigger(availableNow=True).start())
-    try:
-        q.awaitTermination(120)
-        assert not q.isActive and q.exception() is None
-        for progress in q.recentProgress:
-            no_secret(str(progress))
-    finally:
-        q.stop()
-    got = spark.sql("select key, value from oauth_stream order by offset").collect()
-    assert [(bytes(r.key), bytes(r.value)) for r in got] == RECORDS
+    assert available_now(spark, options, written, "oauth_stream", tmp_path / "ck",
+                         no_secret) == RECORDS
     ours = [e for e in sasl_ssl_broker.stats.authentications[before:]
             if e.mechanism == "OAUTHBEARER"]
     assert ours and {e.principal for e in ours} == {OAUTH_CLIENT_ID}
@@ -213,6 +173,10 @@ def test_oauthbearer_oidc_batch_and_available_now(spark, sasl_ssl_broker, pki, t
 
 
 # ------------------------------------------------------------------------------- GSSAPI
+
+
+def _no_kerberos_secret(plan: str) -> None:
+    assert "Krb5LoginModule" not in plan
 
 
 def test_batch_write_and_read_with_kerberos(spark, kdc, gssapi_ssl_broker, pki, tmp_path):
@@ -241,22 +205,7 @@ def test_batch_write_and_read_with_kerberos(spark, kdc, gssapi_ssl_broker, pki, 
     spark.dataSource.register(KafkaWireDataSource)
     before = len(broker.stats.authentications)  # the broker serves the whole session
     try:
-        written = f"gss-w-{uuid.uuid4().hex[:8]}"
-        df = spark.createDataFrame(RECORDS, "key binary, value binary").coalesce(1)
-        (df.write.format("kafkawire").options(**options).option("topic", written)
-         .option("createTopic", "true").option("createTopicPartitions", "1").mode("append")
-         .save())
-        assert consume(conf, written, len(RECORDS)) == RECORDS
-
-        read = f"gss-r-{uuid.uuid4().hex[:8]}"
-        admin = AdminClient(conf)  # kept referenced until the topic exists
-        admin.create_topics([NewTopic(read, 1, 1)])[read].result(30)
-        produce(conf, read, RECORDS)
-        batch = spark.read.format("kafkawire").options(**options).option("subscribe", read).load()
-        plan = batch._jdf.queryExecution().toString()
-        assert "Krb5LoginModule" not in plan
-        rows = batch.orderBy("offset").select("key", "value").collect()
-        assert [(bytes(r.key), bytes(r.value)) for r in rows] == RECORDS
+        write_then_read(spark, options, conf, "gss", RECORDS, _no_kerberos_secret)
     finally:
         sc.environment.clear()
         sc.environment.update(saved)

@@ -4,13 +4,11 @@ secret in the plans Spark prints."""
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.librdkafka import consume, produce
+from tests.support.spark_security import available_now, write_then_read
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -42,33 +40,9 @@ def _assert_no_secret(text: str, pki) -> None:
 def test_batch_write_read_and_available_now_over_mutual_tls(spark, mtls_broker, pki, tmp_path):
     options = _tls_options(mtls_broker, pki)
     conf = _librdkafka(mtls_broker, pki)
-    written = f"tls-w-{uuid.uuid4().hex[:8]}"
-    df = spark.createDataFrame(RECORDS, "key binary, value binary").coalesce(1)
-    (df.write.format("kafkawire").options(**options).option("topic", written)
-     .option("createTopic", "true").option("createTopicPartitions", "1").mode("append").save())
-    assert consume(conf, written, len(RECORDS)) == RECORDS
+    def no_secret(text: str) -> None:
+        _assert_no_secret(text, pki)
 
-    read = f"tls-r-{uuid.uuid4().hex[:8]}"
-    admin = AdminClient(conf)
-    admin.create_topics([NewTopic(read, 1, 1)])[read].result(30)
-    produce(conf, read, RECORDS)
-
-    batch = spark.read.format("kafkawire").options(**options).option("subscribe", read).load()
-    _assert_no_secret(batch._jdf.queryExecution().toString(), pki)
-    rows = batch.orderBy("offset").select("key", "value").collect()
-    assert [(bytes(r.key), bytes(r.value)) for r in rows] == RECORDS
-
-    stream = spark.readStream.format("kafkawire").options(**options).option("subscribe", read) \
-        .option("startingOffsets", "earliest").option("maxOffsetsPerTrigger", "64").load()
-    q = (stream.select("key", "value", "offset").writeStream.format("memory")
-         .queryName("tls_stream").option("checkpointLocation", str(tmp_path / "ck"))
-         .trigger(availableNow=True).start())
-    try:
-        q.awaitTermination(120)
-        assert not q.isActive and q.exception() is None
-        for progress in q.recentProgress:
-            _assert_no_secret(str(progress), pki)
-    finally:
-        q.stop()
-    got = spark.sql("select key, value from tls_stream order by offset").collect()
-    assert [(bytes(r.key), bytes(r.value)) for r in got] == RECORDS
+    read = write_then_read(spark, options, conf, "tls", RECORDS, no_secret)
+    assert available_now(spark, options, read, "tls_stream", tmp_path / "ck",
+                         no_secret) == RECORDS
