@@ -31,7 +31,9 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   ├── ProducerStateError
     │   └── InvalidRequestError
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
-    │   └── RequestTimeoutError               no answer within kafka.request.timeout.ms
+    │   ├── RequestTimeoutError               no answer within kafka.request.timeout.ms
+    │   └── ConnectionSetupTimeoutError       no connection within
+    │                                         kafka.socket.connection.setup.timeout.ms
     ├── TlsHandshakeError                     TLS handshake failed (certificate, hostname)
     ├── SaslAuthenticationError               SASL login refused (password, user, mechanism)
     ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
+    ConnectionSetupTimeoutError,
     ConfigurationError,
     CoordinatorMovedError,
     DataLossError,
@@ -81,6 +84,7 @@ __all__ = [
     "AuthenticationError",
     "AuthorizationError",
     "BrokerConnectionError",
+    "ConnectionSetupTimeoutError",
     "ConfigurationError",
     "CoordinatorMovedError",
     "CorruptRecordError",

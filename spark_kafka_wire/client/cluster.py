@@ -3,8 +3,17 @@
 The recipe of Kafka's protocol guide (https://kafka.apache.org/protocol#protocol_partitioning):
 cycle through the bootstrap list until one broker answers, fetch metadata, send each request to
 the partition's leader, and on a stale-metadata error or a socket error refresh the metadata
-and try again (a bounded number of times, with backoff, as the Java client's retry.backoff.ms
-and retry.backoff.max.ms do).
+and try again, with backoff, as the Java client's retry.backoff.ms and retry.backoff.max.ms do.
+
+How long to keep trying is a time budget, not a count: an operation retries retriable failures
+until ``request.timeout.ms`` has passed since it began, and a timeout (no answer within
+``request.timeout.ms``, no connection within ``socket.connection.setup.timeout.ms``) is not
+waited for twice. So a broker restarting for a few seconds, which refuses connections, is
+waited for; and a broker that accepts and never answers, or a connection that hangs, fails
+the operation after one timeout, naming the broker and the timeout. A cap set with
+``KafkaClient.deadline`` replaces that budget and retries timeouts too: a write's
+``delivery.timeout.ms``, as the Java producer. A count (``retries``; Spark's
+``fetchOffset.numRetries``) may stop it sooner.
 """
 
 from __future__ import annotations
@@ -12,7 +21,8 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -80,6 +90,7 @@ class KafkaClient:
         self._brokers: dict[int, tuple[str, int]] = {}
         self._topics: dict[str, TopicInfo] = {}
         self._metadata_time = 0.0
+        self._deadline: float | None = None  # monotonic cap on every retry loop, if set
 
     def close(self) -> None:
         for conn in self._connections.values():
@@ -213,20 +224,43 @@ class KafkaClient:
         return self.broker(self.leader(topic, partition))
 
     # -- retry rule --------------------------------------------------------------------------
+    @contextmanager
+    def deadline(self, at: float | None) -> Iterator[None]:
+        """Within the block, retry loops stop at monotonic time ``at`` instead of after
+        ``request.timeout.ms`` (None: no change). The earlier of nested deadlines wins."""
+        outer = self._deadline
+        if at is not None:
+            self._deadline = at if outer is None else min(outer, at)
+        try:
+            yield
+        finally:
+            self._deadline = outer
+
     def retry(self, attempt: Callable[[], T], what: str, retries: int | None = None) -> T:
-        """Run ``attempt``; on a retriable error refresh metadata, back off and run it again."""
+        """Run ``attempt``; on a retriable error refresh metadata, back off and run it again,
+        until the time budget (see the module docstring) or ``retries`` runs out."""
         retries = self.config.retries if retries is None else retries
         backoff = self.config.retry_backoff_ms / 1000
-        for n in range(retries + 1):
+        start = time.monotonic()
+        budget_ends = self._deadline if self._deadline is not None \
+            else start + self.config.request_timeout_ms / 1000
+        n = 0
+        while True:
             try:
                 return attempt()
             except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
-                if not is_retriable(exc) or n == retries:
+                if not is_retriable(exc) or n >= retries or (
+                        getattr(exc, "timed_out", False) and self._deadline is None):
                     raise
-                log.info("%s failed (%s); retry %d of %d", what, exc, n + 1, retries)
-                time.sleep(backoff * (0.8 + 0.4 * random.random()))
+                pause = backoff * (0.8 + 0.4 * random.random())
+                if time.monotonic() + pause >= budget_ends:
+                    log.info("%s failed after %d attempts in %.1f s; giving up: %s", what, n + 1,
+                             time.monotonic() - start, exc)
+                    raise
+                n += 1
+                log.info("%s failed (%s); retry %d", what, exc, n)
+                time.sleep(pause)
                 backoff = min(backoff * 2, self.config.retry_backoff_max_ms / 1000)
                 if getattr(exc, "invalid_metadata", False) or isinstance(exc, InvalidMetadataError):
                     self._topics.clear()
                     self._metadata_time = 0.0
-        raise AssertionError("unreachable")

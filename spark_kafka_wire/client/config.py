@@ -51,7 +51,9 @@ class ClientConfig:
     client_id: str = "spark-kafka-wire"
     request_timeout_ms: int = 30_000
     connect_timeout_ms: int = 10_000
-    retries: int = 5
+    # retriable failures are retried within a time budget (cluster.py); a count may also bound
+    # them (Spark's fetchOffset.numRetries)
+    retries: int = 2_147_483_647
     retry_backoff_ms: int = 100
     retry_backoff_max_ms: int = 1_000
     metadata_max_age_ms: int = 300_000

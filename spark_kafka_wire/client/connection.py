@@ -28,6 +28,7 @@ from typing import Any
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
+    ConnectionSetupTimeoutError,
     RequestTimeoutError,
     TlsHandshakeError,
 )
@@ -98,6 +99,9 @@ class BrokerConnection:
             self._open()
             try:
                 version = self._negotiate(version)
+            except RequestTimeoutError:
+                self.close()  # no answer at all is no sign of an old broker: nothing to retry
+                raise
             except BrokerConnectionError as exc:
                 self.close()
                 if version == 0:
@@ -155,9 +159,8 @@ class BrokerConnection:
         try:
             sock = socket.create_connection((self.host, self.port), timeout=timeout)
         except TimeoutError:
-            raise BrokerConnectionError(
-                self.name, f"connect timed out after {self.config.connect_timeout_ms} ms"
-            ) from None
+            raise ConnectionSetupTimeoutError(self.name, "connect",
+                                              self.config.connect_timeout_ms) from None
         except OSError as exc:
             raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -182,9 +185,8 @@ class BrokerConnection:
             raise self._tls_error(exc) from None
         except TimeoutError:
             sock.close()
-            raise BrokerConnectionError(
-                self.name, f"TLS handshake timed out after {self.config.connect_timeout_ms} ms"
-            ) from None
+            raise ConnectionSetupTimeoutError(self.name, "TLS handshake",
+                                              self.config.connect_timeout_ms) from None
         except OSError as exc:
             sock.close()
             raise BrokerConnectionError(

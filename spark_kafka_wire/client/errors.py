@@ -29,6 +29,9 @@ class BrokerConnectionError(KafkaWireError):
 
     retriable = True
     invalid_metadata = True
+    # A timeout: the broker took the whole time it was given. Retry loops without a deadline
+    # of their own (reads, metadata; cluster.py) report it at once instead of waiting again.
+    timed_out = False
 
     def __init__(self, broker: str, reason: str) -> None:
         self.broker = broker
@@ -39,11 +42,27 @@ class BrokerConnectionError(KafkaWireError):
 class RequestTimeoutError(BrokerConnectionError):
     """A broker did not answer within request.timeout.ms."""
 
+    timed_out = True
+
     def __init__(self, broker: str, what: str, timeout_ms: int) -> None:
         super().__init__(
             broker,
             f"no response to {what} within {timeout_ms} ms (kafka.request.timeout.ms); "
             "the broker is overloaded or unreachable",
+        )
+
+
+class ConnectionSetupTimeoutError(BrokerConnectionError):
+    """A connection to a broker (TCP connect, TLS handshake) did not complete within
+    socket.connection.setup.timeout.ms."""
+
+    timed_out = True
+
+    def __init__(self, broker: str, what: str, timeout_ms: int) -> None:
+        super().__init__(
+            broker,
+            f"{what} timed out after {timeout_ms} ms (kafka.socket.connection.setup.timeout.ms); "
+            "the broker is down, overloaded or a firewall drops the connection",
         )
 
 
@@ -126,9 +145,12 @@ class NoBrokersAvailableError(KafkaWireError):
 
     def __init__(self, servers: list[str], last: Exception | None) -> None:
         self.servers = servers
+        self.last = last
+        self.timed_out = bool(getattr(last, "timed_out", False))
         detail = f" (last error: {last})" if last else ""
+        failed = "answered in time" if self.timed_out else "could be reached"
         super().__init__(
-            f"none of the bootstrap servers {', '.join(servers)} could be reached{detail}. "
+            f"none of the bootstrap servers {', '.join(servers)} {failed}{detail}. "
             "Check kafka.bootstrap.servers, that the brokers are running and that this "
             "machine can reach them"
         )

@@ -294,14 +294,38 @@ def test_retry_backoff_doubles_up_to_the_maximum(own_client, client, new_topic, 
     assert _log(client, topic) == values
 
 
-def test_fatal_sequence_error_names_it_and_closes_pending_requests(own_client, client, new_topic):
-    """45 with no earlier failed batch means the broker lost the producer's state: fatal."""
+def test_a_sequence_gap_bumps_the_epoch_and_renumbers(own_client, client, new_topic):
+    """45 with no earlier failed batch means the broker lost the producer's state: as the Java
+    producer (KIP-360), the epoch is bumped and the batches re-numbered from 0, stored once."""
+    topic = new_topic(1, "seq-gap")
+    p = Producer(own_client, ProduceSettings(batch_size=100, max_in_flight=5, linger_ms=0))
+    p.prepare(topic)
+    first = (p.producer_id, p.producer_epoch)
+    p.sequences[(topic, 0)] = 1000  # as if earlier batches had been lost by the broker
+    values = _values(50)
+    _write(p, topic, values)
+    assert p.epoch_bumps == 1 and (p.producer_id, p.producer_epoch) != first
+    assert _log(client, topic) == values
+    batches = stored_batches(client, topic, 0)
+    assert batches[0].base_sequence == 0
+    assert {(b.producer_id, b.producer_epoch) for b in batches} == {(p.producer_id,
+                                                                     p.producer_epoch)}
+
+
+def test_a_gap_after_renumbering_is_fatal_and_closes_pending_requests(
+        own_client, client, new_topic, monkeypatch):
+    """If the broker refuses even the re-numbered batches, its state is inconsistent: the
+    write fails naming it, and no unread answer is left on the connection."""
     topic = new_topic(1, "fatal-seq")
     p = Producer(own_client, ProduceSettings(batch_size=100, max_in_flight=5, linger_ms=0))
     p.prepare(topic)
-    p._sequences[(topic, 0)] = 1000  # as if earlier batches had been lost by the broker
-    with pytest.raises(KafkaError, match=r"OUT_OF_ORDER_SEQUENCE_NUMBER.*partition 0.*expected "
-                       r"another sequence than 1000 for producer id"):
+    p.sequences[(topic, 0)] = 1000
+    real_restamp = producer_module.restamp_batch
+    monkeypatch.setattr(producer_module, "restamp_batch",  # re-numbered from 7, not 0
+                        lambda data, pid, epoch, seq: real_restamp(data, pid, epoch, seq + 7))
+    with pytest.raises(KafkaError, match=r"OUT_OF_ORDER_SEQUENCE_NUMBER.*partition 0.*refused "
+                       r"sequence 0 of producer id \d+ epoch \d+ although the epoch had been "
+                       r"bumped"):
         _write(p, topic, _values(50))
     assert end_offsets(client, topic, 1) == {0: 0}
     conn = own_client.leader_connection(topic, 0)

@@ -13,12 +13,13 @@ from spark_kafka_wire.client.producer.accumulator import (
     encode_partitioned,
     headers_from_arrow,
 )
+from spark_kafka_wire.client.producer.idempotence import next_sequence
 from spark_kafka_wire.client.producer.partitioner import (
     DEFAULT_PARTITIONER,
     PARTITIONERS,
     assign_partitions,
 )
-from spark_kafka_wire.client.producer.producer import Producer, next_sequence
+from spark_kafka_wire.client.producer.producer import Producer
 from spark_kafka_wire.client.producer.settings import (
     MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
     ProduceSettings,

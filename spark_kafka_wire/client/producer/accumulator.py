@@ -35,6 +35,8 @@ class PendingBatch:
     created: float = 0.0  # monotonic time of creation (delivery.timeout.ms runs from it)
     attempts: int = 0
     order: int = 0  # dispatch order: retries go out in this order
+    generation: int = 0  # the producer's epoch bumps when its sequence was stamped
+    renumbered: bool = False  # re-numbered under a bumped epoch (Sender._stamp)
 
 
 RECORD_OVERHEAD = 21  # worst-case varint framing of one record without headers

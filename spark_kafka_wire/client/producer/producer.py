@@ -1,18 +1,17 @@
 """The Producer: record format and idempotence per topic, rows accumulated into batches and
 handed to the sender.
 
-Idempotence (KIP-98): one InitProducerId per Producer (a Spark task) gives a producer id and
-epoch; every batch carries them and a per-partition base sequence that starts at 0, advances
-by the record count and wraps at 2^31-1. A re-executed Spark task is a new Producer with a new
-producer id, so idempotence removes duplicates from network retries inside a task, not from
-task re-execution.
+Idempotence (KIP-98, ``idempotence.py``): one InitProducerId per Producer (a Spark task) gives
+a producer id and epoch; every batch carries them and a per-partition base sequence. A
+re-executed Spark task is a new Producer with a new producer id, so idempotence removes
+duplicates from network retries inside a task (reconnects and broker restarts included), not
+from task re-execution.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +28,7 @@ from spark_kafka_wire.client.producer.accumulator import (
     encode_chunk,
     record_sizes,
 )
+from spark_kafka_wire.client.producer.idempotence import init_producer_id, next_sequence
 from spark_kafka_wire.client.producer.sender import Sender
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.compression import CODEC_ZSTD
@@ -36,15 +36,6 @@ from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.protocol.messages import INIT_PRODUCER_ID, PRODUCE
 
 log = logging.getLogger(__name__)
-
-_SEQUENCE_MODULUS = 1 << 31  # sequences are non-negative int32 and wrap at 2^31-1
-
-
-def next_sequence(sequence: int, records: int) -> int:
-    """The base sequence after a batch of ``records`` starting at ``sequence`` (wraps to 0
-    after 2^31-1, as Java's ``DefaultRecordBatch.incrementSequence``)."""
-    return (sequence + records) % _SEQUENCE_MODULUS
-
 
 def magic_for_produce_version(version: int) -> int:
     """Record format a Produce version carries: v3+ record batches (magic 2), v2 message sets
@@ -62,7 +53,6 @@ class Producer(Sender):
     def __init__(self, client: KafkaClient, settings: ProduceSettings) -> None:
         super().__init__(client, settings)
         self._idempotent: bool | None = None  # decided at the first prepare()
-        self._sequences: dict[tuple[str, int], int] = {}
         self._magic: dict[str, int] = {}
         self._accumulator = Accumulator(settings)
 
@@ -89,7 +79,15 @@ class Producer(Sender):
 
     def prepare(self, topic: str) -> int:
         """``record_magic`` once per topic; at the first topic also decides idempotence and
-        asks for a producer id."""
+        asks for a producer id. Brokers that cannot be reached are retried for up to
+        ``delivery.timeout.ms``, as the sends that follow would be."""
+        magic = self._magic.get(topic)
+        if magic is None:
+            with self.client.deadline(time.monotonic() + self.settings.delivery_timeout_ms / 1000):
+                return self._prepare(topic)
+        return magic
+
+    def _prepare(self, topic: str) -> int:
         magic = self._magic.get(topic)
         if magic is None:
             magic = self.record_magic(topic)
@@ -122,16 +120,8 @@ class Producer(Sender):
             return self._idempotence_unsupported(
                 topic, f"broker {conn.name} does not offer InitProducerId")
 
-        def attempt() -> dict[str, Any]:
-            resp = self.client.any_connection().request(
-                INIT_PRODUCER_ID, {"transactional_id": None, "transaction_timeout_ms": 60_000})
-            if resp["error_code"]:
-                raise error_for_code(resp["error_code"], context="InitProducerId")
-            return resp
-
-        resp = self.client.retry(attempt, "InitProducerId")
-        self.producer_id = resp["producer_id"]
-        self.producer_epoch = resp["producer_epoch"]
+        identity = init_producer_id(self.client)
+        self.producer_id, self.producer_epoch = identity.producer_id, identity.epoch
         log.info("idempotent producer id %d epoch %d", self.producer_id, self.producer_epoch)
         return True
 
@@ -168,6 +158,8 @@ class Producer(Sender):
         self._send_ready(now)
 
     def _send_ready(self, now: float, force: bool = False) -> None:
+        if self.has_failures:  # settle them (an epoch bump, re-numbering) before numbering more
+            super().flush()
         batches: list[PendingBatch] = []
         for topic, partition, rows in self._accumulator.ready(now, force):
             batches += self._encode(topic, partition, rows)
@@ -183,11 +175,12 @@ class Producer(Sender):
             chunk = rows.slice(lo, hi)
             seq = -1
             if idempotent:
-                seq = self._sequences.get((topic, partition), 0)
-                self._sequences[(topic, partition)] = next_sequence(seq, hi - lo)
+                seq = self.sequences.get((topic, partition), 0)
+                self.sequences[(topic, partition)] = next_sequence(seq, hi - lo)
             data = encode_chunk(chunk, magic, self.settings, self.producer_id if idempotent
                                  else -1, self.producer_epoch if idempotent else -1, seq)
-            out.append(PendingBatch(topic, partition, data, hi - lo, seq, now))
+            out.append(PendingBatch(topic, partition, data, hi - lo, seq, now,
+                                    generation=self.epoch_bumps))
         return out
 
     def flush(self) -> None:

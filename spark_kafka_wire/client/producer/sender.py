@@ -5,9 +5,11 @@ per leader (at most one per partition, at most max.request.size bytes). Up to
 ``max.in.flight.requests.per.connection`` requests are in flight per leader; their responses
 are read in order.
 
-Failures: a retriable error (stale leader, timeout, socket failure) is retried after a metadata
-refresh, with exponential backoff from retry.backoff.ms to retry.backoff.max.ms, until
-kafka.retries attempts or delivery.timeout.ms (from the batch's creation) run out. A retry
+Failures: a retriable error (stale leader, timeout, socket failure, no broker reachable) is
+retried after a metadata refresh, with exponential backoff from retry.backoff.ms to
+retry.backoff.max.ms, until kafka.retries attempts or delivery.timeout.ms (from the batch's
+creation) run out; finding leaders and reconnecting are bounded by the same delivery timeout,
+so a broker restart shorter than it is waited for, as by the Java producer. A retry
 drains every in-flight request first and re-sends the failed batches in their original order;
 later batches of a partition whose batch failed wait for it. So with one request in flight, or
 with idempotence, each partition keeps its order; without idempotence and with several in
@@ -15,8 +17,10 @@ flight a retried batch may land after a later one (as with the Java client).
 
 With idempotence (KIP-98) the broker accepts each sequence once: a re-sent batch that was
 already written is answered DUPLICATE_SEQUENCE_NUMBER (treated as written), a gap is
-OUT_OF_ORDER_SEQUENCE_NUMBER (retried when an earlier batch of the partition failed, fatal
-otherwise).
+OUT_OF_ORDER_SEQUENCE_NUMBER (retried when an earlier batch of the partition failed). A gap no
+earlier failure explains, or UNKNOWN_PRODUCER_ID, means the broker lost the producer's state:
+the epoch is bumped and unacknowledged batches re-numbered (``idempotence.py``), once per
+batch; the same answer to a re-numbered batch is fatal.
 """
 
 from __future__ import annotations
@@ -32,6 +36,11 @@ from spark_kafka_wire.client.cluster import KafkaClient, is_retriable
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
 from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
 from spark_kafka_wire.client.producer.accumulator import PendingBatch
+from spark_kafka_wire.client.producer.idempotence import (
+    ProducerIdentity,
+    init_producer_id,
+    next_sequence,
+)
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
@@ -41,6 +50,7 @@ from spark_kafka_wire.protocol.errors import (
     error_for_code,
 )
 from spark_kafka_wire.protocol.messages import PRODUCE
+from spark_kafka_wire.protocol.records import restamp_batch
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +60,8 @@ class _Wait(Exception):
 
 
 _WAIT = _Wait()
+# Answers meaning the broker has no (or other) state for this idempotent producer.
+_STATE_LOST = (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCER_ID)
 
 
 @dataclass
@@ -88,7 +100,9 @@ class Sender:
     """Sends encoded batches to their leaders and sees each one acknowledged, or fails.
 
     ``records_sent`` counts records the brokers acknowledged (with acks=0: records handed to
-    the socket); ``producer_id`` is the idempotent producer id the batches carry (-1: none).
+    the socket); ``producer_id`` is the idempotent producer id the batches carry (-1: none),
+    ``sequences`` the next base sequence of each partition and ``epoch_bumps`` how often the
+    epoch was bumped because a broker lost the producer's state.
     """
 
     def __init__(self, client: KafkaClient, settings: ProduceSettings) -> None:
@@ -98,6 +112,8 @@ class Sender:
         self.requests_sent = 0
         self.producer_id = -1
         self.producer_epoch = -1
+        self.sequences: dict[tuple[str, int], int] = {}
+        self.epoch_bumps = 0
         self._windows: dict[int, deque[_Request]] = defaultdict(deque)
         self._failed: list[tuple[PendingBatch, BaseException]] = []
         self._blocked: set[tuple[str, int]] = set()
@@ -118,10 +134,16 @@ class Sender:
             if not b.created:
                 b.created = now
         try:
-            self._route_and_transmit(batches, recovering=False)
+            with self.client.deadline(now + self.settings.delivery_timeout_ms / 1000):
+                self._route_and_transmit(batches, recovering=False)
         except BaseException:
             self.abort()
             raise
+
+    @property
+    def has_failures(self) -> bool:
+        """Batches failed (or wait for a failed one) and are not re-sent yet."""
+        return bool(self._failed)
 
     def flush(self) -> None:
         """Wait for every answer, retrying failures."""
@@ -173,6 +195,8 @@ class Sender:
                 return
         topics: dict[str, list[dict]] = defaultdict(list)
         for b in req:
+            if b.base_sequence >= 0 and b.generation != self.epoch_bumps:
+                self._stamp(b)
             topics[b.topic].append({"index": b.partition, "records": b.data})
         body = {
             "transactional_id": None,
@@ -237,14 +261,20 @@ class Sender:
             self._blocked = set()
             retry: list[PendingBatch] = []
             earlier: set[tuple[str, int]] = set()  # partitions with an earlier failed batch
+            bump = False
             now = time.monotonic()
             for b, exc in failed:
                 key = (b.topic, b.partition)
                 if exc is not _WAIT:
-                    out_of_order = (isinstance(exc, KafkaError) and
-                                    exc.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and
-                                    key in earlier)
-                    if not out_of_order and not is_retriable(exc):
+                    code = exc.code if isinstance(exc, KafkaError) else None
+                    state_lost = code in _STATE_LOST and b.base_sequence >= 0
+                    explained = (state_lost and key in earlier
+                                 and code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
+                    if state_lost and not explained:
+                        if b.renumbered:
+                            raise self._fatal(b, exc)
+                        bump = True
+                    elif not explained and not is_retriable(exc):
                         raise self._fatal(b, exc)
                     b.attempts += 1
                     if b.attempts > s.retries:
@@ -260,24 +290,52 @@ class Sender:
             log.info("retrying %d batches after: %s", len(retry), first)
             time.sleep(backoff * (0.8 + 0.4 * random.random()))
             backoff = min(backoff * 2, max(s.retry_backoff_max_ms, s.retry_backoff_ms) / 1000)
-            try:
-                self.client.refresh_metadata({b.topic for b in retry})
-            except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
-                if not is_retriable(exc):
-                    raise
-                log.info("metadata refresh before a retry failed: %s", exc)
-            self._route_and_transmit(retry, recovering=True)
+            deadline = min(b.created for b in retry) + s.delivery_timeout_ms / 1000
+            with self.client.deadline(deadline):
+                try:
+                    self.client.refresh_metadata({b.topic for b in retry})
+                except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
+                    if not is_retriable(exc):
+                        raise
+                    log.info("metadata refresh before a retry failed: %s", exc)
+                if bump:
+                    self._bump_epoch(first)
+                self._route_and_transmit(retry, recovering=True)
+
+    def _bump_epoch(self, why: BaseException | None) -> None:
+        """A new epoch (or producer id) for this producer (see idempotence.py). Nothing is in
+        flight here: every answer has been read. Batches stamped under the old epoch are
+        re-numbered from sequence 0 as they are sent again (``_stamp``), in dispatch order."""
+        old = ProducerIdentity(self.producer_id, self.producer_epoch)
+        new = init_producer_id(self.client, old)
+        log.warning("a broker lost the state of idempotent producer id %d epoch %d (%s); "
+                    "continuing as producer id %d epoch %d, unacknowledged batches "
+                    "re-numbered", old.producer_id, old.epoch, why, new.producer_id, new.epoch)
+        self.producer_id, self.producer_epoch = new.producer_id, new.epoch
+        self.epoch_bumps += 1
+        self.sequences.clear()
+
+    def _stamp(self, b: PendingBatch) -> None:
+        """Re-number a batch stamped before the last epoch bump: the current producer id and
+        epoch, and the partition's next sequence."""
+        key = (b.topic, b.partition)
+        seq = self.sequences.get(key, 0)
+        b.data = restamp_batch(b.data, self.producer_id, self.producer_epoch, seq)
+        b.base_sequence = seq
+        b.generation = self.epoch_bumps
+        b.renumbered = True
+        self.sequences[key] = next_sequence(seq, b.records)
 
     def _fatal(self, b: PendingBatch, exc: BaseException) -> BaseException:
         self.abort()
-        if (isinstance(exc, KafkaError)
-                and exc.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER):
+        if isinstance(exc, KafkaError) and exc.code in _STATE_LOST:
             return error_for_code(
                 exc.code, topic=b.topic, partition=b.partition, broker=exc.broker,
                 context="Produce",
-                message=(f"the broker expected another sequence than {b.base_sequence} for "
-                         f"producer id {self.producer_id} while no earlier batch of the "
-                         "partition had failed: its producer state was lost"),
+                message=(f"the broker refused sequence {b.base_sequence} of producer id "
+                         f"{self.producer_id} epoch {self.producer_epoch} although the epoch "
+                         "had been bumped and the batch re-numbered after it lost the "
+                         "producer's state; the broker's producer state is inconsistent"),
             )
         return exc
 

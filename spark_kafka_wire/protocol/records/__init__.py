@@ -29,6 +29,7 @@ from .batch import (
     HEADER_SIZE,
     encode_record_batch,
     next_batch_offset,
+    restamp_batch,
 )
 from .columns import DecodedRecords
 from .control import CONTROL_ABORT, CONTROL_COMMIT, control_type
@@ -52,5 +53,6 @@ __all__ = [
     "decode_record_batches",
     "encode_message_set",
     "encode_record_batch",
+    "restamp_batch",
     "next_batch_offset",
 ]

@@ -436,6 +436,23 @@ def _header_bytes(x: object, what: str) -> bytes:
     raise TypeError(f"header {what} must be str or bytes, not {type(x).__name__}")
 
 
+_PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSequence
+_PRODUCER_FIELDS_POS = 43
+
+
+def restamp_batch(data: bytes, producer_id: int, producer_epoch: int, base_sequence: int) -> bytes:
+    """An encoded RecordBatch (magic 2) with another producer id, epoch and base sequence,
+    its CRC recomputed. An idempotent producer whose epoch was bumped (KIP-360) re-sends the
+    batches it has not seen acknowledged under the new epoch, numbered from sequence 0."""
+    if len(data) < HEADER_SIZE or data[16] != 2:
+        raise ValueError("restamp_batch takes one encoded record batch of magic 2")
+    out = bytearray(data)
+    _PRODUCER_FIELDS.pack_into(out, _PRODUCER_FIELDS_POS, producer_id, producer_epoch,
+                               base_sequence)
+    struct.pack_into(">I", out, _CRC_START - 4, crc32c(memoryview(out)[_CRC_START:]))
+    return bytes(out)
+
+
 def encode_record_batch(
     keys: Any,
     values: Any,
