@@ -64,8 +64,15 @@ class S3Server:
         return self
 
     def stop(self) -> None:
+        """Stop the server; its log is kept only if it exited on its own (a crash to look at)."""
         proc, self.process = self.process, None
+        crashed = proc is not None and proc.poll() is not None
         stop_process(proc)
+        if proc is not None and not crashed:
+            try:
+                os.remove(self.log_path)
+            except FileNotFoundError:
+                pass
 
     def tansu_environment(self) -> dict[str, str]:
         """What Tansu's S3 storage engine needs to reach this server. NO_PROXY keeps a proxy
