@@ -178,13 +178,17 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.client.id", EVERYWHERE, default="spark-kafka-wire",
            doc="the client id sent with every request"),
     Option("kafka.request.timeout.ms", EVERYWHERE, kind=Kind.INT, default=30_000, minimum=1,
-           doc="the longest wait for the answer to one request"),
+           doc="the longest wait for the answer to one request; reads, offset lookups and "
+           "metadata also retry refused or dropped connections (a restarting broker) for this "
+           "long, and report a broker that does not answer in time at once"),
     Option("kafka.socket.connection.setup.timeout.ms", EVERYWHERE, kind=Kind.INT,
-           default=10_000, minimum=1, doc="the longest wait for a connection to a broker"),
+           default=10_000, minimum=1, doc="the longest wait for a connection to a broker (TCP "
+           "connect and TLS handshake)"),
     Option("kafka.retry.backoff.ms", EVERYWHERE, kind=Kind.INT, default=100,
            doc="pause before retrying a retriable error (stale leader, timeout, dropped "
            "connection), doubling at each retry up to `kafka.retry.backoff.max.ms`; reads and "
-           "offset lookups retry 5 times, writes as `kafka.retries` says"),
+           "offset lookups retry for up to `kafka.request.timeout.ms`, writes until "
+           "`kafka.delivery.timeout.ms` (or `kafka.retries`)"),
     Option("kafka.retry.backoff.max.ms", EVERYWHERE, kind=Kind.INT, default=1_000,
            doc="the longest pause between two retries"),
     Option("kafka.metadata.max.age.ms", EVERYWHERE, kind=Kind.INT, default=300_000,
@@ -398,8 +402,8 @@ OPTIONS: tuple[Option, ...] = (
            "them (Tansu does), the read fails instead of returning them"),
     Option("fetchOffset.numRetries", SOURCE, kind=Kind.INT, minimum=1,
            doc="driver-side offset lookups: number of attempts. Unset, the client's own retries "
-           "apply (5 retries, backoff `kafka.retry.backoff.ms` doubling up to "
-           "`kafka.retry.backoff.max.ms`)"),
+           "apply (for up to `kafka.request.timeout.ms`, backoff `kafka.retry.backoff.ms` "
+           "doubling up to `kafka.retry.backoff.max.ms`)"),
     Option("fetchOffset.retryIntervalMs", SOURCE, kind=Kind.INT,
            doc="driver-side offset lookups: a fixed pause between attempts, in ms. Unset, the "
            "client's backoff applies"),
@@ -502,7 +506,8 @@ OPTIONS: tuple[Option, ...] = (
            "after a metadata refresh, the backoff doubling up to its maximum, until this many "
            "retries or `kafka.delivery.timeout.ms` is spent"),
     Option("kafka.delivery.timeout.ms", SINK, kind=Kind.INT, default=120_000, minimum=1,
-           doc="the longest a batch is retried, checked between attempts (Java's rule that "
+           doc="the longest a batch is retried, checked between attempts; finding leaders and "
+           "reconnecting to a restarting broker are retried as long (Java's rule that "
            "delivery.timeout.ms ≥ linger.ms + request.timeout.ms is not enforced)"),
     Option("createTopic", SINK, kind=Kind.BOOL, default=False, kafkawire_only=True,
            doc="create a missing topic with CreateTopics"),
