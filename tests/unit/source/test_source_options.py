@@ -245,3 +245,30 @@ def test_settings_that_would_break_the_source_stay_rejected() -> None:
     fails("set the source option 'startingOffsets'", {**BASE, "kafka.auto.offset.reset": "latest"})
     fails("unsupported Kafka client option.*kafka.exclude.internal.topics",
           {**BASE, "kafka.exclude.internal.topics": "false"})
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
+def test_min_offsets_per_trigger_above_max_is_refused(stream: bool) -> None:
+    """Spark's validateGeneralOptions, which batch reads run too."""
+    from spark_kafka_wire.source.options import parse_stream_options
+
+    parser = parse_stream_options if stream else parse_source_options
+    with pytest.raises(ConfigurationError, match=re.escape(
+            "minOffsetsPerTrigger (100) is higher than maxOffsetsPerTrigger (10)")):
+        parser({**BASE, "minOffsetsPerTrigger": "100", "maxOffsetsPerTrigger": "10"})
+    parser({**BASE, "minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "10"})
+
+
+def test_streams_refuse_ending_offsets_and_ignore_ending_timestamp(caplog) -> None:
+    """Spark refuses endingOffsets and endingOffsetsByTimestamp in streams and ignores
+    endingTimestamp."""
+    from spark_kafka_wire.source.options import parse_stream_options
+
+    for name in ("endingOffsets", "endingOffsetsByTimestamp"):
+        with pytest.raises(ConfigurationError,
+                           match=f"option '{name}' is not valid for streaming queries"):
+            parse_stream_options({**BASE, name: "latest"})
+    with caplog.at_level(logging.WARNING):
+        o = parse_stream_options({**BASE, "endingTimestamp": "17"})
+    assert "endingTimestamp option ignored in streaming queries" in caplog.text
+    assert isinstance(o.starting, OffsetSpec)
