@@ -355,13 +355,16 @@ OPTIONS: tuple[Option, ...] = (
            "`assign`"),
     Option("startingOffsets", SOURCE, default="earliest", stream_default="latest",
            doc='`earliest` or Spark\'s JSON `{"t":{"0":23,"1":-2}}` (-2 earliest) naming '
-           "exactly the partitions read; `latest` is refused for batch, as in Spark",
-           stream_doc="`earliest`, `latest`, JSON, or (kafkawire only) `group`: the committed "
+           'exactly the partitions read, where a topic may map to `"earliest"` for all its '
+           "partitions (Spark 4.x); `latest` is refused for batch, as in Spark",
+           stream_doc="`earliest`, `latest`, JSON (a topic may map to `\"earliest\"` or "
+           "`\"latest\"`), or (kafkawire only) `group`: the committed "
            "offsets of `kafka.group.id`, earliest for partitions without a commit. Used only "
            "when the query has no checkpoint. `endingOffsets` and `endingOffsetsByTimestamp` "
            "are refused and `endingTimestamp` ignored with a warning, as in Spark"),
     Option("endingOffsets", Use.READ, default="latest",
-           doc="`latest` or JSON (-1 latest); `earliest` is refused, as in Spark"),
+           doc='`latest` or JSON (-1 latest; a topic may map to `"latest"`); `earliest` is '
+           "refused, as in Spark"),
     Option("startingTimestamp", SOURCE,
            doc="one ms timestamp for every partition: the first offset whose record timestamp "
            "is at or after it. Wins over `startingOffsetsByTimestamp`, which wins over "

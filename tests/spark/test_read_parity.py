@@ -383,6 +383,17 @@ def test_read_committed_never_returns_aborted_records(spark, bootstrap, client, 
     assert got == ["c0", "c1", "c2"]
 
 
+def test_a_topic_may_map_to_earliest_or_latest(spark, bootstrap, split_topic):
+    """Spark 4.x (SPARK-58774): a topic's value in startingOffsets/endingOffsets may be
+    "earliest"/"latest" for all its partitions."""
+    df = load(spark, bootstrap, subscribe=split_topic,
+              startingOffsets=json.dumps({split_topic: "earliest"}),
+              endingOffsets=json.dumps({split_topic: {"0": 3, "1": 2, "2": -1}}))
+    assert_df_equality(rows(df), expected(spark, [(0, 0, "p0-0"), (0, 1, "p0-1"), (0, 2, "p0-2"),
+                                                  (1, 0, "p1-0"), (1, 1, "p1-1")]),
+                       ignore_row_order=True)
+
+
 # --------------------------------------------------------------------- SQL and options
 
 
