@@ -160,10 +160,12 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             end = rate_limit(limit.max_rows, begin, latest)
         min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
             o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
-        # a batch admitted from this start stays admitted if Spark asks again
+        # a batch admitted from this start stays admitted if Spark asks again; what is
+        # available counts, not what maxOffsetsPerTrigger lets into the batch (as in Spark)
         if self._target is None and begin != self._admitted_from and min_rows:
             now = time.time() * 1000
-            wait, self._last_trigger_ms = hold_back(min_rows, begin, end, self._last_trigger_ms,
+            wait, self._last_trigger_ms = hold_back(min_rows, begin, latest,
+                                                    self._last_trigger_ms,
                                                     o.max_trigger_delay_ms, now)
             if wait:
                 return start

@@ -180,3 +180,19 @@ def test_min_offsets_per_trigger_lets_a_querys_first_trigger_through(bootstrap, 
     assert end == {topic: {"0": 3}, START_KEY: {topic: {"0": 0}}}  # 3 < 50, yet admitted
     _produce(client, topic, 1, 3)
     assert _wire(reader.latestOffset(end, limit)) == end  # now held back for an hour
+
+
+def test_min_offsets_per_trigger_counts_what_is_available_not_the_capped_batch(
+        bootstrap, client, new_topic):
+    """With minOffsetsPerTrigger = maxOffsetsPerTrigger = 50 over 3 partitions, the capped batch
+    holds 3 * 16 offsets (shares rounded down); Spark's delayBatch compares the 300 available
+    offsets with 50, so the batch goes through."""
+    topic = new_topic(3, "calls-min-max")
+    _produce(client, topic, 3, 300)
+    reader = _reader(bootstrap, subscribe=topic, startingOffsets="earliest",
+                     minOffsetsPerTrigger="50", maxOffsetsPerTrigger="50", maxTriggerDelay="1h")
+    start = _wire(reader.initialOffset())
+    limit = reader.getDefaultReadLimit()
+    first = _wire(reader.latestOffset(start, limit))  # a query's first trigger goes through
+    second = _wire(reader.latestOffset(first, limit))
+    assert second[topic] == {"0": 32, "1": 32, "2": 32}
