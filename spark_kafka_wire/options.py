@@ -386,9 +386,13 @@ OPTIONS: tuple[Option, ...] = (
            "(`error`) or starts at latest (`latest`)"),
     Option("failOnDataLoss", SOURCE, kind=Kind.BOOL, default=True,
            doc="planned offsets gone when a task reads them (retention moved the log start, "
-           "the partition now ends earlier, the topic was deleted): fail naming topic, "
-           "partition and offsets, or (`false`) log a warning, skip them and read what exists. "
-           "Compaction gaps and transaction markers are not loss"),
+           "the partition now ends earlier, the topic was deleted), and in streams, when a "
+           "micro-batch is planned, partitions deleted, a partition's offsets gone back below "
+           "where the batch begins, partitions added that do not start at 0 (Spark's checks): "
+           "fail naming topic, partition and offsets, or (`false`) log a warning saying what is "
+           "skipped and read what exists. Compaction gaps and transaction markers are not "
+           "loss. A batch read whose start is beyond a partition's end fails either way, as in "
+           "Spark"),
     Option("minPartitions", SOURCE, kind=Kind.COUNT,
            doc="split topic-partitions into more Spark partitions: while there are fewer "
            "pieces than this, large pieces are cut in proportion to their size (Spark's "
