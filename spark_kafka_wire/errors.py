@@ -8,6 +8,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
 
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
+    │   └── StartAfterEndError                a batch read's start is after its end
     ├── ProtocolError                         bytes that break the Kafka protocol
     │   ├── CorruptRecordError                record data failed its CRC or structure check
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
@@ -53,6 +54,7 @@ from spark_kafka_wire.client.errors import (
     OAuthTokenError,
     RequestTimeoutError,
     SaslAuthenticationError,
+    StartAfterEndError,
     TlsHandshakeError,
     ZooKeeperError,
 )
@@ -108,6 +110,7 @@ __all__ = [
     "RequestTimedOutError",
     "RetriableError",
     "SaslAuthenticationError",
+    "StartAfterEndError",
     "TlsHandshakeError",
     "TopicAlreadyExistsError",
     "UnknownTopicOrPartitionError",

@@ -124,21 +124,24 @@ class Option:
         return self.name.lower()
 
 
-# Spark refuses these for its kafka source and sink; so does kafkawire, with the same reasons.
+# Spark refuses these, each on the side that would use it (its source the consumer's, its sink
+# the serializers); so does kafkawire, with the same reasons. On the other side Spark hands
+# them to a client that does not use them: accepted there without effect, as in Spark.
+# Interceptors are JVM classes, refused on both sides (Spark's sink would run them).
 _REFUSED_BY_SPARK = [
-    Option("kafka.auto.offset.reset", EVERYWHERE,
+    Option("kafka.auto.offset.reset", SOURCE, ignored_in=SINK,
            refused="set the source option 'startingOffsets' instead"),
-    Option("kafka.enable.auto.commit", EVERYWHERE,
+    Option("kafka.enable.auto.commit", SOURCE, ignored_in=SINK,
            refused="the source does not commit offsets through the consumer; "
            "offsets are tracked by Spark"),
-    Option("kafka.key.deserializer", EVERYWHERE,
+    Option("kafka.key.deserializer", SOURCE, ignored_in=SINK,
            refused="keys are always read as bytes; use DataFrame operations to deserialize them"),
-    Option("kafka.value.deserializer", EVERYWHERE,
+    Option("kafka.value.deserializer", SOURCE, ignored_in=SINK,
            refused="values are always read as bytes; use DataFrame operations to "
            "deserialize them"),
-    Option("kafka.key.serializer", EVERYWHERE,
+    Option("kafka.key.serializer", SINK, ignored_in=SOURCE,
            refused="keys are always written as bytes; serialize them in the DataFrame"),
-    Option("kafka.value.serializer", EVERYWHERE,
+    Option("kafka.value.serializer", SINK, ignored_in=SOURCE,
            refused="values are always written as bytes; serialize them in the DataFrame"),
     Option("kafka.interceptor.classes", EVERYWHERE,
            refused="Kafka interceptors are JVM classes; they cannot run here"),
@@ -356,17 +359,21 @@ OPTIONS: tuple[Option, ...] = (
            "`assign`"),
     Option("startingOffsets", SOURCE, default="earliest", stream_default="latest",
            doc='`earliest` or Spark\'s JSON `{"t":{"0":23,"1":-2}}` (-2 earliest) naming '
-           "exactly the partitions read; `latest` is refused for batch, as in Spark",
-           stream_doc="`earliest`, `latest`, JSON, or (kafkawire only) `group`: the committed "
+           'exactly the partitions read, where a topic may map to `"earliest"` for all its '
+           "partitions (Spark 4.x); `latest` is refused for batch, as in Spark",
+           stream_doc="`earliest`, `latest`, JSON (a topic may map to `\"earliest\"` or "
+           "`\"latest\"`), or (kafkawire only) `group`: the committed "
            "offsets of `kafka.group.id`, earliest for partitions without a commit. Used only "
-           "when the query has no checkpoint. `endingOffsets`/`endingTimestamp` are refused"),
+           "when the query has no checkpoint. `endingOffsets` and `endingOffsetsByTimestamp` "
+           "are refused and `endingTimestamp` ignored with a warning, as in Spark"),
     Option("endingOffsets", Use.READ, default="latest",
-           doc="`latest` or JSON (-1 latest); `earliest` is refused, as in Spark"),
+           doc='`latest` or JSON (-1 latest; a topic may map to `"latest"`); `earliest` is '
+           "refused, as in Spark"),
     Option("startingTimestamp", SOURCE,
            doc="one ms timestamp for every partition: the first offset whose record timestamp "
            "is at or after it. Wins over `startingOffsetsByTimestamp`, which wins over "
            "`startingOffsets` (the losers are ignored, as in Spark)"),
-    Option("endingTimestamp", Use.READ,
+    Option("endingTimestamp", Use.READ, ignored_in=Use.STREAM_READ,
            doc="one ms timestamp for every partition: the first offset whose record timestamp "
            "is at or after it, latest where none is. Wins over `endingOffsetsByTimestamp`, "
            "which wins over `endingOffsets` (the losers are ignored, as in Spark)"),
@@ -383,9 +390,13 @@ OPTIONS: tuple[Option, ...] = (
            "(`error`) or starts at latest (`latest`)"),
     Option("failOnDataLoss", SOURCE, kind=Kind.BOOL, default=True,
            doc="planned offsets gone when a task reads them (retention moved the log start, "
-           "the partition now ends earlier, the topic was deleted): fail naming topic, "
-           "partition and offsets, or (`false`) log a warning, skip them and read what exists. "
-           "Compaction gaps and transaction markers are not loss"),
+           "the partition now ends earlier, the topic was deleted), and in streams, when a "
+           "micro-batch is planned, partitions deleted, a partition's offsets gone back below "
+           "where the batch begins, partitions added that do not start at 0 (Spark's checks): "
+           "fail naming topic, partition and offsets, or (`false`) log a warning saying what is "
+           "skipped and read what exists. Compaction gaps and transaction markers are not "
+           "loss. A batch read whose start is beyond a partition's end fails either way, as in "
+           "Spark"),
     Option("minPartitions", SOURCE, kind=Kind.COUNT,
            doc="split topic-partitions into more Spark partitions: while there are fewer "
            "pieces than this, large pieces are cut in proportion to their size (Spark's "
@@ -442,7 +453,8 @@ OPTIONS: tuple[Option, ...] = (
            "which fixes its end offsets when the run starts"),
     Option("minOffsetsPerTrigger", Use.STREAM_READ, kind=Kind.COUNT,
            doc="hold a micro-batch back until that many new offsets exist, unless "
-           "`maxTriggerDelay` has passed since the last one"),
+           "`maxTriggerDelay` has passed since a trigger last went through (a query's first "
+           "trigger always does, as in Spark). Must not exceed `maxOffsetsPerTrigger`"),
     Option("maxTriggerDelay", Use.STREAM_READ, default="15m",
            doc="how long `minOffsetsPerTrigger` may hold micro-batches back; `15m`, `30s`, "
            "`500ms`, `1h`, or ms"),
@@ -590,7 +602,9 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use
     """(the ``kafka.*`` options of the config file at ``path`` that ``use`` takes and ``opts``
     does not set, lower-cased; the file's keys skipped as unused there). Shared by
     ``kafkaConfigFile`` and the CLI's ``--command-config``, which read one file the same way."""
-    accepted = _accepted_kafka_keys(use)
+    # Keys refused on one side are skipped from a file on both (a shared client.properties
+    # holds the serializers of producers and the deserializers of consumers).
+    accepted = _accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
     taken: dict[str, str] = {}
     skipped: list[str] = []
     for key, value in options_from_properties(path).items():
@@ -671,8 +685,8 @@ def bool_value(opts: Mapping[str, str], name: Option | str) -> bool:
 
 
 def _accepted_kafka_keys(use: Use) -> set[str]:
-    return {o.key for o in OPTIONS
-            if o.key.startswith("kafka.") and o.refused is None and (o.uses | o.ignored_in) & use}
+    return {o.key for o in OPTIONS if o.key.startswith("kafka.") and (
+        o.ignored_in & use or (o.refused is None and o.uses & use))}
 
 
 def client_config(opts: dict[str, str], use: Use) -> ClientConfig:

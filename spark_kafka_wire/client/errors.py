@@ -165,21 +165,50 @@ DATA_LOSS_ADVICE = (
 
 
 class DataLossError(OffsetOutOfRangeError):
-    """Planned offsets are no longer in the log (``failOnDataLoss`` is true)."""
+    """Planned offsets are no longer in the log (``failOnDataLoss`` is true): a task found them
+    gone (``context`` Fetch), or a stream found a partition deleted, its offsets gone back or a
+    new partition not starting at 0 when planning a micro-batch (``summary`` says which, in the
+    words of Spark's KAFKA_DATA_LOSS conditions)."""
 
     def __init__(self, topic: str, partition: int, start: int, end: int, reason: str,
                  broker: str | None = None,
-                 code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
+                 code: int = ErrorCode.OFFSET_OUT_OF_RANGE, *, context: str = "Fetch",
+                 summary: str | None = None) -> None:
         self.start = start
         self.end = end
         self.reason = reason
         spec = ERRORS[code][0]
+        what = summary or (f"data loss: cannot read offsets [{start}, {end}) of "
+                           f"{topic}-{partition}: {reason}")
         super().__init__(
             type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
-            broker=broker, context="Fetch",
-            message=f"data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: "
-                    f"{reason}. {DATA_LOSS_ADVICE}",
+            broker=broker, context=context, message=f"{what}. {DATA_LOSS_ADVICE}",
         )
+
+
+class StartAfterEndError(ConfigurationError):
+    """A batch read's start offset for a partition, once resolved, is after its end offset.
+
+    Spark's kafka source fails such a read too (RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET
+    in Spark 4.1+; before, "Beginning offset ... is after the ending offset ..."), whatever
+    failOnDataLoss says: a start beyond the partition's end is a wrong option (or a damaged
+    topic), not data that went away. ``start`` and ``end`` are the resolved offsets;
+    ``starting`` and ``ending`` the options they came from.
+    """
+
+    def __init__(self, topic: str, partition: int, start: int, end: int, starting: str,
+                 ending: str) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+        super().__init__(
+            f"Beginning offset {start} ({starting}) is after the ending offset {end} "
+            f"({ending}) for topic {topic} partition {partition}: the resolved start offset is "
+            "greater than the resolved end offset. Either the start is set too high (beyond "
+            "the partition's end, or a start timestamp later than the end), or the Kafka topic "
+            f"has been damaged (deleted and re-created, or truncated). Check {starting} and "
+            f"{ending}")
 
 
 class CoordinatorMovedError(RetriableError):

@@ -54,21 +54,31 @@ def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition],
 @dataclass(frozen=True)
 class OffsetSpec:
     """``earliest``/``latest`` for every partition, or a JSON map topic → partition → offset
-    (-2 earliest, -1 latest)."""
+    (-2 earliest, -1 latest) where a topic may also map to ``"earliest"`` or ``"latest"`` for
+    all its partitions (``topics``; Spark 4.x, SPARK-58774)."""
 
     default: int | None
     specific: dict[TopicPartition, int] = field(default_factory=dict)
     option: str = STARTING_OFFSETS.name
+    topics: dict[str, int] = field(default_factory=dict)
 
     def for_partitions(self, tps: list[TopicPartition], option: str | None = None,
                        word: str = "subscribed") -> dict[TopicPartition, int]:
         """The offset (possibly -2/-1) of every partition; a JSON map must name exactly the
-        partitions read (Spark: KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED)."""
+        partitions read, a topic's value naming all its partitions (Spark:
+        KAFKA_START_OFFSET_DOES_NOT_MATCH_ASSIGNED)."""
         if self.default is not None:
             return {tp: self.default for tp in tps}
-        _check_cover(self.specific, tps, option or self.option, "an offset", word,
-                     " (use -2 for earliest, -1 for latest)")
-        return {tp: self.specific[tp] for tp in tps}
+        name = option or self.option
+        by_topic = {tp: self.topics[tp[0]] for tp in tps if tp[0] in self.topics}
+        _check_cover(self.specific, [tp for tp in tps if tp not in by_topic], name,
+                     "an offset", word, " (use -2 for earliest, -1 for latest)")
+        unread = sorted(set(self.topics) - {t for t, _ in tps})
+        if unread:
+            raise ConfigurationError(
+                f"{name} names topics that are not {word} or do not exist: "
+                + ", ".join(unread))
+        return {tp: by_topic[tp] if tp in by_topic else self.specific[tp] for tp in tps}
 
 
 @dataclass(frozen=True)
@@ -97,15 +107,24 @@ class TimestampSpec:
 Limit = OffsetSpec | TimestampSpec
 
 
-def _json_map(raw: str, option: str, example: str) -> dict[TopicPartition, int]:
+def _json_map(raw: str, option: str, example: str, topic_words: bool = False
+              ) -> tuple[dict[TopicPartition, int], dict[str, str]]:
+    """(topic-partition → integer, topic → word): a JSON object of topics, each mapping
+    partition numbers to integers or, with ``topic_words``, naming a word for all its
+    partitions."""
     try:
         doc = json.loads(raw)
     except json.JSONDecodeError:
         doc = None
-    if not isinstance(doc, dict) or not all(isinstance(v, dict) for v in doc.values()):
+    if not isinstance(doc, dict) or not all(
+            isinstance(v, dict) or (topic_words and isinstance(v, str)) for v in doc.values()):
         raise ConfigurationError(f"{option} must be JSON like {example}, got {raw!r}")
     out: dict[TopicPartition, int] = {}
+    words: dict[str, str] = {}
     for topic, parts in doc.items():
+        if isinstance(parts, str):
+            words[topic] = parts
+            continue
         for p, value in parts.items():
             try:
                 pi = int(p)
@@ -116,7 +135,7 @@ def _json_map(raw: str, option: str, example: str) -> dict[TopicPartition, int]:
                 raise ConfigurationError(
                     f"{option}: the value for {topic}-{p} must be an integer, got {value!r}")
             out[(topic, pi)] = value
-    return out
+    return out, words
 
 
 def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: bool
@@ -127,18 +146,26 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
         value = EARLIEST if word == "earliest" else LATEST
         _check_special(value, option, allow_earliest, allow_latest, None)
         return OffsetSpec(value, option=option)
+    example = '{"topic":{"0":23,"1":-2}} or {"topic":"latest"}'
     if not text.startswith("{"):
         raise ConfigurationError(
-            f"{option} must be 'earliest', 'latest' or JSON like "
-            f"{{\"topic\":{{\"0\":23,\"1\":-2}}}}, got {raw!r}"
-        )
-    specific = _json_map(text, option, '{"topic":{"0":23,"1":-2}}')
+            f"{option} must be 'earliest', 'latest' or JSON like {example}, got {raw!r}")
+    specific, words = _json_map(text, option, example, topic_words=True)
+    topics: dict[str, int] = {}
+    for topic, value in words.items():  # a topic's "earliest" / "latest" (SPARK-58774)
+        which = value.strip().lower()
+        if which not in ("earliest", "latest"):
+            raise ConfigurationError(
+                f"{option}: the value for topic {topic!r} must be 'earliest', 'latest' or a "
+                f"partition → offset map, got {value!r}")
+        topics[topic] = EARLIEST if which == "earliest" else LATEST
+        _check_special(topics[topic], option, allow_earliest, allow_latest, topic)
     for (topic, p), off in specific.items():
         if off < -2:
             raise ConfigurationError(
                 f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}")
         _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{p}")
-    return OffsetSpec(None, specific, option=option)
+    return OffsetSpec(None, specific, option=option, topics=topics)
 
 
 def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: bool,
@@ -176,7 +203,7 @@ def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> 
                              option=timestamp.name, latest_on_no_match=latest_on_no_match)
     if by_timestamp.key in opts:
         raw = opts[by_timestamp.key].strip()
-        specific = _json_map(raw, by_timestamp.name, '{"topic":{"0":1700000000000}}')
+        specific, _ = _json_map(raw, by_timestamp.name, '{"topic":{"0":1700000000000}}')
         for (topic, p), ts in specific.items():
             if ts < 0:
                 raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
@@ -191,13 +218,17 @@ def check_limits(starting: Limit, ending: Limit) -> None:
     """Spark's checkOffsetLimitValidity: two per-partition maps of the same kind must name the
     same partitions, and a start given as a number cannot be after its end."""
     if isinstance(starting, OffsetSpec) and isinstance(ending, OffsetSpec):
-        s, e, unit = starting.specific, ending.specific, "offset"
         if starting.default is not None or ending.default is not None:
             return
+        # a topic given as "earliest"/"latest" on either side is compared once resolved
+        whole = set(starting.topics) | set(ending.topics)
+        s = {tp: o for tp, o in starting.specific.items() if tp[0] not in whole}
+        e = {tp: o for tp, o in ending.specific.items() if tp[0] not in whole}
+        unit = "offset"
     elif isinstance(starting, TimestampSpec) and isinstance(ending, TimestampSpec):
         s, e, unit = starting.specific, ending.specific, "timestamp"
         if starting.timestamp is not None or ending.timestamp is not None:
-            return  # Spark compares per-partition maps only (a later start reads nothing)
+            return  # Spark compares per-partition maps only (resolved offsets later)
     else:
         return
     if set(s) != set(e):

@@ -70,6 +70,10 @@ class SourceOptions:
     include_headers: bool = False
     group_id: str | None = None
     group_id_prefix: str = "spark-kafka-relation"
+    # Spark's fetchOffset.numRetries / retryIntervalMs as given (or Spark's defaults): a stream
+    # asks again this way when a latest offset is below where its batch begins.
+    offset_fetch_attempts: int = 3
+    offset_fetch_interval_ms: int = 1000
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -101,6 +105,18 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         check_crcs=bool_value(opts, "kafka.check.crcs"),
     )
+
+
+def check_trigger_limits(opts: Mapping[str, str]) -> None:
+    """Spark refuses minOffsetsPerTrigger above maxOffsetsPerTrigger, in batch reads (where
+    both are ignored) as in streams."""
+    low = optional_int(opts, "minOffsetsPerTrigger")
+    high = optional_int(opts, "maxOffsetsPerTrigger")
+    if low is not None and high is not None and low > high:
+        raise ConfigurationError(
+            f"minOffsetsPerTrigger ({low}) is higher than maxOffsetsPerTrigger ({high}): a "
+            "micro-batch could never hold enough offsets. Lower minOffsetsPerTrigger or raise "
+            "maxOffsetsPerTrigger")
 
 
 def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
@@ -140,6 +156,8 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
                 "offsets are committed; prefer 'groupIdPrefix'")
         if given(opts, "groupIdPrefix") is not None:
             log.warning("option groupIdPrefix is ignored because kafka.group.id is set")
+    if batch:
+        check_trigger_limits(opts)
     for o in _IGNORED_IN_BATCH:
         if o.key in opts:
             log.warning("%s option ignored in batch queries", o.name)
@@ -158,14 +176,18 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         include_headers=bool_value(opts, "includeHeaders"),
         group_id=group_id,
         group_id_prefix=text_value(opts, "groupIdPrefix"),
+        offset_fetch_attempts=3 if attempts is None else attempts,
+        offset_fetch_interval_ms=1000 if interval is None else interval,
     )
 
 
 # ---------------------------------------------------------------------------------- streams
 
 COMMIT_TARGETS = ("none", "kafka", "zookeeper", "both")
-# Refused in streams, in this order: a stream reads until it is stopped.
-_ENDING = (option("endingOffsets"), option("endingTimestamp"), option("endingOffsetsByTimestamp"))
+# Refused in streams, as Spark refuses them: a stream reads until it is stopped. Spark ignores
+# endingTimestamp in streams; so does kafkawire, with a warning.
+_ENDING = (option("endingOffsets"), option("endingOffsetsByTimestamp"))
+_ENDING_IGNORED = option("endingTimestamp")
 
 
 @dataclass(frozen=True)
@@ -206,8 +228,13 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     for o in _ENDING:
         if o.key in opts:
             raise ConfigurationError(
-                f"option {o.key!r} is not valid for streaming queries; a stream reads until it "
+                f"option {o.name!r} is not valid for streaming queries; a stream reads until it "
                 "is stopped (use Trigger.AvailableNow to stop at the current end)")
+    if _ENDING_IGNORED.key in opts:
+        log.warning("%s option ignored in streaming queries (as in Spark): a stream reads until "
+                    "it is stopped; use Trigger.AvailableNow to stop at the current end",
+                    _ENDING_IGNORED.name)
+        opts = {k: v for k, v in opts.items() if k != _ENDING_IGNORED.key}
     stream_only = {o.key for o in options_for(Use.STREAM_READ) if _stream_only(o)}
     source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only},
                                   batch=False)
@@ -238,6 +265,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
         raise ConfigurationError(
             f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])")
     delay = option("maxTriggerDelay")
+    check_trigger_limits(opts)
     return StreamOptions(
         source=source,
         starting=starting,

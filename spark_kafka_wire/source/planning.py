@@ -10,6 +10,10 @@ names partitions, and those that do not exist are left out (a missing topic is a
 Internal topics are never read (Metadata's is_internal, and for patterns also names starting
 with "__" such as __consumer_offsets, which some brokers do not flag).
 
+A partition whose start, once resolved, is after its end (a starting offset beyond the
+partition's latest offset, a starting timestamp later than the ending one) fails the read with
+StartAfterEndError, as Spark's does, before any task starts.
+
 Splitting: Spark's KafkaOffsetRangeCalculator. Nothing is split unless minPartitions exceeds
 the number of topic-partitions or a range holds more than maxRecordsPerPartition offsets.
 Then empty ranges are dropped, ranges are cut into ceil(size / maxRecordsPerPartition) equal
@@ -28,7 +32,7 @@ from pyspark.sql.datasource import InputPartition
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
 from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.timestamps import offsets_for_times
@@ -213,9 +217,8 @@ def plan_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange
     ranges = []
     for tp in tps:
         start, end = starts[tp], ends[tp]
-        if start > end:
-            log.warning("the starting offset %d of %s-%d is after its ending offset %d; "
-                        "nothing is read from it", start, tp[0], tp[1], end)
-            end = start
+        if start > end:  # Spark fails the read too, whatever failOnDataLoss says
+            raise StartAfterEndError(tp[0], tp[1], start, end, options.starting.option,
+                                     options.ending.option)
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
     return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)

@@ -3,7 +3,8 @@
 ``maxOffsetsPerTrigger`` caps a batch by prorating the cap over partitions in proportion to
 their backlog; a share below one offset is rounded up (small partitions are never starved),
 larger shares are rounded down. ``minOffsetsPerTrigger`` holds a batch back until enough new
-offsets exist, unless ``maxTriggerDelay`` has passed since the last batch.
+offsets exist, unless ``maxTriggerDelay`` has passed since a trigger last went through (a
+query's first trigger always goes through).
 """
 
 from __future__ import annotations
@@ -55,16 +56,19 @@ def available(start: Mapping[TopicPartition, int], latest: Mapping[TopicPartitio
 
 
 def hold_back(
-    min_offsets: int | None,
+    min_offsets: int,
     start: Mapping[TopicPartition, int],
     latest: Mapping[TopicPartition, int],
-    last_batch_ms: float,
+    last_trigger_ms: float,
     max_trigger_delay_ms: int,
     now_ms: float,
-) -> bool:
-    """True when the next batch should wait for more data (minOffsetsPerTrigger)."""
-    if not min_offsets:
-        return False
-    if now_ms - last_batch_ms >= max_trigger_delay_ms:
-        return False
-    return available(start, latest) < min_offsets
+) -> tuple[bool, float]:
+    """(whether the next batch should wait for more data, when a trigger last went through),
+    Spark's delayBatch: once ``max_trigger_delay_ms`` has passed since ``last_trigger_ms`` the
+    trigger goes through (even with no new data, which then makes no batch) and the clock
+    restarts; before, it goes through only with at least ``min_offsets`` new offsets."""
+    if now_ms - last_trigger_ms >= max_trigger_delay_ms:
+        return False, now_ms
+    if available(start, latest) < min_offsets:
+        return True, last_trigger_ms
+    return False, now_ms

@@ -36,11 +36,11 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, resolve_offsets
 from spark_kafka_wire.client.pool import shared_client
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
-from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.source.batch_reader import read_partition
 from spark_kafka_wire.source.offsets_json import (
     START_KEY,
@@ -68,7 +68,10 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._target: Offsets | None = None  # availableNow: never read past this
         self._initial: Offsets | None = None  # resolved once per query run
         self._latest: Offsets | None = None
-        self._last_batch_ms = time.time() * 1000
+        # minOffsetsPerTrigger: when a trigger last let a batch through, or found
+        # maxTriggerDelay passed; 0 at first, so a query's first trigger is never held back
+        # (Spark's lastTriggerMillis).
+        self._last_trigger_ms = 0.0
         self._admitted_from: Offsets | None = None  # start of the last batch admitted
         self._zk: ZooKeeperOffsetStore | None = None
         self._committed: Offsets | None = None
@@ -142,14 +145,13 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         if new:  # partitions that appeared during the query start at earliest, as in Spark
             begin.update(resolve_offsets(client, {tp: EARLIEST for tp in new},
                                          o.source.isolation_level))
+        # Partitions that vanished leave the end offsets; partitions() reports them.
         gone = [tp for tp in begin if tp not in set(tps)]
-        if gone:
-            self._lost(gone, "the partition no longer exists (topic deleted?)")
-            for tp in gone:
-                begin.pop(tp)
+        for tp in gone:
+            begin.pop(tp)
         # where the batch begins, for the partitions whose start Spark would ask for again
         began = dict(begin) if first else {tp: begin[tp] for tp in new}
-        latest = self._latest_offsets(client, tps)
+        latest = self._checked_latest(client, tps, begin)
         if self._target is not None:  # availableNow: the end is fixed when the run starts
             latest = {tp: min(end, self._target.get(tp, begin[tp])) for tp, end in latest.items()}
         self._latest = latest
@@ -158,37 +160,82 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             end = rate_limit(limit.max_rows, begin, latest)
         min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
             o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
-        now = time.time() * 1000
-        # a batch admitted from this start stays admitted if Spark asks again
-        if (self._target is None and begin != self._admitted_from
-                and hold_back(min_rows, begin, end, self._last_batch_ms,
-                              o.max_trigger_delay_ms, now)):
-            return start
+        # a batch admitted from this start stays admitted if Spark asks again; what is
+        # available counts, not what maxOffsetsPerTrigger lets into the batch (as in Spark)
+        if self._target is None and begin != self._admitted_from and min_rows:
+            now = time.time() * 1000
+            wait, self._last_trigger_ms = hold_back(min_rows, begin, latest,
+                                                    self._last_trigger_ms,
+                                                    o.max_trigger_delay_ms, now)
+            if wait:
+                return start
         if end == begin:
             return start if not new and not gone else with_start(begin, began)
-        if begin != self._admitted_from:
-            self._admitted_from, self._last_batch_ms = dict(begin), now
+        self._admitted_from = dict(begin)
         return with_start(end, began)
+
+    def _checked_latest(self, client: KafkaClient, tps: list[TopicPartition],
+                        begin: Offsets) -> Offsets:
+        """The latest offsets, asked again (fetchOffset.numRetries attempts in all, a
+        fetchOffset.retryIntervalMs pause between them) while one is below where the batch
+        begins: a broker can briefly answer a stale latest offset (KAFKA-7703), and Spark asks
+        again the same way before it treats the partition's offsets as changed."""
+        s = self.options.source
+        latest = self._latest_offsets(client, tps)
+        for _ in range(s.offset_fetch_attempts - 1):
+            wrong = [(tp, begin[tp], end) for tp, end in sorted(latest.items())
+                     if tp in begin and end < begin[tp]]
+            if not wrong:
+                break
+            log.warning("Found incorrect offsets in some partitions (partition, previous "
+                        "offset, fetched offset): %s; asking again in %d ms",
+                        ", ".join(f"({t}-{p}, {a}, {b})" for (t, p), a, b in wrong),
+                        s.offset_fetch_interval_ms)
+            time.sleep(s.offset_fetch_interval_ms / 1000)
+            latest = self._latest_offsets(client, tps)
+        return latest
 
     def reportLatestOffset(self) -> dict | None:
         return to_json(self._latest) if self._latest is not None else None
 
     # -- planning and reading ----------------------------------------------------------------
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
+        """The batch's fixed ranges. Data loss is reported here, as Spark's planInputPartitions
+        does: partitions gone since the batch began, partitions whose offsets went back, new
+        partitions that do not start at offset 0 (failOnDataLoss: fail, or warn and go on)."""
         o = self.options
         s = o.source
         if start == end:  # Spark's setLatestSeenOffset after a restart: nothing to read
             return []
-        begin, finish = batch_start(start, end), from_json(end)
+        before, finish = from_json(start), from_json(end)
+        begin = batch_start(start, end)
+        gone = sorted(tp for tp in before if tp not in finish)
+        if gone:
+            self._lost(gone, f"Partitions {_names(gone)} have been deleted",
+                       "what they held beyond the offsets already read is skipped",
+                       before[gone[0]])
         missing = [tp for tp in finish if tp not in begin]
         if missing:  # new partitions (in checkpoints without a recorded start): earliest
-            begin.update(resolve_offsets(self._client(), {tp: EARLIEST for tp in missing},
-                                         s.isolation_level))
+            begin.update(self._earliest(missing))
+        new = sorted(tp for tp in finish if tp not in before and tp in begin)
+        for tp in new:
+            if begin[tp] != 0:
+                self._lost([tp], f"Added partition {tp[0]}-{tp[1]} starts from {begin[tp]} "
+                           "instead of 0. Some data may have been missed",
+                           f"offsets [0, {begin[tp]}) are skipped", 0, begin[tp])
         ranges = []
         for tp in sorted(finish):
+            if tp not in begin:
+                continue
             a, b = begin[tp], finish[tp]
             if b < a:
-                self._lost([tp], f"offsets went back from {a} to {b}")
+                self._lost([tp], f"Partition {tp[0]}-{tp[1]}'s offset was changed from {a} to "
+                           f"{b}, some data may have been missed. This could either be a user "
+                           "error that the start offset is set too high and this is the first "
+                           "batch, or the Kafka topic-partition is broken (deleted and "
+                           "re-created, or truncated)",
+                           f"this micro-batch reads nothing from it and the next one starts "
+                           f"at offset {b}", a, b)
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], a, b))
         ranges = split_ranges(ranges, s.min_partitions, s.max_records_per_partition)
@@ -197,6 +244,18 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                                 s.fail_on_data_loss, s.include_headers)
             for i, r in enumerate(r for r in ranges if r.size > 0)
         ]
+
+    def _earliest(self, tps: list[TopicPartition]) -> Offsets:
+        """Earliest offsets of new partitions; those deleted meanwhile are data loss."""
+        client = self._client()
+        present = set(self._partitions_now(client))
+        found = [tp for tp in tps if tp in present]
+        lost = sorted(tp for tp in tps if tp not in present)
+        if lost:
+            self._lost(lost, f"Cannot find earliest offsets of {_names(lost)}. Some data may "
+                       "have been missed", "they are not read", 0)
+        return resolve_offsets(client, {tp: EARLIEST for tp in found},
+                               self.options.source.isolation_level) if found else {}
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)
@@ -221,13 +280,20 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             self._zookeeper().commit(o.group_id, offsets)
         self._committed = dict(offsets)
 
-    def _lost(self, tps: list[TopicPartition], why: str) -> None:
-        names = ", ".join(f"{t}-{p}" for t, p in tps)
+    def _lost(self, tps: list[TopicPartition], what: str, skipped: str, start: int,
+              end: int = -1) -> None:
+        """Spark's reportDataLoss: with failOnDataLoss (the default) a DataLossError saying
+        ``what``; without, a warning saying ``what`` and what is ``skipped``."""
         if self.options.source.fail_on_data_loss:
-            raise error_for_code(
-                ErrorCode.OFFSET_OUT_OF_RANGE, topic=tps[0][0], partition=tps[0][1],
-                context="streaming source",
-                message=(f"data loss in {names}: {why}. Set failOnDataLoss=false to skip lost "
-                         "data and continue"),
-            )
-        log.warning("data loss in %s: %s; skipped (failOnDataLoss=false)", names, why)
+            topic, partition = tps[0]
+            raise DataLossError(topic, partition, start, end, what, context="streaming source",
+                                summary=what)
+        log.warning("%s; %s (failOnDataLoss is false). Some data may have been lost because "
+                    "they are not available in Kafka any more; either the data was aged out "
+                    "by Kafka or the topic may have been deleted before all the data in the "
+                    "topic was processed. If you want your streaming query to fail on such "
+                    "cases, set the source option failOnDataLoss to true", what, skipped)
+
+
+def _names(tps: list[TopicPartition]) -> str:
+    return ", ".join(f"{t}-{p}" for t, p in tps)

@@ -152,6 +152,7 @@ def test_a_batch_admitted_by_min_offsets_stays_admitted_when_asked_again(bootstr
                      minOffsetsPerTrigger="5", maxTriggerDelay="1h")
     start = _wire(reader.initialOffset())
     limit = reader.getDefaultReadLimit()
+    assert _wire(reader.latestOffset(start, limit)) == start  # the first trigger: no data
     _produce(client, topic, 1, 3)
     assert _wire(reader.latestOffset(start, limit)) == start  # fewer than 5: held back
     _produce(client, topic, 1, 3)
@@ -163,3 +164,35 @@ def test_a_batch_admitted_by_min_offsets_stays_admitted_when_asked_again(bootstr
                                                         START_KEY: {topic: {"0": 0}}}
     # the next batch waits for 5 new offsets again
     assert _wire(reader.latestOffset(end, limit)) == end
+
+
+def test_min_offsets_per_trigger_lets_a_querys_first_trigger_through(bootstrap, client,
+                                                                     new_topic):
+    """Spark's maxTriggerDelay clock starts at 0 (lastTriggerMillis), so a query's first
+    trigger goes through with whatever is there; the clock then runs from that trigger."""
+    topic = new_topic(1, "calls-min-first")
+    _produce(client, topic, 1, 3)
+    reader = _reader(bootstrap, subscribe=topic, startingOffsets="earliest",
+                     minOffsetsPerTrigger="50", maxTriggerDelay="1h")
+    start = _wire(reader.initialOffset())
+    limit = reader.getDefaultReadLimit()
+    end = _wire(reader.latestOffset(start, limit))
+    assert end == {topic: {"0": 3}, START_KEY: {topic: {"0": 0}}}  # 3 < 50, yet admitted
+    _produce(client, topic, 1, 3)
+    assert _wire(reader.latestOffset(end, limit)) == end  # now held back for an hour
+
+
+def test_min_offsets_per_trigger_counts_what_is_available_not_the_capped_batch(
+        bootstrap, client, new_topic):
+    """With minOffsetsPerTrigger = maxOffsetsPerTrigger = 50 over 3 partitions, the capped batch
+    holds 3 * 16 offsets (shares rounded down); Spark's delayBatch compares the 300 available
+    offsets with 50, so the batch goes through."""
+    topic = new_topic(3, "calls-min-max")
+    _produce(client, topic, 3, 300)
+    reader = _reader(bootstrap, subscribe=topic, startingOffsets="earliest",
+                     minOffsetsPerTrigger="50", maxOffsetsPerTrigger="50", maxTriggerDelay="1h")
+    start = _wire(reader.initialOffset())
+    limit = reader.getDefaultReadLimit()
+    first = _wire(reader.latestOffset(start, limit))  # a query's first trigger goes through
+    second = _wire(reader.latestOffset(first, limit))
+    assert second[topic] == {"0": 32, "1": 32, "2": 32}

@@ -176,11 +176,34 @@ def test_starting_timestamp_without_a_match(spark, bootstrap, ts_topic):
     assert_df_equality(rows(df), ts_rows(spark, {0: (4, 9)}), ignore_row_order=True)
 
 
-def test_start_resolved_after_end_reads_nothing(spark, bootstrap, ts_topic):
-    # p0: start 6 (800), end 2 (300); p1: start latest (3, no match), end 2 (400).
+def test_start_resolved_after_end_fails(spark, bootstrap, ts_topic):
+    # p0: start 6 (800), end 2 (300): Spark fails (RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET)
     df = load(spark, bootstrap, subscribe=ts_topic, startingTimestamp=str(B + 800),
               endingTimestamp=str(B + 300), startingOffsetsByTimestampStrategy="latest")
-    assert df.count() == 0
+    fails(df, rf"StartAfterEndError.*Beginning offset 6 \(startingTimestamp\) is after the ending "
+              rf"offset 2 \(endingTimestamp\) for topic {ts_topic} partition 0")
+
+
+# ------------------------------------------------------------ start beyond the end (issue 15)
+
+
+@pytest.mark.parametrize("fail_on_data_loss", ["true", "false"])
+def test_starting_offsets_beyond_the_partitions_end_fail(spark, bootstrap, new_topic,
+                                                         fail_on_data_loss):
+    """Spark's kafka source fails a read whose start lies beyond the partition's end, whatever
+    failOnDataLoss says; kafkawire used to read nothing from such a partition, silently."""
+    topic = new_topic(2, "beyond-start")
+    produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": i % 2} for i in range(6)],
+            linger_ms=20)
+    df = load(spark, bootstrap, subscribe=topic, failOnDataLoss=fail_on_data_loss,
+              startingOffsets=json.dumps({topic: {"0": 1, "1": 40}}))
+    fails(df, rf"Beginning offset 40 \(startingOffsets\) is after the ending offset 3 "
+              rf"\(endingOffsets\) for topic {topic} partition 1: the resolved start offset is "
+              r"greater than the resolved end offset")
+    # At the end is fine: nothing to read there, as in Spark.
+    df = load(spark, bootstrap, subscribe=topic, startingOffsets=json.dumps({topic: {"0": 1, "1": 3}}))
+    assert_df_equality(rows(df), expected(spark, [(0, 1, "v2"), (0, 2, "v4")]),
+                       ignore_row_order=True)
 
 
 # ----------------------------------------------------------------------- failOnDataLoss
@@ -358,6 +381,17 @@ def test_read_committed_never_returns_aborted_records(spark, bootstrap, client, 
         assert "whose transaction was aborted" in str(exc) and "without listing" in str(exc)
         return
     assert got == ["c0", "c1", "c2"]
+
+
+def test_a_topic_may_map_to_earliest_or_latest(spark, bootstrap, split_topic):
+    """Spark 4.x (SPARK-58774): a topic's value in startingOffsets/endingOffsets may be
+    "earliest"/"latest" for all its partitions."""
+    df = load(spark, bootstrap, subscribe=split_topic,
+              startingOffsets=json.dumps({split_topic: "earliest"}),
+              endingOffsets=json.dumps({split_topic: {"0": 3, "1": 2, "2": -1}}))
+    assert_df_equality(rows(df), expected(spark, [(0, 0, "p0-0"), (0, 1, "p0-1"), (0, 2, "p0-2"),
+                                                  (1, 0, "p1-0"), (1, 1, "p1-1")]),
+                       ignore_row_order=True)
 
 
 # --------------------------------------------------------------------- SQL and options

@@ -4,6 +4,7 @@ from checkpoints, the sink, and consumed offsets committed for lag tools."""
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from datetime import datetime
@@ -198,15 +199,17 @@ def test_min_offsets_per_trigger_waits_for_data_or_delay(spark, bootstrap, clien
                  maxTriggerDelay="4s").writeStream.format("memory").queryName(name)
          .trigger(processingTime="300 milliseconds").start())
     try:
-        _produce(client, topic, 0, 0, 10)  # fewer than 50: held back until the delay passes
         deadline = time.monotonic() + 60
+        while not q.recentProgress and time.monotonic() < deadline:
+            time.sleep(0.1)  # the first trigger always goes through (no data yet: no batch)
+        _produce(client, topic, 0, 0, 10)  # fewer than 50: held back until the delay passes
         _wait_rows(spark, name, 10, deadline)
         assert _count(spark, name) == 10
         progress = q.recentProgress
         batches = [p for p in progress if p["numInputRows"] > 0]
         assert len(batches) == 1 and batches[0]["numInputRows"] == 10
         # held back: the batch came only once maxTriggerDelay (4 s) had passed since the
-        # query started, although the data was there within the first trigger or two
+        # first trigger, although the data was there within the next trigger or two
         started = _ts(progress[0]["timestamp"])
         assert (_ts(batches[0]["timestamp"]) - started) >= 3.0
     finally:
@@ -258,7 +261,13 @@ def test_topic_deleted_during_the_query(spark, bootstrap, client, new_topic, fai
         delete_topics(client, [doomed])
         _produce(client, kept, 0, 3, 4)
         if fail_on_data_loss:
-            with pytest.raises(Exception, match=rf"data loss in {doomed}-0.*failOnDataLoss=false"):
+            # Spark's PARTITIONS_DELETED, or PARTITION_OFFSET_CHANGED when the latest offsets
+            # were asked between the deletion and the metadata showing it (Tansu then answers
+            # ListOffsets for the deleted partition with offset 0)
+            with pytest.raises(Exception, match=rf"(Partitions {doomed}-0 have been deleted|"
+                                                rf"Partition {doomed}-0's offset was changed "
+                                                r"from 2 to 0).*set the source option "
+                                                r"failOnDataLoss to false"):
                 q.awaitTermination(60)
                 raise AssertionError("the query should have failed")
         else:
@@ -360,3 +369,91 @@ def test_starting_timestamp_and_min_partitions(spark, bootstrap, client, new_top
     from spark_kafka_wire.source.planning import OffsetRange, split_ranges
     assert [p.range for p in parts] == split_ranges([OffsetRange(topic, 0, 0, 10)], 4, None)
     assert len(parts) == 4 and parts[0].range.start == 0 and parts[-1].range.end == 10
+
+
+# ------------------------------------------------- failOnDataLoss between micro-batches (issue 15)
+
+
+def _available_now(df, checkpoint: str) -> Exception | None:
+    """An availableNow run writing offsets and values to Parquet files next to its checkpoint
+    (the memory sink cannot restart from a checkpoint): the query's exception, or None."""
+    q = (df.selectExpr("partition", "offset", "cast(value as string) as v").writeStream
+         .format("parquet")
+         .option("path", f"{checkpoint}-out").option("checkpointLocation", checkpoint)
+         .trigger(availableNow=True).start())
+    try:
+        q.awaitTermination(120)
+    except Exception as exc:  # noqa: BLE001 - the failure is what some tests expect
+        return exc
+    assert not q.isActive, "availableNow query did not finish"
+    return None
+
+
+def _written(spark, checkpoint: str) -> list[tuple[int, int, str]]:
+    """(partition, offset, value) of every row the runs on ``checkpoint`` wrote."""
+    return sorted((r.partition, r.offset, r.v) for r in spark.read
+                  .schema("partition int, offset long, v string")
+                  .parquet(f"{checkpoint}-out").collect())
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+def test_starting_offsets_beyond_the_end(spark, bootstrap, client, new_topic, tmp_path,
+                                         fail_on_data_loss):
+    """Spark plans the first batch from the start to the latest offsets: a start beyond the
+    end is PARTITION_OFFSET_CHANGED data loss ("a user error that the start offset is set too
+    high and this is the first batch, or the Kafka topic-partition is broken"). Without
+    failOnDataLoss the query warns and goes on from the latest offset."""
+    topic = new_topic(1, "s-beyond")
+    _produce(client, topic, 0, 0, 5)
+    checkpoint = str(tmp_path / "ckpt")
+    df = _stream(spark, bootstrap, topic, startingOffsets=json.dumps({topic: {"0": 100}}),
+                 failOnDataLoss=str(fail_on_data_loss).lower(),
+                 **{"fetchOffset.retryIntervalMs": "50"})
+    failed = _available_now(df, checkpoint)
+    if fail_on_data_loss:
+        assert failed is not None and re.search(
+            rf"Partition {topic}-0's offset was changed from 100 to 5, some data may have been "
+            r"missed.*set the source option failOnDataLoss to false", str(failed), re.S)
+        return
+    assert failed is None and _written(spark, checkpoint) == []
+    _produce(client, topic, 0, 5, 3)
+    assert _available_now(df, checkpoint) is None
+    assert _written(spark, checkpoint) == [(0, i, f"p0-v{i:05d}") for i in (5, 6, 7)]
+
+
+@pytest.mark.parametrize("fail_on_data_loss", [True, False])
+def test_topic_recreated_with_more_partitions_between_batches(spark, bootstrap, client, new_topic,
+                                                              tmp_path, fail_on_data_loss):
+    """The query stops after reading offsets [0, 5) of the topic's one partition; the topic is
+    deleted and re-created with 2 partitions (Tansu has no CreatePartitions: this is how a
+    partition gets added here), 2 records in partition 0 and 4 in partition 1; the query
+    restarts from its checkpoint. Partition 0's latest offset (2) is below where the next batch
+    begins (5): Spark's PARTITION_OFFSET_CHANGED. Partition 1 is new and starts at offset 0: no
+    loss. Without failOnDataLoss partition 0 is read from offset 2 on (its first 2 records are
+    skipped, as in Spark; the warning says so) and partition 1 from 0."""
+    from spark_kafka_wire.client.admin import create_topics, delete_topics
+
+    topic = new_topic(1, "s-recreated")
+    _produce(client, topic, 0, 0, 5)
+    checkpoint = str(tmp_path / "ckpt")
+    df = _stream(spark, bootstrap, topic, startingOffsets="earliest",
+                 failOnDataLoss=str(fail_on_data_loss).lower(),
+                 **{"fetchOffset.retryIntervalMs": "50"})
+    assert _available_now(df, checkpoint) is None
+    old = [(0, i, f"p0-v{i:05d}") for i in range(5)]
+    assert _written(spark, checkpoint) == old
+    delete_topics(client, [topic])
+    create_topics(client, [(topic, 2)])
+    _produce(client, topic, 0, 100, 2)
+    _produce(client, topic, 1, 0, 4)
+    failed = _available_now(df, checkpoint)
+    if fail_on_data_loss:
+        assert failed is not None and re.search(
+            rf"Partition {topic}-0's offset was changed from 5 to 2", str(failed))
+        return
+    assert failed is None
+    _produce(client, topic, 0, 102, 3)
+    assert _available_now(df, checkpoint) is None
+    assert _written(spark, checkpoint) == sorted(
+        old + [(0, i, f"p0-v{100 + i:05d}") for i in (2, 3, 4)]
+        + [(1, i, f"p1-v{i:05d}") for i in range(4)])

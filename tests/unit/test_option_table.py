@@ -25,7 +25,7 @@ from spark_kafka_wire.options import (
 )
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 from spark_kafka_wire.sink.options import parse_sink_options
-from spark_kafka_wire.source.options import parse_source_options
+from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
 PACKAGE = Path(spark_kafka_wire.__file__).parent
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -143,8 +143,10 @@ def test_ignored_options_are_accepted_with_any_value(o: Option) -> None:
     sasl = {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN",
             "kafka.sasl.username": "u", "kafka.sasl.password": "p"} \
         if o.name.startswith("kafka.sasl.") else {}
-    if o.ignored_in & SOURCE:
+    if o.ignored_in & Use.READ:
         parse_source_options({**SOURCE_BASE, **sasl, o.name: "anything"})
+    if o.ignored_in & Use.STREAM_READ:
+        parse_stream_options({**SOURCE_BASE, **sasl, o.name: "anything"})
     if o.ignored_in & SINK:
         parse_sink_options({**SINK_BASE, **sasl, o.name: "anything"})
 

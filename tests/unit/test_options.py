@@ -127,3 +127,27 @@ def test_parse_bootstrap_forms() -> None:
         parse_bootstrap(" , ")
     with pytest.raises(ConfigurationError):
         parse_bootstrap("a:70000")
+
+
+@pytest.mark.parametrize("key", ["kafka.auto.offset.reset", "kafka.enable.auto.commit",
+                                 "kafka.key.deserializer", "kafka.value.deserializer"])
+def test_consumer_settings_spark_refuses_are_accepted_by_the_sink(key: str) -> None:
+    """Spark refuses them for its source only; its sink hands them to a producer that does not
+    use them."""
+    with pytest.raises(ConfigurationError, match=f"Kafka option '{key}' is not supported"):
+        parse_source_options({**BASE, key: "x"})
+    assert parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t", key: "x"}).topic
+
+
+@pytest.mark.parametrize("key", ["kafka.key.serializer", "kafka.value.serializer"])
+def test_serializers_spark_refuses_for_its_sink_are_accepted_by_the_source(key: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"Kafka option '{key}' is not supported"):
+        parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t", key: "x"})
+    assert parse_source_options({**BASE, key: "x"}).topics
+
+
+def test_interceptors_are_refused_everywhere() -> None:
+    with pytest.raises(ConfigurationError, match="JVM classes"):
+        parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.interceptor.classes": "x"})
+    with pytest.raises(ConfigurationError, match="JVM classes"):
+        parse_source_options({**BASE, "kafka.interceptor.classes": "x"})

@@ -4,6 +4,7 @@ KafkaOffsetRangeCalculator does it; no broker needed."""
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -84,3 +85,53 @@ def test_pieces_tile_each_range_exactly(seed: int) -> None:
         assert all(a.end == b.start for a, b in zip(mine, mine[1:], strict=False))
         if max_records is not None:
             assert all(q.size <= max_records for q in mine)
+
+
+# ------------------------------------------------------------------ start after the end
+
+
+def _plan(monkeypatch, starts: dict, ends: dict, **options: str):
+    """plan_ranges with the partitions and resolved offsets given (no broker)."""
+    from spark_kafka_wire.source import planning
+    from spark_kafka_wire.source.options import parse_source_options
+
+    opts = parse_source_options({"kafka.bootstrap.servers": "h:9092", "subscribe": "t",
+                                 **options})
+    monkeypatch.setattr(planning, "assigned_partitions", lambda client, strategy: sorted(starts))
+    monkeypatch.setattr(planning, "resolve_limit",
+                        lambda client, limit, tps, word, iso, is_start:
+                        starts if is_start else ends)
+    return planning.plan_ranges(None, opts)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("split", [{}, {"minPartitions": "8"}, {"maxRecordsPerPartition": "2"}],
+                         ids=["whole", "minPartitions", "maxRecordsPerPartition"])
+def test_a_start_after_the_end_fails_the_read(monkeypatch, split: dict) -> None:
+    """Spark fails such a read (RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET; before 4.1 the
+    task's "Beginning offset ... is after the ending offset ..."), whatever failOnDataLoss
+    says; kafkawire fails while planning, before any task starts."""
+    from spark_kafka_wire.errors import ConfigurationError, StartAfterEndError
+
+    starts, ends = {("t", 0): 4, ("t", 1): 100}, {("t", 0): 9, ("t", 1): 10}
+    with pytest.raises(StartAfterEndError, match=re.escape(
+            "Beginning offset 100 (startingOffsets) is after the ending offset 10 "
+            "(endingOffsets) for topic t partition 1: the resolved start offset is greater "
+            "than the resolved end offset")) as caught:
+        _plan(monkeypatch, starts, ends, failOnDataLoss="false",
+              startingOffsets='{"t":{"0":4,"1":100}}', **split)
+    e = caught.value
+    assert isinstance(e, ConfigurationError)
+    assert (e.topic, e.partition, e.start, e.end) == ("t", 1, 100, 10)
+
+
+def test_the_error_names_the_options_the_offsets_came_from(monkeypatch) -> None:
+    from spark_kafka_wire.errors import StartAfterEndError
+
+    with pytest.raises(StartAfterEndError, match=r"Beginning offset 6 \(startingTimestamp\) is "
+                                                 r"after the ending offset 2 \(endingTimestamp\)"):
+        _plan(monkeypatch, {("t", 0): 6}, {("t", 0): 2}, startingTimestamp="800",
+              endingTimestamp="300")
+
+
+def test_a_start_at_the_end_reads_nothing(monkeypatch) -> None:
+    assert spans(_plan(monkeypatch, {("t", 0): 10}, {("t", 0): 10})) == [("t", 0, 10, 10)]

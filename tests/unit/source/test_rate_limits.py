@@ -43,11 +43,13 @@ def test_never_past_latest_never_backwards(limit: int, spans: list[tuple[int, in
 
 
 def test_hold_back_until_enough_or_delay_passed() -> None:
+    """Spark's delayBatch: (wait?, when a trigger last went through)."""
     start, latest = {A: 0}, {A: 5}
-    assert hold_back(10, start, latest, last_batch_ms=0, max_trigger_delay_ms=1000, now_ms=500)
-    assert not hold_back(10, start, latest, last_batch_ms=0, max_trigger_delay_ms=1000, now_ms=1000)
-    assert not hold_back(5, start, latest, last_batch_ms=0, max_trigger_delay_ms=1000, now_ms=1)
-    assert not hold_back(None, start, latest, last_batch_ms=0, max_trigger_delay_ms=1000, now_ms=1)
+    assert hold_back(10, start, latest, 600, max_trigger_delay_ms=1000, now_ms=1500) == (True, 600)
+    assert hold_back(10, start, latest, 500, max_trigger_delay_ms=1000, now_ms=1500) == (False, 1500)
+    assert hold_back(5, start, latest, 1400, max_trigger_delay_ms=1000, now_ms=1500) == (False, 1500)
+    # The clock starts at 0: a query's first trigger goes through, data or not, and restarts it.
+    assert hold_back(10, start, start, 0, max_trigger_delay_ms=1000, now_ms=1500) == (False, 1500)
 
 
 @pytest.mark.parametrize("text,ms", [("15m", 900_000), ("30s", 30_000), ("500ms", 500), ("2h", 7_200_000), ("250", 250), ("1 min", 60_000)])

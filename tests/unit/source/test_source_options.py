@@ -245,3 +245,67 @@ def test_settings_that_would_break_the_source_stay_rejected() -> None:
     fails("set the source option 'startingOffsets'", {**BASE, "kafka.auto.offset.reset": "latest"})
     fails("unsupported Kafka client option.*kafka.exclude.internal.topics",
           {**BASE, "kafka.exclude.internal.topics": "false"})
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
+def test_min_offsets_per_trigger_above_max_is_refused(stream: bool) -> None:
+    """Spark's validateGeneralOptions, which batch reads run too."""
+    from spark_kafka_wire.source.options import parse_stream_options
+
+    parser = parse_stream_options if stream else parse_source_options
+    with pytest.raises(ConfigurationError, match=re.escape(
+            "minOffsetsPerTrigger (100) is higher than maxOffsetsPerTrigger (10)")):
+        parser({**BASE, "minOffsetsPerTrigger": "100", "maxOffsetsPerTrigger": "10"})
+    parser({**BASE, "minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "10"})
+
+
+def test_streams_refuse_ending_offsets_and_ignore_ending_timestamp(caplog) -> None:
+    """Spark refuses endingOffsets and endingOffsetsByTimestamp in streams and ignores
+    endingTimestamp."""
+    from spark_kafka_wire.source.options import parse_stream_options
+
+    for name in ("endingOffsets", "endingOffsetsByTimestamp"):
+        with pytest.raises(ConfigurationError,
+                           match=f"option '{name}' is not valid for streaming queries"):
+            parse_stream_options({**BASE, name: "latest"})
+    with caplog.at_level(logging.WARNING):
+        o = parse_stream_options({**BASE, "endingTimestamp": "17"})
+    assert "endingTimestamp option ignored in streaming queries" in caplog.text
+    assert isinstance(o.starting, OffsetSpec)
+
+
+def test_a_topic_may_map_to_earliest_or_latest() -> None:
+    """Spark 4.x (SPARK-58774): {"topicA":"latest","topicB":{"0":23}} in startingOffsets and
+    endingOffsets; the word stands for every partition of the topic."""
+    o = parse(startingOffsets='{"a":"Earliest","b":{"0":23,"1":-2}}',
+              endingOffsets='{"a":{"0":9,"1":-1},"b":"latest"}')
+    tps = [("a", 0), ("a", 1), ("b", 0), ("b", 1)]
+    assert o.starting.for_partitions(tps) == {("a", 0): -2, ("a", 1): -2, ("b", 0): 23,
+                                              ("b", 1): -2}
+    assert o.ending.for_partitions(tps) == {("a", 0): 9, ("a", 1): -1, ("b", 0): -1,
+                                            ("b", 1): -1}
+    with pytest.raises(ConfigurationError, match="startingOffsets must give an offset for every "
+                                                 "subscribed partition: it lacks b-1"):
+        parse(startingOffsets='{"a":"earliest","b":{"0":23}}').starting.for_partitions(tps)
+    with pytest.raises(ConfigurationError, match="startingOffsets names topics that are not "
+                                                 "subscribed or do not exist: c"):
+        parse(startingOffsets='{"a":"earliest","b":"earliest","c":"earliest"}'
+              ).starting.for_partitions(tps)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"startingOffsets": '{"a":"latest"}'}, "startingOffsets for a cannot be latest"),
+    ({"endingOffsets": '{"a":"earliest"}'}, "endingOffsets for a cannot be earliest"),
+    ({"startingOffsets": '{"a":"soon"}'},
+     "the value for topic 'a' must be 'earliest', 'latest' or a partition"),
+    ({"startingOffsets": '{"a":[1]}'}, "startingOffsets must be JSON like"),
+])
+def test_topic_words_follow_the_batch_rules(extra: dict, message: str) -> None:
+    fails(message, {**BASE, **extra})
+
+
+def test_streams_take_topic_words_both_ways() -> None:
+    from spark_kafka_wire.source.options import parse_stream_options
+
+    o = parse_stream_options({**BASE, "startingOffsets": '{"a":"latest","b":"earliest"}'})
+    assert o.starting.for_partitions([("a", 0), ("b", 0)]) == {("a", 0): -1, ("b", 0): -2}
