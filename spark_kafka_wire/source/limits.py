@@ -152,12 +152,12 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
             f"{option} must be 'earliest', 'latest' or JSON like {example}, got {raw!r}")
     specific, words = _json_map(text, option, example, topic_words=True)
     topics: dict[str, int] = {}
-    for topic, value in words.items():  # a topic's "earliest" / "latest" (SPARK-58774)
-        which = value.strip().lower()
+    for topic, given_word in words.items():  # a topic's "earliest" / "latest" (SPARK-58774)
+        which = given_word.strip().lower()
         if which not in ("earliest", "latest"):
             raise ConfigurationError(
                 f"{option}: the value for topic {topic!r} must be 'earliest', 'latest' or a "
-                f"partition → offset map, got {value!r}")
+                f"partition → offset map, got {given_word!r}")
         topics[topic] = EARLIEST if which == "earliest" else LATEST
         _check_special(topics[topic], option, allow_earliest, allow_latest, topic)
     for (topic, p), off in specific.items():
