@@ -8,6 +8,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
 
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
+    ├── CheckpointError (also ValueError)     a stream checkpoint's offsets are damaged
     ├── ProtocolError                         bytes that break the Kafka protocol
     │   ├── CorruptRecordError                record data failed its CRC or structure check
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
@@ -43,6 +44,7 @@ from __future__ import annotations
 
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
+    CheckpointError,
     ConfigurationError,
     CoordinatorMovedError,
     DataLossError,
@@ -81,6 +83,7 @@ __all__ = [
     "AuthenticationError",
     "AuthorizationError",
     "BrokerConnectionError",
+    "CheckpointError",
     "ConfigurationError",
     "CoordinatorMovedError",
     "CorruptRecordError",

@@ -67,6 +67,8 @@ from spark_kafka_wire.config_files import options_from_properties
 from spark_kafka_wire.protocol.versions import versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+INT32_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: int settings, and int32 fields on the wire
+INT64_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: long settings, offsets, timestamps
 
 
 class Use(Flag):
@@ -89,9 +91,9 @@ class Kind(Enum):
 
     TEXT = "text"  # read by the option's own code: names, lists, JSON, durations
     BOOL = "boolean"  # true or false, any case
-    INT = "integer"  # at least the option's minimum
+    INT = "integer"  # between the option's minimum and maximum
     BYTES = "bytes"  # an INT counting bytes, shown in KiB / MiB
-    COUNT = "count"  # a positive integer; these options have no default
+    COUNT = "count"  # a positive integer up to the maximum; these options have no default
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,9 @@ class Option:
     kind: Kind = Kind.TEXT
     default: str | int | bool | None = None  # None: unset means absent
     minimum: int = 0  # INT and BYTES
+    # INT, BYTES and COUNT; None: the Java type's range, Integer.MAX_VALUE for INT and BYTES
+    # (most are Java ints, and those sent to brokers are int32 fields), Long.MAX_VALUE for COUNT
+    maximum: int | None = None
     default_doc: str | None = None  # the README's default cell when ``default`` cannot say it
     kafkawire_only: bool = False  # not an option of Spark's kafka format
     stream_default: str | None = None
@@ -122,6 +127,13 @@ class Option:
     def key(self) -> str:
         """The name as the parsers see it: Spark hands options over case-insensitively."""
         return self.name.lower()
+
+    @property
+    def highest(self) -> int:
+        """The largest value an integer option takes."""
+        if self.maximum is not None:
+            return self.maximum
+        return INT64_MAX if self.kind is Kind.COUNT else INT32_MAX
 
 
 # Spark refuses these for its kafka source and sink; so does kafkawire, with the same reasons.
@@ -188,6 +200,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.retry.backoff.max.ms", EVERYWHERE, kind=Kind.INT, default=1_000,
            doc="the longest pause between two retries"),
     Option("kafka.metadata.max.age.ms", EVERYWHERE, kind=Kind.INT, default=300_000,
+           maximum=INT64_MAX,  # a Java long
            doc="topic metadata older than this is fetched again"),
     Option("kafka.api.version.request", EVERYWHERE, kind=Kind.BOOL, default=True,
            kafkawire_only=True,
@@ -382,7 +395,7 @@ OPTIONS: tuple[Option, ...] = (
            "the partition now ends earlier, the topic was deleted): fail naming topic, "
            "partition and offsets, or (`false`) log a warning, skip them and read what exists. "
            "Compaction gaps and transaction markers are not loss"),
-    Option("minPartitions", SOURCE, kind=Kind.COUNT,
+    Option("minPartitions", SOURCE, kind=Kind.COUNT, maximum=INT32_MAX,  # Spark's Int
            doc="split topic-partitions into more Spark partitions: while there are fewer "
            "pieces than this, large pieces are cut in proportion to their size (Spark's "
            "KafkaOffsetRangeCalculator). Every piece is a fixed offset range"),
@@ -485,9 +498,11 @@ OPTIONS: tuple[Option, ...] = (
            "16 KiB), until they are `kafka.linger.ms` old or until `kafka.buffer.memory` bytes "
            "wait in all; the task sends everything left when its rows end"),
     Option("kafka.linger.ms", SINK, kind=Kind.INT, default=5, ignored_in=SOURCE,
+           maximum=INT64_MAX,  # a Java long
            doc="how old a partition's waiting rows may get, checked whenever Spark hands over "
            "the next Arrow batch; `0` sends each Arrow batch at once"),
     Option("kafka.buffer.memory", SINK, kind=Kind.BYTES, default=32 << 20, minimum=1,
+           maximum=INT64_MAX,  # a Java long
            ignored_in=SOURCE,
            doc="the most bytes that wait in a task, over all partitions, before they are sent"),
     Option("kafka.max.in.flight.requests.per.connection", SINK, kind=Kind.INT, default=5,
@@ -510,6 +525,7 @@ OPTIONS: tuple[Option, ...] = (
            doc="the partitions of a topic `createTopic` creates (the broker's default when "
            "unset; needs Kafka 2.4+); refused without `createTopic=true`"),
     Option("createTopicReplicationFactor", SINK, kind=Kind.INT, minimum=1,
+           maximum=2**15 - 1,  # int16 in CreateTopics
            kafkawire_only=True,
            doc="the replication factor of a topic `createTopic` creates (the broker's default "
            "when unset; needs Kafka 2.4+); refused without `createTopic=true`"),
@@ -625,16 +641,26 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     raw = opts.get(opt.key)
     if raw is None:
         return None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ConfigurationError(f"{opt.name} must be an integer, got {raw!r}") from None
+    text = raw.strip()
+    # ASCII digits only (int() takes any script's digits, and "1_000"), as Java's parseInt;
+    # no more than a long's 19 digits, so the conversion cost stays bounded.
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
+        raise ConfigurationError(f"{opt.name} must be an integer, got {_shown(raw)}")
+    value = int(text)
     if opt.kind is Kind.COUNT:
         if value <= 0:
             raise ConfigurationError(f"{opt.name} must be positive, got {value}")
     elif value < opt.minimum:
         raise ConfigurationError(f"{opt.name} must be >= {opt.minimum}, got {value}")
+    if value > opt.highest:
+        raise ConfigurationError(f"{opt.name} must be at most {opt.highest}, got {value}")
     return value
+
+
+def _shown(raw: str) -> str:
+    """A value for a message, cut short: random input may be megabytes long."""
+    return repr(raw) if len(raw) <= 80 else repr(raw[:80]) + "..."
 
 
 def int_value(opts: Mapping[str, str], name: Option | str) -> int:
@@ -881,8 +907,9 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
                                      "http, https or file URL")
         client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
         if scheme != "file" and (not client_id or not secret):
-            raise ConfigurationError(f"kafka.sasl.jaas.config: {OAUTH_MODULE} needs clientId "
-                                     "and clientSecret for the token endpoint")
+            raise ConfigurationError(
+                "kafka.sasl.oauthbearer.token.endpoint.url: the token endpoint needs clientId "
+                f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})")
         return OAuthConfig(
             source="oidc", principal=client_id or "token file", endpoint_url=url,
             client_id=client_id, client_secret=secret, scope=jopts.get("scope", ""),
@@ -958,9 +985,9 @@ def _read_file(opts: Mapping[str, str], opt: Option) -> bytes | None:
     try:
         with open(path.strip(), "rb") as f:
             return f.read()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ConfigurationError(f"{opt.name}: cannot read {path!r}: "
-                                 f"{exc.strerror or exc}") from None
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
@@ -1039,6 +1066,9 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
     enabled = given(opts, enabled_opt)
     if enabled is not None and enabled.strip():
         names = [version_name(v, enabled_opt.name) for v in enabled.split(",") if v.strip()]
+        if not names:
+            raise ConfigurationError(f"{enabled_opt.name} names no TLS version: give some of "
+                                     + ", ".join(PROTOCOL_VERSIONS))
         ranked = sorted(names, key=list(PROTOCOL_VERSIONS).index)
         low, high = ranked[0], ranked[-1]
     cap_opt = option("kafka.ssl.protocol")
