@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
+from urllib.parse import urlsplit
 
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
@@ -674,6 +675,27 @@ def int_value(opts: Mapping[str, str], name: Option | str) -> int:
     return opt.default
 
 
+MAX_WIRE_STRING = 2**15 - 1  # a Kafka protocol string: int16 length, then UTF-8
+
+
+def wire_text(opts: Mapping[str, str], name: Option | str) -> str | None:
+    """The value (or text default) of an option sent to brokers as a protocol string (client
+    and group ids): checked to be UTF-8 text that fits the int16 length prefix."""
+    opt = _entry(name)
+    value = opts.get(opt.key, opt.default if isinstance(opt.default, str) else None)
+    if value is None:
+        return None
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ConfigurationError(f"{opt.name} holds a character UTF-8 cannot encode (a lone "
+                                 "surrogate)") from None
+    if size > MAX_WIRE_STRING:
+        raise ConfigurationError(f"{opt.name} is {size} bytes of UTF-8; a Kafka protocol "
+                                 f"string holds at most {MAX_WIRE_STRING}")
+    return value
+
+
 def bool_value(opts: Mapping[str, str], name: Option | str) -> bool:
     """``true`` or ``false`` in any case, or the table's default."""
     opt = _entry(name)
@@ -746,7 +768,7 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
     return ClientConfig(
         bootstrap_servers=tuple(parse_bootstrap(servers)),
-        client_id=text_value(opts, "kafka.client.id"),
+        client_id=wire_text(opts, "kafka.client.id") or "",
         request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
         connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
         retry_backoff_ms=int_value(opts, "kafka.retry.backoff.ms"),
@@ -905,6 +927,15 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
         if scheme not in ("http", "https", "file"):
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url must be an "
                                      "http, https or file URL")
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+        except ValueError as exc:
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
+                                     f"valid URL ({exc})") from None
+        if scheme != "file" and not parts.hostname or any(c in url for c in " \x00\r\n"):
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
+                                     "valid URL (no host, or white space in it)")
         client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
         if scheme != "file" and (not client_id or not secret):
             raise ConfigurationError(

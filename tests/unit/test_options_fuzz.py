@@ -21,6 +21,7 @@ import string
 import tempfile
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -110,7 +111,8 @@ SECRET_OPTIONS = {"kafka.sasl.password", "kafka.sasl.jaas.config", "kafka.ssl.tr
 _TRICKY = "\x00\n\t ,:;={}[]\"'\\$@/#.*+?()|^-_\u00e9\u0669\u200b\U0001f600"
 tricky_text = st.text(alphabet=st.sampled_from(string.ascii_letters + string.digits + _TRICKY),
                       max_size=30)
-random_text = st.one_of(st.text(max_size=40), tricky_text)
+random_text = st.one_of(st.text(max_size=40), tricky_text,
+                        st.sampled_from(["x" * 32768, "é" * 20000]))  # beyond an int16 length
 
 BIG = [2**31 - 1, 2**31, 2**32, 2**63 - 1, 2**63, 2**64, 10**30]
 numbers = st.one_of(
@@ -343,7 +345,8 @@ VALUE_STRATEGIES: dict[str, st.SearchStrategy[str]] = {
     "kafka.sasl.login.refresh.window.factor": number_text,
     "kafka.sasl.login.refresh.window.jitter": number_text,
     "kafka.sasl.oauthbearer.token.endpoint.url": _choices(
-        "https://idp/token", "http://idp", "file:/tmp/token", "ftp://x", "", "https://[::1"),
+        "https://idp/token", "http://idp", "file:/tmp/token", "ftp://x", "", "https://[::1",
+        "https://h:x/", "http:///t", "https://h/a b"),
     "kafka.sasl.login.callback.handler.class": _choices(
         "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
         "software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler", "com.Custom"),
@@ -448,6 +451,10 @@ def _check_client(c: ClientConfig) -> None:
     if oauth is not None:
         _strict_json(oauth.claims_json)
         _in(oauth.lifetime_s, 1, INT64_MAX // 10**6, "token lifetime")
+        if oauth.source == "oidc":
+            parts = urlsplit(oauth.endpoint_url)  # what urllib does with it
+            assert parts.port is None or parts.port >= 0
+            assert parts.hostname or parts.scheme == "file"
 
 
 def _check_stream(o: StreamOptions) -> None:
@@ -591,7 +598,13 @@ FOUND = [
      CONTEXTS["oauth_unsecured"]),  # accepted: NaN in the token's JSON
     ("kafka.sasl.oauthbearer.token.endpoint.url", "https://idp/token",
      CONTEXTS["oauth_unsecured"]),  # the error named kafka.sasl.jaas.config only
+    ("kafka.sasl.oauthbearer.token.endpoint.url", "https://[::1/token",
+     CONTEXTS["oauth_oidc"]),  # accepted: ValueError at the first token request
+    ("kafka.sasl.oauthbearer.token.endpoint.url", "https://idp:port/token",
+     CONTEXTS["oauth_oidc"]),  # accepted: ValueError at the first token request
     ("topic", "t\x00", {}),  # accepted: not a topic name
+    ("kafka.client.id", "x" * 32768, {}),  # accepted: struct.error in every request header
+    ("kafka.group.id", "é" * 20000, {}),  # accepted: struct.error in OffsetCommit
 ]
 
 
@@ -599,7 +612,10 @@ FOUND = [
                          ids=[f"{n}={v[:20]!r}" for n, v, _ in FOUND])
 def test_found_values_fail_naming_the_option(name: str, value: str, context: dict) -> None:
     opt = next(o for o in OPTIONS if o.name == name)
-    for _, parse, _, extra in _parsers(opt):
+    uses = {"read": Use.READ, "stream": Use.STREAM_READ, "write": SINK}
+    for kind, parse, _, extra in _parsers(opt):
+        if not opt.uses & uses[kind]:
+            continue  # accepted and ignored there
         options = {**SERVERS, **context, **extra, name: value}
         with pytest.raises(ConfigurationError) as info:
             parse(options)
