@@ -15,8 +15,10 @@ examples every time.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import string
 import tempfile
 from collections.abc import Callable
@@ -276,6 +278,7 @@ def _choices(*words: str) -> st.SearchStrategy[str]:
 
 # Files some path options are pointed at: random bytes, a directory, a missing path.
 _TMP = tempfile.mkdtemp(prefix="kafkawire-fuzz-")
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 
 
 @st.composite
