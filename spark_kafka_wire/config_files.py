@@ -110,10 +110,11 @@ def read_properties(path: str, what: str) -> dict[str, str]:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-    except OSError as exc:
-        raise ConfigurationError(f"{what}: cannot read {path!r}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
         raise ConfigurationError(f"{what}: {path!r} is not UTF-8 text") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise ConfigurationError(f"{what}: cannot read {path!r}: "
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
     return parse_properties(text, path)
 
 
@@ -143,9 +144,11 @@ def _resolve_one(match: re.Match[str], key: str, source: str) -> str:
         try:
             with open(file, encoding="utf-8") as f:
                 return f.read()
-        except OSError as exc:
+        except UnicodeDecodeError:
+            raise ConfigurationError(f"{where}: {file!r} is not UTF-8 text") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
             raise ConfigurationError(f"{where}: cannot read {file!r}: "
-                                     f"{exc.strerror or exc}") from None
+                                     f"{getattr(exc, 'strerror', None) or exc}") from None
     raise ConfigurationError(f"{where}: unknown config provider {provider!r}; kafkawire "
                              "resolves env, file and directory")
 

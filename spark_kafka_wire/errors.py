@@ -9,6 +9,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
     │   └── StartAfterEndError                a batch read's start is after its end
+    ├── CheckpointError (also ValueError)     a stream checkpoint's offsets are damaged
     ├── ProtocolError                         bytes that break the Kafka protocol
     │   ├── CorruptRecordError                record data failed its CRC or structure check
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
@@ -46,6 +47,7 @@ from __future__ import annotations
 
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
+    CheckpointError,
     ConfigurationError,
     ConnectionSetupTimeoutError,
     CoordinatorMovedError,
@@ -86,6 +88,7 @@ __all__ = [
     "AuthenticationError",
     "AuthorizationError",
     "BrokerConnectionError",
+    "CheckpointError",
     "ConnectionSetupTimeoutError",
     "ConfigurationError",
     "CoordinatorMovedError",

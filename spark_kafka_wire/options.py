@@ -21,6 +21,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
+from urllib.parse import urlsplit
 
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
@@ -67,6 +68,8 @@ from spark_kafka_wire.config_files import options_from_properties
 from spark_kafka_wire.protocol.versions import versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+INT32_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: int settings, and int32 fields on the wire
+INT64_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: long settings, offsets, timestamps
 
 
 class Use(Flag):
@@ -89,9 +92,9 @@ class Kind(Enum):
 
     TEXT = "text"  # read by the option's own code: names, lists, JSON, durations
     BOOL = "boolean"  # true or false, any case
-    INT = "integer"  # at least the option's minimum
+    INT = "integer"  # between the option's minimum and maximum
     BYTES = "bytes"  # an INT counting bytes, shown in KiB / MiB
-    COUNT = "count"  # a positive integer; these options have no default
+    COUNT = "count"  # a positive integer up to the maximum; these options have no default
 
 
 @dataclass(frozen=True)
@@ -111,6 +114,9 @@ class Option:
     kind: Kind = Kind.TEXT
     default: str | int | bool | None = None  # None: unset means absent
     minimum: int = 0  # INT and BYTES
+    # INT, BYTES and COUNT; None: the Java type's range, Integer.MAX_VALUE for INT and BYTES
+    # (most are Java ints, and those sent to brokers are int32 fields), Long.MAX_VALUE for COUNT
+    maximum: int | None = None
     default_doc: str | None = None  # the README's default cell when ``default`` cannot say it
     kafkawire_only: bool = False  # not an option of Spark's kafka format
     stream_default: str | None = None
@@ -122,6 +128,13 @@ class Option:
     def key(self) -> str:
         """The name as the parsers see it: Spark hands options over case-insensitively."""
         return self.name.lower()
+
+    @property
+    def highest(self) -> int:
+        """The largest value an integer option takes."""
+        if self.maximum is not None:
+            return self.maximum
+        return INT64_MAX if self.kind is Kind.COUNT else INT32_MAX
 
 
 # Spark refuses these, each on the side that would use it (its source the consumer's, its sink
@@ -195,6 +208,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.retry.backoff.max.ms", EVERYWHERE, kind=Kind.INT, default=1_000,
            doc="the longest pause between two retries"),
     Option("kafka.metadata.max.age.ms", EVERYWHERE, kind=Kind.INT, default=300_000,
+           maximum=INT64_MAX,  # a Java long
            doc="topic metadata older than this is fetched again"),
     Option("kafka.api.version.request", EVERYWHERE, kind=Kind.BOOL, default=True,
            kafkawire_only=True,
@@ -397,7 +411,7 @@ OPTIONS: tuple[Option, ...] = (
            "skipped and read what exists. Compaction gaps and transaction markers are not "
            "loss. A batch read whose start is beyond a partition's end fails either way, as in "
            "Spark"),
-    Option("minPartitions", SOURCE, kind=Kind.COUNT,
+    Option("minPartitions", SOURCE, kind=Kind.COUNT, maximum=INT32_MAX,  # Spark's Int
            doc="split topic-partitions into more Spark partitions: while there are fewer "
            "pieces than this, large pieces are cut in proportion to their size (Spark's "
            "KafkaOffsetRangeCalculator). Every piece is a fixed offset range"),
@@ -501,9 +515,11 @@ OPTIONS: tuple[Option, ...] = (
            "16 KiB), until they are `kafka.linger.ms` old or until `kafka.buffer.memory` bytes "
            "wait in all; the task sends everything left when its rows end"),
     Option("kafka.linger.ms", SINK, kind=Kind.INT, default=5, ignored_in=SOURCE,
+           maximum=INT64_MAX,  # a Java long
            doc="how old a partition's waiting rows may get, checked whenever Spark hands over "
            "the next Arrow batch; `0` sends each Arrow batch at once"),
     Option("kafka.buffer.memory", SINK, kind=Kind.BYTES, default=32 << 20, minimum=1,
+           maximum=INT64_MAX,  # a Java long
            ignored_in=SOURCE,
            doc="the most bytes that wait in a task, over all partitions, before they are sent"),
     Option("kafka.max.in.flight.requests.per.connection", SINK, kind=Kind.INT, default=5,
@@ -527,6 +543,7 @@ OPTIONS: tuple[Option, ...] = (
            doc="the partitions of a topic `createTopic` creates (the broker's default when "
            "unset; needs Kafka 2.4+); refused without `createTopic=true`"),
     Option("createTopicReplicationFactor", SINK, kind=Kind.INT, minimum=1,
+           maximum=2**15 - 1,  # int16 in CreateTopics
            kafkawire_only=True,
            doc="the replication factor of a topic `createTopic` creates (the broker's default "
            "when unset; needs Kafka 2.4+); refused without `createTopic=true`"),
@@ -644,16 +661,26 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     raw = opts.get(opt.key)
     if raw is None:
         return None
-    try:
-        value = int(raw.strip())
-    except ValueError:
-        raise ConfigurationError(f"{opt.name} must be an integer, got {raw!r}") from None
+    text = raw.strip()
+    # ASCII digits only (int() takes any script's digits, and "1_000"), as Java's parseInt;
+    # no more than a long's 19 digits, so the conversion cost stays bounded.
+    digits = text[1:] if text[:1] in "+-" else text
+    if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
+        raise ConfigurationError(f"{opt.name} must be an integer, got {_shown(raw)}")
+    value = int(text)
     if opt.kind is Kind.COUNT:
         if value <= 0:
             raise ConfigurationError(f"{opt.name} must be positive, got {value}")
     elif value < opt.minimum:
         raise ConfigurationError(f"{opt.name} must be >= {opt.minimum}, got {value}")
+    if value > opt.highest:
+        raise ConfigurationError(f"{opt.name} must be at most {opt.highest}, got {value}")
     return value
+
+
+def _shown(raw: str) -> str:
+    """A value for a message, cut short: random input may be megabytes long."""
+    return repr(raw) if len(raw) <= 80 else repr(raw[:80]) + "..."
 
 
 def int_value(opts: Mapping[str, str], name: Option | str) -> int:
@@ -665,6 +692,27 @@ def int_value(opts: Mapping[str, str], name: Option | str) -> int:
     if not isinstance(opt.default, int) or isinstance(opt.default, bool):
         raise TypeError(f"option {opt.name!r} has no integer default")
     return opt.default
+
+
+MAX_WIRE_STRING = 2**15 - 1  # a Kafka protocol string: int16 length, then UTF-8
+
+
+def wire_text(opts: Mapping[str, str], name: Option | str) -> str | None:
+    """The value (or text default) of an option sent to brokers as a protocol string (client
+    and group ids): checked to be UTF-8 text that fits the int16 length prefix."""
+    opt = _entry(name)
+    value = opts.get(opt.key, opt.default if isinstance(opt.default, str) else None)
+    if value is None:
+        return None
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise ConfigurationError(f"{opt.name} holds a character UTF-8 cannot encode (a lone "
+                                 "surrogate)") from None
+    if size > MAX_WIRE_STRING:
+        raise ConfigurationError(f"{opt.name} is {size} bytes of UTF-8; a Kafka protocol "
+                                 f"string holds at most {MAX_WIRE_STRING}")
+    return value
 
 
 def bool_value(opts: Mapping[str, str], name: Option | str) -> bool:
@@ -739,7 +787,7 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
     return ClientConfig(
         bootstrap_servers=tuple(parse_bootstrap(servers)),
-        client_id=text_value(opts, "kafka.client.id"),
+        client_id=wire_text(opts, "kafka.client.id") or "",
         request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
         connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
         retry_backoff_ms=int_value(opts, "kafka.retry.backoff.ms"),
@@ -898,10 +946,20 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
         if scheme not in ("http", "https", "file"):
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url must be an "
                                      "http, https or file URL")
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+        except ValueError as exc:
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
+                                     f"valid URL ({exc})") from None
+        if scheme != "file" and not parts.hostname or any(c in url for c in " \x00\r\n"):
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
+                                     "valid URL (no host, or white space in it)")
         client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
         if scheme != "file" and (not client_id or not secret):
-            raise ConfigurationError(f"kafka.sasl.jaas.config: {OAUTH_MODULE} needs clientId "
-                                     "and clientSecret for the token endpoint")
+            raise ConfigurationError(
+                "kafka.sasl.oauthbearer.token.endpoint.url: the token endpoint needs clientId "
+                f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})")
         return OAuthConfig(
             source="oidc", principal=client_id or "token file", endpoint_url=url,
             client_id=client_id, client_secret=secret, scope=jopts.get("scope", ""),
@@ -977,9 +1035,9 @@ def _read_file(opts: Mapping[str, str], opt: Option) -> bytes | None:
     try:
         with open(path.strip(), "rb") as f:
             return f.read()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ConfigurationError(f"{opt.name}: cannot read {path!r}: "
-                                 f"{exc.strerror or exc}") from None
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
 def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
@@ -1058,6 +1116,9 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
     enabled = given(opts, enabled_opt)
     if enabled is not None and enabled.strip():
         names = [version_name(v, enabled_opt.name) for v in enabled.split(",") if v.strip()]
+        if not names:
+            raise ConfigurationError(f"{enabled_opt.name} names no TLS version: give some of "
+                                     + ", ".join(PROTOCOL_VERSIONS))
         ranked = sorted(names, key=list(PROTOCOL_VERSIONS).index)
         low, high = ranked[0], ranked[-1]
     cap_opt = option("kafka.ssl.protocol")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import click
 
@@ -27,12 +27,22 @@ class When:
         return format_ms(self.epoch_ms)
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_LAST_MS = round((datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
+                  - _EPOCH).total_seconds() * 1000)
+MAX_EPOCH_MS = 2**63 - 1  # record timestamps are int64
+
+
 def format_ms(ms: int) -> str:
-    """ISO-8601 in UTC with milliseconds (``2026-05-01T12:00:00.000Z``); ``-`` for -1."""
+    """ISO-8601 in UTC with milliseconds (``2026-05-01T12:00:00.000Z``); ``-`` for -1 (no
+    timestamp). A record may carry any int64: one past year 9999, which ISO-8601 cannot
+    write, is printed as its number of milliseconds."""
     if ms < 0:
         return "-"
-    return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
-        f"{ms % 1000:03d}Z"
+    if ms > _LAST_MS:
+        return f"{ms}ms"
+    moment = _EPOCH + timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
 class WhenType(click.ParamType):
@@ -48,17 +58,22 @@ class WhenType(click.ParamType):
         text = str(value).strip()
         if text.lower() in ("earliest", "latest"):
             return When(special=text.lower())
-        if re.fullmatch(r"\d+", text):
-            return When(epoch_ms=int(text))
+        digits = re.fullmatch(r"([0-9]+)(ms)?", text)  # "ms": how format_ms prints year > 9999
+        if digits:
+            if len(digits[1]) > 19 or int(digits[1]) > MAX_EPOCH_MS:
+                self.fail(f"{text[:30]!r} is beyond the largest timestamp, {MAX_EPOCH_MS} ms",
+                          param, ctx)
+            return When(epoch_ms=int(digits[1]))
         iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
         try:
             moment = datetime.fromisoformat(iso)
         except ValueError:
-            self.fail(f"{text!r} is not earliest, latest, an ISO-8601 time "
+            self.fail(f"{text[:60]!r} is not earliest, latest, an ISO-8601 time "
                       "(2026-05-01T12:00:00Z) or milliseconds since the epoch", param, ctx)
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=timezone.utc)
-        ms = round(moment.timestamp() * 1000)
+        # Exact, and safe at both ends of the calendar (timestamp() overflows near year 1).
+        ms = (moment - _EPOCH) // timedelta(milliseconds=1)
         if ms < 0:
             self.fail(f"{text!r} is before 1970", param, ctx)
         return When(epoch_ms=ms)

@@ -28,7 +28,11 @@ from typing import TypeVar
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.client.errors import (
+    BrokerConnectionError,
+    ConfigurationError,
+    NoBrokersAvailableError,
+)
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     InvalidMetadataError,
@@ -42,6 +46,23 @@ T = TypeVar("T")
 
 # A partition of a topic, as requests and offset maps name it: (topic, partition).
 TopicPartition = tuple[str, int]
+
+# Kafka's rule for topic names (org.apache.kafka.common.internals.Topic.validate): 1 to 249
+# characters from [a-zA-Z0-9._-], neither "." nor "..". A broker never holds another name.
+MAX_TOPIC_LENGTH = 249
+_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def check_topic_name(name: str, what: str) -> str:
+    """``name`` when Kafka allows it as a topic name; ConfigurationError naming ``what`` (the
+    option or column it came from) otherwise."""
+    if not name or name in (".", "..") or len(name) > MAX_TOPIC_LENGTH \
+            or not _TOPIC_CHARS.issuperset(name):
+        shown = name if len(name) <= 60 else name[:60] + "..."
+        raise ConfigurationError(
+            f"{what}: {shown!r} is not a legal Kafka topic name (1 to {MAX_TOPIC_LENGTH} "
+            "characters from letters, digits, '.', '_' and '-'; not '.' or '..')")
+    return name
 
 
 @dataclass(frozen=True)

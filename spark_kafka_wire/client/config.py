@@ -11,6 +11,28 @@ from spark_kafka_wire.client.tls import TlsConfig
 DEFAULT_PORT = 9092
 
 
+def _bad_address(item: str, why: str) -> ConfigurationError:
+    shown = item if len(item) <= 80 else item[:80] + "..."
+    return ConfigurationError(f"kafka.bootstrap.servers: {shown!r} is not host:port ({why}); "
+                              "give a comma-separated list such as broker1:9092,broker2:9092")
+
+
+def check_host(host: str, item: str) -> None:
+    """A host name a socket can look up: printable, no white space, and IDNA-encodable (labels
+    of 1 to 63 characters) unless it is an IPv6 address."""
+    if not host:
+        raise _bad_address(item, "no host")
+    if not host.isprintable() or any(c.isspace() for c in host):
+        raise _bad_address(item, "the host holds white space or control characters")
+    if ":" in host:  # an IPv6 literal; the socket layer checks the rest
+        return
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        raise _bad_address(item, "a part of the host name is empty or longer than 63 "
+                           "characters") from None
+
+
 def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
     """``host:port,host2:port`` (IPv6 as ``[::1]:9092``) into a list of addresses."""
     out: list[tuple[str, int]] = []
@@ -18,23 +40,23 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
         item = item.strip()
         if not item:
             continue
-        if "://" in item:  # tolerate PLAINTEXT://host:port as some tools print it
-            item = item.split("://", 1)[1]
-        if item.startswith("["):
-            host, _, rest = item[1:].partition("]")
-            port_text = rest.lstrip(":")
-        elif item.count(":") == 1:
-            host, _, port_text = item.partition(":")
+        address = item.split("://", 1)[1] if "://" in item else item  # PLAINTEXT://host:port
+        if address.startswith("["):
+            host, bracket, rest = address[1:].partition("]")
+            if not bracket or (rest and not rest.startswith(":")):
+                raise _bad_address(item, "an IPv6 address is written [address]:port")
+            port_text = rest[1:]
+        elif address.count(":") == 1:
+            host, _, port_text = address.partition(":")
         else:
-            host, port_text = item, ""
-        try:
-            port = int(port_text) if port_text else DEFAULT_PORT
-        except ValueError:
-            raise ConfigurationError(
-                f"kafka.bootstrap.servers: {item!r} is not host:port"
-            ) from None
-        if not host or not 0 < port < 65536:
-            raise ConfigurationError(f"kafka.bootstrap.servers: {item!r} is not host:port")
+            host, port_text = address, ""
+        if port_text and not (port_text.isascii() and port_text.isdigit()
+                              and len(port_text) <= 5):
+            raise _bad_address(item, "the port is not a number")
+        port = int(port_text) if port_text else DEFAULT_PORT
+        if not 0 < port < 65536:
+            raise _bad_address(item, "the port is not between 1 and 65535")
+        check_host(host, item)
         out.append((host, port))
     if not out:
         raise ConfigurationError(

@@ -163,6 +163,9 @@ class BrokerConnection:
                                               self.config.connect_timeout_ms) from None
         except OSError as exc:
             raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
+        except (UnicodeError, ValueError) as exc:  # a name no resolver takes ("a..b", NUL)
+            raise BrokerConnectionError(self.name, f"cannot connect: the host name cannot be "
+                                        f"looked up ({exc})") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.config.tls is not None:
             sock = self._wrap(sock, timeout)

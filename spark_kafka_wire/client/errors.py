@@ -21,6 +21,11 @@ class ConfigurationError(KafkaWireError, ValueError):
     """An option is missing, unknown or has a value that cannot work."""
 
 
+class CheckpointError(KafkaWireError, ValueError):
+    """A streaming query's checkpointed offsets are not what kafkawire writes (the checkpoint
+    was edited, damaged, or belongs to another source)."""
+
+
 class BrokerConnectionError(KafkaWireError):
     """A socket to one broker failed (refused, reset, closed mid-response).
 

@@ -306,13 +306,26 @@ def context_for(tls: TlsConfig) -> ssl.SSLContext:
             ctx.minimum_version = PROTOCOL_VERSIONS[tls.min_version]
         if tls.max_version:
             ctx.maximum_version = PROTOCOL_VERSIONS[tls.max_version]
+    except (ssl.SSLError, ValueError) as exc:
+        raise ConfigurationError("kafka.ssl.enabled.protocols / kafka.ssl.protocol: "
+                                 f"{_ssl_reason(exc)}") from None
+    try:
         if tls.ciphers:
             ctx.set_ciphers(tls.ciphers)
-    except (ssl.SSLError, ValueError) as exc:
-        raise ConfigurationError(f"kafka.ssl.*: {exc}") from None
+    except (ssl.SSLError, ValueError) as exc:  # ValueError: a NUL or non-ASCII character
+        raise ConfigurationError(
+            f"kafka.ssl.cipher.suites: {_ssl_reason(exc)}; give OpenSSL cipher names "
+            "separated by commas (`openssl ciphers` lists them)") from None
     if tls.cert_chain is not None and tls.key is not None:
         _load_client_certificate(ctx, tls.cert_chain, tls.key)
     return ctx
+
+
+def _ssl_reason(exc: Exception) -> str:
+    """What OpenSSL said, without the tuple repr ``str(SSLError)`` gives for some errors."""
+    if isinstance(exc, ssl.SSLError) and len(exc.args) == 1:
+        return str(exc.args[0])
+    return str(exc)
 
 
 def _load_client_certificate(ctx: ssl.SSLContext, chain: bytes, key_der: bytes) -> None:

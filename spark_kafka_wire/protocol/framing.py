@@ -56,6 +56,8 @@ def decode_request_header(frame: bytes | memoryview) -> tuple[int, int, int, str
 
 def frame_size(prefix: bytes | memoryview) -> int:
     """Body size announced by a 4-byte prefix, validated against MAX_FRAME_SIZE."""
+    if len(prefix) < _SIZE.size:
+        raise ProtocolError(f"response frame size prefix of {len(prefix)} bytes (needs 4)")
     (n,) = _SIZE.unpack_from(prefix, 0)
     if n < 0 or n > MAX_FRAME_SIZE:
         raise ProtocolError(f"response frame claims {n} bytes; the peer is not speaking Kafka")

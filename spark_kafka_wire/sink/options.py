@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from spark_kafka_wire.client.cluster import check_topic_name
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer import (
@@ -132,6 +133,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     topic = given(opts, "topic")
     if topic is not None and not topic.strip():
         raise ConfigurationError("option 'topic' is empty")
+    if topic is not None:
+        check_topic_name(topic.strip(), "option 'topic'")
     raw_partitioner = text_value(opts, "kafka.partitioner")
     partitioner = raw_partitioner.strip().lower()
     if partitioner not in PARTITIONERS:

@@ -12,10 +12,10 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
-from spark_kafka_wire.options import option, text_value
+from spark_kafka_wire.options import INT32_MAX, INT64_MAX, option, text_value
 
 log = logging.getLogger(__name__)
 
@@ -107,33 +107,57 @@ class TimestampSpec:
 Limit = OffsetSpec | TimestampSpec
 
 
+def shown(raw: object) -> str:
+    """A value for a message, cut short: a mistaken value may be megabytes long."""
+    text = repr(raw)
+    return text if len(text) <= 100 else text[:100] + "..."
+
+
+def load_json(raw: str, option: str, example: str) -> object:
+    """The JSON document of an option; ConfigurationError naming it for anything json cannot
+    read (syntax, an integer of more than 4300 digits, nesting deeper than the stack)."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
+        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}"
+                                 ) from None
+
+
+def partition_number(p: object, topic: str, option: str, key: bool = True) -> int:
+    """A partition given as a JSON key (``"0"``, ``key``) or a JSON value (``0``): 0 to
+    2**31-1."""
+    number = p
+    if key and isinstance(p, str) and p.isascii() and p.isdigit() and len(p) <= 10:
+        number = int(p)
+    if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= INT32_MAX:
+        what = "a number" if key else "a partition number"
+        raise ConfigurationError(f"{option}: partition {shown(p)} of {topic!r} is not {what} "
+                                 f"(0 to {INT32_MAX})")
+    return number
+
+
 def _json_map(raw: str, option: str, example: str, topic_words: bool = False
               ) -> tuple[dict[TopicPartition, int], dict[str, str]]:
     """(topic-partition → integer, topic → word): a JSON object of topics, each mapping
     partition numbers to integers or, with ``topic_words``, naming a word for all its
     partitions."""
-    try:
-        doc = json.loads(raw)
-    except json.JSONDecodeError:
-        doc = None
+    doc = load_json(raw, option, example)
     if not isinstance(doc, dict) or not all(
             isinstance(v, dict) or (topic_words and isinstance(v, str)) for v in doc.values()):
-        raise ConfigurationError(f"{option} must be JSON like {example}, got {raw!r}")
+        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}")
     out: dict[TopicPartition, int] = {}
     words: dict[str, str] = {}
     for topic, parts in doc.items():
+        check_topic_name(topic, option)
         if isinstance(parts, str):
             words[topic] = parts
             continue
         for p, value in parts.items():
-            try:
-                pi = int(p)
-            except ValueError:
+            pi = partition_number(p, topic, option)
+            if not isinstance(value, int) or isinstance(value, bool) or value > INT64_MAX:
                 raise ConfigurationError(
-                    f"{option}: partition {p!r} of {topic!r} is not a number") from None
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ConfigurationError(
-                    f"{option}: the value for {topic}-{p} must be an integer, got {value!r}")
+                    f"{option}: the value for {topic}-{p} must be an integer up to "
+                    f"{INT64_MAX}, got {shown(value)}")
             out[(topic, pi)] = value
     return out, words
 
@@ -149,7 +173,7 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
     example = '{"topic":{"0":23,"1":-2}} or {"topic":"latest"}'
     if not text.startswith("{"):
         raise ConfigurationError(
-            f"{option} must be 'earliest', 'latest' or JSON like {example}, got {raw!r}")
+            f"{option} must be 'earliest', 'latest' or JSON like {example}, got {shown(raw)}")
     specific, words = _json_map(text, option, example, topic_words=True)
     topics: dict[str, int] = {}
     for topic, given_word in words.items():  # a topic's "earliest" / "latest" (SPARK-58774)
@@ -157,7 +181,7 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
         if which not in ("earliest", "latest"):
             raise ConfigurationError(
                 f"{option}: the value for topic {topic!r} must be 'earliest', 'latest' or a "
-                f"partition → offset map, got {given_word!r}")
+                f"partition → offset map, got {shown(given_word)}")
         topics[topic] = EARLIEST if which == "earliest" else LATEST
         _check_special(topics[topic], option, allow_earliest, allow_latest, topic)
     for (topic, p), off in specific.items():
@@ -178,15 +202,20 @@ def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: 
 
 
 def _timestamp_value(raw: str, option: str) -> int:
-    try:
-        value = int(raw.strip())
-    except ValueError:
+    text = raw.strip()
+    digits = text[1:] if text[:1] in "+-" else text
+    # ASCII digits of at most a long's length, as Java's Long.parseLong reads them
+    if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
         raise ConfigurationError(
             f"{option} expects a single long value (milliseconds since the epoch), "
-            f"got {raw.strip()!r}") from None
+            f"got {shown(text)}")
+    value = int(text)
     if value < 0:
         # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
         raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}")
+    if value > INT64_MAX:
+        raise ConfigurationError(f"{option} must be a timestamp up to {INT64_MAX} ms, "
+                                 f"got {value}")
     return value
 
 

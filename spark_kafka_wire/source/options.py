@@ -33,6 +33,7 @@ from spark_kafka_wire.options import (
     optional_int,
     options_for,
     text_value,
+    wire_text,
     with_config_file,
 )
 from spark_kafka_wire.source.limits import (
@@ -147,7 +148,7 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
     if interval is not None:
         planner = replace(planner, retry_backoff_ms=interval, retry_backoff_max_ms=interval)
 
-    group_id = given(opts, "kafka.group.id")
+    group_id = wire_text(opts, "kafka.group.id")
     if group_id is not None:
         if batch:  # a stream's group is where commitOffsets commits: no warning there
             log.warning(

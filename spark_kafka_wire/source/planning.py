@@ -165,7 +165,10 @@ def resolve_limit(
 
 
 def _divide(r: OffsetRange, parts: int) -> list[OffsetRange]:
-    """``parts`` consecutive pieces of near-equal size; the last takes the remainder."""
+    """``parts`` consecutive pieces of near-equal size; the last takes the remainder. Never
+    more pieces than offsets: the extra ones would be empty (and ``minPartitions`` may ask for
+    billions)."""
+    parts = max(1, min(parts, r.size))
     out = []
     remaining, start = r.size, r.start
     for part in range(parts):

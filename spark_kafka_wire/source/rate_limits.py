@@ -16,16 +16,24 @@ from collections.abc import Mapping
 from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
 
-_UNITS_MS = {"us": 0.001, "ms": 1, "s": 1000, "sec": 1000, "m": 60_000, "min": 60_000,
-             "h": 3_600_000, "d": 86_400_000}
+# Spark's time units (JavaUtils.timeStringAsMs) as (numerator, denominator) of a millisecond.
+_UNITS_MS = {"us": (1, 1000), "ms": (1, 1), "s": (1000, 1), "sec": (1000, 1),
+             "m": (60_000, 1), "min": (60_000, 1), "h": (3_600_000, 1), "d": (86_400_000, 1)}
+MAX_DURATION_MS = 2**63 - 1  # Spark holds durations in a long
 
 
 def parse_duration_ms(text: str, option: str) -> int:
     """Spark's time strings: ``15m``, ``30s``, ``500ms``, ``1h``; a bare number means ms."""
-    m = re.fullmatch(r"\s*(\d+)\s*([a-z]*)\s*", text.lower())
+    m = re.fullmatch(r"\s*([0-9]+)\s*([a-z]*)\s*", text.lower())
     if not m or (m.group(2) and m.group(2) not in _UNITS_MS):
-        raise ConfigurationError(f"{option} must be a duration like 15m, 30s or 500ms, got {text!r}")
-    return int(int(m.group(1)) * _UNITS_MS[m.group(2) or "ms"])
+        raise ConfigurationError(f"{option} must be a duration like 15m, 30s or 500ms, "
+                                 f"got {text[:60]!r}")
+    num, den = _UNITS_MS[m.group(2) or "ms"]
+    digits = m.group(1).lstrip("0") or "0"
+    if len(digits) > 25 or int(digits) * num // den > MAX_DURATION_MS:
+        raise ConfigurationError(f"{option} is longer than {MAX_DURATION_MS} ms, got "
+                                 f"{text[:60]!r}")
+    return int(digits) * num // den
 
 
 def rate_limit(

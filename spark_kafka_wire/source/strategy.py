@@ -5,13 +5,13 @@ Exactly one must be given, with Spark's error messages (KafkaSourceProvider).
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.options import option
+from spark_kafka_wire.source.limits import load_json, partition_number, shown
 
 SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN = (option("subscribe"), option("subscribePattern"),
                                         option("assign"))
@@ -71,36 +71,52 @@ def parse_strategy(opts: dict[str, str]) -> Strategy:
         topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
         if not topics:
             raise ConfigurationError(
-                f"option 'subscribe' names no topic (its value is {value!r})")
+                f"option 'subscribe' names no topic (its value is {shown(value)})")
+        for t in topics:
+            check_topic_name(t, "option 'subscribe'")
         return Subscribe(topics)
     if chosen[0] is SUBSCRIBE_PATTERN:
         pattern = value.strip()
         if not pattern:
             raise ConfigurationError(
-                f"option 'subscribePattern' is an empty pattern (its value is {value!r})")
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ConfigurationError(
-                f"option 'subscribePattern' is not a valid regular expression: {exc}"
-            ) from None
+                f"option 'subscribePattern' is an empty pattern (its value is {shown(value)})")
+        compile_pattern(pattern)
         return SubscribePattern(pattern)
     text = value.strip()
     example = '{"topicA":[0,1],"topicB":[0]}'
     if not text.startswith("{"):
         raise ConfigurationError(
-            f"option 'assign' must be JSON like {example}; got {value!r}")
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError:
-        doc = None
+            f"option 'assign' must be JSON like {example}; got {shown(value)}")
+    doc = load_json(text, "option 'assign'", example)
     if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
-        raise ConfigurationError(f"option 'assign' must be JSON like {example}; got {value!r}")
+        raise ConfigurationError(
+            f"option 'assign' must be JSON like {example}; got {shown(value)}")
     tps: list[TopicPartition] = []
     for topic, parts in doc.items():
+        check_topic_name(topic, "option 'assign'")
         for p in parts:
-            if not isinstance(p, int) or isinstance(p, bool) or p < 0:
-                raise ConfigurationError(
-                    f"option 'assign': partition {p!r} of {topic!r} is not a partition number")
-            tps.append((topic, p))
+            tps.append((topic, partition_number(p, topic, "option 'assign'", key=False)))
     return Assign(tuple(dict.fromkeys(sorted(tps))))
+
+
+# Java regex syntax Python's re does not read, and what to write instead.
+_JAVA_ONLY = (
+    (re.compile(r"\(\?<(?![=!])"), "(?P<name>...) for a named group, not Java's (?<name>...)"),
+    (re.compile(r"\\Q"), "the text escaped (re.escape) instead of Java's \\Q...\\E"),
+    (re.compile(r"\\[pP]\{"), "a class such as [A-Za-z] instead of Java's \\p{...}"),
+    (re.compile(r"&&\["), "a plain class instead of Java's intersection [...&&[...]]"),
+)
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """``subscribePattern`` compiled, or ConfigurationError saying why (with a hint for the
+    Java syntax a pattern written for Spark's kafka source may hold)."""
+    try:
+        return re.compile(pattern)
+    except (re.error, OverflowError, RecursionError) as exc:
+        reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
+        hints = [hint for java, hint in _JAVA_ONLY if java.search(pattern)]
+        raise ConfigurationError(
+            "option 'subscribePattern' is not a valid regular expression (Python's re) "
+            f"({reason})" + (f"; write {'; '.join(hints)}" if hints else "")
+        ) from None

@@ -35,7 +35,7 @@ PARSERS = ("options.py", "source/options.py", "source/strategy.py", "source/limi
            "sink/options.py")
 # Functions whose argument names an option of the table (options.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
-             "bool_value": 1}
+             "bool_value": 1, "wire_text": 1}
 NAMES = {o.name for o in OPTIONS}
 KEYS = {o.key: o.name for o in OPTIONS}
 SOURCE_BASE = {"kafka.bootstrap.servers": "h:9092", "subscribe": "a"}

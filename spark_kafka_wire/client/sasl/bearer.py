@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -25,6 +26,21 @@ class Token:
     principal: str = ""
 
 
+MAX_MS = 2**63 - 1  # times are Java longs of ms since the epoch
+
+
+def epoch_ms(value: object, per_unit: int = 1000) -> int | None:
+    """``value`` (seconds by default, as JWT's ``exp``/``iat`` and OAuth's ``expires_in``
+    count; ``per_unit=1`` for ms) as whole ms, or None when it is no finite number from 0 to
+    MAX_MS: JSON from an endpoint may hold ``true``, ``1e999`` or a 5000-digit number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    ms = value * per_unit
+    return int(ms) if 0 <= ms <= MAX_MS else None
+
+
 # RFC 6750 section 2.1 (b64token): what may follow "Bearer ".
 _B64TOKEN = re.compile(r"[A-Za-z0-9\-._~+/]+=*")
 
@@ -38,7 +54,7 @@ def jwt_claims(value: str) -> dict | None:
     try:
         payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
         claims = json.loads(payload)
-    except (ValueError, binascii.Error):
+    except (ValueError, binascii.Error, RecursionError):  # RecursionError: deep nesting
         return None
     return claims if isinstance(claims, dict) else None
 
@@ -52,9 +68,8 @@ def token_from(value: str, source: str, sub_claim: str = "sub", client: str = ""
         raise OAuthTokenError(source, "the token is empty or holds characters a bearer token "
                               "cannot have (RFC 6750)", client)
     claims = jwt_claims(value) or {}
-    exp, iat = claims.get("exp"), claims.get("iat")
-    if expires_ms is None and isinstance(exp, (int, float)):
-        expires_ms = int(exp * 1000)
-    start = int(iat * 1000) if isinstance(iat, (int, float)) else None
+    expires_ms = epoch_ms(expires_ms, 1) if expires_ms is not None else \
+        epoch_ms(claims.get("exp"))  # an unusable time counts as unknown
+    start = epoch_ms(claims.get("iat"))
     sub = claims.get(sub_claim)
     return Token(value, expires_ms, start, str(sub) if sub is not None else client)

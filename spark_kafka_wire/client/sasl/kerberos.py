@@ -71,9 +71,9 @@ def read_keytab(path: str, what: str) -> bytes:
     try:
         with open(path, "rb") as f:
             data = f.read()
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ConfigurationError(f"{what}: cannot read the keytab {path!r}: "
-                                 f"{exc.strerror or exc}") from None
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
     principals = keytab_principals(data)
     if principals is None:
         raise ConfigurationError(f"{what}: {path!r} is not a Kerberos keytab (MIT keytab "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
@@ -149,11 +150,17 @@ def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, st
     return tuple(out)
 
 
+# The longest unsecured token lifetime: Java adds it, in ms, to a long.
+MAX_LIFETIME_S = (2**63 - 1) // 1000 // 1000
+
+
 def _number(key: str, text: str) -> int | float:
     try:
         value = float(text.strip())
     except ValueError:
         raise ConfigurationError(f"{_WHAT}: {key} must be a number") from None
+    if not math.isfinite(value):  # nan, inf, 1e999: JSON has no such number
+        raise ConfigurationError(f"{_WHAT}: {key} must be a finite number")
     return int(value) if value.is_integer() else value
 
 
@@ -193,7 +200,8 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
                                  "or a list")
     lifetime = _number("unsecuredLoginLifetimeSeconds",
                        options.get("unsecuredLoginLifetimeSeconds", "3600"))
-    if lifetime <= 0:
-        raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive")
+    if not 0 < lifetime <= MAX_LIFETIME_S:
+        raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive and "
+                                 f"at most {MAX_LIFETIME_S}")
     return (json.dumps(claims, separators=(",", ":"), sort_keys=True), principal_claim,
             principal, int(lifetime))

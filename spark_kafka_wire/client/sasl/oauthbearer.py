@@ -40,7 +40,7 @@ def server_error(answer: bytes) -> dict:
     text = answer.decode("utf-8", "replace")
     try:
         found = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
         found = None
     return found if isinstance(found, dict) else {"status": text[:200]}
 

@@ -30,7 +30,7 @@ import urllib.request
 from urllib.parse import quote_plus, unquote, urlencode, urlsplit
 
 from spark_kafka_wire.client.errors import OAuthTokenError
-from spark_kafka_wire.client.sasl.bearer import Token, token_from
+from spark_kafka_wire.client.sasl.bearer import Token, epoch_ms, token_from
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, safe_url
 
 log = logging.getLogger(__name__)
@@ -64,7 +64,7 @@ def _explain(status: int, body: bytes) -> str:
     """The endpoint's own words (RFC 6749 section 5.2 error, error_description)."""
     try:
         answer = json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         answer = None
     if isinstance(answer, dict) and "error" in answer:
         said = str(answer["error"])
@@ -131,9 +131,10 @@ def _from_file(config: OAuthConfig, source: str) -> Token:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-    except OSError as exc:
-        raise OAuthTokenError(source, f"cannot read the token file: {exc.strerror or exc}. "
-                              "Check kafka.sasl.oauthbearer.token.endpoint.url") from None
+    except (OSError, ValueError) as exc:  # ValueError: not UTF-8, or a NUL in the path
+        raise OAuthTokenError(source, "cannot read the token file: "
+                              f"{getattr(exc, 'strerror', None) or exc}. Check "
+                              "kafka.sasl.oauthbearer.token.endpoint.url") from None
     return _checked(token_from(text, source, config.sub_claim, config.client_id), source, config)
 
 
@@ -161,17 +162,22 @@ def oidc_token(config: OAuthConfig) -> Token:
                               "Check kafka.sasl.oauthbearer.token.endpoint.url, that the "
                               "identity provider is up and that this machine (executors "
                               "included) can reach it", config.client_id) from None
+    return _checked(token_from_answer(body, source, config), source, config)
+
+
+def token_from_answer(body: bytes, source: str, config: OAuthConfig) -> Token:
+    """The token of a token endpoint's answer (RFC 6749 section 5.1: JSON with access_token
+    and, for an opaque token, expires_in); OAuthTokenError for anything else."""
     try:
         answer = json.loads(body)
         value = answer["access_token"]
         if not isinstance(value, str):
             raise TypeError
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):  # RecursionError: deep nesting
         raise OAuthTokenError(source, "the answer holds no access_token (expected JSON with "
                               "access_token, RFC 6749 section 5.1)", config.client_id) from None
-    expires_in = answer.get("expires_in")
+    lifetime_ms = epoch_ms(answer.get("expires_in"))  # None: absent or not a usable number
     expires_ms = None
-    if isinstance(expires_in, (int, float)) and "." not in value:  # opaque token
-        expires_ms = int((time.time() + expires_in) * 1000)
-    token = token_from(value, source, config.sub_claim, config.client_id, expires_ms)
-    return _checked(token, source, config)
+    if lifetime_ms is not None and "." not in value:  # opaque token
+        expires_ms = epoch_ms(time.time() * 1000 + lifetime_ms, 1)
+    return token_from(value, source, config.sub_claim, config.client_id, expires_ms)

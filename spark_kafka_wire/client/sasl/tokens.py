@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from spark_kafka_wire.client.errors import OAuthTokenError
 from spark_kafka_wire.client.sasl.aws_iam import aws_token
-from spark_kafka_wire.client.sasl.bearer import Token, token_from
+from spark_kafka_wire.client.sasl.bearer import Token, epoch_ms, token_from
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, RefreshSettings
 from spark_kafka_wire.client.sasl.oidc import oidc_token
 
@@ -84,7 +84,8 @@ def provider_token(config: OAuthConfig) -> Token:
         raise OAuthTokenError(source, f"it raised {type(exc).__name__}") from exc
     if isinstance(got, tuple) and len(got) == 2 and isinstance(got[0], str) \
             and isinstance(got[1], (int, float)):
-        return token_from(got[0], source, expires_ms=int(got[1]))
+        # an expiry that is no time (nan, inf, beyond a long) counts as unknown
+        return token_from(got[0], source, expires_ms=epoch_ms(got[1], 1))
     if isinstance(got, str):
         return token_from(got, source)
     raise OAuthTokenError(source, f"it returned a {type(got).__name__}; return a token string "

@@ -70,3 +70,27 @@ def test_huge_claimed_lengths_do_not_allocate(spec: ApiSpec, version: int) -> No
     finally:
         tracemalloc.stop()
     assert peak < 1 << 20
+
+
+RESPONSES = [(spec, v) for spec, v, kind in CASES if kind == "response"]
+# A length of 2**31-1 as each kind of length field holds it: int32 (bytes, arrays), int16
+# (strings), unsigned varint (compact types of flexible versions).
+_HUGE = (b"\x7f\xff\xff\xff", b"\x7f\xff", b"\xff\xff\xff\xff\x07")
+
+
+@pytest.mark.parametrize("spec,version", RESPONSES, ids=lambda x: getattr(x, "name", x))
+def test_a_huge_length_anywhere_allocates_nothing(spec: ApiSpec, version: int) -> None:
+    """Every response layout at every version: a valid answer with a length of 2**31-1
+    written over the bytes at every position decodes or raises ProtocolError,
+    and never allocates anywhere near what the length claims."""
+    rnd = random.Random(f"huge-{spec.name}-{version}")
+    data = _valid(spec, version, "response", rnd)
+    tracemalloc.start()
+    try:
+        for huge in _HUGE:
+            for i in range(len(data)):
+                _decode(spec, version, "response", data[:i] + huge + data[i + len(huge):])
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
