@@ -12,8 +12,10 @@ waited for twice. So a broker restarting for a few seconds, which refuses connec
 waited for; and a broker that accepts and never answers, or a connection that hangs, fails
 the operation after one timeout, naming the broker and the timeout. A cap set with
 ``KafkaClient.deadline`` replaces that budget and retries timeouts too: a write's
-``delivery.timeout.ms``, as the Java producer. A count (``retries``; Spark's
-``fetchOffset.numRetries``) may stop it sooner.
+``delivery.timeout.ms``, as the Java producer. The cap also bounds each wait of the
+connections (connect, send, answer), so an attempt begun just before it does not overrun it
+by another request timeout. A count (``retries``; Spark's ``fetchOffset.numRetries``) may
+stop it sooner.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection import BrokerConnection, Deadline
 from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
@@ -90,7 +92,7 @@ class KafkaClient:
         self._brokers: dict[int, tuple[str, int]] = {}
         self._topics: dict[str, TopicInfo] = {}
         self._metadata_time = 0.0
-        self._deadline: float | None = None  # monotonic cap on every retry loop, if set
+        self._deadline: Deadline | None = None  # cap on every retry loop and wait, if set
 
     def close(self) -> None:
         for conn in self._connections.values():
@@ -107,7 +109,8 @@ class KafkaClient:
     def _connection(self, host: str, port: int, node_id: int | None = None) -> BrokerConnection:
         conn = self._connections.get((host, port))
         if conn is None:
-            conn = BrokerConnection(host, port, self.config, node_id)
+            conn = BrokerConnection(host, port, self.config, node_id,
+                                    deadline=self.current_deadline)
             self._connections[(host, port)] = conn
         conn.connect()
         return conn
@@ -225,16 +228,22 @@ class KafkaClient:
 
     # -- retry rule --------------------------------------------------------------------------
     @contextmanager
-    def deadline(self, at: float | None) -> Iterator[None]:
+    def deadline(self, at: float | None, setting: str) -> Iterator[None]:
         """Within the block, retry loops stop at monotonic time ``at`` instead of after
-        ``request.timeout.ms`` (None: no change). The earlier of nested deadlines wins."""
+        ``request.timeout.ms``, and no wait of a connection lasts beyond it (None: no change).
+        ``setting`` names what set it (kafka.delivery.timeout.ms) for the timeout errors. The
+        earlier of nested deadlines wins."""
         outer = self._deadline
-        if at is not None:
-            self._deadline = at if outer is None else min(outer, at)
+        if at is not None and (outer is None or at < outer.at):
+            self._deadline = Deadline(at, setting)
         try:
             yield
         finally:
             self._deadline = outer
+
+    def current_deadline(self) -> Deadline | None:
+        """The deadline of the block being run (see ``deadline``), if any."""
+        return self._deadline
 
     def retry(self, attempt: Callable[[], T], what: str, retries: int | None = None) -> T:
         """Run ``attempt``; on a retriable error refresh metadata, back off and run it again,
@@ -242,7 +251,7 @@ class KafkaClient:
         retries = self.config.retries if retries is None else retries
         backoff = self.config.retry_backoff_ms / 1000
         start = time.monotonic()
-        budget_ends = self._deadline if self._deadline is not None \
+        budget_ends = self._deadline.at if self._deadline is not None \
             else start + self.config.request_timeout_ms / 1000
         n = 0
         while True:
