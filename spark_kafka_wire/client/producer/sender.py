@@ -235,8 +235,12 @@ class Sender:
             for p in t["partition_responses"]:
                 answered[(t["name"], p["index"])] = (p["error_code"], p["error_message"])
         for b in r.batches:
-            code, message = answered.get((b.topic, b.partition),
-                                         (ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for the partition"))
+            if (b.topic, b.partition) not in answered:  # damaged, or not an answer to this
+                self._fail(b, ProtocolError("the Produce answer lacks a partition the request "
+                                            "wrote to", topic=b.topic, partition=b.partition,
+                                            broker=r.conn.name))
+                continue
+            code, message = answered[(b.topic, b.partition)]
             if code == ErrorCode.NONE or (code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER
                                           and b.base_sequence >= 0):
                 self.records_sent += b.records  # a duplicate: written by an earlier try

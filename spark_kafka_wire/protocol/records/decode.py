@@ -25,6 +25,7 @@ def decode_record_batches(
     check_crcs: bool = True,
     topic: str | None = None,
     partition: int | None = None,
+    broker: str | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     aborted_transactions: Sequence[tuple[int, int]] | None = None,
 ) -> DecodedRecords:
@@ -38,6 +39,7 @@ def decode_record_batches(
 
     ``aborted_transactions``: None reads uncommitted; a list of (producer id, first offset),
     as the Fetch response gives it for read_committed, drops aborted transactional data.
+    ``topic``, ``partition`` and ``broker`` (that sent the data) locate the errors.
     """
     view = memoryview(data)
     if view.ndim != 1 or view.itemsize != 1 or view.format != "B":
@@ -45,7 +47,7 @@ def decode_record_batches(
     # Index the original object when it is bytes (slightly faster), else the view.
     buf: Any = data if isinstance(data, bytes) else view
     n = len(view)
-    where = {"topic": topic, "partition": partition}
+    where = {"topic": topic, "partition": partition, "broker": broker}
     aborted = AbortedTransactions(aborted_transactions) if aborted_transactions is not None \
         else None
 
