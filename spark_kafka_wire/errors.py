@@ -33,6 +33,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   ├── ProducerStateError
     │   └── InvalidRequestError
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
+    │   ├── ApiVersionsClosedError            closed on ApiVersions (a broker before 0.10)
     │   ├── RequestTimeoutError               no answer within kafka.request.timeout.ms
     │   └── ConnectionSetupTimeoutError       no connection within
     │                                         kafka.socket.connection.setup.timeout.ms
@@ -46,6 +47,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
 from __future__ import annotations
 
 from spark_kafka_wire.client.errors import (
+    ApiVersionsClosedError,
     BrokerConnectionError,
     CheckpointError,
     ConfigurationError,
@@ -85,6 +87,7 @@ from spark_kafka_wire.protocol.errors import (
 )
 
 __all__ = [
+    "ApiVersionsClosedError",
     "AuthenticationError",
     "AuthorizationError",
     "BrokerConnectionError",

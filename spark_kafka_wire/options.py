@@ -454,7 +454,8 @@ OPTIONS: tuple[Option, ...] = (
            doc="the bytes a broker waits for before answering a Fetch"),
     Option("kafka.check.crcs", SOURCE, kind=Kind.BOOL, default=True,
            doc="check the CRC of every record batch or message; a mismatch names topic, "
-           "partition and offset"),
+           "partition, offset and broker and fails the read (not retried, as by Java's "
+           "consumer: Spark's task retry fetches again)"),
     Option("kafka.default.api.timeout.ms", SOURCE, kind=Kind.INT, default=60_000,
            doc="accepted and has no effect (each request is bounded by "
            "`kafka.request.timeout.ms` and the retries)"),
@@ -534,9 +535,9 @@ OPTIONS: tuple[Option, ...] = (
            "after a metadata refresh, the backoff doubling up to its maximum, until this many "
            "retries or `kafka.delivery.timeout.ms` is spent"),
     Option("kafka.delivery.timeout.ms", SINK, kind=Kind.INT, default=120_000, minimum=1,
-           doc="the longest a batch is retried, checked between attempts; finding leaders and "
-           "reconnecting to a restarting broker are retried as long (Java's rule that "
-           "delivery.timeout.ms ≥ linger.ms + request.timeout.ms is not enforced)"),
+           doc="the longest a batch may take to be acknowledged, retries included: no attempt, "
+           "reconnect or wait for an answer goes past it (Java's rule that delivery.timeout.ms "
+           "≥ linger.ms + request.timeout.ms is not enforced)"),
     Option("createTopic", SINK, kind=Kind.BOOL, default=False, kafkawire_only=True,
            doc="create a missing topic with CreateTopics"),
     Option("createTopicPartitions", SINK, kind=Kind.INT, minimum=1, kafkawire_only=True,

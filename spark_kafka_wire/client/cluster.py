@@ -12,8 +12,10 @@ waited for twice. So a broker restarting for a few seconds, which refuses connec
 waited for; and a broker that accepts and never answers, or a connection that hangs, fails
 the operation after one timeout, naming the broker and the timeout. A cap set with
 ``KafkaClient.deadline`` replaces that budget and retries timeouts too: a write's
-``delivery.timeout.ms``, as the Java producer. A count (``retries``; Spark's
-``fetchOffset.numRetries``) may stop it sooner.
+``delivery.timeout.ms``, as the Java producer. The cap also bounds each wait of the
+connections (connect, send, answer), so an attempt begun just before it does not overrun it
+by another request timeout. A count (``retries``; Spark's ``fetchOffset.numRetries``) may
+stop it sooner.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection import BrokerConnection, Deadline
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
     ConfigurationError,
@@ -37,6 +39,7 @@ from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     InvalidMetadataError,
     KafkaError,
+    ProtocolError,
     error_for_code,
 )
 from spark_kafka_wire.protocol.messages import METADATA
@@ -111,7 +114,7 @@ class KafkaClient:
         self._brokers: dict[int, tuple[str, int]] = {}
         self._topics: dict[str, TopicInfo] = {}
         self._metadata_time = 0.0
-        self._deadline: float | None = None  # monotonic cap on every retry loop, if set
+        self._deadline: Deadline | None = None  # cap on every retry loop and wait, if set
 
     def close(self) -> None:
         for conn in self._connections.values():
@@ -128,7 +131,8 @@ class KafkaClient:
     def _connection(self, host: str, port: int, node_id: int | None = None) -> BrokerConnection:
         conn = self._connections.get((host, port))
         if conn is None:
-            conn = BrokerConnection(host, port, self.config, node_id)
+            conn = BrokerConnection(host, port, self.config, node_id,
+                                    deadline=self.current_deadline)
             self._connections[(host, port)] = conn
         conn.connect()
         return conn
@@ -181,15 +185,23 @@ class KafkaClient:
             resp = conn.request(
                 METADATA, {"topics": req_topics, "allow_auto_topic_creation": allow_auto_create}
             )
-            return self._apply_metadata(resp)
+            return self._apply_metadata(resp, conn.name)
 
         return self.retry(attempt, "Metadata request")
 
-    def _apply_metadata(self, resp: dict) -> ClusterMetadata:
+    def _apply_metadata(self, resp: dict, broker: str) -> ClusterMetadata:
         brokers = {b["node_id"]: (b["host"], b["port"]) for b in resp["brokers"]}
         topics: dict[str, TopicInfo] = {}
         for t in resp["topics"]:
             name = t["name"]
+            indexes = sorted(p["partition_index"] for p in t["partitions"])
+            if t["error_code"] == ErrorCode.NONE and indexes != list(range(len(indexes))):
+                # A topic's partitions are numbered 0..n-1 and Metadata lists them all; other
+                # numbers are damaged bytes, which would make a read skip a partition.
+                raise ProtocolError(
+                    f"the Metadata answer numbers the topic's {len(indexes)} partitions "
+                    f"{indexes[:8]}{'...' if len(indexes) > 8 else ''} instead of 0 to "
+                    f"{len(indexes) - 1}: it is damaged", topic=name, broker=broker)
             parts = {
                 p["partition_index"]: PartitionInfo(
                     name,
@@ -246,16 +258,22 @@ class KafkaClient:
 
     # -- retry rule --------------------------------------------------------------------------
     @contextmanager
-    def deadline(self, at: float | None) -> Iterator[None]:
+    def deadline(self, at: float | None, setting: str) -> Iterator[None]:
         """Within the block, retry loops stop at monotonic time ``at`` instead of after
-        ``request.timeout.ms`` (None: no change). The earlier of nested deadlines wins."""
+        ``request.timeout.ms``, and no wait of a connection lasts beyond it (None: no change).
+        ``setting`` names what set it (kafka.delivery.timeout.ms) for the timeout errors. The
+        earlier of nested deadlines wins."""
         outer = self._deadline
-        if at is not None:
-            self._deadline = at if outer is None else min(outer, at)
+        if at is not None and (outer is None or at < outer.at):
+            self._deadline = Deadline(at, setting)
         try:
             yield
         finally:
             self._deadline = outer
+
+    def current_deadline(self) -> Deadline | None:
+        """The deadline of the block being run (see ``deadline``), if any."""
+        return self._deadline
 
     def retry(self, attempt: Callable[[], T], what: str, retries: int | None = None) -> T:
         """Run ``attempt``; on a retriable error refresh metadata, back off and run it again,
@@ -263,7 +281,7 @@ class KafkaClient:
         retries = self.config.retries if retries is None else retries
         backoff = self.config.retry_backoff_ms / 1000
         start = time.monotonic()
-        budget_ends = self._deadline if self._deadline is not None \
+        budget_ends = self._deadline.at if self._deadline is not None \
             else start + self.config.request_timeout_ms / 1000
         n = 0
         while True:
@@ -271,7 +289,7 @@ class KafkaClient:
                 return attempt()
             except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
                 if not is_retriable(exc) or n >= retries or (
-                        getattr(exc, "timed_out", False) and self._deadline is None):
+                        getattr(exc, "conclusive", False) and self._deadline is None):
                     raise
                 pause = backoff * (0.8 + 0.4 * random.random())
                 if time.monotonic() + pause >= budget_ends:

@@ -13,6 +13,11 @@ flight they are drained without blocking, so they never pile up in the socket bu
 With SASL (client/sasl/) the connection logs in right after ApiVersions, before any other
 request, and logs in again (KIP-368) before the next request sent with nothing in flight once
 85% of the session lifetime the broker granted has passed.
+
+Every wait is bounded: a connect (and TLS handshake) by socket.connection.setup.timeout.ms,
+sending a request and reading its answer by request.timeout.ms, and all of them by the
+deadline of the operation under way, if its client set one (a write's delivery.timeout.ms):
+a connection never waits past the time an operation promised to end by.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ import ssl
 import struct
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
+    ApiVersionsClosedError,
     BrokerConnectionError,
     ConnectionSetupTimeoutError,
     RequestTimeoutError,
@@ -56,6 +63,25 @@ class InFlight:
     abandoned: bool = False  # nobody will read the answer: the next receive() drops it
 
 
+@dataclass(frozen=True)
+class Deadline:
+    """When an operation must end (monotonic ``at``), and the setting that says so (named in
+    the timeout errors of the waits it cut short)."""
+
+    at: float
+    setting: str
+
+
+@dataclass(frozen=True)
+class _Limit:
+    """One wait's end: monotonic ``ends``, its length ``ms`` and, when the operation's
+    deadline cut it short, that deadline's setting."""
+
+    ends: float
+    ms: int
+    deadline: str | None
+
+
 _CID = struct.Struct(">i")
 # Correlation ids of requests sent without expecting a response, remembered in case the broker
 # answers anyway; Kafka never does, so the memory is bounded.
@@ -63,11 +89,14 @@ _MAX_UNANSWERED = 4096
 
 
 class BrokerConnection:
-    def __init__(self, host: str, port: int, config: ClientConfig, node_id: int | None = None):
+    def __init__(self, host: str, port: int, config: ClientConfig, node_id: int | None = None,
+                 deadline: Callable[[], Deadline | None] | None = None):
+        """``deadline``: the deadline of the operation under way, asked before each wait."""
         self.host = host
         self.port = port
         self.node_id = node_id
         self.config = config
+        self._deadline = deadline
         self.name = f"{host}:{port}" + (f" (node {node_id})" if node_id is not None else "")
         self._sock: socket.socket | None = None
         self._next_id = 1
@@ -105,7 +134,7 @@ class BrokerConnection:
             except BrokerConnectionError as exc:
                 self.close()
                 if version == 0:
-                    raise BrokerConnectionError(
+                    raise ApiVersionsClosedError(
                         self.name,
                         f"{exc.reason}. The broker closed the connection on an ApiVersions "
                         "request: brokers older than 0.10 do that. For such a broker set "
@@ -154,13 +183,26 @@ class BrokerConnection:
         """The broker's next raw SASL token (after SaslHandshake v0)."""
         return bytes(self._read_frame("a SASL token"))
 
+    def _limit(self, timeout_ms: int) -> _Limit:
+        """A wait of up to ``timeout_ms`` from now, cut short by the operation's deadline."""
+        now = time.monotonic()
+        ends = now + timeout_ms / 1000
+        deadline = self._deadline() if self._deadline is not None else None
+        if deadline is not None and deadline.at < ends:
+            return _Limit(deadline.at, max(0, round((deadline.at - now) * 1000)),
+                          deadline.setting)
+        return _Limit(ends, timeout_ms, None)
+
     def _open(self) -> None:
-        timeout = self.config.connect_timeout_ms / 1000
+        limit = self._limit(self.config.connect_timeout_ms)
+        timeout = limit.ends - time.monotonic()
+        if timeout <= 0:
+            raise ConnectionSetupTimeoutError(self.name, "connect", limit.ms, limit.deadline)
         try:
             sock = socket.create_connection((self.host, self.port), timeout=timeout)
         except TimeoutError:
-            raise ConnectionSetupTimeoutError(self.name, "connect",
-                                              self.config.connect_timeout_ms) from None
+            raise ConnectionSetupTimeoutError(self.name, "connect", limit.ms,
+                                              limit.deadline) from None
         except OSError as exc:
             raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
         except (UnicodeError, ValueError) as exc:  # a name no resolver takes ("a..b", NUL)
@@ -168,15 +210,17 @@ class BrokerConnection:
                                         f"looked up ({exc})") from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.config.tls is not None:
-            sock = self._wrap(sock, timeout)
+            sock = self._wrap(sock, limit)
         self._sock = sock
 
-    def _wrap(self, sock: socket.socket, timeout: float) -> socket.socket:
+    def _wrap(self, sock: socket.socket, limit: _Limit) -> socket.socket:
         """TLS around the connected socket (the handshake runs here, within the connect
         timeout); a failed verification is a TlsHandshakeError that says why."""
         assert self.config.tls is not None
         ctx = context_for(self.config.tls)
+        timeout = self.config.connect_timeout_ms / 1000
         try:
+            sock.settimeout(max(0.001, limit.ends - time.monotonic()))
             return ctx.wrap_socket(sock, server_hostname=self.host)
         except ssl.SSLCertVerificationError as exc:
             sock.close()
@@ -188,8 +232,8 @@ class BrokerConnection:
             raise self._tls_error(exc) from None
         except TimeoutError:
             sock.close()
-            raise ConnectionSetupTimeoutError(self.name, "TLS handshake",
-                                              self.config.connect_timeout_ms) from None
+            raise ConnectionSetupTimeoutError(self.name, "TLS handshake", limit.ms,
+                                              limit.deadline) from None
         except OSError as exc:
             sock.close()
             raise BrokerConnectionError(
@@ -272,12 +316,17 @@ class BrokerConnection:
         self._next_id = (cid + 1) & 0x7FFFFFFF
         frame = framing.encode_request(spec, version, cid, self.config.client_id, body)
         assert self._sock is not None
+        limit = self._limit(self.config.request_timeout_ms)
         try:
-            self._sock.settimeout(self.config.request_timeout_ms / 1000)
+            timeout = limit.ends - time.monotonic()
+            if timeout <= 0:
+                raise TimeoutError
+            self._sock.settimeout(timeout)
             self._sock.sendall(frame)
         except TimeoutError:
             self.close()
-            raise RequestTimeoutError(self.name, f"sending {spec.name}", self.config.request_timeout_ms) from None
+            raise RequestTimeoutError(self.name, f"sending {spec.name}", limit.ms,
+                                      limit.deadline) from None
         except ssl.SSLError as exc:
             raise self._tls_error(exc) from None
         except OSError as exc:
@@ -380,6 +429,10 @@ class BrokerConnection:
         try:
             return spec.decode_response(version, body)
         except ProtocolError as exc:
+            # Damaged or foreign bytes: the size prefix that delimited this answer may be
+            # damaged too, so nothing more is read from this connection (as after a
+            # correlation id mismatch); the next request opens a new one.
+            self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
 
     def _next_answer(self, inflight: InFlight) -> memoryview:
@@ -410,16 +463,16 @@ class BrokerConnection:
         sock = self._sock
         if sock is None:
             raise BrokerConnectionError(self.name, "connection is closed")
-        deadline = time.monotonic() + self.config.request_timeout_ms / 1000
-        head = self._read_exact(sock, 4, deadline, what)
+        limit = self._limit(self.config.request_timeout_ms)
+        head = self._read_exact(sock, 4, limit, what)
         try:
             size = framing.frame_size(head)
         except ProtocolError as exc:
             self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
-        return self._read_exact(sock, size, deadline, what)
+        return self._read_exact(sock, size, limit, what)
 
-    def _read_exact(self, sock: socket.socket, n: int, deadline: float, what: str) -> memoryview:
+    def _read_exact(self, sock: socket.socket, n: int, limit: _Limit, what: str) -> memoryview:
         buf = bytearray(n)
         view = memoryview(buf)
         got = 0
@@ -428,16 +481,16 @@ class BrokerConnection:
             view[:got] = self._rbuf[:got]
             del self._rbuf[:got]
         while got < n:
-            remaining = deadline - time.monotonic()
+            remaining = limit.ends - time.monotonic()
             if remaining <= 0:
                 self.close()
-                raise RequestTimeoutError(self.name, what, self.config.request_timeout_ms)
+                raise RequestTimeoutError(self.name, what, limit.ms, limit.deadline)
             try:
                 sock.settimeout(remaining)
                 k = sock.recv_into(view[got:], n - got)
             except TimeoutError:
                 self.close()
-                raise RequestTimeoutError(self.name, what, self.config.request_timeout_ms) from None
+                raise RequestTimeoutError(self.name, what, limit.ms, limit.deadline) from None
             except ssl.SSLError as exc:
                 raise self._tls_error(exc) from None
             except OSError as exc:

@@ -34,9 +34,12 @@ class BrokerConnectionError(KafkaWireError):
 
     retriable = True
     invalid_metadata = True
-    # A timeout: the broker took the whole time it was given. Retry loops without a deadline
-    # of their own (reads, metadata; cluster.py) report it at once instead of waiting again.
+    # A timeout: the broker took the whole time it was given.
     timed_out = False
+    # Another attempt would most likely meet the same answer (a timeout, a broker that closes
+    # on ApiVersions): retry loops without a deadline of their own (reads, metadata;
+    # cluster.py) report it at once; a write retries it until its delivery timeout.
+    conclusive = False
 
     def __init__(self, broker: str, reason: str) -> None:
         self.broker = broker
@@ -44,30 +47,51 @@ class BrokerConnectionError(KafkaWireError):
         super().__init__(f"connection to broker {broker} failed: {reason}")
 
 
+def _timeout_limit(timeout_ms: int, setting: str, deadline: str | None) -> str:
+    """How long was waited and which setting ended it: the wait's own, or ``deadline`` (an
+    operation's whole budget, e.g. kafka.delivery.timeout.ms) when that ran out first."""
+    if deadline is None:
+        return f"{timeout_ms} ms ({setting})"
+    return f"{timeout_ms} ms, when {deadline} ran out"
+
+
 class RequestTimeoutError(BrokerConnectionError):
-    """A broker did not answer within request.timeout.ms."""
+    """A broker did not answer within request.timeout.ms (or within what was left of an
+    operation's deadline, ``deadline`` naming its setting)."""
 
     timed_out = True
+    conclusive = True
 
-    def __init__(self, broker: str, what: str, timeout_ms: int) -> None:
+    def __init__(self, broker: str, what: str, timeout_ms: int,
+                 deadline: str | None = None) -> None:
+        limit = _timeout_limit(timeout_ms, "kafka.request.timeout.ms", deadline)
         super().__init__(
             broker,
-            f"no response to {what} within {timeout_ms} ms (kafka.request.timeout.ms); "
-            "the broker is overloaded or unreachable",
+            f"no response to {what} within {limit}; the broker is overloaded or unreachable",
         )
+
+
+class ApiVersionsClosedError(BrokerConnectionError):
+    """A broker closed the connection on every ApiVersions request: brokers before Kafka 0.10
+    do that, so the message says how to pin their version."""
+
+    conclusive = True
 
 
 class ConnectionSetupTimeoutError(BrokerConnectionError):
     """A connection to a broker (TCP connect, TLS handshake) did not complete within
-    socket.connection.setup.timeout.ms."""
+    socket.connection.setup.timeout.ms (or what was left of an operation's deadline)."""
 
     timed_out = True
+    conclusive = True
 
-    def __init__(self, broker: str, what: str, timeout_ms: int) -> None:
+    def __init__(self, broker: str, what: str, timeout_ms: int,
+                 deadline: str | None = None) -> None:
+        limit = _timeout_limit(timeout_ms, "kafka.socket.connection.setup.timeout.ms", deadline)
         super().__init__(
             broker,
-            f"{what} timed out after {timeout_ms} ms (kafka.socket.connection.setup.timeout.ms); "
-            "the broker is down, overloaded or a firewall drops the connection",
+            f"{what} timed out after {limit}; the broker is down, overloaded or a firewall "
+            "drops the connection",
         )
 
 
@@ -152,6 +176,7 @@ class NoBrokersAvailableError(KafkaWireError):
         self.servers = servers
         self.last = last
         self.timed_out = bool(getattr(last, "timed_out", False))
+        self.conclusive = bool(getattr(last, "conclusive", False))
         detail = f" (last error: {last})" if last else ""
         failed = "answered in time" if self.timed_out else "could be reached"
         super().__init__(

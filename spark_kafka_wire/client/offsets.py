@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.protocol.errors import ErrorCode, check_error, error_for_code
+from spark_kafka_wire.protocol.errors import ErrorCode, ProtocolError, check_error, error_for_code
 from spark_kafka_wire.protocol.messages import FETCH, LIST_OFFSETS
 
 EARLIEST = -2
@@ -136,7 +136,10 @@ def fetch_watermarks(
     partition at its end makes the broker wait up to PROBE_WAIT_MS. A partition missing from
     the answer, or answered OFFSET_OUT_OF_RANGE (retention moved the log start past the offset
     since ListOffsets answered), is left out of the result: the caller keeps its ListOffsets
-    value, and the read itself meets what happened to the log.
+    value, and the read itself meets what happened to the log. An answer naming a partition
+    that was not asked for, or one partition twice, or a negative high watermark, is damaged
+    (a flipped partition index or topic name would otherwise pass for a partition left out):
+    ProtocolError.
     """
 
     def attempt() -> dict[TopicPartition, tuple[int, int, int]]:
@@ -160,8 +163,18 @@ def fetch_watermarks(
                 },
             )
             check_error(resp["error_code"], broker=conn.name, context="Fetch")
+            answered: set[TopicPartition] = set()
             for t in resp["responses"]:
                 for p in t["partitions"]:
+                    tp = (t["topic"], p["partition_index"])
+                    if tp not in offsets or tp in answered or p["high_watermark"] < 0:
+                        # not a partition left out: a damaged answer, whose values for the
+                        # partitions asked for cannot be trusted either
+                        raise ProtocolError(
+                            "the Fetch answer (watermarks) lists a partition that was not asked "
+                            "for, twice, or with a negative high watermark: it is damaged",
+                            topic=tp[0], partition=tp[1], broker=conn.name)
+                    answered.add(tp)
                     if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
                         continue
                     check_error(

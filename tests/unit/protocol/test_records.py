@@ -213,12 +213,14 @@ def test_decode_several_kafka_python_batches_with_gaps() -> None:
     a = sample_records(50, 1)
     b = sample_records(20, 2, headers=False)
     c = sample_records(70, 3)
+    # the last in kafka-python's style (offset deltas from 5), moved after the others: in a
+    # log, and so in a Fetch response, batches follow each other in offset order
     data = (kp_build(a, base_offset=10) + kp_build(b, codec=1, base_offset=100)
-            + kp_build(c, first_delta=5))  # kafka-python style: base 0, deltas from 5
+            + kp_build(c, first_delta=5, base_offset=200))
     d = decode_record_batches(data, start_offset=0)
     assert ours(d) == kp_read(data)
-    assert ours(d) == as_rows(a, 10) + as_rows(b, 100) + as_rows(c, 5)
-    assert d.next_offset == 75
+    assert ours(d) == as_rows(a, 10) + as_rows(b, 100) + as_rows(c, 205)
+    assert d.next_offset == 275
 
 
 def test_decode_log_append_time() -> None:
@@ -357,7 +359,7 @@ def test_truncated_trailing_batch_is_ignored() -> None:
 def test_next_batch_offset_from_headers_agrees_with_the_decoder() -> None:
     a, b, c = sample_records(50, 1), sample_records(20, 2), sample_records(70, 3)
     gapped = (kp_build(a, base_offset=10) + kp_build(b, codec=1, base_offset=100)
-              + kp_build(c, first_delta=5))
+              + kp_build(c, first_delta=5, base_offset=200))
     data = three_batches()
     cases = [gapped, data] + [data[:len(data) - k] for k in (1, 11, 40, 61)] \
         + [data[:k] for k in (0, 3, 60, 61)]
@@ -404,6 +406,39 @@ def test_crc_mismatch() -> None:
     assert info.value.topic == "orders" and info.value.partition == 3
     assert info.value.offset == 10
     assert "partition 3" in str(info.value) and "CRC" in str(info.value)
+
+
+def _batch_starts(data: bytes | bytearray) -> list[int]:
+    starts, pos = [], 0
+    while pos < len(data):
+        starts.append(pos)
+        pos += 12 + struct.unpack_from(">i", data, pos + 8)[0]
+    return starts
+
+
+@pytest.mark.parametrize(("batch", "base", "message"), [
+    (0, -(1 << 56), "starts at offset -72057594037927936, which no log holds"),
+    (0, 1, "starts at offset 10, before the previous one ended \\(at 10\\)"),
+    (1, 15, "starts at offset 20, before the previous one ended \\(at 24\\)"),
+    (1, 1 << 40, "starts at offset 20, before the previous one ended \\(at 1099511627785\\)"),
+])
+def test_a_damaged_base_offset_is_caught_by_the_order_of_batches(batch: int, base: int,
+                                                                 message: str) -> None:
+    """The base offset is outside the CRC: a flipped one is caught because offsets only grow
+    along a log (a batch moved past the range is skipped, the next one then overlaps it)."""
+    data = bytearray(three_batches())
+    struct.pack_into(">q", data, _batch_starts(data)[batch], base)
+    with pytest.raises(CorruptRecordError, match=message) as info:
+        decode_record_batches(bytes(data), start_offset=0, end_offset=30, topic="t",
+                              partition=1, broker="b:9092")
+    assert "broker b:9092" in str(info.value) and "partition 1" in str(info.value)
+
+
+def test_a_damaged_batch_past_the_range_does_not_fail_the_read() -> None:
+    data = bytearray(three_batches())
+    struct.pack_into(">q", data, _batch_starts(data)[2], 1 << 40)  # still past the range
+    d = decode_record_batches(bytes(data), start_offset=0, end_offset=20)
+    assert d.offsets.tolist() == list(range(20))
 
 
 def test_check_crcs_false_skips_the_check() -> None:
