@@ -25,7 +25,7 @@ import uuid
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.fault_proxy import FaultProxy
 from tests.support.librdkafka import create_topic
-from tests.support.processes import stop_process
+from tests.support.processes import stop_keeping_crash_log
 from tests.support.raw_kafka import answers_metadata
 from tests.support.s3_storage import S3Server
 
@@ -101,13 +101,7 @@ class DurableTansu:
     def stop(self) -> None:
         """SIGTERM (then SIGKILL); the log is kept only if Tansu died on its own."""
         proc, self.process = self.process, None
-        crashed = proc is not None and proc.poll() is not None and not self._killed
-        stop_process(proc)
-        if not crashed:
-            try:
-                os.remove(self.log_path)
-            except FileNotFoundError:
-                pass
+        stop_keeping_crash_log(proc, self.log_path, expected_exit=self._killed)
 
     @property
     def running(self) -> bool:

@@ -43,3 +43,16 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 5.0) -> None
         process.wait(timeout=timeout)
     except ProcessLookupError:
         pass
+
+
+def stop_keeping_crash_log(process: subprocess.Popen | None, log_path: str,
+                           expected_exit: bool = False) -> None:
+    """Stop a server (``stop_process``) and remove its log, unless it had exited on its own
+    before (a crash to look at; ``expected_exit``: it was killed on purpose, not a crash)."""
+    crashed = process is not None and process.poll() is not None and not expected_exit
+    stop_process(process)
+    if process is not None and not crashed:
+        try:
+            os.remove(log_path)
+        except FileNotFoundError:
+            pass

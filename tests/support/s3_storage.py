@@ -19,7 +19,7 @@ import tempfile
 import uuid
 
 from spark_kafka_wire.testing.embedded import free_port
-from tests.support.processes import stop_process, wait_for_port
+from tests.support.processes import stop_keeping_crash_log, wait_for_port
 
 START_TIMEOUT_S = 30.0  # moto's server imports a lot: 0.4 to 2.5 s measured on two cores
 ACCESS_KEY = "test"
@@ -66,13 +66,7 @@ class S3Server:
     def stop(self) -> None:
         """Stop the server; its log is kept only if it exited on its own (a crash to look at)."""
         proc, self.process = self.process, None
-        crashed = proc is not None and proc.poll() is not None
-        stop_process(proc)
-        if proc is not None and not crashed:
-            try:
-                os.remove(self.log_path)
-            except FileNotFoundError:
-                pass
+        stop_keeping_crash_log(proc, self.log_path)
 
     def tansu_environment(self) -> dict[str, str]:
         """What Tansu's S3 storage engine needs to reach this server. NO_PROXY keeps a proxy

@@ -27,7 +27,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import BrokerConnectionError
 from spark_kafka_wire.testing.embedded import free_port
-from tests.support.processes import stop_process, wait_for_port
+from tests.support.processes import stop_keeping_crash_log, wait_for_port
 
 START_TIMEOUT_S = 20.0
 
@@ -78,13 +78,7 @@ class HiddenTansu:
     def stop(self) -> None:
         """Stop Tansu; its log is kept only if it exited on its own (a crash to look at)."""
         proc, self.process = self.process, None
-        crashed = proc is not None and proc.poll() is not None
-        stop_process(proc)
-        if proc is not None and not crashed:
-            try:
-                os.remove(self.log_path)
-            except FileNotFoundError:
-                pass
+        stop_keeping_crash_log(proc, self.log_path)
 
     def __enter__(self) -> HiddenTansu:
         return self.start()
