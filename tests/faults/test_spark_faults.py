@@ -1,0 +1,156 @@
+"""Spark-level fault scenarios (issue 15): kafkawire's batch and streaming reads and writes
+while the broker crashes and restarts (the durable procedure of
+:meth:`~tests.support.durable_tansu.DurableBroker.crash_and_restart`) and connections are cut.
+
+Each record carries a unique id (tests/support/id_oracle.py), so the verdict is an exact one:
+every id once, or the lost and the duplicated ids named. Spark on local[2] runs each task once
+(spark.task.maxFailures is 1 in local mode), so a fault must be absorbed by kafkawire's own
+retries (by time: kafka.request.timeout.ms for reads, kafka.delivery.timeout.ms for writes),
+never by a task retry that would hide it. The long variants carry the ``soak`` marker and run
+with ``make soak`` only.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+
+import pytest
+
+from tests.support.durable_tansu import DurableBroker
+from tests.support.fault_proxy import ProxyStats
+from tests.support.id_oracle import count_ids, id_dataframe
+
+pytestmark = [pytest.mark.spark, pytest.mark.broker]
+
+SOAK = pytest.mark.skipif(not os.environ.get("KAFKAWIRE_SOAK"),
+                          reason="long variant: run with make soak (KAFKAWIRE_SOAK=1)")
+
+
+class Fault:
+    """Runs ``action`` in a thread each time the next of ``when`` holds for the proxy's
+    counters, so the faults land while Spark works in the test's thread. :meth:`join`
+    re-raises the thread's error and returns how many faults fired (one that never fired
+    proves nothing)."""
+
+    def __init__(self, broker: DurableBroker, when: list[Callable[[ProxyStats], bool]],
+                 action: Callable[[], object], timeout_s: float = 120) -> None:
+        self.broker, self.when, self.action, self.timeout_s = broker, when, action, timeout_s
+        self.fired_at: list[float] = []
+        self.error: BaseException | None = None
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fault", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            deadline = time.monotonic() + self.timeout_s
+            for condition in self.when:
+                while not condition(self.broker.proxy.stats()):
+                    if self._done.is_set() or time.monotonic() > deadline:
+                        return
+                    time.sleep(0.01)
+                self.fired_at.append(time.monotonic())
+                self.action()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test in join()
+            self.error = exc
+
+    def __enter__(self) -> Fault:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join(60)
+
+    def join(self) -> int:
+        self._done.set()
+        self._thread.join(60)
+        if self.error is not None:
+            raise self.error
+        return len(self.fired_at)
+
+
+def bytes_sent_beyond(baseline: int, n: int) -> Callable[[ProxyStats], bool]:
+    """Once ``n`` bytes more than ``baseline`` went to the broker (Produce traffic)."""
+    return lambda s: s.bytes_to_broker >= baseline + n
+
+
+def bytes_read_beyond(baseline: int, n: int) -> Callable[[ProxyStats], bool]:
+    """Once ``n`` bytes more than ``baseline`` came back to clients (Fetch answers)."""
+    return lambda s: s.bytes_to_client >= baseline + n
+
+
+# ----------------------------------------------------------------------- 1. batch write
+
+WRITE_ROWS = 300_000
+SOAK_WRITE_ROWS = 3_000_000  # with three crashes
+WIRE_BYTES_PER_ID = 30  # a small id record in a batch, with its share of the request
+
+
+def _write_through_crash(spark, broker: DurableBroker, n: int, crashes: int = 1,
+                         **options: str) -> tuple[str, float]:
+    """Write ids 0..n-1 with kafkawire from 4 Spark partitions into a new 3-partition topic and
+    crash_and_restart the broker ``crashes`` times, the first once a fifth of the bytes went
+    out; (topic, seconds)."""
+    topic = broker.new_topic(partitions=3)
+    writer = (id_dataframe(spark, n, partitions=4).write.format("kafkawire").mode("append")
+              .option("kafka.bootstrap.servers", broker.bootstrap).option("topic", topic))
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    base = broker.proxy.stats().bytes_to_broker
+    total = n * WIRE_BYTES_PER_ID
+    crash = Fault(broker, [bytes_sent_beyond(base, total * (1 + 3 * i // crashes) // 5)
+                           for i in range(crashes)],
+                  lambda: broker.crash_and_restart(down_s=1.0))
+    began = time.monotonic()
+    with crash:
+        writer.save()
+        took = time.monotonic() - began
+        fired = crash.join()
+    sent = broker.proxy.stats().bytes_to_broker - base
+    at = ", ".join(f"{t - began:.1f}" for t in crash.fired_at)
+    print(f"\nwrite of {n} ids ({sent >> 20} MiB sent) through crashes at {at} s took "
+          f"{took:.1f} s; {options or 'defaults'}")
+    assert fired == crashes, f"{fired} of {crashes} crashes: the write ended first"
+    assert crash.fired_at[-1] - began < took, "the crash came after the write"
+    return topic, took
+
+
+def _check_write_exact(spark, broker: DurableBroker, n: int, crashes: int = 1) -> None:
+    topic, took = _write_through_crash(spark, broker, n, crashes)
+    assert took < 120, "longer than kafka.delivery.timeout.ms (120 s)"
+    count = count_ids(broker.bootstrap, topic, range(n), timeout_s=120)
+    print(count.summary())
+    count.assert_exactly_once()
+
+
+def _check_write_at_least_once(spark, broker: DurableBroker, n: int, crashes: int = 1) -> None:
+    topic, _ = _write_through_crash(spark, broker, n, crashes, **{
+        "kafka.acks": "all", "kafka.enable.idempotence": "false"})
+    count = count_ids(broker.bootstrap, topic, range(n), timeout_s=120)
+    print(f"without idempotence: {count.summary()}")
+    count.assert_none_lost()
+
+
+def test_batch_write_through_broker_crash_is_exactly_once(spark, durable_broker):
+    """Idempotence (the default with acks=all) removes the copies the crash's retries make."""
+    _check_write_exact(spark, durable_broker, WRITE_ROWS)
+
+
+def test_batch_write_without_idempotence_loses_nothing(spark, durable_broker):
+    """acks=all without idempotence: a retried batch may be stored twice, never lost."""
+    _check_write_at_least_once(spark, durable_broker, WRITE_ROWS)
+
+
+@pytest.mark.soak
+@SOAK
+def test_soak_batch_write_through_three_crashes(spark, durable_broker):
+    _check_write_exact(spark, durable_broker, SOAK_WRITE_ROWS, crashes=3)
+
+
+@pytest.mark.soak
+@SOAK
+def test_soak_batch_write_through_three_crashes_without_idempotence(spark, durable_broker):
+    _check_write_at_least_once(spark, durable_broker, SOAK_WRITE_ROWS, crashes=3)
