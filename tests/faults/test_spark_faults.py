@@ -21,7 +21,8 @@ import pytest
 
 from tests.support.durable_tansu import DurableBroker
 from tests.support.fault_proxy import ProxyStats
-from tests.support.id_oracle import count_ids, id_dataframe
+from tests.support.id_oracle import IdCount, count_ids, id_dataframe, tally
+from tests.support.id_producer import produce_ids
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -154,3 +155,75 @@ def test_soak_batch_write_through_three_crashes(spark, durable_broker):
 @SOAK
 def test_soak_batch_write_through_three_crashes_without_idempotence(spark, durable_broker):
     _check_write_at_least_once(spark, durable_broker, SOAK_WRITE_ROWS, crashes=3)
+
+
+# ------------------------------------------------------------------------ 2. batch read
+
+READ_ROWS = 300_000
+SOAK_READ_ROWS = 2_000_000
+READ_PARTITIONS = 4
+# Small Fetches (kafka.max.partition.fetch.bytes): many round trips, so faults land mid-read
+FETCH_BYTES = 64 << 10
+
+
+def _id_topic(broker: DurableBroker, n: int) -> str:
+    """A new topic of READ_PARTITIONS partitions holding ids 0..n-1, written by librdkafka."""
+    topic = broker.new_topic(partitions=READ_PARTITIONS)
+    produce_ids(broker.bootstrap, topic, n)
+    return topic
+
+
+def _read_ids(spark, broker: DurableBroker, topic: str, n: int) -> IdCount:
+    """Read the whole topic with kafkawire's batch source and count the ids it returned."""
+    table = (spark.read.format("kafkawire").option("kafka.bootstrap.servers", broker.bootstrap)
+             .option("subscribe", topic).option("startingOffsets", "earliest")
+             .option("kafka.max.partition.fetch.bytes", str(FETCH_BYTES))
+             .load().select("value").toArrow())
+    return tally(table.column("value").to_pylist(), range(n))
+
+
+def _check_read_through_crashes(spark, broker: DurableBroker, n: int, crashes: int) -> None:
+    topic = _id_topic(broker, n)
+    base = broker.proxy.stats().bytes_to_client
+    total = n * WIRE_BYTES_PER_ID
+    crash = Fault(broker, [bytes_read_beyond(base, total * (1 + 3 * i // crashes) // 5)
+                           for i in range(crashes)],
+                  lambda: broker.crash_and_restart(down_s=1.0))
+    began = time.monotonic()
+    with crash:
+        count = _read_ids(spark, broker, topic, n)
+        took = time.monotonic() - began
+        fired = crash.join()
+    at = ", ".join(f"{t - began:.1f}" for t in crash.fired_at)
+    print(f"\nread of {n} ids through crashes at {at} s took {took:.1f} s: {count.summary()}")
+    assert fired == crashes, f"{fired} of {crashes} crashes: the read ended first"
+    count.assert_exactly_once()
+
+
+def test_batch_read_through_cut_connections_is_exact(spark, durable_broker):
+    """Connections closed in the middle of Fetch answers: re-fetched from the last whole
+    batch, nothing returned twice or skipped."""
+    n = READ_ROWS
+    topic = _id_topic(durable_broker, n)
+    proxy = durable_broker.proxy
+    proxy.cut_after(3 * FETCH_BYTES // 2, times=8)  # mid-answer of every connection's 2nd Fetch
+    began = time.monotonic()
+    count = _read_ids(spark, durable_broker, topic, n)
+    took = time.monotonic() - began
+    cuts = proxy.stats().faults
+    print(f"\nread of {n} ids through {cuts} cut connections took {took:.1f} s: "
+          f"{count.summary()}")
+    assert cuts == 8, "fewer connections cut than planned: the read ended first"
+    count.assert_exactly_once()
+
+
+def test_batch_read_through_broker_crash_is_exact(spark, durable_broker):
+    """A crash_and_restart in the middle of the tasks' Fetches: refused connects are retried
+    within kafka.request.timeout.ms and the read returns every id once."""
+    _check_read_through_crashes(spark, durable_broker, READ_ROWS, crashes=1)
+
+
+@pytest.mark.soak
+@SOAK
+def test_soak_batch_read_through_three_crashes(spark, durable_broker):
+    _check_read_through_crashes(spark, durable_broker, SOAK_READ_ROWS, crashes=3)
