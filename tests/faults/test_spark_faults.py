@@ -22,7 +22,7 @@ import pytest
 from tests.support.durable_tansu import DurableBroker
 from tests.support.fault_proxy import ProxyStats
 from tests.support.id_oracle import IdCount, count_ids, id_dataframe, tally
-from tests.support.id_producer import produce_ids
+from tests.support.id_producer import SteadyIdProducer, produce_ids
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -227,3 +227,77 @@ def test_batch_read_through_broker_crash_is_exact(spark, durable_broker):
 @SOAK
 def test_soak_batch_read_through_three_crashes(spark, durable_broker):
     _check_read_through_crashes(spark, durable_broker, SOAK_READ_ROWS, crashes=3)
+
+
+# ----------------------------------------------------------- 3. streaming through a restart
+
+STREAM_PARTITIONS = 2
+STREAM_RATE_PER_S = 2000
+STREAM_TRIGGER = "1 second"
+
+
+def _batches_done(q) -> int:
+    """Micro-batches the query completed (the last progress' batch id + 1)."""
+    last = q.lastProgress
+    return 0 if last is None else last["batchId"] + 1
+
+
+def _await_batches(q, n: int, timeout_s: float = 120) -> None:
+    """Until the query completed ``n`` micro-batches in all; fails with the query's error."""
+    deadline = time.monotonic() + timeout_s
+    while _batches_done(q) < n:
+        assert q.exception() is None, q.exception()
+        assert q.isActive, "the query stopped by itself"
+        assert time.monotonic() < deadline, f"{_batches_done(q)} of {n} batches in {timeout_s}s"
+        time.sleep(0.1)
+
+
+def _sink_ids(spark, path: str, n: int) -> IdCount:
+    """The ids in a file sink, as Spark reads it: only files its _spark_metadata log commits."""
+    table = spark.read.parquet(path).select("value").toArrow()
+    return tally(table.column("value").to_pylist(), range(n))
+
+
+def _stream_through_crashes(spark, broker: DurableBroker, tmp_path, crashes: int,
+                            batches_between: int = 3) -> None:
+    topic = broker.new_topic(partitions=STREAM_PARTITIONS)
+    sink, checkpoint = str(tmp_path / "sink"), str(tmp_path / "checkpoint")
+    began = time.monotonic()
+    with SteadyIdProducer(broker.bootstrap, topic, STREAM_RATE_PER_S) as producer:
+        producer.wait_for(STREAM_RATE_PER_S // 2)
+        q = (spark.readStream.format("kafkawire")
+             .option("kafka.bootstrap.servers", broker.bootstrap).option("subscribe", topic)
+             .option("startingOffsets", "earliest").load().select("partition", "offset", "value")
+             .writeStream.format("parquet").option("path", sink)
+             .option("checkpointLocation", checkpoint).trigger(processingTime=STREAM_TRIGGER)
+             .start())
+        try:
+            for _ in range(crashes):
+                _await_batches(q, _batches_done(q) + batches_between)
+                broker.crash_and_restart(down_s=2.0)
+            _await_batches(q, _batches_done(q) + batches_between)
+            n = producer.stop()
+            q.processAllAvailable()
+            batches = _batches_done(q)
+            print("\nbatch durations (ms):", [(p["batchId"], p["numInputRows"],
+                                             p["durationMs"].get("triggerExecution"))
+                                            for p in q.recentProgress])
+        finally:
+            q.stop()
+    count = _sink_ids(spark, sink, n)
+    print(f"\nstream of {n} ids through {crashes} crash(es), {batches} batches, "
+          f"{time.monotonic() - began:.1f} s: {count.summary()}")
+    count.assert_exactly_once()
+
+
+def test_stream_through_broker_crash_is_exactly_once(spark, durable_broker, tmp_path):
+    """A micro-batch task runs once on local[2]: a restart shorter than
+    kafka.request.timeout.ms must be waited out by the reader (driver's ListOffsets, tasks'
+    Fetches) for the query to live; the parquet sink then holds each id once."""
+    _stream_through_crashes(spark, durable_broker, tmp_path, crashes=1)
+
+
+@pytest.mark.soak
+@SOAK
+def test_soak_stream_through_five_crashes(spark, durable_broker, tmp_path):
+    _stream_through_crashes(spark, durable_broker, tmp_path, crashes=5, batches_between=5)
