@@ -12,11 +12,17 @@ with ``make soak`` only.
 
 from __future__ import annotations
 
+import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+import uuid
 from collections.abc import Callable
 
+import confluent_kafka
 import pytest
 
 from tests.support.durable_tansu import DurableBroker
@@ -301,3 +307,187 @@ def test_stream_through_broker_crash_is_exactly_once(spark, durable_broker, tmp_
 @SOAK
 def test_soak_stream_through_five_crashes(spark, durable_broker, tmp_path):
     _stream_through_crashes(spark, durable_broker, tmp_path, crashes=5, batches_between=5)
+
+
+# ------------------------------------------------- 4. the query's process killed -9, restarted
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JOB_START_S = 240  # a Spark process starting on two busy cores
+
+
+def _log_ids(checkpoint: str, log: str) -> list[int]:
+    """Batch ids in one of the checkpoint's logs (offsets: planned, commits: completed)."""
+    path = os.path.join(checkpoint, log)
+    names = os.listdir(path) if os.path.isdir(path) else []
+    return sorted(int(name) for name in names if name.isdigit())
+
+
+class StreamJob:
+    """tests/support/stream_job.py in a process group of its own, logging to a file."""
+
+    def __init__(self, broker: DurableBroker, topic: str, tmp_path, group: str) -> None:
+        self.sink, self.checkpoint = str(tmp_path / "sink"), str(tmp_path / "checkpoint")
+        self.stop_file, self.result = str(tmp_path / "stop"), str(tmp_path / "result.json")
+        self.log_path = str(tmp_path / "job.log")
+        self.args = [sys.executable, "-m", "tests.support.stream_job",
+                     "--bootstrap", broker.bootstrap, "--topic", topic, "--sink", self.sink,
+                     "--checkpoint", self.checkpoint, "--stop-file", self.stop_file,
+                     "--result", self.result, "--group", group]
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> StreamJob:
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+            p for p in (REPO, os.environ.get("PYTHONPATH")) if p)}
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(self.args, cwd=REPO, env=env, stdout=log,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+        return self
+
+    def log_tail(self) -> str:
+        with open(self.log_path, errors="replace") as log:
+            return log.read()[-3000:]
+
+    def wait_until(self, done: Callable[[], bool], what: str, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            assert self.process is not None and self.process.poll() is None, \
+                f"the stream job exited waiting for {what}:\n{self.log_tail()}"
+            assert time.monotonic() < deadline, \
+                f"{what} not reached in {timeout_s}s:\n{self.log_tail()}"
+            time.sleep(0.05)
+
+    def kill9(self) -> None:
+        """SIGKILL to the whole group: driver, JVM, Python workers, as a lost machine."""
+        assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(30)
+
+    def drain_and_stop(self, timeout_s: float = 180) -> dict:
+        """Create the stop file: the job reads all there is, stops, and reports its last
+        progress."""
+        assert self.process is not None
+        open(self.stop_file, "w").close()
+        try:
+            code = self.process.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            self.kill9()
+            raise AssertionError(f"the stream job did not stop:\n{self.log_tail()}") from None
+        assert code == 0, f"the stream job failed (exit {code}):\n{self.log_tail()}"
+        with open(self.result) as result:
+            return json.load(result)
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill9()
+
+
+def _committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
+    """The group's committed offsets as librdkafka sees them (-1001: none)."""
+    consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                                         "enable.auto.commit": False, "log_level": 2})
+    try:
+        tps = consumer.committed([confluent_kafka.TopicPartition(topic, p)
+                                  for p in range(STREAM_PARTITIONS)], timeout=30)
+        ends = {tp.partition: tp.offset for tp in tps}
+    finally:
+        consumer.close()
+    return ends
+
+
+def _unlogged_parts(sink: str) -> int:
+    """Part files in the sink's directory that its _spark_metadata log does not name: files
+    of a batch being written (the file sink writes them in place; the log entry, written
+    atomically by the driver after the tasks, is what makes them part of the output)."""
+    meta = os.path.join(sink, "_spark_metadata")
+    if not os.path.isdir(sink):
+        return 0
+    logged: set[str] = set()
+    for name in os.listdir(meta) if os.path.isdir(meta) else ():
+        if name.startswith("."):  # a log file being written (renamed into place when whole)
+            continue
+        with open(os.path.join(meta, name)) as log:
+            logged.update(os.path.basename(json.loads(line)["path"])
+                          for line in log if line.startswith("{"))
+    return len({f for f in os.listdir(sink) if f.startswith("part-")} - logged)
+
+
+def _kill_mid_batch(job: StreamJob, after: int, catch_writes_s: float = 20) -> dict:
+    """Once ``after`` batches are committed, kill -9 while a later batch is planned (its
+    offsets in the write-ahead log, its commit not), preferably while its tasks have part
+    files in the sink that its log does not name yet (for up to ``catch_writes_s``); what the
+    kill left behind."""
+    def committed() -> list[int]:
+        return _log_ids(job.checkpoint, "commits")
+
+    def planned_not_committed() -> bool:
+        done, planned = committed(), _log_ids(job.checkpoint, "offsets")
+        return bool(planned) and (not done or planned[-1] > done[-1])
+
+    job.wait_until(lambda: len(committed()) >= after, f"{after} batches committed",
+                   JOB_START_S)
+    give_up = time.monotonic() + catch_writes_s
+    job.wait_until(lambda: planned_not_committed() and (
+        _unlogged_parts(job.sink) > 0 or time.monotonic() > give_up),
+        "a batch in flight", JOB_START_S)
+    job.kill9()
+    return {"planned": _log_ids(job.checkpoint, "offsets")[-1], "committed": committed()[-1],
+            "unlogged_parts": _unlogged_parts(job.sink)}
+
+
+def _check_killed_and_restarted(spark, broker: DurableBroker, tmp_path, kills: int) -> None:
+    topic = broker.new_topic(partitions=STREAM_PARTITIONS)
+    group = f"killed-{uuid.uuid4().hex[:8]}"
+    began = time.monotonic()
+    killed_at = []
+    steps = []  # kills, then two batches after the last restart, then the drained stop
+    with SteadyIdProducer(broker.bootstrap, topic, STREAM_RATE_PER_S) as producer:
+        producer.wait_for(STREAM_RATE_PER_S // 2)
+        job = StreamJob(broker, topic, tmp_path, group)
+        try:
+            for _ in range(kills):
+                job.start()
+                committed = len(_log_ids(job.checkpoint, "commits"))
+                killed_at.append(_kill_mid_batch(job, committed + 3))
+                steps.append(time.monotonic())
+            job.start()
+            restarted = _log_ids(job.checkpoint, "commits")[-1]
+            job.wait_until(lambda: _log_ids(job.checkpoint, "commits")[-1] > restarted,
+                           "a batch committed after the restart", JOB_START_S)
+            steps.append(time.monotonic())
+            n = producer.stop()
+            progress = job.drain_and_stop()
+            steps.append(time.monotonic())
+        finally:
+            job.close()
+    count = _sink_ids(spark, job.sink, n)
+    print(f"\n{n} ids; killed at {killed_at}; "
+          f"{time.monotonic() - began:.1f} s (steps at "
+          f"{', '.join(f'{t - began:.1f}' for t in steps)}): {count.summary()}")
+    count.assert_exactly_once()
+
+    # Every id once, so each partition's records are its offsets 0..end-1: the sink's per
+    # partition count and last offset say where the topic ends (librdkafka's watermarks come
+    # from Tansu's ListOffsets(-1), which answers the last batch's start + 1: client/offsets.py)
+    ends = {r[0]: r[1] + 1 for r in spark.read.parquet(job.sink).groupBy("partition")
+            .agg({"offset": "max"}).collect()}
+    assert sum(ends.values()) == n
+    processed = {int(p): o for p, o in progress["sources"][0]["endOffset"][topic].items()}
+    assert processed == ends, "the drained query did not end where the topic ends"
+    assert _committed(broker.bootstrap, group, topic) == processed, \
+        "the group's commits (commitOffsets=kafka) are not where the query ended"
+
+
+def test_stream_process_killed_and_restarted_is_exactly_once(spark, durable_broker, tmp_path):
+    """kill -9 of the query's process group with a micro-batch planned but not committed,
+    then the same query on the same checkpoint: Spark replays the planned batch (its range is
+    in the offsets log), the file sink's _spark_metadata log hides the killed attempt's files,
+    so the sink holds each id once; and the group's commits (commitOffsets=kafka) end where
+    the query ended."""
+    _check_killed_and_restarted(spark, durable_broker, tmp_path, kills=1)
+
+
+@pytest.mark.soak
+@SOAK
+def test_soak_stream_process_killed_three_times(spark, durable_broker, tmp_path):
+    _check_killed_and_restarted(spark, durable_broker, tmp_path, kills=3)
