@@ -267,13 +267,15 @@ def _sink_ids(spark, path: str, n: int) -> IdCount:
 def _stream_through_crashes(spark, broker: DurableBroker, tmp_path, crashes: int,
                             batches_between: int = 3) -> None:
     topic = broker.new_topic(partitions=STREAM_PARTITIONS)
+    group = f"crashed-{uuid.uuid4().hex[:8]}"
     sink, checkpoint = str(tmp_path / "sink"), str(tmp_path / "checkpoint")
     began = time.monotonic()
     with SteadyIdProducer(broker.bootstrap, topic, STREAM_RATE_PER_S) as producer:
         producer.wait_for(STREAM_RATE_PER_S // 2)
         q = (spark.readStream.format("kafkawire")
              .option("kafka.bootstrap.servers", broker.bootstrap).option("subscribe", topic)
-             .option("startingOffsets", "earliest").load().select("partition", "offset", "value")
+             .option("startingOffsets", "earliest").option("kafka.group.id", group)
+             .option("commitOffsets", "kafka").load().select("partition", "offset", "value")
              .writeStream.format("parquet").option("path", sink)
              .option("checkpointLocation", checkpoint).trigger(processingTime=STREAM_TRIGGER)
              .start())
@@ -285,6 +287,8 @@ def _stream_through_crashes(spark, broker: DurableBroker, tmp_path, crashes: int
             n = producer.stop()
             q.processAllAvailable()
             batches = _batches_done(q)
+            last = json.loads(q.lastProgress.json)
+            processed = {int(p): o for p, o in last["sources"][0]["endOffset"][topic].items()}
             print("\nbatch durations (ms):", [(p["batchId"], p["numInputRows"],
                                              p["durationMs"].get("triggerExecution"))
                                             for p in q.recentProgress])
@@ -294,12 +298,16 @@ def _stream_through_crashes(spark, broker: DurableBroker, tmp_path, crashes: int
     print(f"\nstream of {n} ids through {crashes} crash(es), {batches} batches, "
           f"{time.monotonic() - began:.1f} s: {count.summary()}")
     count.assert_exactly_once()
+    assert sum(processed.values()) == n  # each id once: offsets 0..end-1 in each partition
+    assert _committed(broker.bootstrap, group, topic) == processed, \
+        "the group's commits (commitOffsets=kafka) are not where the query ended"
 
 
 def test_stream_through_broker_crash_is_exactly_once(spark, durable_broker, tmp_path):
     """A micro-batch task runs once on local[2]: a restart shorter than
     kafka.request.timeout.ms must be waited out by the reader (driver's ListOffsets, tasks'
-    Fetches) for the query to live; the parquet sink then holds each id once."""
+    Fetches, the group commits of commitOffsets) for the query to live; the parquet sink
+    then holds each id once and the group's commits end where the query ended."""
     _stream_through_crashes(spark, durable_broker, tmp_path, crashes=1)
 
 
