@@ -45,8 +45,8 @@ from __future__ import annotations
 
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
-    ConnectionSetupTimeoutError,
     ConfigurationError,
+    ConnectionSetupTimeoutError,
     CoordinatorMovedError,
     DataLossError,
     NoBrokersAvailableError,
