@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench check-java clean
+.PHONY: demo test lint docs bench soak check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -39,6 +39,13 @@ docs: $(STAMP)
 bench: $(STAMP) check-java
 	$(PY) -m bench.decode
 	$(PY) -m bench
+
+# The long fault variants (tests/faults, marker soak: skipped by `make test`) and the streaming
+# soak (bench/soak.py: 10,000 micro-batches; RSS, open fds and latency, first against last).
+# About an hour on two cores.
+soak: $(STAMP) check-java
+	KAFKAWIRE_SOAK=1 $(PY) -m pytest -q -s -m soak tests/faults
+	$(PY) -m bench.soak
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache
