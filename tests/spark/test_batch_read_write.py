@@ -574,7 +574,7 @@ def test_corrupt_batch_names_topic_partition_offset(spark, bootstrap, client, ne
 
     start = time.monotonic()
     pattern = (rf"CorruptRecordError: corrupt record data: CRC-32C mismatch.*"
-               rf"\(topic '{re.escape(topic)}', partition 0, offset 3\)")
+               rf"\(topic '{re.escape(topic)}', partition 0, offset 3, broker [^)]+\)")
     with pytest.raises(Exception, match=pattern):
         _read(spark, bootstrap, topic).collect()
     assert time.monotonic() - start < BOUNDED_S
