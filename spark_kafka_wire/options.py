@@ -65,6 +65,7 @@ from spark_kafka_wire.client.tls import (
     version_name,
 )
 from spark_kafka_wire.config_files import options_from_properties
+from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.versions import versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -667,7 +668,7 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     # no more than a long's 19 digits, so the conversion cost stays bounded.
     digits = text[1:] if text[:1] in "+-" else text
     if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
-        raise ConfigurationError(f"{opt.name} must be an integer, got {_shown(raw)}")
+        raise ConfigurationError(f"{opt.name} must be an integer, got {shown(raw)}")
     value = int(text)
     if opt.kind is Kind.COUNT:
         if value <= 0:
@@ -677,11 +678,6 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     if value > opt.highest:
         raise ConfigurationError(f"{opt.name} must be at most {opt.highest}, got {value}")
     return value
-
-
-def _shown(raw: str) -> str:
-    """A value for a message, cut short: random input may be megabytes long."""
-    return repr(raw) if len(raw) <= 80 else repr(raw[:80]) + "..."
 
 
 def int_value(opts: Mapping[str, str], name: Option | str) -> int:

@@ -41,6 +41,7 @@ from spark_kafka_wire.protocol.errors import (
     KafkaError,
     ProtocolError,
     error_for_code,
+    shown,
 )
 from spark_kafka_wire.protocol.messages import METADATA
 
@@ -61,9 +62,8 @@ def check_topic_name(name: str, what: str) -> str:
     option or column it came from) otherwise."""
     if not name or name in (".", "..") or len(name) > MAX_TOPIC_LENGTH \
             or not _TOPIC_CHARS.issuperset(name):
-        shown = name if len(name) <= 60 else name[:60] + "..."
         raise ConfigurationError(
-            f"{what}: {shown!r} is not a legal Kafka topic name (1 to {MAX_TOPIC_LENGTH} "
+            f"{what}: {shown(name, 60)} is not a legal Kafka topic name (1 to {MAX_TOPIC_LENGTH} "
             "characters from letters, digits, '.', '_' and '-'; not '.' or '..')")
     return name
 

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.protocol.errors import shown
 
 DEFAULT_PORT = 9092
 
 
 def _bad_address(item: str, why: str) -> ConfigurationError:
-    shown = item if len(item) <= 80 else item[:80] + "..."
-    return ConfigurationError(f"kafka.bootstrap.servers: {shown!r} is not host:port ({why}); "
+    return ConfigurationError(f"kafka.bootstrap.servers: {shown(item)} is not host:port ({why}); "
                               "give a comma-separated list such as broker1:9092,broker2:9092")
 
 

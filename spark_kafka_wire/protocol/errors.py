@@ -114,6 +114,15 @@ class ErrorSpec:
         return cls(int(code), code.name, retriable, invalid_metadata, hint)
 
 
+def shown(value: object, limit: int = 80) -> str:
+    """A value quoted for an error message, cut short after ``limit`` characters: a mistaken
+    option or a damaged field may be megabytes long."""
+    if isinstance(value, str) and len(value) > limit:
+        return repr(value[:limit]) + "..."
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 class KafkaWireError(Exception):
     """Base of every error spark-kafka-wire raises on purpose."""
 

@@ -16,6 +16,7 @@ from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
 from spark_kafka_wire.options import INT32_MAX, INT64_MAX, option, text_value
+from spark_kafka_wire.protocol.errors import shown
 
 log = logging.getLogger(__name__)
 
@@ -105,12 +106,6 @@ class TimestampSpec:
 
 
 Limit = OffsetSpec | TimestampSpec
-
-
-def shown(raw: object) -> str:
-    """A value for a message, cut short: a mistaken value may be megabytes long."""
-    text = repr(raw)
-    return text if len(text) <= 100 else text[:100] + "..."
 
 
 def load_json(raw: str, option: str, example: str) -> object:

@@ -8,10 +8,10 @@ the batch began (``START_KEY``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import CheckpointError
+from spark_kafka_wire.protocol.errors import shown
 
 Offsets = dict[TopicPartition, int]
 
@@ -44,32 +44,27 @@ def _damaged(what: str) -> CheckpointError:
         "it, or start the query with a new checkpointLocation")
 
 
-def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:60] + "..."
-
-
 def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
     """The offsets a JSON document names (its recorded batch start, if any, left out).
 
     CheckpointError, naming the value that is wrong, for anything but what :func:`to_json`
     writes: Spark hands back whatever the checkpoint holds."""
     if not isinstance(doc, Mapping):
-        raise _damaged(f"expected a JSON object, got {_shown(doc)}")
+        raise _damaged(f"expected a JSON object, got {shown(doc)}")
     out: Offsets = {}
     for topic, parts in doc.items():
         if topic == START_KEY:
             continue
         if not isinstance(topic, str) or not isinstance(parts, Mapping):
-            raise _damaged(f"topic {_shown(topic)} maps to {_shown(parts)}, not to an object of "
+            raise _damaged(f"topic {shown(topic)} maps to {shown(parts)}, not to an object of "
                            "partitions")
         for p, offset in parts.items():
             if not isinstance(p, str) or not p.isascii() or not p.isdigit() \
                     or len(p) > 10 or int(p) > _MAX_PARTITION:
-                raise _damaged(f"{_shown(p)} in topic {topic!r} is not a partition number")
+                raise _damaged(f"{shown(p)} in topic {topic!r} is not a partition number")
             if not isinstance(offset, int) or isinstance(offset, bool) \
                     or not 0 <= offset <= _MAX_OFFSET:
-                raise _damaged(f"the offset of {topic}-{p} is {_shown(offset)}, not an offset "
+                raise _damaged(f"the offset of {topic}-{p} is {shown(offset)}, not an offset "
                                f"(0 to {_MAX_OFFSET})")
             out[(topic, int(p))] = offset
     return out
@@ -88,6 +83,6 @@ def batch_start(start: Mapping, end: Mapping) -> Offsets:
     that ``end`` recorded when it was planned."""
     begin = from_json(start)
     if not isinstance(end, Mapping):
-        raise _damaged(f"expected a JSON object, got {_shown(end)}")
+        raise _damaged(f"expected a JSON object, got {shown(end)}")
     begin.update(from_json(end.get(START_KEY, {})))
     return begin

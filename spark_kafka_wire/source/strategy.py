@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.options import option
-from spark_kafka_wire.source.limits import load_json, partition_number, shown
+from spark_kafka_wire.protocol.errors import shown
+from spark_kafka_wire.source.limits import load_json, partition_number
 
 SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN = (option("subscribe"), option("subscribePattern"),
                                         option("assign"))

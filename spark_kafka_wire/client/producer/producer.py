@@ -83,21 +83,19 @@ class Producer(Sender):
         ``delivery.timeout.ms``, as the sends that follow would be."""
         magic = self._magic.get(topic)
         if magic is None:
-            with self.client.deadline(time.monotonic() + self.settings.delivery_timeout_ms / 1000,
+            with self.client.deadline(self.delivery_deadline(time.monotonic()),
                                       DELIVERY_TIMEOUT):
-                return self._prepare(topic)
+                magic = self._prepare(topic)
         return magic
 
     def _prepare(self, topic: str) -> int:
-        magic = self._magic.get(topic)
-        if magic is None:
-            magic = self.record_magic(topic)
-            self._magic[topic] = magic
-            if self._idempotent is None:
-                self._idempotent = self._init_idempotence(topic, magic)
-            elif self._idempotent and magic < 2:
-                self._idempotence_unsupported(topic, "its leader speaks a Produce version "
-                                              "before record batches (Kafka 0.11)")
+        magic = self.record_magic(topic)
+        self._magic[topic] = magic
+        if self._idempotent is None:
+            self._idempotent = self._init_idempotence(topic, magic)
+        elif self._idempotent and magic < 2:
+            self._idempotence_unsupported(topic, "its leader speaks a Produce version "
+                                          "before record batches (Kafka 0.11)")
         return magic
 
     def _idempotence_unsupported(self, topic: str, why: str) -> bool:

@@ -135,12 +135,19 @@ class Sender:
             if not b.created:
                 b.created = now
         try:
-            with self.client.deadline(now + self.settings.delivery_timeout_ms / 1000,
-                                      DELIVERY_TIMEOUT):
+            with self.client.deadline(self.delivery_deadline(now), DELIVERY_TIMEOUT):
                 self._route_and_transmit(batches, recovering=False)
         except BaseException:
             self.abort()
             raise
+
+    def delivery_deadline(self, created: float) -> float:
+        """When a batch created at monotonic ``created`` (or a write begun then) must be
+        delivered: every wait of the write is bounded by it (``KafkaClient.deadline``)."""
+        return created + self.settings.delivery_timeout_ms / 1000
+
+    def _oldest_deadline(self, batches: list[PendingBatch]) -> float:
+        return self.delivery_deadline(min(b.created for b in batches))
 
     @property
     def has_failures(self) -> bool:
@@ -222,9 +229,8 @@ class Sender:
 
     def _complete(self, r: _Request) -> None:
         # The answer is awaited no longer than its oldest batch may take to be delivered.
-        deadline = min(b.created for b in r.batches) + self.settings.delivery_timeout_ms / 1000
         try:
-            with self.client.deadline(deadline, DELIVERY_TIMEOUT):
+            with self.client.deadline(self._oldest_deadline(r.batches), DELIVERY_TIMEOUT):
                 resp = r.conn.receive(r.inflight)
         except (KafkaError, BrokerConnectionError, ProtocolError) as exc:
             for b in r.batches:
@@ -289,7 +295,7 @@ class Sender:
                     if b.attempts > s.retries:
                         raise self._gave_up(b, exc, f"after {b.attempts} attempts "
                                             f"(kafka.retries={s.retries})")
-                if now + backoff > b.created + s.delivery_timeout_ms / 1000:
+                if now + backoff > self.delivery_deadline(b.created):
                     last = exc if exc is not _WAIT else "an earlier batch of the partition failed"
                     raise self._gave_up(b, last, f"within kafka.delivery.timeout.ms="
                                         f"{s.delivery_timeout_ms} ({b.attempts} attempts)")
@@ -299,7 +305,7 @@ class Sender:
             log.info("retrying %d batches after: %s", len(retry), first)
             time.sleep(backoff * (0.8 + 0.4 * random.random()))
             backoff = min(backoff * 2, max(s.retry_backoff_max_ms, s.retry_backoff_ms) / 1000)
-            deadline = min(b.created for b in retry) + s.delivery_timeout_ms / 1000
+            deadline = self._oldest_deadline(retry)
             with self.client.deadline(deadline, DELIVERY_TIMEOUT):
                 try:
                     self.client.refresh_metadata({b.topic for b in retry})
