@@ -539,6 +539,17 @@ OPTIONS: tuple[Option, ...] = (
            doc="the longest a batch may take to be acknowledged, retries included: no attempt, "
            "reconnect or wait for an answer goes past it (Java's rule that delivery.timeout.ms "
            "≥ linger.ms + request.timeout.ms is not enforced)"),
+    Option("kafka.transactional.id", SINK,
+           doc="exactly-once writes: the prefix of the transactional ids the write's tasks use "
+           "(`<prefix>-<task partition>`), committed by the driver when the whole write "
+           "succeeded (see Exactly-once writes); use one prefix per query or job. Unset: "
+           "at-least-once, as Spark's kafka sink"),
+    Option("kafka.transaction.timeout.ms", SINK, kind=Kind.INT, default=900_000, minimum=1,
+           maximum=INT32_MAX,
+           doc="the longest a task's transaction may stay open before a Kafka coordinator "
+           "aborts it: from the task's first write until the driver commits the whole write "
+           "(Java's default, 60000, is short for a Spark job; at most the broker's "
+           "`transaction.max.timeout.ms`, 15 minutes by default)"),
     Option("createTopic", SINK, kind=Kind.BOOL, default=False, kafkawire_only=True,
            doc="create a missing topic with CreateTopics"),
     Option("createTopicPartitions", SINK, kind=Kind.INT, minimum=1, kafkawire_only=True,
@@ -559,9 +570,6 @@ OPTIONS: tuple[Option, ...] = (
            refused="it names a JVM class, which cannot run here; set kafka.partitioner to one of "
            + ", ".join(PARTITIONERS)
            + " (librdkafka's partitioners; murmur2_random is the Java default)"),
-    Option("kafka.transactional.id", SINK,
-           refused="the sink does not write transactions (Spark's kafka sink does not either: "
-           "it is at-least-once)"),
     *_REFUSED_BY_SPARK,
     *_IGNORED,
     *_KERBEROS_RELOGIN,

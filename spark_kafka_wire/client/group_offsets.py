@@ -19,6 +19,7 @@ from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, check_error,
 from spark_kafka_wire.protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 
 GROUP_KEY_TYPE = 0
+TRANSACTION_KEY_TYPE = 1  # FindCoordinator v1+: the transaction coordinator of a transactional id
 # Errors that mean "this broker is not (or not yet) the coordinator: look it up again".
 _COORDINATOR_MOVED = {
     ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
@@ -26,23 +27,31 @@ _COORDINATOR_MOVED = {
     ErrorCode.NOT_COORDINATOR,
 }
 
-def find_coordinator(client: KafkaClient, group: str) -> BrokerConnection:
-    """Connection to the broker coordinating ``group``."""
+def find_coordinator(client: KafkaClient, key: str, key_type: int = GROUP_KEY_TYPE
+                     ) -> BrokerConnection:
+    """Connection to the broker coordinating group ``key`` (or, with TRANSACTION_KEY_TYPE, the
+    transactions of transactional id ``key``)."""
+    what = coordinated(key, key_type)
     conn = client.any_connection()
     version = conn.version(FIND_COORDINATOR)
     if version >= 4:
-        resp = conn.request(FIND_COORDINATOR, {"key_type": GROUP_KEY_TYPE, "coordinator_keys": [group]})
-        entries = [c for c in resp["coordinators"] if c["key"] == group]
+        resp = conn.request(FIND_COORDINATOR, {"key_type": key_type, "coordinator_keys": [key]})
+        entries = [c for c in resp["coordinators"] if c["key"] == key]
         if not entries:
             raise error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, context="FindCoordinator",
-                                 message=f"no answer for group {group!r}")
+                                 message=f"no answer for {what}")
         answer = entries[0]
     else:
-        answer = conn.request(FIND_COORDINATOR, {"key": group, "key_type": GROUP_KEY_TYPE})
+        answer = conn.request(FIND_COORDINATOR, {"key": key, "key_type": key_type})
     code = answer["error_code"]
     if code:
-        _check(code, group, None, None, conn, "FindCoordinator")
+        check_coordinated(code, what, None, None, conn, "FindCoordinator")
     return client.broker(answer["node_id"])  # a cluster member: metadata knows its address
+
+
+def coordinated(key: str, key_type: int = GROUP_KEY_TYPE) -> str:
+    """How messages name what a coordinator coordinates: group 'g', transactional id 't'."""
+    return f"{'transactional id' if key_type == TRANSACTION_KEY_TYPE else 'group'} {key!r}"
 
 
 def _group_connection(client: KafkaClient, group: str, version_probe: BrokerConnection | None = None) -> tuple[BrokerConnection, int]:
@@ -92,13 +101,33 @@ def fetch_committed(
     wanted = sorted(set(partitions))
     if not wanted:
         return {}
+    result = {tp: -1 for tp in wanted}
+    for tp, (offset, _) in _offset_fetch(client, group, wanted).items():
+        if tp in result:
+            result[tp] = offset
+    return result
 
-    def attempt() -> dict[TopicPartition, int]:
+
+def fetch_group(client: KafkaClient, group: str) -> dict[TopicPartition, tuple[int, str]]:
+    """Every offset ``group`` has committed, with its metadata ("" where the broker keeps
+    none), by OffsetFetch v2+ for all topics (Kafka 0.10.2+)."""
+    return {tp: v for tp, v in _offset_fetch(client, group, None).items() if v[0] >= 0}
+
+
+def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] | None
+                  ) -> dict[TopicPartition, tuple[int, str]]:
+    def attempt() -> dict[TopicPartition, tuple[int, str]]:
         conn, commit_version = _group_connection(client, group)
         version = conn.version(OFFSET_FETCH)
         if commit_version == 0:
             version = 0  # the v0 pair is ZooKeeper-backed on 0.8.1: keep them together
-        topics = [{"name": t, "partition_indexes": parts} for t, parts in by_topic(wanted).items()]
+        topics = None if wanted is None else \
+            [{"name": t, "partition_indexes": parts} for t, parts in by_topic(wanted).items()]
+        if topics is None and version < 2:
+            raise error_for_code(ErrorCode.UNSUPPORTED_VERSION, context="OffsetFetch",
+                                 broker=conn.name,
+                                 message="listing a group's offsets needs OffsetFetch v2 "
+                                         "(Kafka 0.10.2+)")
         if version >= 8:
             resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}]}, version)
             groups = [g for g in resp["groups"] if g["group_id"] == group]
@@ -111,28 +140,34 @@ def fetch_committed(
             resp = conn.request(OFFSET_FETCH, {"group_id": group, "topics": topics}, version)
             _check(resp["error_code"], group, None, None, conn, "OffsetFetch")
             answer_topics = resp["topics"]
-        result = {tp: -1 for tp in wanted}
+        result = {}
         for t in answer_topics:
             for p in t["partitions"]:
                 tp = (t["name"], p["partition_index"])
                 if p["error_code"] == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and version == 0:
                     continue  # 0.8 answers UNKNOWN_TOPIC_OR_PARTITION for "no offset yet"
                 _check(p["error_code"], group, *tp, conn, "OffsetFetch")
-                if tp in result:
-                    result[tp] = p["committed_offset"]
+                result[tp] = (p["committed_offset"], p["metadata"] or "")
         return result
 
     return client.retry(attempt, f"OffsetFetch for group {group!r}")
 
 
-def _check(code: int, group: str, topic: str | None, partition: int | None,
-           conn: BrokerConnection, context: str) -> None:
+def check_coordinated(code: int, what: str, topic: str | None, partition: int | None,
+                      conn: BrokerConnection, context: str) -> None:
+    """Raise the error ``code`` names, saying ``what`` (``coordinated(...)``) it concerns; a
+    coordinator that moved or is loading is a CoordinatorMovedError (look it up again)."""
     if code in _COORDINATOR_MOVED:
         base = error_for_code(code)
         raise CoordinatorMovedError(base.spec, topic=topic, partition=partition, broker=conn.name,
-                                    context=context, message=f"group {group!r}")
+                                    context=context, message=what)
     try:
         check_error(code, topic=topic, partition=partition, broker=conn.name, context=context)
     except KafkaError as exc:
-        exc.args = (f"{exc.args[0]} (group {group!r})",)
+        exc.args = (f"{exc.args[0]} ({what})",)
         raise
+
+
+def _check(code: int, group: str, topic: str | None, partition: int | None,
+           conn: BrokerConnection, context: str) -> None:
+    check_coordinated(code, coordinated(group), topic, partition, conn, context)

@@ -78,6 +78,7 @@ class ErrorCode(IntEnum):
     TRANSACTION_COORDINATOR_FENCED = 52
     TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
     SECURITY_DISABLED = 54
+    OPERATION_NOT_ATTEMPTED = 55
     KAFKA_STORAGE_ERROR = 56
     SASL_AUTHENTICATION_FAILED = 58
     UNKNOWN_PRODUCER_ID = 59
@@ -360,6 +361,8 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.UNSTABLE_OFFSET_COMMIT, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.THROTTLING_QUOTA_EXCEEDED, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.PRODUCER_FENCED), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.OPERATION_NOT_ATTEMPTED, hint="Another part of the same request "
+                  "failed"), KafkaError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_ID, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.INCONSISTENT_TOPIC_ID, _R, _M), InvalidMetadataError),
 ]

@@ -391,11 +391,99 @@ SASL_AUTHENTICATE = ApiSpec(
     ),
 )
 
+# ---- Transactions (KIP-98): AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
+# TxnOffsetCommit (28). Clients use AddPartitionsToTxn up to v3 (v4+ batch several
+# transactions, for brokers); EndTxn v5 (KIP-890 part 2) bumps the epoch on every end, which
+# this client does not follow, so v4 is the highest offered.
+ADD_PARTITIONS_TO_TXN = ApiSpec(
+    key=24, name="AddPartitionsToTxn", min_version=0, max_version=3, flexible_from=3,
+    request=(  # Kafka's names: v4+ moved these fields under a Transactions[] array
+        F("v3_and_below_transactional_id", "string"),
+        F("v3_and_below_producer_id", "int64"),
+        F("v3_and_below_producer_epoch", "int16"),
+        F("v3_and_below_topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]int32"),
+        )),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("results_by_topic_v3_and_below", "[]", fields=(
+            F("name", "string"),
+            F("results_by_partition", "[]", fields=(
+                F("partition_index", "int32"),
+                F("partition_error_code", "int16"),
+            )),
+        )),
+    ),
+)
+
+ADD_OFFSETS_TO_TXN = ApiSpec(
+    key=25, name="AddOffsetsToTxn", min_version=0, max_version=3, flexible_from=3,
+    request=(
+        F("transactional_id", "string"),
+        F("producer_id", "int64"),
+        F("producer_epoch", "int16"),
+        F("group_id", "string"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+    ),
+)
+
+END_TXN = ApiSpec(
+    key=26, name="EndTxn", min_version=0, max_version=4, flexible_from=3,
+    request=(
+        F("transactional_id", "string"),
+        F("producer_id", "int64"),
+        F("producer_epoch", "int16"),
+        F("committed", "bool"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+    ),
+)
+
+TXN_OFFSET_COMMIT = ApiSpec(
+    key=28, name="TxnOffsetCommit", min_version=0, max_version=3, flexible_from=3,
+    request=(
+        F("transactional_id", "string"),
+        F("group_id", "string"),
+        F("producer_id", "int64"),
+        F("producer_epoch", "int16"),
+        F("generation_id", "int32", "3+", default=-1),
+        F("member_id", "string", "3+", default=""),
+        F("group_instance_id", "string", "3+", nullable="3+", default=None),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("committed_offset", "int64"),
+                F("committed_leader_epoch", "int32", "2+", default=-1),
+                F("committed_metadata", "string", nullable="0+", default=""),
+            )),
+        )),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("partitions", "[]", fields=(
+                F("partition_index", "int32"),
+                F("error_code", "int16"),
+            )),
+        )),
+    ),
+)
+
 ALL_APIS: dict[int, ApiSpec] = {
     spec.key: spec
     for spec in (
         API_VERSIONS, METADATA, LIST_OFFSETS, FETCH, PRODUCE, CREATE_TOPICS, OFFSET_COMMIT,
         OFFSET_FETCH, FIND_COORDINATOR, INIT_PRODUCER_ID, SASL_HANDSHAKE, SASL_AUTHENTICATE,
+        ADD_PARTITIONS_TO_TXN, ADD_OFFSETS_TO_TXN, END_TXN, TXN_OFFSET_COMMIT,
     )
 }
 

@@ -16,9 +16,11 @@ column          type                                      when absent / null
 ``timestamp``   timestamp (or double: seconds)            now (the record's CreateTime)
 ==============  ========================================  ===================================
 
-Delivery is at-least-once, as with Spark's sink: idempotence (on by default with acks=all)
-removes duplicates from network retries inside a task, but a re-executed task sends its rows
-again under a new producer id, and rows acknowledged before a failed task stay in Kafka.
+Delivery is at-least-once by default, as with Spark's sink: idempotence (on by default with
+acks=all) removes duplicates from network retries inside a task, but a re-executed task sends
+its rows again under a new producer id, and rows acknowledged before a failed task stay in
+Kafka. With ``kafka.transactional.id`` each task writes in a transaction the driver commits
+when the whole write succeeded (``exactly_once.py``): exactly-once for read_committed readers.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import logging
 import random
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +51,18 @@ from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.pool import shared_client
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
+from spark_kafka_wire.client.producer.transactions import OpenTransaction
+from spark_kafka_wire.sink.exactly_once import (
+    TaskBatch,
+    abort_transactions,
+    already_committed,
+    commit_transactions,
+    current_batch,
+    current_partition,
+    marker_metadata,
+    marker_offset,
+    task_transactional_id,
+)
 from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
@@ -59,6 +73,10 @@ class KafkaWriteCommitMessage(WriterCommitMessage):
     records: int
     requests: int
     producer_id: int = -1
+    # kafka.transactional.id: the task's open transaction (None: it wrote nothing), and
+    # whether a replayed micro-batch found its transaction already committed and wrote nothing
+    transaction: OpenTransaction | None = None
+    replayed: bool = False
 
 
 def _is_headers_type(dtype: DataType) -> bool:
@@ -95,8 +113,10 @@ def _check_column(schema: StructType, name: str) -> bool:
 class KafkaWireBatchWriter(DataSourceArrowWriter):
     """Validates on the driver (before any task sends anything); writes on executors."""
 
-    def __init__(self, options: SinkOptions, schema: StructType) -> None:
+    def __init__(self, options: SinkOptions, schema: StructType, streaming: bool = False
+                 ) -> None:
         self.options = options
+        self.streaming = streaming  # exactly-once micro-batches also commit a batch marker
         if "value" not in schema.fieldNames():
             raise ConfigurationError(
                 "the DataFrame needs a 'value' column (the record value, string or binary); "
@@ -126,20 +146,43 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
         o = self.options
         client = shared_client(o.client)
-        producer = Producer(client, o.produce)
+        settings, batch = o.produce, None
+        if o.transactional_prefix is not None:
+            tid = task_transactional_id(o.transactional_prefix, current_partition())
+            settings = replace(settings, transactional_id=tid)
+            if self.streaming:
+                batch = current_batch()
+                if already_committed(client, tid, batch):
+                    log.info("%s: batch %d of query %s is already committed; a replay "
+                             "writes nothing", tid, batch.batch_id, batch.query_id)
+                    return KafkaWriteCommitMessage(0, 0, replayed=True)
+        producer = Producer(client, settings)
         rng = random.Random()
         try:
-            for batch in iterator:
-                if batch.num_rows == 0:
+            for rows in iterator:
+                if rows.num_rows == 0:
                     continue
-                for topic, part in self._split_by_topic(client, batch):
+                for topic, part in self._split_by_topic(client, rows):
                     self._append(producer, client, topic, part, rng)
             producer.flush()
+            if batch is not None:
+                self._mark(producer, batch)
         except BaseException:
             producer.abort()
+            producer.abort_transaction()
             raise
         return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
-                                       producer.producer_id)
+                                       producer.producer_id, producer.open_transaction())
+
+    @staticmethod
+    def _mark(producer: Producer, batch: TaskBatch) -> None:
+        """Commit the batch marker inside the transaction (see exactly_once.py)."""
+        txn = producer.open_transaction()
+        if txn is None:
+            return  # nothing written: nothing to skip on a replay either
+        key = (txn.partitions[0][0], 0)
+        producer.commit_offsets(txn.transactional_id,
+                                {key: (marker_offset(batch), marker_metadata(batch))})
 
     def _split_by_topic(
         self, client: KafkaClient, batch: pa.RecordBatch
@@ -195,15 +238,31 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         producer.append(topic, keys, values, parts, timestamps, headers, header_bytes)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        total = sum(m.records for m in messages if isinstance(m, KafkaWriteCommitMessage))
-        log.info("kafkawire wrote %d records", total)
+        done = [m for m in messages if isinstance(m, KafkaWriteCommitMessage)]
+        transactions = [m.transaction for m in done if m.transaction is not None]
+        if transactions:
+            commit_transactions(shared_client(self.options.client), transactions)
+        replayed = sum(m.replayed for m in done)
+        log.info("kafkawire wrote %d records%s%s", sum(m.records for m in done),
+                 f" in {len(transactions)} transactions" if transactions else "",
+                 f"; {replayed} tasks found their batch already committed" if replayed else "")
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
-        written = sum(m.records for m in messages if isinstance(m, KafkaWriteCommitMessage))
-        log.warning(
-            "kafkawire write aborted; %d records acknowledged by Kafka before the failure "
-            "stay in the topic (Kafka appends cannot be undone)", written,
-        )
+        done = [m for m in messages if isinstance(m, KafkaWriteCommitMessage)]
+        written = sum(m.records for m in done)
+        prefix = self.options.transactional_prefix
+        if prefix is None:
+            log.warning(
+                "kafkawire write aborted; %d records acknowledged by Kafka before the failure "
+                "stay in the topic (Kafka appends cannot be undone)", written,
+            )
+            return
+        silent = [i for i, m in enumerate(messages) if not isinstance(m, KafkaWriteCommitMessage)]
+        abort_transactions(shared_client(self.options.client), prefix,
+                           [m.transaction for m in done if m.transaction is not None], silent,
+                           self.options.produce.transaction_timeout_ms)
+        log.warning("kafkawire write aborted: the transactions of %d tasks (%d records) were "
+                    "aborted; read_committed readers see none of them", len(messages), written)
 
 
 def _timestamps_ms(column: pa.Array, now_ms: int) -> np.ndarray:

@@ -35,6 +35,7 @@ from spark_kafka_wire.client.producer import (
     ProduceSettings,
 )
 from spark_kafka_wire.options import (
+    MAX_WIRE_STRING,
     SINK,
     bool_value,
     client_config,
@@ -44,6 +45,7 @@ from spark_kafka_wire.options import (
     option,
     optional_int,
     text_value,
+    wire_text,
     with_config_file,
 )
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
@@ -67,6 +69,8 @@ class SinkOptions:
     produce: ProduceSettings
     partitioner: str = DEFAULT_PARTITIONER
     create: TopicCreation = TopicCreation()
+    # kafka.transactional.id: exactly-once writes, each task's transactional id starts with it
+    transactional_prefix: str | None = None
 
 
 def _acks(raw: str) -> int:
@@ -107,6 +111,36 @@ def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) 
     if disable:
         return False
     return True if explicit else None
+
+
+# Room left in a transactional id (a protocol string) for "-" and a task's partition number.
+_TASK_SUFFIX = 11
+
+
+def _transactional_prefix(opts: dict[str, str], idempotence: bool | None) -> str | None:
+    """``kafka.transactional.id``: the prefix of every task's transactional id. Like Java's
+    producer, a transactional id needs idempotence: acks=all, retries > 0, at most 5 requests
+    in flight, and enable.idempotence not false."""
+    raw = wire_text(opts, "kafka.transactional.id")
+    if raw is None:
+        if given(opts, "kafka.transaction.timeout.ms") is not None:
+            raise ConfigurationError(
+                "kafka.transaction.timeout.ms takes effect only with kafka.transactional.id")
+        return None
+    prefix = raw.strip()
+    if not prefix:
+        raise ConfigurationError("kafka.transactional.id is empty: give the prefix of the "
+                                 "write's transactional ids")
+    if len(prefix.encode("utf-8")) > MAX_WIRE_STRING - _TASK_SUFFIX:
+        raise ConfigurationError(
+            f"kafka.transactional.id is too long: a task's id (prefix, '-', its partition) must "
+            f"fit a protocol string of {MAX_WIRE_STRING} bytes")
+    if idempotence is False:
+        raise ConfigurationError(
+            "kafka.transactional.id needs the idempotent producer: kafka.acks=all, "
+            "kafka.retries > 0 and kafka.enable.idempotence not false (Java's producer refuses "
+            "a transactional.id without idempotence too)")
+    return prefix
 
 
 def _topic_creation(opts: dict[str, str]) -> TopicCreation:
@@ -150,6 +184,8 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     # delivery timeout is checked between attempts (an attempt itself ends within
     # request.timeout.ms), so any positive value works and none is refused.
     delivery = int_value(opts, "kafka.delivery.timeout.ms")
+    enable_idempotence = _idempotence(opts, acks, retries, in_flight)
+    prefix = _transactional_prefix(opts, enable_idempotence)
     produce = ProduceSettings(
         acks=acks,
         timeout_ms=client.request_timeout_ms,
@@ -163,7 +199,9 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         linger_ms=linger,
         buffer_memory=int_value(opts, "kafka.buffer.memory"),
         max_in_flight=in_flight,
-        enable_idempotence=_idempotence(opts, acks, retries, in_flight),
+        enable_idempotence=enable_idempotence,
+        transaction_timeout_ms=int_value(opts, "kafka.transaction.timeout.ms"),
     )
     return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
-                       partitioner=partitioner, create=_topic_creation(opts))
+                       partitioner=partitioner, create=_topic_creation(opts),
+                       transactional_prefix=prefix)

@@ -2,7 +2,9 @@
 
 Kafka only appends, so append, update and complete output modes all append the rows Spark
 hands over (as Spark's built-in kafka sink does). Delivery is at-least-once across task
-retries.
+retries and replayed micro-batches, unless ``kafka.transactional.id`` is set: then each
+micro-batch is written in transactions the driver commits, with a marker that lets a replayed
+batch skip what already committed (``exactly_once.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from spark_kafka_wire.sink.options import SinkOptions
 
 class KafkaWireStreamWriter(DataSourceStreamArrowWriter):
     def __init__(self, options: SinkOptions, schema: StructType) -> None:
-        self._writer = KafkaWireBatchWriter(options, schema)
+        self._writer = KafkaWireBatchWriter(options, schema, streaming=True)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
         return self._writer.write(iterator)

@@ -126,6 +126,8 @@ class Rows:
 
 def encode_chunk(rows: Rows, magic: int, settings: ProduceSettings, producer_id: int = -1,
                   producer_epoch: int = -1, base_sequence: int = -1) -> bytes:
+    """One record batch (or legacy message set) of ``rows``; part of a transaction when the
+    settings name a transactional id."""
     keys = rows.keys  # None: every key is null
     if magic == 2:
         headers = None
@@ -136,7 +138,7 @@ def encode_chunk(rows: Rows, magic: int, settings: ProduceSettings, producer_id:
         return encode_record_batch(
             keys, rows.values, timestamps=rows.timestamps, compression=settings.compression,
             producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
-            headers=headers,
+            transactional=settings.transactional_id is not None, headers=headers,
         )
     return encode_message_set(keys, rows.values, magic=magic, timestamps=rows.timestamps,
                               compression=settings.compression)

@@ -6,6 +6,12 @@ a producer id and epoch; every batch carries them and a per-partition base seque
 re-executed Spark task is a new Producer with a new producer id, so idempotence removes
 duplicates from network retries inside a task (reconnects and broker restarts included), not
 from task re-execution.
+
+Transactions (``settings.transactional_id``, ``transactions.py``): the producer id comes from
+the transaction coordinator for that id, every partition is added to the transaction before
+its first batch is sent, batches carry the transactional flag, and the transaction is left
+open: ``open_transaction()`` says what to end, and whoever holds it (the Spark driver) commits
+or aborts it with ``end_transaction``.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.accumulator import (
     Accumulator,
@@ -28,9 +34,20 @@ from spark_kafka_wire.client.producer.accumulator import (
     encode_chunk,
     record_sizes,
 )
-from spark_kafka_wire.client.producer.idempotence import init_producer_id, next_sequence
+from spark_kafka_wire.client.producer.idempotence import (
+    ProducerIdentity,
+    init_producer_id,
+    next_sequence,
+)
 from spark_kafka_wire.client.producer.sender import DELIVERY_TIMEOUT, Sender
 from spark_kafka_wire.client.producer.settings import ProduceSettings
+from spark_kafka_wire.client.producer.transactions import (
+    OpenTransaction,
+    add_partitions,
+    commit_offsets_in_transaction,
+    end_transaction,
+    init_transactions,
+)
 from spark_kafka_wire.protocol.compression import CODEC_ZSTD
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.protocol.messages import INIT_PRODUCER_ID, PRODUCE
@@ -55,6 +72,8 @@ class Producer(Sender):
         self._idempotent: bool | None = None  # decided at the first prepare()
         self._magic: dict[str, int] = {}
         self._accumulator = Accumulator(settings)
+        self._in_transaction: list[TopicPartition] = []  # partitions added, in order
+        self._ended = False
 
     @property
     def idempotent(self) -> bool:
@@ -111,6 +130,10 @@ class Producer(Sender):
     def _init_idempotence(self, topic: str, magic: int) -> bool:
         if not self.settings.idempotence_wanted:
             return False
+        if self.settings.transactional_id is not None and magic < 2:
+            raise ConfigurationError(
+                f"kafka.transactional.id cannot be honoured for topic {topic!r}: its leader "
+                "speaks a Produce version before record batches; transactions need Kafka 0.11+")
         if magic < 2:
             return self._idempotence_unsupported(
                 topic, "its leader speaks a Produce version before record batches")
@@ -119,7 +142,11 @@ class Producer(Sender):
             return self._idempotence_unsupported(
                 topic, f"broker {conn.name} does not offer InitProducerId")
 
-        identity = init_producer_id(self.client)
+        if self.settings.transactional_id is not None:
+            identity = init_transactions(self.client, self.settings.transactional_id,
+                                         self.settings.transaction_timeout_ms)
+        else:
+            identity = init_producer_id(self.client)
         self.producer_id, self.producer_epoch = identity.producer_id, identity.epoch
         log.info("idempotent producer id %d epoch %d", self.producer_id, self.producer_epoch)
         return True
@@ -163,7 +190,50 @@ class Producer(Sender):
         for topic, partition, rows in self._accumulator.ready(now, force):
             batches += self._encode(topic, partition, rows)
         if batches:
+            if self.settings.transactional_id is not None:
+                self._join_transaction({(b.topic, b.partition) for b in batches})
             self.dispatch(batches)
+
+    def _join_transaction(self, partitions: set[TopicPartition]) -> None:
+        """AddPartitionsToTxn for partitions not in the transaction yet, before any batch of
+        theirs is sent (a broker may accept an unadded partition's batch and never mark it)."""
+        new = partitions.difference(self._in_transaction)
+        if new:
+            assert self.settings.transactional_id is not None
+            add_partitions(self.client, self.settings.transactional_id, self.identity, new)
+            self._in_transaction += sorted(new)
+
+    @property
+    def identity(self) -> ProducerIdentity:
+        return ProducerIdentity(self.producer_id, self.producer_epoch)
+
+    # -- transactions --------------------------------------------------------------------------
+    def open_transaction(self) -> OpenTransaction | None:
+        """The transaction written so far (call after ``flush``), or None when nothing was
+        written: what the driver needs to commit or abort it."""
+        if self.settings.transactional_id is None or not self._in_transaction:
+            return None
+        return OpenTransaction(self.settings.transactional_id, self.producer_id,
+                               self.producer_epoch, tuple(self._in_transaction))
+
+    def commit_offsets(self, group: str, offsets: dict[TopicPartition, tuple[int, str]]
+                       ) -> None:
+        """Commit (offset, metadata) for ``group`` inside the transaction."""
+        assert self.settings.transactional_id is not None and self.producer_id >= 0
+        commit_offsets_in_transaction(self.client, self.settings.transactional_id,
+                                      self.identity, group, offsets)
+
+    def abort_transaction(self) -> None:
+        """Abort the open transaction, best effort (a task failing): whatever this leaves
+        open is aborted when the transactional id is next initialised."""
+        txn = self.open_transaction()
+        if txn is None or self._ended:
+            return
+        self._ended = True
+        try:
+            end_transaction(self.client, txn, commit=False)
+        except Exception as exc:  # noqa: BLE001 - the original failure is what matters
+            log.warning("could not abort the transaction of %r: %s", txn.transactional_id, exc)
 
     def _encode(self, topic: str, partition: int, rows: Rows) -> list[PendingBatch]:
         magic = self._magic[topic]

@@ -208,7 +208,7 @@ class Sender:
                 self._stamp(b)
             topics[b.topic].append({"index": b.partition, "records": b.data})
         body = {
-            "transactional_id": None,
+            "transactional_id": s.transactional_id,
             "acks": s.acks,
             "timeout_ms": s.timeout_ms,
             "topic_data": [{"name": t, "partition_data": parts} for t, parts in topics.items()],
@@ -286,7 +286,7 @@ class Sender:
                     explained = (state_lost and key in earlier
                                  and code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
                     if state_lost and not explained:
-                        if b.renumbered:
+                        if b.renumbered or s.transactional_id is not None:
                             raise self._fatal(b, exc)
                         bump = True
                     elif not explained and not is_retriable(exc):
@@ -348,6 +348,17 @@ class Sender:
 
     def _fatal(self, b: PendingBatch, exc: BaseException) -> BaseException:
         self.abort()
+        if (isinstance(exc, KafkaError) and exc.code in _STATE_LOST
+                and self.settings.transactional_id is not None):
+            return error_for_code(
+                exc.code, topic=b.topic, partition=b.partition, broker=exc.broker,
+                context="Produce",
+                message=(f"the broker lost the state of transactional producer "
+                         f"{self.settings.transactional_id!r} (producer id {self.producer_id} "
+                         f"epoch {self.producer_epoch}) in the middle of its transaction, "
+                         "which cannot continue; the write fails and its retry starts the "
+                         "transaction again"),
+            )
         if isinstance(exc, KafkaError) and exc.code in _STATE_LOST:
             return error_for_code(
                 exc.code, topic=b.topic, partition=b.partition, broker=exc.broker,

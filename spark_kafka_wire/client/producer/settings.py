@@ -24,9 +24,15 @@ class ProduceSettings:
     # True: required (error when the broker cannot); False: off; None: the default, on with
     # acks=all and retries > 0 where the broker supports it, silently off elsewhere.
     enable_idempotence: bool | None = None
+    # Set: every batch is written in a transaction of this transactional id (transactions.py),
+    # which the caller ends; idempotence is then required.
+    transactional_id: str | None = None
+    transaction_timeout_ms: int = 60_000
 
     @property
     def idempotence_wanted(self) -> bool:
+        if self.transactional_id is not None:
+            return True
         if self.enable_idempotence is not None:
             return self.enable_idempotence
         return self.acks == -1 and self.retries > 0 and \

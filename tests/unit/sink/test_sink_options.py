@@ -28,6 +28,15 @@ def test_defaults() -> None:
     assert not o.create.auto and not o.create.explicit
 
 
+def test_transactional_prefix() -> None:
+    assert parse_sink_options(B).transactional_prefix is None
+    o = _parse(**{"KAFKA.TRANSACTIONAL.ID": " orders-copy ", "kafka.transaction.timeout.ms": "5000"})
+    assert o.transactional_prefix == "orders-copy"  # the tasks add -<partition>
+    assert o.produce.transaction_timeout_ms == 5000
+    assert o.produce.transactional_id is None  # set per task
+    assert _parse(**{"kafka.transactional.id": "t"}).produce.transaction_timeout_ms == 900_000
+
+
 def test_every_producer_setting_is_read() -> None:
     o = parse_sink_options({**B, "KAFKA.LINGER.MS": "0", "kafka.batch.size": "0",
                             "kafka.buffer.memory": "1000", "kafka.max.request.size": "5000",
@@ -97,7 +106,16 @@ def test_idempotence_wanted_follows_settings() -> None:
      r"murmur2, consistent_random, consistent, fnv1a_random, fnv1a, random.*got 'sticky'"),
     ({"kafka.partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"},
      r"'kafka.partitioner.class' is not supported: it names a JVM class.*kafka.partitioner"),
-    ({"kafka.transactional.id": "tx"}, r"'kafka.transactional.id' is not supported"),
+    ({"kafka.transactional.id": " "}, r"kafka.transactional.id is empty"),
+    ({"kafka.transactional.id": "t" * 32760}, r"kafka.transactional.id is too long"),
+    ({"kafka.transactional.id": "tx", "kafka.acks": "1"}, r"needs the idempotent producer"),
+    ({"kafka.transactional.id": "tx", "kafka.enable.idempotence": "false"},
+     r"needs the idempotent producer"),
+    ({"kafka.transactional.id": "tx", "kafka.retries": "0"}, r"needs the idempotent producer"),
+    ({"kafka.transaction.timeout.ms": "1000"},
+     r"kafka.transaction.timeout.ms takes effect only with kafka.transactional.id"),
+    ({"kafka.transactional.id": "tx", "kafka.transaction.timeout.ms": "0"},
+     r"kafka.transaction.timeout.ms must be >= 1"),
     ({"kafka.linger.ms": "-1"}, r"kafka.linger.ms must be >= 0"),
     ({"kafka.batch.size": "big"}, r"kafka.batch.size must be an integer"),
     ({"kafka.max.in.flight.requests.per.connection": "0"}, r"must be >= 1"),

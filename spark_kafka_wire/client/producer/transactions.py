@@ -1,0 +1,220 @@
+"""Kafka transactions (KIP-98) as requests to the transaction coordinator, so that one process
+can write a transaction and another can end it.
+
+A transactional id names a producer across restarts. InitProducerId with it (sent to the
+coordinator that FindCoordinator names for the id) returns a producer id and an epoch; it also
+aborts whatever transaction an earlier holder of the id left open and fences that holder: its
+requests are refused with PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before Kafka 2.7) from then
+on. Every partition must be added (AddPartitionsToTxn) before the first record is written to it
+(a broker that does not check it, like Tansu, otherwise accepts the write and never marks it);
+offsets join with AddOffsetsToTxn and TxnOffsetCommit. EndTxn ends the transaction: the
+coordinator writes a COMMIT or ABORT marker to each partition. EndTxn carries the transactional
+id, producer id and epoch and nothing tied to the connection, so the Spark driver can end a
+transaction a task wrote (``end_transaction`` with an ``OpenTransaction`` from the task's commit
+message): this is the two-phase commit of the exactly-once sink.
+
+A transaction open longer than ``transaction.timeout.ms`` is aborted by a Kafka coordinator,
+which also bumps the epoch; EndTxn(commit) is then refused as fenced. (Tansu never enforces the
+timeout: there a transaction stays open until ended or fenced.)
+
+References: Kafka's protocol guide (https://kafka.apache.org/protocol) and KIP-98.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.group_offsets import (
+    TRANSACTION_KEY_TYPE,
+    check_coordinated,
+    coordinated,
+    find_coordinator,
+)
+from spark_kafka_wire.client.offsets import by_topic
+from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
+from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, error_for_code
+from spark_kafka_wire.protocol.messages import (
+    ADD_OFFSETS_TO_TXN,
+    ADD_PARTITIONS_TO_TXN,
+    END_TXN,
+    INIT_PRODUCER_ID,
+    TXN_OFFSET_COMMIT,
+)
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+TRANSACTIONAL_ID = "kafka.transactional.id"
+TRANSACTION_TIMEOUT = "kafka.transaction.timeout.ms"
+# InitProducerId below v3 is answered with UNKNOWN_SERVER_ERROR by Tansu; Kafka 2.5+ and
+# Redpanda serve v3+, and versions are negotiated, so this is only a fact for error messages.
+_FENCED = (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH,
+           ErrorCode.TRANSACTION_COORDINATOR_FENCED)
+
+
+@dataclass(frozen=True)
+class OpenTransaction:
+    """A transaction written and flushed but not ended: what the driver needs to end it."""
+
+    transactional_id: str
+    producer_id: int
+    epoch: int
+    partitions: tuple[TopicPartition, ...] = ()
+
+
+def _explain(exc: KafkaError, transactional_id: str) -> KafkaError:
+    """The error with what it means for a transactional writer and what to do."""
+    code = exc.code
+    if code in _FENCED:
+        hint = (f"transactional id {transactional_id!r} was taken over by a newer producer "
+                "epoch: another task attempt or query uses the same kafka.transactional.id "
+                "prefix, or the transaction outlived kafka.transaction.timeout.ms and the "
+                "coordinator aborted it")
+    elif code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
+        hint = (f"the principal may not use transactional id {transactional_id!r}: grant it "
+                "WRITE and DESCRIBE on TransactionalId resources with the "
+                f"{TRANSACTIONAL_ID} prefix (a PREFIXED ACL covers every task's id)")
+    elif code == ErrorCode.INVALID_TRANSACTION_TIMEOUT:
+        hint = (f"{TRANSACTION_TIMEOUT} is above the broker's transaction.max.timeout.ms "
+                "(15 minutes unless changed): lower it, or raise the broker's limit")
+    elif code == ErrorCode.INVALID_TXN_STATE:
+        hint = (f"the transaction of {transactional_id!r} is not in a state that allows this "
+                "(already ended, or aborted by the coordinator)")
+    else:
+        return exc
+    return error_for_code(code, topic=exc.topic, partition=exc.partition, broker=exc.broker,
+                          message=hint)
+
+
+def _coordinator(client: KafkaClient, transactional_id: str) -> BrokerConnection:
+    return find_coordinator(client, transactional_id, TRANSACTION_KEY_TYPE)
+
+
+def _check(code: int, transactional_id: str, conn: BrokerConnection, context: str,
+           topic: str | None = None, partition: int | None = None) -> None:
+    try:
+        check_coordinated(code, coordinated(transactional_id, TRANSACTION_KEY_TYPE), topic,
+                          partition, conn, context)
+    except KafkaError as exc:
+        raise _explain(exc, transactional_id) from None
+
+
+def _retried(client: KafkaClient, transactional_id: str, what: str, attempt: Callable[[], T]
+             ) -> T:
+    """``client.retry`` for a coordinator request: retriable errors (CONCURRENT_TRANSACTIONS
+    while an earlier end completes, a moved or loading coordinator, lost connections) are
+    tried again; the message names the transactional id."""
+    return client.retry(attempt, f"{what} for transactional id {transactional_id!r}")
+
+
+def init_transactions(client: KafkaClient, transactional_id: str, timeout_ms: int
+                      ) -> ProducerIdentity:
+    """A producer id and epoch for ``transactional_id``. Aborts the transaction an earlier
+    holder of the id left open and fences that holder (see the module docstring)."""
+    if INIT_PRODUCER_ID.key not in client.any_connection().api_versions:
+        raise transactions_unsupported(client.any_connection().name)
+
+    def attempt() -> ProducerIdentity:
+        conn = _coordinator(client, transactional_id)
+        resp = conn.request(INIT_PRODUCER_ID, {"transactional_id": transactional_id,
+                                               "transaction_timeout_ms": timeout_ms})
+        _check(resp["error_code"], transactional_id, conn, "InitProducerId")
+        return ProducerIdentity(resp["producer_id"], resp["producer_epoch"])
+
+    identity = _retried(client, transactional_id, "InitProducerId", attempt)
+    log.info("transactional id %r: producer id %d epoch %d", transactional_id,
+             identity.producer_id, identity.epoch)
+    return identity
+
+
+def transactions_unsupported(broker: str) -> ConfigurationError:
+    return ConfigurationError(
+        f"broker {broker} does not support transactions (no InitProducerId: Kafka before "
+        f"0.11); {TRANSACTIONAL_ID} needs Kafka 0.11+ (2.5+ recommended). Remove it to "
+        "write at-least-once")
+
+
+def add_partitions(client: KafkaClient, transactional_id: str, identity: ProducerIdentity,
+                   partitions: Iterable[TopicPartition]) -> None:
+    """Add partitions to the open transaction before anything is written to them."""
+    wanted = sorted(set(partitions))
+    if not wanted:
+        return
+
+    def attempt() -> None:
+        conn = _coordinator(client, transactional_id)
+        resp = conn.request(ADD_PARTITIONS_TO_TXN, {
+            "v3_and_below_transactional_id": transactional_id,
+            "v3_and_below_producer_id": identity.producer_id,
+            "v3_and_below_producer_epoch": identity.epoch,
+            "v3_and_below_topics": [{"name": t, "partitions": parts}
+                                    for t, parts in by_topic(wanted).items()],
+        })
+        errors = [(t["name"], p["partition_index"], p["partition_error_code"])
+                  for t in resp["results_by_topic_v3_and_below"]
+                  for p in t["results_by_partition"] if p["partition_error_code"]]
+        # OPERATION_NOT_ATTEMPTED marks the partitions skipped because another one failed.
+        errors.sort(key=lambda e: e[2] == ErrorCode.OPERATION_NOT_ATTEMPTED)
+        for topic, partition, code in errors:
+            _check(code, transactional_id, conn, "AddPartitionsToTxn", topic, partition)
+
+    _retried(client, transactional_id, "AddPartitionsToTxn", attempt)
+
+
+def commit_offsets_in_transaction(
+    client: KafkaClient, transactional_id: str, identity: ProducerIdentity, group: str,
+    offsets: Mapping[TopicPartition, tuple[int, str]],
+) -> None:
+    """Commit ``offsets`` (offset, metadata) for ``group`` as part of the transaction: hidden
+    until it commits, discarded if it aborts (AddOffsetsToTxn, then TxnOffsetCommit to the
+    group's coordinator)."""
+
+    def add() -> None:
+        conn = _coordinator(client, transactional_id)
+        resp = conn.request(ADD_OFFSETS_TO_TXN, {
+            "transactional_id": transactional_id, "producer_id": identity.producer_id,
+            "producer_epoch": identity.epoch, "group_id": group})
+        _check(resp["error_code"], transactional_id, conn, "AddOffsetsToTxn")
+
+    def commit() -> None:
+        conn = find_coordinator(client, group)
+        resp = conn.request(TXN_OFFSET_COMMIT, {
+            "transactional_id": transactional_id, "group_id": group,
+            "producer_id": identity.producer_id, "producer_epoch": identity.epoch,
+            "topics": [{"name": t, "partitions": [
+                {"partition_index": p, "committed_offset": offsets[(t, p)][0],
+                 "committed_metadata": offsets[(t, p)][1]} for p in parts]}
+                for t, parts in by_topic(offsets).items()],
+        })
+        for t in resp["topics"]:
+            for p in t["partitions"]:
+                if p["error_code"]:
+                    try:
+                        check_coordinated(p["error_code"], coordinated(group), t["name"],
+                                          p["partition_index"], conn, "TxnOffsetCommit")
+                    except KafkaError as exc:
+                        raise _explain(exc, transactional_id) from None
+
+    _retried(client, transactional_id, "AddOffsetsToTxn", add)
+    _retried(client, transactional_id, f"TxnOffsetCommit for group {group!r}", commit)
+
+
+def end_transaction(client: KafkaClient, txn: OpenTransaction, commit: bool) -> None:
+    """EndTxn: commit or abort ``txn``, from any process. A retry after a lost answer is
+    answered as success by Kafka when the same end already completed."""
+
+    def attempt() -> None:
+        conn = _coordinator(client, txn.transactional_id)
+        resp = conn.request(END_TXN, {
+            "transactional_id": txn.transactional_id, "producer_id": txn.producer_id,
+            "producer_epoch": txn.epoch, "committed": commit})
+        _check(resp["error_code"], txn.transactional_id, conn,
+               "EndTxn(commit)" if commit else "EndTxn(abort)")
+
+    _retried(client, txn.transactional_id, "EndTxn", attempt)

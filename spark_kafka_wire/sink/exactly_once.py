@@ -1,0 +1,170 @@
+"""Exactly-once writes: each task writes in a Kafka transaction the driver commits.
+
+With ``kafka.transactional.id`` = P, task ``i`` of a write (Spark's partition id, the same for
+every attempt of the task) uses transactional id ``P-i``:
+
+1. In the task: InitProducerId for ``P-i`` aborts whatever an earlier attempt of the task (or
+   an earlier write with the same prefix) left open and fences it; the rows are written in a
+   transaction, flushed, and left open. The commit message carries (transactional id, producer
+   id, epoch, partitions).
+2. On the driver, once every task succeeded, ``commit`` sends EndTxn(commit) for each task's
+   transaction; ``abort`` (a failed write) sends EndTxn(abort) for the tasks that reported one,
+   and re-initialises the transactional id of each task that did not (so whatever it wrote
+   before dying is aborted now, not when the transaction times out, which Tansu never does).
+
+A read_committed reader sees either nothing of a failed write or every row of a successful one
+exactly once; read_uncommitted readers see aborted rows too, as with any transactional writer.
+
+Streaming adds a marker (``marker_offset``): each micro-batch's transaction also commits, for
+group ``P-i`` (TxnOffsetCommit), an offset that encodes the query and the batch id, visible only
+if the transaction commits. When Spark replays batch B after a failure (B has no entry in the
+checkpoint's commit log), a task whose marker shows B committed writes nothing; the others
+abort their open transaction (step 1) and write B again. This relies on what every Spark sink
+that claims exactly-once relies on: the replayed batch has the same input, split into the same
+tasks (a deterministic query over a replayable source, such as Kafka). It also closes the
+window between the driver's EndTxn calls: if the driver dies after committing some tasks'
+transactions, the replay skips those tasks and rewrites the rest.
+
+The marker is an offset because brokers may drop commit metadata (Tansu does): the top 24 bits
+are a fingerprint of the query id, the low 39 bits the batch id; the metadata says the same in
+words where the broker keeps it. Kafka only stores offsets of existing partitions, so the key is
+partition 0 of the first topic the task wrote to; the group is the transactional id, so each
+task's marker is its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark import TaskContext
+
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.group_offsets import fetch_group
+from spark_kafka_wire.client.producer.transactions import (
+    OpenTransaction,
+    end_transaction,
+    init_transactions,
+)
+from spark_kafka_wire.protocol.errors import KafkaWireError
+
+log = logging.getLogger(__name__)
+
+# Local properties Spark's MicroBatchExecution sets for the tasks of a micro-batch.
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+BATCH_BITS = 39
+FINGERPRINT_BITS = 24
+MARKER_PREFIX = "kafkawire exactly-once"
+
+
+def task_transactional_id(prefix: str, partition_id: int) -> str:
+    return f"{prefix}-{partition_id}"
+
+
+@dataclass(frozen=True)
+class TaskBatch:
+    """The micro-batch a streaming write task belongs to."""
+
+    query_id: str
+    batch_id: int
+
+
+def current_partition() -> int:
+    """Spark's partition id of the running write task (the same for each of its attempts)."""
+    context = TaskContext.get()
+    if context is None:
+        raise ConfigurationError("kafka.transactional.id: the write is not running in a Spark "
+                                 "task (no TaskContext), so it has no partition id")
+    return context.partitionId()
+
+
+def current_batch() -> TaskBatch:
+    """The query id and batch id of the micro-batch this task writes."""
+    context = TaskContext.get()
+    batch = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
+    query = context.getLocalProperty(QUERY_ID_PROPERTY) if context else None
+    if batch is None or query is None:
+        raise ConfigurationError(
+            "kafka.transactional.id in a streaming write needs the micro-batch's id in the "
+            f"task's local properties ({BATCH_ID_PROPERTY}, {QUERY_ID_PROPERTY}), which this "
+            "Spark did not set; exactly-once cannot be guaranteed")
+    return TaskBatch(query, int(batch))
+
+
+def _fingerprint(query_id: str) -> int:
+    digest = hashlib.sha256(query_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:3], "big")  # FINGERPRINT_BITS
+
+
+def marker_offset(batch: TaskBatch) -> int:
+    """The committed offset that records ``batch``: query fingerprint, then batch id."""
+    if not 0 <= batch.batch_id < 1 << BATCH_BITS:
+        raise ConfigurationError(f"batch id {batch.batch_id} does not fit the marker's "
+                                 f"{BATCH_BITS} bits")
+    return _fingerprint(batch.query_id) << BATCH_BITS | batch.batch_id
+
+
+def marker_metadata(batch: TaskBatch) -> str:
+    return f"{MARKER_PREFIX} query {batch.query_id} batch {batch.batch_id}"
+
+
+def committed_batch(markers: Mapping[TopicPartition, tuple[int, str]], query_id: str
+                    ) -> int | None:
+    """The latest batch of ``query_id`` the markers say was committed, or None. A marker whose
+    metadata names another query is not this query's, whatever its fingerprint."""
+    fingerprint = _fingerprint(query_id)
+    found: int | None = None
+    for offset, metadata in markers.values():
+        if offset < 0 or offset >> BATCH_BITS != fingerprint:
+            continue
+        if metadata.startswith(MARKER_PREFIX) and f" query {query_id} " not in metadata:
+            continue
+        batch_id = offset & ((1 << BATCH_BITS) - 1)
+        found = batch_id if found is None else max(found, batch_id)
+    return found
+
+
+def already_committed(client: KafkaClient, transactional_id: str, batch: TaskBatch) -> bool:
+    """Whether this task's transaction for ``batch`` (or a later one) committed: a replay."""
+    done = committed_batch(fetch_group(client, transactional_id), batch.query_id)
+    return done is not None and done >= batch.batch_id
+
+
+def commit_transactions(client: KafkaClient, transactions: Sequence[OpenTransaction]) -> None:
+    """EndTxn(commit) for every task's transaction, in partition order. A failure names the
+    transactions already committed (they stay committed) and those still open."""
+    for i, txn in enumerate(transactions):
+        try:
+            end_transaction(client, txn, commit=True)
+        except KafkaWireError as exc:
+            done = ", ".join(t.transactional_id for t in transactions[:i]) or "none"
+            left = ", ".join(t.transactional_id for t in transactions[i:])
+            exc.args = (f"{exc.args[0]}. Committing the write's transactions failed at "
+                        f"{txn.transactional_id!r}: committed {done}; not committed {left}",)
+            raise
+    log.info("committed %d transactions", len(transactions))
+
+
+def abort_transactions(client: KafkaClient, prefix: str, reported: Sequence[OpenTransaction],
+                       silent_partitions: Iterable[int], timeout_ms: int) -> None:
+    """End a failed write: EndTxn(abort) for the transactions tasks reported, and a fresh
+    InitProducerId (which aborts anything open) for the tasks that reported nothing. Best
+    effort: every transaction is tried and failures are logged."""
+    for txn in reported:
+        try:
+            end_transaction(client, txn, commit=False)
+        except KafkaWireError as exc:
+            log.warning("could not abort the transaction of %r (it is aborted when the "
+                        "transactional id is next used, or at its timeout): %s",
+                        txn.transactional_id, exc)
+    for partition in silent_partitions:
+        tid = task_transactional_id(prefix, partition)
+        try:
+            init_transactions(client, tid, timeout_ms)
+        except KafkaWireError as exc:
+            log.warning("could not end what task %d left open under %r: %s", partition, tid,
+                        exc)
