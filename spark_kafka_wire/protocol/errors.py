@@ -195,6 +195,7 @@ class KafkaError(KafkaWireError):
         self.partition = partition
         self.offset = offset
         self.broker = broker
+        self.context = context
         text = f"Kafka error {self.spec.name} ({self.spec.code})"
         if context:
             text += f" in {context}"

@@ -42,6 +42,7 @@ from spark_kafka_wire.client.producer.idempotence import (
     next_sequence,
 )
 from spark_kafka_wire.client.producer.settings import ProduceSettings
+from spark_kafka_wire.client.producer.transactions import explain_transaction_error
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaError,
@@ -348,6 +349,9 @@ class Sender:
 
     def _fatal(self, b: PendingBatch, exc: BaseException) -> BaseException:
         self.abort()
+        tid = self.settings.transactional_id
+        if isinstance(exc, KafkaError) and tid is not None and exc.code not in _STATE_LOST:
+            return explain_transaction_error(exc, tid)
         if (isinstance(exc, KafkaError) and exc.code in _STATE_LOST
                 and self.settings.transactional_id is not None):
             return error_for_code(

@@ -68,7 +68,7 @@ class OpenTransaction:
     partitions: tuple[TopicPartition, ...] = ()
 
 
-def _explain(exc: KafkaError, transactional_id: str) -> KafkaError:
+def explain_transaction_error(exc: KafkaError, transactional_id: str) -> KafkaError:
     """The error with what it means for a transactional writer and what to do."""
     code = exc.code
     if code in _FENCED:
@@ -89,7 +89,7 @@ def _explain(exc: KafkaError, transactional_id: str) -> KafkaError:
     else:
         return exc
     return error_for_code(code, topic=exc.topic, partition=exc.partition, broker=exc.broker,
-                          message=hint)
+                          context=exc.context, message=hint)
 
 
 def _coordinator(client: KafkaClient, transactional_id: str) -> BrokerConnection:
@@ -102,7 +102,7 @@ def _check(code: int, transactional_id: str, conn: BrokerConnection, context: st
         check_coordinated(code, coordinated(transactional_id, TRANSACTION_KEY_TYPE), topic,
                           partition, conn, context)
     except KafkaError as exc:
-        raise _explain(exc, transactional_id) from None
+        raise explain_transaction_error(exc, transactional_id) from None
 
 
 def _retried(client: KafkaClient, transactional_id: str, what: str, attempt: Callable[[], T]
@@ -199,7 +199,7 @@ def commit_offsets_in_transaction(
                         check_coordinated(p["error_code"], coordinated(group), t["name"],
                                           p["partition_index"], conn, "TxnOffsetCommit")
                     except KafkaError as exc:
-                        raise _explain(exc, transactional_id) from None
+                        raise explain_transaction_error(exc, transactional_id) from None
 
     _retried(client, transactional_id, "AddOffsetsToTxn", add)
     _retried(client, transactional_id, f"TxnOffsetCommit for group {group!r}", commit)
