@@ -423,9 +423,11 @@ OPTIONS: tuple[Option, ...] = (
            doc="adds `headers` `array<struct<key: string, value: binary>>`: null for a record "
            "without headers, order and duplicate keys kept"),
     Option("kafka.isolation.level", SOURCE, default="read_uncommitted",
-           doc="`read_committed` reads up to the last stable offset and drops aborted "
-           "transactions the broker lists; if a broker returns aborted records without listing "
-           "them (Tansu does), the read fails instead of returning them"),
+           doc="`read_committed` reads up to the last stable offset and returns a "
+           "transaction's records only if its producer's next marker commits it (KIP-98): "
+           "transactions the broker lists as aborted are dropped at once, the others are held "
+           "until their marker is read, past the range end if need be, so the read is exact "
+           "on brokers that list none (Tansu)"),
     Option("fetchOffset.numRetries", SOURCE, kind=Kind.INT, minimum=1,
            doc="driver-side offset lookups: number of attempts. Unset, the client's own retries "
            "apply (for up to `kafka.request.timeout.ms`, backoff `kafka.retry.backoff.ms` "

@@ -5,6 +5,21 @@ and reports the offset after the last complete batch, which is where the next Fe
 (control batches, compaction gaps and a cut-off trailing batch all follow from that rule, so
 none of them is data loss).
 
+Under read_committed (``isolation_level`` 1) a Fetch stops at the partition's last stable
+offset and the planned end is at or below it, so every transaction with records in the range
+has ended in the log. Its records are returned only if it committed, decided two ways (see
+``protocol/records/control.py``; KIP-98 and the record batch section of Kafka's protocol guide,
+https://kafka.apache.org/documentation/#recordbatch): transactions the broker lists as aborted
+in the Fetch response are dropped at once, as the Java consumer drops them; every other
+transactional batch is held until its producer's next control marker (COMMIT keeps it, ABORT
+drops it), so the read is exact on a broker that lists nothing (Tansu). A marker may lie at or
+past the planned end (another transaction kept the last stable offset down, or the range was
+split inside a transaction by minPartitions / maxRecordsPerPartition): the reader then goes on
+fetching past the end, walking batch headers only (records past the end are never returned),
+until every waiting producer's marker is read. Those Fetches read uncommitted: a marker above
+the last stable offset is still in the log, up to the high watermark. Reaching the high
+watermark with a producer still waiting cannot happen on a correct broker and fails the read.
+
 Data loss is what Spark's kafka source calls it: offsets of the planned range that the log no
 longer holds (deleted by retention: OFFSET_OUT_OF_RANGE below the log start; the partition now
 ends before the planned end: truncated, or the topic deleted and re-created; the topic or
@@ -18,7 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from spark_kafka_wire.client.cluster import KafkaClient
@@ -41,15 +56,9 @@ from spark_kafka_wire.protocol.errors import (
 )
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import (
-    ATTR_CODEC_MASK,
-    ATTR_CONTROL,
-    ATTR_TRANSACTIONAL,
-    BATCH_HEADER,
-    CONTROL_ABORT,
-    HEADER_SIZE,
-    LOG_OVERHEAD,
+    CommittedFilter,
     DecodedRecords,
-    control_type,
+    TransactionEvents,
     decode_record_batches,
     next_batch_offset,
 )
@@ -158,58 +167,6 @@ def read_answer(sent: SentFetch, topic: str, partition: int, s: FetchSettings) -
                         partition=partition, offset=offset, broker=conn.name)
 
 
-class _CommittedCheck:
-    """Catches a broker that returns aborted data to a read_committed reader.
-
-    Such a broker must list each aborted transaction overlapping a Fetch's data in the response
-    (producer id, first offset); the decoder drops those transactions' batches. Walking the
-    batch headers of each response, a transactional data batch of a producer the response
-    did not list is returned to the reader; if that producer's next control marker is an ABORT
-    the broker has handed out aborted data, and the read fails rather than return it silently.
-    With a broker that lists its aborted transactions this never fires. (Markers beyond the
-    bytes of the responses read are not looked for.)
-    """
-
-    def __init__(self, topic: str, partition: int, start: int, end: int) -> None:
-        self.topic, self.partition, self.start, self.end = topic, partition, start, end
-        self.pending: dict[int, int] = {}  # producer id -> first offset returned unchecked
-
-    def walk(self, data: memoryview | bytes, aborted: list[tuple[int, int]] | None,
-             broker: str) -> None:
-        listed = {pid for pid, _ in aborted or ()}
-        view = memoryview(data)
-        pos, n = 0, len(view)
-        while n - pos >= HEADER_SIZE:
-            (base, length, _, magic, _, attrs, last_delta, _, _, pid, _, _,
-             count) = BATCH_HEADER.unpack_from(view, pos)
-            end = pos + LOG_OVERHEAD + length
-            if magic != 2 or length < HEADER_SIZE - LOG_OVERHEAD or end > n:
-                return  # legacy data has no transactions; a partial tail ends the walk
-            if attrs & ATTR_TRANSACTIONAL and pid >= 0:
-                if not attrs & ATTR_CONTROL:
-                    last = base + last_delta
-                    if pid not in listed and last >= self.start and base < self.end:
-                        self.pending.setdefault(pid, max(base, self.start))
-                elif pid in self.pending and not attrs & ATTR_CODEC_MASK:
-                    first = self.pending.pop(pid)
-                    try:
-                        ctype = control_type(view[pos + HEADER_SIZE:end], count)
-                    except Exception:  # noqa: BLE001 - the decoder reports corrupt markers
-                        ctype = -1
-                    if ctype == CONTROL_ABORT:
-                        raise ProtocolError(
-                            "read_committed: the broker returned records of producer "
-                            f"{pid} from offset {first} whose transaction was aborted (marker "
-                            f"at offset {base}) without listing that transaction in the Fetch "
-                            "response's aborted transactions, so they cannot be dropped. The "
-                            "broker does not implement read_committed; refusing to return "
-                            "aborted data",
-                            topic=self.topic, partition=self.partition, offset=first,
-                            broker=broker,
-                        )
-            pos = end
-
-
 def _available(client: KafkaClient, topic: str, partition: int, isolation_level: int
                ) -> tuple[int, int] | None:
     """(earliest, latest) offsets of the partition now, or None when it no longer exists."""
@@ -233,43 +190,78 @@ def fetch_range(
     settings: FetchSettings = FetchSettings(),
     fail_on_data_loss: bool = True,
 ) -> Iterator[DecodedRecords]:
-    """Yield the records with start <= offset < end, one decoded chunk per Fetch.
+    """Yield the records with start <= offset < end, in offset order, in decoded chunks.
 
     The next Fetch is sent before an answer is decoded (its offset is read from the batch
     headers), so the broker serves it while this process decodes and the caller consumes the
-    chunk. Memory is bounded by two fetches: the answer being decoded and the one in flight.
-    Offsets of the range that the log no longer holds are data loss (see the module docstring).
+    chunk. Memory is bounded by two fetches: the answer being decoded and the one in flight;
+    under read_committed, also by the chunks held while a transaction in them is open (see
+    the module docstring and ``CommittedFilter``). Offsets of the range that the log no longer
+    holds are data loss (see the module docstring).
     """
     fetches = _Fetches(client, topic, partition, settings)
+    progress = _Progress(start)
     try:
-        yield from _fetch_chunks(client, topic, partition, start, end, settings,
-                                 fail_on_data_loss, fetches)
+        answers = _range_answers(client, topic, partition, end, settings, fail_on_data_loss,
+                                 fetches, progress)
+        if settings.isolation_level != READ_COMMITTED:
+            for decoded, _ in answers:
+                if decoded.num_records:
+                    yield decoded
+            return
+        committed = CommittedFilter()
+        for decoded, events in answers:
+            committed.add(decoded, events, {"topic": topic, "partition": partition,
+                                            "broker": progress.broker})
+            yield from committed.ready()
+        if committed.undecided:
+            _find_markers(client, topic, partition, start, end, settings, fail_on_data_loss,
+                          fetches, progress, committed)
+        yield from committed.ready()
     finally:
         fetches.abandon()  # the caller stopped early: nobody reads the answer sent ahead
 
 
+@dataclass
+class _Progress:
+    """Where a range read is: the next offset to fetch, whether it stopped early on data loss
+    it was told to skip (``stopped``), whether it skipped any (``lost``), the last broker."""
+    offset: int
+    stopped: bool = False
+    lost: bool = False
+    broker: str | None = None
+
+
 class _Fetches:
-    """One partition's Fetches, with at most one sent ahead of the answer being used."""
+    """One partition's Fetches, with at most one sent ahead of the answer being used.
+
+    Past the range (read_committed looking for markers) Fetches read uncommitted: a marker may
+    lie above the last stable offset. Those are not sent ahead: what they carry is headers
+    to walk, not records to decode, so there is little to overlap, and the walk stops as
+    soon as the last marker is found.
+    """
 
     def __init__(self, client: KafkaClient, topic: str, partition: int,
                  settings: FetchSettings) -> None:
         self.client, self.topic, self.partition, self.settings = client, topic, partition, settings
+        self.beyond = replace(settings, isolation_level=READ_UNCOMMITTED)
         self.ahead: SentFetch | None = None
 
-    def answer(self, offset: int, max_bytes: int) -> FetchAnswer:
+    def answer(self, offset: int, max_bytes: int, beyond: bool = False) -> FetchAnswer:
         """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch."""
+        settings = self.beyond if beyond else self.settings
         sent, self.ahead = self.ahead, None
-        if sent is None or sent.offset != offset or sent.max_bytes != max_bytes:
+        if sent is None or beyond or sent.offset != offset or sent.max_bytes != max_bytes:
             if sent is not None:
                 sent.conn.abandon(sent.inflight)
             sent = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
-                               self.settings)
-        return read_answer(sent, self.topic, self.partition, self.settings)
+                              settings)
+        return read_answer(sent, self.topic, self.partition, settings)
 
     def send_ahead(self, offset: int, max_bytes: int) -> None:
         try:
             self.ahead = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
-                                     self.settings)
+                                    self.settings)
         except KafkaWireError:
             pass  # not sent ahead: answer() sends it, under the retry rule
 
@@ -279,16 +271,35 @@ class _Fetches:
             self.ahead = None
 
 
-def _fetch_chunks(
-    client: KafkaClient, topic: str, partition: int, start: int, end: int,
-    settings: FetchSettings, fail_on_data_loss: bool, fetches: _Fetches,
-) -> Iterator[DecodedRecords]:
-    offset = start
+def _grown(max_bytes: int, topic: str, partition: int, offset: int, broker: str) -> int:
+    """The budget for a Fetch whose answer held bytes but no complete batch: the first batch is
+    larger than the budget (possible with old brokers). Doubled, as the Kafka design document
+    describes (https://kafka.apache.org/documentation/#impl_reads), up to a limit."""
+    if max_bytes >= MAX_FETCH_BYTES_LIMIT:
+        raise ProtocolError(f"a record batch is larger than {MAX_FETCH_BYTES_LIMIT} bytes",
+                            topic=topic, partition=partition, offset=offset, broker=broker)
+    return min(max_bytes * 2, MAX_FETCH_BYTES_LIMIT)
+
+
+def _range_answers(
+    client: KafkaClient, topic: str, partition: int, end: int, settings: FetchSettings,
+    fail_on_data_loss: bool, fetches: _Fetches, progress: _Progress,
+) -> Iterator[tuple[DecodedRecords, TransactionEvents]]:
+    """Each answer of [progress.offset, end) decoded, with its transaction events (filled
+    under read_committed only); the records may be none (markers, gaps). Data loss is
+    reported here; a read that stops on it sets ``progress.stopped``, one that gets to the
+    end leaves ``progress.offset`` where the batches read end (at or past ``end``)."""
+    offset = progress.offset
     max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
     empty = 0
     disappeared = 0
-    committed = _CommittedCheck(topic, partition, start, end) \
-        if settings.isolation_level == READ_COMMITTED else None
+    committed = settings.isolation_level == READ_COMMITTED
+
+    def lost(start: int, stop: int, reason: str, broker: str | None,
+             code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
+        report_data_loss(topic, partition, start, stop, reason, fail_on_data_loss, broker, code)
+        progress.lost = True
+
     while offset < end:
         try:
             answer = client.retry(
@@ -296,68 +307,56 @@ def _fetch_chunks(
                 f"Fetch {topic}-{partition} at offset {offset}",
             )
         except UnknownTopicOrPartitionError as exc:
-            report_data_loss(topic, partition, offset, end,
-                             "the topic or partition no longer exists (it was deleted)",
-                             fail_on_data_loss, exc.broker,
-                             code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            lost(offset, end, "the topic or partition no longer exists (it was deleted)",
+                 exc.broker, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            progress.stopped = True
             return
         except OffsetOutOfRangeError as exc:
             available = _available(client, topic, partition, settings.isolation_level)
             if available is None:
-                report_data_loss(topic, partition, offset, end,
-                                 "the topic or partition no longer exists (it was deleted)",
-                                 fail_on_data_loss, exc.broker,
-                                 code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                lost(offset, end, "the topic or partition no longer exists (it was deleted)",
+                     exc.broker, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+                progress.stopped = True
                 return
             lo, hi = available
             if offset < lo:
-                report_data_loss(
-                    topic, partition, offset, min(lo, end),
-                    f"the log now starts at offset {lo} (older records were deleted, e.g. by "
-                    "retention)", fail_on_data_loss, exc.broker)
+                lost(offset, min(lo, end),
+                     f"the log now starts at offset {lo} (older records were deleted, e.g. by "
+                     "retention)", exc.broker)
                 offset = lo
             elif offset >= hi:
-                report_data_loss(
-                    topic, partition, offset, end,
-                    f"the partition now ends at offset {hi} but offsets up to {end} were "
-                    "planned; the log was truncated or the topic re-created",
-                    fail_on_data_loss, exc.broker)
+                lost(offset, end,
+                     f"the partition now ends at offset {hi} but offsets up to {end} were "
+                     "planned; the log was truncated or the topic re-created", exc.broker)
+                progress.stopped = True
                 return
             else:
                 disappeared += 1
                 if disappeared > MAX_DISAPPEARED:
-                    report_data_loss(
-                        topic, partition, offset, end,
-                        f"the broker keeps answering OFFSET_OUT_OF_RANGE although the log "
-                        f"holds offsets [{lo}, {hi})", fail_on_data_loss, exc.broker)
+                    lost(offset, end,
+                         f"the broker keeps answering OFFSET_OUT_OF_RANGE although the log "
+                         f"holds offsets [{lo}, {hi})", exc.broker)
+                    progress.stopped = True
                     return
             continue
+        progress.broker = answer.broker
         data = answer.records
         ahead = next_batch_offset(data)
         if ahead is not None and offset < ahead < end:
             fetches.send_ahead(ahead, max_bytes)
+        events = TransactionEvents()
         decoded = decode_record_batches(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
             topic=topic, partition=partition, broker=answer.broker,
-            aborted_transactions=answer.aborted,
+            aborted_transactions=answer.aborted, transactions=events if committed else None,
         )
-        if committed is not None and data is not None:
-            committed.walk(data, answer.aborted, answer.broker)
         if decoded.next_offset is None:
             if data is not None and len(data) > 0:
-                # Bytes but no complete batch: the first batch is larger than our budget
-                # (possible with old brokers). Ask for more, doubling the budget, as the Kafka
-                # design document describes (https://kafka.apache.org/documentation/#impl_reads).
-                if max_bytes >= MAX_FETCH_BYTES_LIMIT:
-                    raise ProtocolError(
-                        f"a record batch is larger than {MAX_FETCH_BYTES_LIMIT} bytes",
-                        topic=topic, partition=partition, offset=offset, broker=answer.broker,
-                    )
-                max_bytes = min(max_bytes * 2, MAX_FETCH_BYTES_LIMIT)
+                max_bytes = _grown(max_bytes, topic, partition, offset, answer.broker)
                 continue
             limit = answer.high_watermark
-            if settings.isolation_level == READ_COMMITTED and answer.last_stable_offset >= 0:
+            if committed and answer.last_stable_offset >= 0:
                 limit = answer.last_stable_offset
             if limit <= offset:
                 if _available(client, topic, partition, settings.isolation_level) is None:
@@ -368,8 +367,8 @@ def _fetch_chunks(
                         f"the partition now ends at offset {limit} but offsets up to {end} were "
                         "planned; the log was truncated or the topic re-created",
                         ErrorCode.OFFSET_OUT_OF_RANGE)
-                report_data_loss(topic, partition, offset, end, reason, fail_on_data_loss,
-                                 answer.broker, code)
+                lost(offset, end, reason, answer.broker, code)
+                progress.stopped = True
                 return
             empty += 1
             if empty > settings.max_empty_fetches:
@@ -384,10 +383,9 @@ def _fetch_chunks(
                 and answer.log_start_offset > offset):
             # The log start moved past the offset asked for: the records in between are gone
             # (a gap above the log start is compaction or transaction markers, not loss).
-            report_data_loss(
-                topic, partition, offset, min(answer.log_start_offset, int(decoded.offsets[0])),
-                f"the log now starts at offset {answer.log_start_offset} (older records were "
-                "deleted, e.g. by retention)", fail_on_data_loss, answer.broker)
+            lost(offset, min(answer.log_start_offset, int(decoded.offsets[0])),
+                 f"the log now starts at offset {answer.log_start_offset} (older records were "
+                 "deleted, e.g. by retention)", answer.broker)
         if decoded.next_offset <= offset:
             raise ProtocolError(
                 f"fetch made no progress (next offset {decoded.next_offset})",
@@ -396,5 +394,86 @@ def _fetch_chunks(
         offset = decoded.next_offset
         del data, answer  # decoded (copied out): while the caller works, only the Fetch sent
         # ahead holds a response in memory
-        if decoded.num_records:
-            yield decoded
+        yield decoded, events
+    progress.offset = offset
+
+
+def _find_markers(
+    client: KafkaClient, topic: str, partition: int, start: int, end: int,
+    settings: FetchSettings, fail_on_data_loss: bool, fetches: _Fetches, progress: _Progress,
+    committed: CommittedFilter,
+) -> None:
+    """Decide the transactions still open at the end of the range read: fetch on from where
+    the range read ended (uncommitted, batch headers only) until each waiting producer's
+    marker is read. Markers lost with the log (a read that stopped on data loss, or skipped
+    some) leave their records undecided: dropped with a warning when failOnDataLoss is false,
+    else the read fails; so does reaching the end of the partition without them."""
+    offset = progress.offset
+    max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
+    empty = 0
+    where = {"topic": topic, "partition": partition}
+
+    def undecided(reason: str, broker: str | None, skippable: bool) -> None:
+        waiting = committed.undecided
+        held = ", ".join(f"producer {pid} from offset {first}"
+                         for pid, first in sorted(waiting.items(), key=lambda w: w[1]))
+        if skippable and not fail_on_data_loss:
+            committed.abort_undecided()
+            log.warning(
+                "Skipping the records of %s-%d in [%d, %d) whose transactions have no marker "
+                "left to read (%s): %s. Whether they were committed cannot be known "
+                "(failOnDataLoss is false)", topic, partition, start, end, held, reason)
+            return
+        raise ProtocolError(
+            f"read_committed: records in the range [{start}, {end}) belong to transactions "
+            f"with no COMMIT or ABORT marker in the log ({held}): {reason}. Whether they were "
+            "committed cannot be known, so none is returned. A read_committed range ends at "
+            "or below the last stable offset, below which every transaction has ended, so the "
+            "log or the broker is inconsistent: check the partition with another "
+            "read_committed client, or read it with kafka.isolation.level=read_uncommitted",
+            topic=topic, partition=partition, offset=min(waiting.values()), broker=broker)
+
+    if progress.stopped:
+        undecided("the read stopped at the data loss reported above", progress.broker, True)
+        return
+    while committed.undecided:
+        try:
+            answer = client.retry(
+                partial(fetches.answer, offset, max_bytes, True),
+                f"Fetch {topic}-{partition} at offset {offset} (transaction markers)",
+            )
+        except (UnknownTopicOrPartitionError, OffsetOutOfRangeError) as exc:
+            undecided(f"fetching markers past the range at offset {offset} failed: "
+                      f"{exc}", exc.broker, True)
+            return
+        data = answer.records
+        events = TransactionEvents()
+        decoded = decode_record_batches(
+            data if data is not None else b"",
+            start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
+            topic=topic, partition=partition, broker=answer.broker,
+            aborted_transactions=[], transactions=events,
+        )
+        if decoded.next_offset is None:
+            if data is not None and len(data) > 0:
+                max_bytes = _grown(max_bytes, topic, partition, offset, answer.broker)
+                continue
+            if answer.high_watermark <= offset:
+                undecided(f"the partition ends at offset {answer.high_watermark} (its high "
+                          "watermark) without them", answer.broker, progress.lost)
+                return
+            empty += 1
+            if empty > settings.max_empty_fetches:
+                raise ProtocolError(
+                    f"{empty} fetches returned no data although the partition ends at "
+                    f"{answer.high_watermark}",
+                    topic=topic, partition=partition, offset=offset, broker=answer.broker)
+            time.sleep(min(0.05 * empty, 1.0))
+            continue
+        empty = 0
+        if decoded.next_offset <= offset:
+            raise ProtocolError(
+                f"fetch made no progress (next offset {decoded.next_offset})",
+                topic=topic, partition=partition, offset=offset, broker=answer.broker)
+        committed.add(decoded, events, {**where, "broker": answer.broker})
+        offset = decoded.next_offset

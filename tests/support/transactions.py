@@ -7,9 +7,11 @@ import uuid
 import confluent_kafka as ck
 
 
-def transactional_producer(bootstrap: str) -> ck.Producer:
+def transactional_producer(bootstrap: str, **config: object) -> ck.Producer:
+    """A librdkafka producer with a fresh transactional.id, initialised; ``config`` adds
+    settings (``compression.type``, ...)."""
     p = ck.Producer({"bootstrap.servers": bootstrap, "transactional.id": uuid.uuid4().hex,
-                     "log_level": 0})
+                     "log_level": 0, **config})
     p.init_transactions(20)
     return p
 

@@ -13,7 +13,8 @@ One module per concern, each importing only those listed before it:
 
 - ``varint``: zigzag varints, one at a time or for a whole column of positions;
 - ``columns``: :class:`DecodedRecords` and the gathers between byte spans and Arrow columns;
-- ``control``: control records and read_committed filtering of aborted transactions;
+- ``control``: control records; read_committed filtering by the broker's aborted list and by
+  the markers themselves;
 - ``entries``: what record batches and legacy messages share (offset, length, magic at 16);
 - ``batch``: the RecordBatch format (magic 2): header layout, decode, encode;
 - ``legacy``: message sets (magic 0 and 1, Kafka before 0.11): decode, encode;
@@ -32,7 +33,13 @@ from .batch import (
     restamp_batch,
 )
 from .columns import DecodedRecords
-from .control import CONTROL_ABORT, CONTROL_COMMIT, control_type
+from .control import (
+    CONTROL_ABORT,
+    CONTROL_COMMIT,
+    CommittedFilter,
+    TransactionEvents,
+    control_type,
+)
 from .decode import decode_record_batches
 from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
 from .legacy import encode_message_set
@@ -45,10 +52,12 @@ __all__ = [
     "BATCH_HEADER",
     "CONTROL_ABORT",
     "CONTROL_COMMIT",
+    "CommittedFilter",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "HEADER_SIZE",
     "LOG_OVERHEAD",
     "DecodedRecords",
+    "TransactionEvents",
     "control_type",
     "decode_record_batches",
     "encode_message_set",

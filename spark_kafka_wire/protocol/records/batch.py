@@ -42,7 +42,7 @@ from .columns import (
     spans_to_binary,
     timestamp_column,
 )
-from .control import CONTROL_ABORT, AbortedTransactions, control_type
+from .control import CONTROL_ABORT, AbortedTransactions, TransactionEvents, control_type
 from .entries import LOG_OVERHEAD, MAGIC_POS, OFFSET_LENGTH, decompress_records, peek_magic
 from .varint import (
     Malformed,
@@ -191,14 +191,33 @@ def next_batch_offset(data: bytes | memoryview | None) -> int | None:
     return after
 
 
+def _marker_type(view: memoryview, rstart: int, rend: int, codec: int, count: int,
+                 base_offset: int, max_decompressed_size: int, where: dict[str, Any]
+                 ) -> tuple[int, str | None]:
+    """(control type, None) of the control batch whose records are ``view[rstart:rend]``, or
+    (-1, why) when its record cannot be read. Kafka never compresses control batches; one that
+    is compressed is decompressed like data rather than misread (records that do not
+    decompress raise, as a data batch's would)."""
+    records: Any = view[rstart:rend] if codec == CODEC_NONE else decompress_records(
+        codec, view[rstart:rend], max_decompressed_size, base_offset, where)
+    try:
+        return control_type(records, count), None
+    except Malformed as exc:
+        return -1, exc.reason
+    except (struct.error, IndexError):
+        return -1, "control record is truncated"
+
+
 def decode_batches(
     view: memoryview, buf: Any, pos: int, next_offset: int | None, start_offset: int,
     end_offset: int | None, check_crcs: bool, max_decompressed_size: int,
     aborted: AbortedTransactions | None, where: dict[str, Any],
+    events: TransactionEvents | None = None,
 ) -> tuple[DecodedRecords | None, int, int | None]:
     """Decode the run of record batches starting at ``pos``; stop before a legacy message.
 
-    Returns (records or None, position after the run, next offset).
+    Returns (records or None, position after the run, next offset). ``events`` (read_committed,
+    with ``aborted``): filled with the transactional batches kept and the markers met.
     """
     n = len(view)
     plan = _Plan([], [], [], [], [], [], [])
@@ -224,7 +243,21 @@ def decode_batches(
         if not used:
             # Past the requested range: nothing here is returned, so a damaged batch the reader
             # would never use must not fail it (its header is unverified: keep next_offset
-            # moving forward whatever lastOffsetDelta says).
+            # moving forward whatever lastOffsetDelta says). Its markers may still decide
+            # transactions with records in the range; a damaged one is reported, not raised.
+            if events is not None and attrs & ATTR_CONTROL and producer_id >= 0:
+                problem = None
+                ctype = -1
+                if check_crcs and crc32c(view[pos + _CRC_START:end]) != crc:
+                    problem = "CRC-32C mismatch"
+                else:
+                    try:
+                        ctype, problem = _marker_type(
+                            view, pos + HEADER_SIZE, end, attrs & ATTR_CODEC_MASK, count,
+                            base_offset, max_decompressed_size, where)
+                    except ProtocolError:
+                        problem = "its records do not decompress"
+                events.marker(producer_id, base_offset, ctype, problem)
             next_offset = base_offset + max(last_delta, 0) + 1
             pos = end
             continue
@@ -242,22 +275,25 @@ def decode_batches(
             raise CorruptRecordError(f"negative record count {count}", offset=base_offset,
                                      **where)
         codec = attrs & ATTR_CODEC_MASK
-        if aborted is not None and producer_id != -1:
+        if aborted is not None and producer_id >= 0:
             aborted.advance(last_offset)
             if attrs & ATTR_CONTROL:
+                listed = producer_id in aborted.active
+                if listed or events is not None:
+                    ctype, problem = _marker_type(view, rstart, rend, codec, count, base_offset,
+                                                  max_decompressed_size, where)
+                    if listed:
+                        if problem is not None:
+                            raise CorruptRecordError(problem, offset=base_offset, **where)
+                        if ctype == CONTROL_ABORT:  # the producer's transaction ends here
+                            aborted.active.discard(producer_id)
+                    if events is not None:
+                        events.marker(producer_id, base_offset, ctype, problem)
+            elif attrs & ATTR_TRANSACTIONAL:
                 if producer_id in aborted.active:
-                    records = view[rstart:rend] if codec == CODEC_NONE else decompress_records(
-                        codec, view[rstart:rend], max_decompressed_size, base_offset, where)
-                    try:
-                        ctype = control_type(records, count)
-                    except (Malformed, struct.error) as exc:
-                        reason = exc.reason if isinstance(exc, Malformed) else \
-                            "control record is truncated"
-                        raise CorruptRecordError(reason, offset=base_offset, **where) from None
-                    if ctype == CONTROL_ABORT:  # the producer's transaction ends here
-                        aborted.active.discard(producer_id)
-            elif attrs & ATTR_TRANSACTIONAL and producer_id in aborted.active:
-                continue  # an aborted transaction's data
+                    continue  # an aborted transaction's data
+                if events is not None and count > 0 and last_offset >= start_offset:
+                    events.data(producer_id, max(base_offset, start_offset), last_offset)
         if (count == 0 or attrs & ATTR_CONTROL or last_offset < start_offset
                 or (end_offset is not None and base_offset >= end_offset)):
             continue

@@ -49,6 +49,26 @@ class DecodedRecords:
     def num_records(self) -> int:
         return len(self.offsets)
 
+    def filter(self, keep: np.ndarray) -> DecodedRecords:
+        """The rows where the boolean mask ``keep`` is true, in order; ``next_offset`` unchanged.
+
+        Whole-column operations (numpy, Arrow's filter kernel): read_committed drops the rows
+        of aborted transactions from a decoded chunk this way, without a Python step per row
+        (only the per-row header lists, already Python objects, are picked in Python).
+        """
+        if len(keep) != self.num_records:
+            raise ValueError(f"a mask of {len(keep)} rows for {self.num_records} records")
+        headers = self.headers
+        if headers is not None:
+            headers = [headers[i] for i in np.flatnonzero(keep).tolist()]
+            if not any(h is not None for h in headers):
+                headers = None
+        mask = pa.array(keep, pa.bool_())
+        return DecodedRecords(
+            offsets=self.offsets[keep], timestamps=self.timestamps[keep],
+            timestamp_types=self.timestamp_types[keep], keys=self.keys.filter(mask),
+            values=self.values.filter(mask), headers=headers, next_offset=self.next_offset)
+
 
 def spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> pa.BinaryArray:
     """A pa.binary() array of ``arr[starts[i]:starts[i]+lens[i]]`` (null where lens is -1).

@@ -12,7 +12,7 @@ from spark_kafka_wire.protocol.errors import ProtocolError
 
 from .batch import decode_batches
 from .columns import DecodedRecords
-from .control import AbortedTransactions
+from .control import AbortedTransactions, TransactionEvents
 from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, peek_magic
 from .legacy import decode_message_sets
 
@@ -28,6 +28,7 @@ def decode_record_batches(
     broker: str | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     aborted_transactions: Sequence[tuple[int, int]] | None = None,
+    transactions: TransactionEvents | None = None,
 ) -> DecodedRecords:
     """Decode the records field of a Fetch response partition into columns.
 
@@ -39,6 +40,10 @@ def decode_record_batches(
 
     ``aborted_transactions``: None reads uncommitted; a list of (producer id, first offset),
     as the Fetch response gives it for read_committed, drops aborted transactional data.
+    ``transactions`` (read_committed): filled, in log order, with the transactional batches
+    kept and every marker met, past ``end_offset`` too, for a
+    :class:`~.control.CommittedFilter` to decide by the markers what the list leaves out.
+    Legacy message sets (magic 0/1) predate transactions and add nothing to it.
 
     Damaged data raises ProtocolError (CorruptRecordError for a CRC mismatch or an
     inconsistent structure) naming ``topic``, ``partition`` and ``broker`` when given, and the
@@ -51,8 +56,8 @@ def decode_record_batches(
     buf: Any = data if isinstance(data, bytes) else view
     n = len(view)
     where = {"topic": topic, "partition": partition, "broker": broker}
-    aborted = AbortedTransactions(aborted_transactions) if aborted_transactions is not None \
-        else None
+    aborted = AbortedTransactions(aborted_transactions or ()) \
+        if aborted_transactions is not None or transactions is not None else None
 
     parts: list[DecodedRecords] = []
     next_offset: int | None = None
@@ -64,7 +69,7 @@ def decode_record_batches(
         if magic == 2:
             part, pos, next_offset = decode_batches(
                 view, buf, pos, next_offset, start_offset, end_offset, check_crcs,
-                max_decompressed_size, aborted, where)
+                max_decompressed_size, aborted, where, transactions)
         else:
             part, pos, next_offset = decode_message_sets(
                 view, pos, next_offset, start_offset=start_offset, end_offset=end_offset,

@@ -2,8 +2,10 @@
 
 The real broker tests cover what Tansu can do; these cover what it cannot show: a log start
 that moved past the planned range (retention; Tansu implements neither retention nor
-DeleteRecords) and aborted-transaction lists (Tansu answers READ_COMMITTED fetches with an
-empty list). Each answer is what a Kafka broker sends in those situations.
+DeleteRecords), aborted-transaction lists (Tansu answers READ_COMMITTED fetches with an
+empty list), and read_committed decided by the markers wherever they fall: in a later Fetch,
+past the range end, never (an inconsistent log). Each answer is what a Kafka broker sends in
+those situations.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from crc32c import crc32c
 from spark_kafka_wire.client import fetcher
 from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
 from spark_kafka_wire.errors import DataLossError
-from spark_kafka_wire.protocol.errors import ProtocolError, error_for_code
-from spark_kafka_wire.protocol.records import encode_record_batch
+from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError, error_for_code
+from spark_kafka_wire.protocol.records import encode_message_set, encode_record_batch
 
 P1, P2 = 1001, 2002
 
@@ -38,19 +40,24 @@ class _Conn:
         self.abandoned.append(inflight)
 
 
-def data(base: int, n: int, producer_id: int = -1, transactional: bool = False) -> bytes:
+def data(base: int, n: int, producer_id: int = -1, transactional: bool = False,
+         codec: str = "none") -> bytes:
+    """A batch of ``n`` records whose values name their offsets."""
     return encode_record_batch(None, [b"v%d" % (base + i) for i in range(n)], timestamps=7,
                                base_offset=base, producer_id=producer_id,
                                producer_epoch=0 if producer_id >= 0 else -1,
                                base_sequence=0 if producer_id >= 0 else -1,
-                               transactional=transactional)
+                               transactional=transactional, compression=codec)
 
 
-def marker(base: int, producer_id: int, commit: bool) -> bytes:
+def marker(base: int, producer_id: int, commit: bool, codec: str = "none") -> bytes:
+    """A COMMIT or ABORT control batch, as a transaction coordinator writes it (KIP-98)."""
     raw = bytearray(encode_record_batch(
         [struct.pack(">hh", 0, 1 if commit else 0)], [struct.pack(">hi", 0, 1)], timestamps=7,
-        base_offset=base, producer_id=producer_id, producer_epoch=0, transactional=True))
-    struct.pack_into(">h", raw, 21, 0x10 | 0x20)  # transactional + control
+        base_offset=base, producer_id=producer_id, producer_epoch=0, transactional=True,
+        compression=codec))
+    attrs = struct.unpack_from(">h", raw, 21)[0]
+    struct.pack_into(">h", raw, 21, attrs | 0x10 | 0x20)  # transactional + control
     struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
     return bytes(raw)
 
@@ -177,32 +184,230 @@ def test_read_committed_drops_the_transactions_the_broker_lists(broker) -> None:
     assert read(0, 8) == [b"v0", b"v1", b"v3", b"v4", b"v6"]
 
 
-def test_read_committed_refuses_aborted_data_the_broker_did_not_list(broker) -> None:
+def test_read_committed_drops_aborted_data_the_broker_did_not_list(broker) -> None:
+    """Tansu lists no aborted transactions: P2's ABORT marker decides its records."""
     script, _, _ = broker
     script[0] = answer(_txn_log(), hw=8, aborted=[])
-    with pytest.raises(ProtocolError, match=r"records of producer 2002 from offset 3 whose "
-                                            r"transaction was aborted \(marker at offset 5\)"):
-        read(0, 8, committed=True)
+    assert read(0, 8, committed=True) == [b"v0", b"v1", b"v6"]
+    # A broker that lists P2 and one that does not give the same records.
+    script[0] = answer(_txn_log(), hw=8, aborted=[(P2, 3)])
+    assert read(0, 8, committed=True) == [b"v0", b"v1", b"v6"]
 
 
-def test_read_committed_check_spans_fetches(broker) -> None:
-    """The abort marker arrives in a later Fetch than the aborted records."""
-    script, _, _ = broker
+def test_a_marker_in_a_later_fetch_decides_the_records_held_until_then(broker) -> None:
+    script, _, seen = broker
     log = _txn_log()
     first = data(0, 2, P1, True) + marker(2, P1, True) + data(3, 2, P2, True)
     script[0] = answer(first, hw=8, aborted=[])
     script[5] = answer(log[len(first):], hw=8, aborted=[])
     chunks = fetch_range(_Client(), "t", 0, 0, 8, FetchSettings(isolation_level=1))
-    assert next(chunks).values.to_pylist() == [b"v0", b"v1", b"v3", b"v4"]
-    with pytest.raises(ProtocolError, match="producer 2002 from offset 3"):
-        next(chunks)
+    # The first answer's chunk waits for P2's marker, which the second answer brings.
+    assert next(chunks).values.to_pylist() == [b"v0", b"v1"]
+    assert seen == [0, 5]
+    assert [v for c in chunks for v in c.values.to_pylist()] == [b"v6"]
+    # The same log with P2 committed returns its records, in offset order.
+    script[5] = answer(marker(5, P2, True) + log[len(first) + len(marker(5, P2, True)):],
+                       hw=8, aborted=[])
+    assert read(0, 8, committed=True) == [b"v0", b"v1", b"v3", b"v4", b"v6"]
 
 
-def test_committed_transactions_pass_the_check(broker) -> None:
+def test_committed_transactions_are_kept(broker) -> None:
     script, _, _ = broker
     script[0] = answer(data(0, 2, P1, True) + marker(2, P1, True) + data(3, 1), hw=4,
                        aborted=[])
     assert read(0, 4, committed=True) == [b"v0", b"v1", b"v3"]
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_a_marker_past_the_range_end_is_looked_for(broker, monkeypatch, commit) -> None:
+    """The range ends at 5 (P2 kept the last stable offset there while the range was planned,
+    or the range was split there); P2's marker is at 6, past a record of P1's next
+    transaction that must not be returned."""
+    script, _, seen = broker
+    script[0] = answer(data(0, 2, P1, True) + marker(2, P1, True) + data(3, 2, P2, True),
+                       hw=9, aborted=[])
+    script[5] = answer(data(5, 1, P1, True), hw=9, aborted=None)
+    script[6] = answer(marker(6, P2, commit) + data(7, 1, P1, True), hw=9, aborted=None)
+    levels: dict[int, int] = {}
+    real = fetcher.read_answer
+
+    def read_answer(sent, topic, partition, settings):
+        levels[sent.offset] = settings.isolation_level
+        return real(sent, topic, partition, settings)
+
+    monkeypatch.setattr(fetcher, "read_answer", read_answer)
+    expected = [b"v0", b"v1", b"v3", b"v4"] if commit else [b"v0", b"v1"]
+    assert read(0, 5, committed=True) == expected
+    # Past the end only markers are looked for, read uncommitted (a marker may lie above the
+    # last stable offset), and the walk stops at the last marker needed.
+    assert seen == [0, 5, 6]
+    assert levels == {0: 1, 5: 0, 6: 0}
+
+
+def test_nothing_past_the_end_is_fetched_when_every_transaction_is_decided(broker) -> None:
+    script, _, seen = broker
+    script[0] = answer(_txn_log(), hw=20, aborted=[])
+    assert read(0, 6, committed=True) == [b"v0", b"v1"]
+    assert seen == [0]
+
+
+def _interleaved() -> list[tuple[int, bytes]]:
+    """(last offset, batch): P1 commits 0, 4 (marker 7); P2 aborts 1 (marker 5) then commits
+    6 (marker 9); -1 (plain) and P3 (idempotent, not transactional) write 2, 3, 8, 10."""
+    p3 = 3003
+    return [(0, data(0, 1, P1, True)), (1, data(1, 1, P2, True)), (2, data(2, 1)),
+            (3, data(3, 1, p3)), (4, data(4, 1, P1, True)), (5, marker(5, P2, False)),
+            (6, data(6, 1, P2, True)), (7, marker(7, P1, True)), (8, data(8, 1)),
+            (9, marker(9, P2, True)), (10, data(10, 1, p3))]
+
+
+INTERLEAVED_COMMITTED = [0, 2, 3, 4, 6, 8, 10]
+
+
+def serve(script: dict, log: list[tuple[int, bytes]], per_fetch: int) -> None:
+    """Answers for every fetch offset of ``log``: the batches from the one holding the offset,
+    at most ``per_fetch`` of them."""
+    hw = log[-1][0] + 1
+    for offset in range(hw + 1):
+        batches = [b for last, b in log if last >= offset][:per_fetch]
+        script[offset] = answer(b"".join(batches), hw=hw, aborted=[])
+
+
+def read_offsets(start: int, end: int) -> list[int]:
+    chunks = list(fetch_range(_Client(), "t", 0, start, end, FetchSettings(isolation_level=1)))
+    for c in chunks:
+        assert c.values.to_pylist() == [b"v%d" % o for o in c.offsets.tolist()]
+    return [o for c in chunks for o in c.offsets.tolist()]
+
+
+@pytest.mark.parametrize("per_fetch", [1, 2, 3, 11])
+def test_interleaved_producers(broker, per_fetch) -> None:
+    script, _, _ = broker
+    serve(script, _interleaved(), per_fetch)
+    got = read_offsets(0, 11)
+    assert got == INTERLEAVED_COMMITTED
+    # Every range, its pieces concatenated, gives the whole: ranges split anywhere (inside
+    # transactions too) look past their end for the markers they need.
+    for cut in range(12):
+        assert read_offsets(0, cut) + read_offsets(cut, 11) == got, cut
+    for a in range(11):
+        for b in range(a, 12):
+            assert read_offsets(a, b) == [o for o in got if a <= o < b], (a, b)
+
+
+def test_yielded_offsets_strictly_increase(broker) -> None:
+    script, _, _ = broker
+    serve(script, _interleaved(), 2)
+    chunks = list(fetch_range(_Client(), "t", 0, 0, 11, FetchSettings(isolation_level=1)))
+    offsets = [o for c in chunks for o in c.offsets.tolist()]
+    assert len(chunks) > 1 and offsets == sorted(set(offsets)) == INTERLEAVED_COMMITTED
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_a_transaction_over_several_fetches(broker, commit) -> None:
+    """P1 writes 0-5 in three batches, each its own Fetch, and its marker comes in a fourth;
+    a plain record between them waits behind P1's (Spark wants one partition in order)."""
+    script, _, seen = broker
+    log = [(1, data(0, 2, P1, True)), (2, data(2, 1)), (4, data(3, 2, P1, True)),
+           (5, marker(5, P1, commit)), (6, data(6, 1))]
+    serve(script, log, 1)
+    chunks = fetch_range(_Client(), "t", 0, 0, 7, FetchSettings(isolation_level=1))
+    first = next(chunks)
+    assert seen == [0, 2, 3, 5]  # nothing came out before the marker was read
+    assert first.offsets.tolist() == ([0, 1] if commit else [2])
+    rest = [o for c in chunks for o in c.offsets.tolist()]
+    assert rest == ([2, 3, 4, 6] if commit else [6])
+
+
+@pytest.mark.parametrize("commit", [True, False])
+def test_a_range_starting_inside_a_transaction(broker, commit) -> None:
+    """P2's batch 0-4 holds the range start 2 (the broker answers from the batch holding the
+    offset asked for); its records before the start are not returned either way."""
+    script, _, _ = broker
+    log = [(4, data(0, 5, P2, True)), (5, marker(5, P2, commit)), (7, data(6, 2, P1, True)),
+           (8, marker(8, P1, True))]
+    serve(script, log, 2)
+    assert read_offsets(2, 9) == ([2, 3, 4, 6, 7] if commit else [6, 7])
+    # Starting after P2's records but before its marker: the marker decides nothing here.
+    assert read_offsets(5, 9) == [6, 7]
+
+
+def test_undecided_at_the_end_of_the_partition_fails(broker) -> None:
+    script, _, _ = broker
+    script[0] = answer(data(0, 2, P1, True) + data(2, 1) + data(3, 1, P2, True), hw=4,
+                       aborted=[])
+    script[4] = answer(b"", hw=4)
+    with pytest.raises(ProtocolError) as info:
+        read(0, 4, committed=True)
+    e = info.value
+    assert (e.topic, e.partition, e.offset) == ("t", 0, 0)
+    assert "records in the range [0, 4) belong to transactions with no COMMIT or ABORT marker " \
+        "in the log (producer 1001 from offset 0, producer 2002 from offset 3): the partition " \
+        "ends at offset 4 (its high watermark) without them" in str(e)
+    assert "kafka.isolation.level=read_uncommitted" in str(e)
+    # failOnDataLoss=false does not hide it: nothing was lost, the log is inconsistent.
+    with pytest.raises(ProtocolError, match="no COMMIT or ABORT marker"):
+        read(0, 4, fail=False, committed=True)
+
+
+def test_undecided_records_after_skipped_data_loss_are_dropped(broker, caplog) -> None:
+    """The partition was truncated after P1's records were read: their marker is gone with the
+    log, so with failOnDataLoss=false they are skipped with the lost offsets."""
+    script, available, _ = broker
+    script[0] = answer(data(0, 2) + data(2, 2, P1, True), hw=6, aborted=[])
+    script[4] = oor(4)
+    available.append((0, 4))
+    with pytest.raises(DataLossError, match=r"\[4, 6\)"):
+        read(0, 6, committed=True)
+    with caplog.at_level(logging.WARNING):
+        assert read(0, 6, fail=False, committed=True) == [b"v0", b"v1"]
+    assert "Skipping the records of t-0 in [0, 6) whose transactions have no marker left to " \
+        "read (producer 1001 from offset 2)" in caplog.text
+
+
+def test_compressed_batches_and_markers(broker) -> None:
+    """Control batches are never compressed by Kafka; one that is is still read right."""
+    script, _, _ = broker
+    script[0] = answer(data(0, 3, P1, True, "gzip") + marker(3, P1, False, "lz4")
+                       + data(4, 2, P2, True, "zstd") + data(6, 1, codec="snappy")
+                       + marker(7, P2, True, "gzip"), hw=8, aborted=[])
+    assert read(0, 8, committed=True) == [b"v4", b"v5", b"v6"]
+
+
+def test_legacy_message_sets_have_no_transactions(broker) -> None:
+    script, _, _ = broker
+    legacy = (encode_message_set(None, [b"v0", b"v1"], magic=1, base_offset=0)
+              + encode_message_set(None, [b"v2"], magic=0, base_offset=2, compression="gzip"))
+    script[0] = answer(legacy + data(3, 1, P1, True) + marker(4, P1, False) + data(5, 1),
+                       hw=6, aborted=[])
+    assert read(0, 6, committed=True) == [b"v0", b"v1", b"v2", b"v5"]
+
+
+def test_a_damaged_marker_fails_only_when_it_decides(broker) -> None:
+    script, _, _ = broker
+    bad = bytearray(marker(2, P2, False))
+    struct.pack_into(">hh", bad, len(bad) - 8 - 4, -1, 0)  # negative key version
+    struct.pack_into(">I", bad, 17, crc32c(bytes(bad[21:])))
+    # P2 has nothing waiting: its damaged marker is ignored.
+    script[0] = answer(data(0, 2, P1, True) + bytes(bad) + marker(3, P1, True), hw=4,
+                       aborted=[])
+    assert read(0, 4, committed=True) == [b"v0", b"v1"]
+    script[0] = answer(data(0, 2, P2, True) + bytes(bad), hw=3, aborted=[])
+    with pytest.raises(CorruptRecordError, match="the control batch ending producer 2002's "
+                                                 "transaction cannot be read"):
+        read(0, 3, committed=True)
+
+
+def test_the_fetch_sent_ahead_is_used_under_read_committed(broker, monkeypatch) -> None:
+    script, _, seen = broker
+    script[0] = answer(data(0, 2, P1, True) + data(2, 1), hw=6, aborted=[])
+    script[3] = answer(data(3, 1) + marker(4, P1, True) + data(5, 1), hw=6, aborted=[])
+    sends: list[int] = []
+    real_send = fetcher.send_fetch
+    monkeypatch.setattr(fetcher, "send_fetch", lambda c, t, p, o, m, s: (
+        sends.append(o), real_send(c, t, p, o, m, s))[1])
+    assert read(0, 6, committed=True) == [b"v%d" % i for i in (0, 1, 2, 3, 5)]
+    assert sends == [0, 3] and seen == [0, 3]
 
 
 def test_next_fetch_is_sent_before_the_answer_is_decoded(broker, monkeypatch) -> None:

@@ -54,6 +54,7 @@ from spark_kafka_wire.protocol.messages import ALL_APIS
 from spark_kafka_wire.protocol.primitives import Reader
 from spark_kafka_wire.protocol.records import (
     DecodedRecords,
+    TransactionEvents,
     decode_record_batches,
     encode_message_set,
     encode_record_batch,
@@ -90,6 +91,17 @@ def _legacy(magic: int, codec: int, base: int, n: int = 5) -> bytes:
                               timestamps=1_700_000_000_000)
 
 
+def _marker(base: int, producer_id: int, commit: bool) -> bytes:
+    """A transaction's COMMIT or ABORT control batch (KIP-98)."""
+    raw = bytearray(encode_record_batch([struct.pack(">hh", 0, int(commit))],
+                                        [struct.pack(">hi", 0, 3)], timestamps=1_700_000_000_000,
+                                        base_offset=base, producer_id=producer_id,
+                                        producer_epoch=0, transactional=True))
+    struct.pack_into(">h", raw, 21, 0x30)  # transactional + control
+    struct.pack_into(">I", raw, 17, crc32c(bytes(raw[21:])))
+    return bytes(raw)
+
+
 # (bytes, [(position, base offset, magic) of each top-level entry])
 def _entries(data: bytes) -> list[tuple[int, int, int]]:
     out, pos = [], 0
@@ -108,6 +120,10 @@ CORPUS: list[bytes] = [
     *(_legacy(magic, codec, 600 + 10 * codec + 100 * magic) for magic in (0, 1)
       for codec in range(4)),
     _legacy(0, 0, 900) + _legacy(1, 2, 905) + _batch(3, 910) + _batch(0, 920),
+    # Two producers' transactions, one aborted, one committed past a plain batch.
+    _batch(0, 1000, producer_id=9, producer_epoch=0, base_sequence=0, transactional=True)
+    + _batch(1, 1006, producer_id=3, producer_epoch=0, base_sequence=0, transactional=True)
+    + _marker(1012, 9, False) + _batch(0, 1013) + _marker(1019, 3, True),
 ]
 
 
@@ -202,6 +218,9 @@ def test_mutated_batches(data: bytes, start: int) -> None:
     decode(data, start_offset=start, check_crcs=False)
     decode(_refix_crcs(data), start_offset=start)
     decode(data, start_offset=start, aborted_transactions=[(9, 50), (3, 0)])
+    # read_committed by markers: the events of the whole answer, past the range end too.
+    decode(data, start_offset=start, end_offset=start + 7, aborted_transactions=[(3, 0)],
+           transactions=TransactionEvents())
 
 
 @settings(FUZZ, max_examples=150)
@@ -448,8 +467,10 @@ def answers() -> Iterator[dict[int, bytes]]:
         yield script
 
 
-def _read(start: int, end: int, check_crcs: bool = True) -> Iterator[DecodedRecords]:
-    settings = FetchSettings(check_crcs=check_crcs, max_empty_fetches=1)
+def _read(start: int, end: int, check_crcs: bool = True,
+          isolation_level: int = 0) -> Iterator[DecodedRecords]:
+    settings = FetchSettings(check_crcs=check_crcs, max_empty_fetches=1,
+                             isolation_level=isolation_level)
     return fetch_range(_Client(), "orders", 7, start, end, settings)  # type: ignore[arg-type]
 
 
@@ -475,11 +496,12 @@ def test_fetch_of_damaged_data(data: bytes) -> None:
     start = entries[0][1] if entries else 0
     with answers() as script:
         script[start] = data
-        try:
-            for chunk in _read(start, start + 50):
-                assert len(chunk.offsets) == chunk.num_records
-        except (ProtocolError, DataLossError) as exc:  # data loss: offsets that jump back
-            assert (exc.topic, exc.partition, exc.broker) == ("orders", 7, "b1:9092"), exc
+        for isolation_level in (0, 1):  # read_committed: markers decide, looked for past 50
+            try:
+                for chunk in _read(start, start + 50, isolation_level=isolation_level):
+                    assert len(chunk.offsets) == chunk.num_records
+            except (ProtocolError, DataLossError) as exc:  # data loss: offsets that jump back
+                assert (exc.topic, exc.partition, exc.broker) == ("orders", 7, "b1:9092"), exc
 
 
 def test_an_unresolvable_advertised_host_is_a_connection_error() -> None:

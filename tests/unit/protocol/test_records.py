@@ -1,5 +1,5 @@
 """RecordBatch v2 encode/decode against the spec, kafka-python as an oracle, hostile bytes,
-and read_committed filtering of aborted transactions."""
+and read_committed filtering of aborted transactions (by the broker's list and by markers)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ from spark_kafka_wire.protocol.compression import UnsupportedCodecError
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 from spark_kafka_wire.protocol.records import (
     HEADER_SIZE,
+    CommittedFilter,
     DecodedRecords,
+    TransactionEvents,
     decode_record_batches,
     encode_record_batch,
     next_batch_offset,
@@ -883,3 +885,71 @@ def test_empty_control_batch_is_not_an_abort_marker() -> None:
     empty = patch(struct.pack(">qi", 2, HEADER_SIZE - 12) + empty[12:])
     data = txn(0, 2, P1) + empty + txn(3, 1, P1)
     assert committed_offsets(data, [(P1, 0)]) == ([], 4)
+
+
+def events_of(data: bytes, aborted: list | None = None, start: int = 0,
+              end: int | None = None) -> tuple[DecodedRecords, list]:
+    events = TransactionEvents()
+    d = decode_record_batches(data, start_offset=start, end_offset=end,
+                              aborted_transactions=aborted, transactions=events)
+    return d, events.entries
+
+
+def test_the_decoder_reports_transactional_batches_and_markers_in_log_order() -> None:
+    data = (txn(0, 2, P1) + txn(2, 1, -1, transactional=False) + txn(3, 2, P2)
+            + control_batch(5, commit=False, producer_id=P2) + txn(6, 1, P1)
+            + control_batch(7, commit=True, producer_id=P1, codec=1) + txn(8, 1, P2))
+    d, entries = events_of(data, aborted=[])
+    assert d.offsets.tolist() == [0, 1, 2, 3, 4, 6, 8]  # the decoder alone keeps them all
+    assert entries == [(P1, 0, 1, None, None), (P2, 3, 4, None, None), (P2, 5, 5, 0, None),
+                       (P1, 6, 6, None, None), (P1, 7, 7, 1, None), (P2, 8, 8, None, None)]
+    # A listed transaction is dropped at once and not reported; a range that starts inside a
+    # batch reports its first returned offset; markers past the end are reported, data not.
+    d, entries = events_of(data, aborted=[(P2, 3)], start=1, end=6)
+    assert d.offsets.tolist() == [1, 2]
+    assert entries == [(P1, 1, 1, None, None), (P2, 5, 5, 0, None), (P1, 7, 7, 1, None)]
+
+
+def test_a_damaged_marker_past_the_end_is_reported_not_raised() -> None:
+    bad = bytearray(control_batch(3, commit=True, producer_id=P1))
+    bad[-1] ^= 0xFF  # the CRC no longer matches
+    _, entries = events_of(txn(0, 3, P1) + bytes(bad), end=3)
+    assert entries == [(P1, 0, 2, None, None), (P1, 3, 3, -1, "CRC-32C mismatch")]
+    short = control_batch(3, producer_id=P1, key=b"\x00\x00")
+    _, entries = events_of(txn(0, 3, P1) + short, end=3)
+    assert entries[1][3] == -1 and "needs 4" in entries[1][4]
+
+
+def test_committed_filter_holds_chunks_until_decided_and_keeps_their_order() -> None:
+    where = {"topic": "t", "partition": 0, "broker": "b"}
+    first, second = txn(0, 2, P1) + txn(2, 1, -1, transactional=False) + txn(3, 2, P2), \
+        control_batch(5, commit=False, producer_id=P2) + txn(6, 1, -1, transactional=False)
+    f = CommittedFilter()
+    events = TransactionEvents()
+    d = decode_record_batches(first, start_offset=0, aborted_transactions=[],
+                              transactions=events)
+    f.add(d, events, where)
+    assert f.ready() == [] and f.undecided == {P1: 0, P2: 3}
+    events = TransactionEvents()
+    d = decode_record_batches(second + control_batch(7, commit=True, producer_id=P1),
+                              start_offset=6, aborted_transactions=[], transactions=events)
+    f.add(d, events, where)
+    out = f.ready()
+    assert [c.offsets.tolist() for c in out] == [[0, 1, 2], [6]] and f.undecided == {}
+    assert [c.values.to_pylist() for c in out] == [[b"v0", b"v1", b"v2"], [b"v6"]]
+
+
+def test_decoded_records_filter_keeps_the_columns_aligned() -> None:
+    recs = [(1_700_000_000_000 + i, b"k%d" % i, b"v%d" % i, [("h", b"%d" % i)] if i % 2 else [])
+            for i in range(6)]
+    d = decode_record_batches(kp_build(recs), start_offset=0)
+    keep = np.array([True, True, False, False, True, False])
+    f = d.filter(keep)
+    assert f.offsets.tolist() == [0, 1, 4] and f.next_offset == d.next_offset
+    assert f.keys.to_pylist() == [b"k0", b"k1", b"k4"]
+    assert f.values.to_pylist() == [b"v0", b"v1", b"v4"]
+    assert f.timestamps.tolist() == [d.timestamps[i] for i in (0, 1, 4)]
+    assert f.headers == [None, [("h", b"1")], None]
+    assert d.filter(np.array([True, False, True, False, True, False])).headers is None
+    with pytest.raises(ValueError, match="a mask of 2 rows for 6 records"):
+        d.filter(np.array([True, False]))
