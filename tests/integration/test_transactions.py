@@ -37,6 +37,7 @@ from spark_kafka_wire.client.producer.transactions import (
 )
 from spark_kafka_wire.protocol.errors import ProducerStateError
 from tests.support.librdkafka import consume_all
+from tests.support.log_oracle import committed_records, read_log
 
 pytestmark = pytest.mark.broker
 
@@ -58,12 +59,16 @@ def _latest(client: KafkaClient, topic: str, isolation: int, partition: int = 0)
     return resolve_offsets(client, {tp: LATEST}, isolation)[tp]
 
 
-def _committed_values(client: KafkaClient, topic: str, partition: int = 0) -> list[bytes]:
+def _committed_values(bootstrap: str, client: KafkaClient, topic: str, partition: int = 0
+                      ) -> list[bytes]:
+    """kafkawire's read_committed reader, checked against the log-walking oracle."""
     end = _latest(client, topic, READ_COMMITTED, partition)
     rows: list[bytes] = []
     for chunk in fetch_range(client, topic, partition, 0, end,
                              FetchSettings(isolation_level=READ_COMMITTED)):
         rows += chunk.values.to_pylist()
+    batches, high_watermark = read_log(bootstrap, topic, partition)
+    assert rows == [v for _, _, v in committed_records(batches, 0, high_watermark)]
     return rows
 
 
@@ -92,7 +97,7 @@ def test_a_transaction_written_in_one_client_commits_from_another(bootstrap, cli
     assert _latest(client, topic, READ_COMMITTED) == 51  # 50 records + the commit marker
 
 
-def test_an_aborted_transaction_leaves_nothing_for_read_committed(client, new_topic):
+def test_an_aborted_transaction_leaves_nothing_for_read_committed(bootstrap, client, new_topic):
     topic = new_topic(1, "txn")
     producer = Producer(client, _txn_settings())
     _write(producer, topic, [b"x"] * 20)
@@ -100,10 +105,10 @@ def test_an_aborted_transaction_leaves_nothing_for_read_committed(client, new_to
     assert txn is not None
     end_transaction(client, txn, commit=False)
     assert _latest(client, topic, READ_COMMITTED) == 21  # the abort marker ends it
-    assert _committed_values(client, topic) == []
+    assert _committed_values(bootstrap, client, topic) == []
 
 
-def test_a_new_holder_of_the_transactional_id_fences_the_old_one(client, new_topic):
+def test_a_new_holder_of_the_transactional_id_fences_the_old_one(bootstrap, client, new_topic):
     """Zombie fencing: a second InitProducerId for the id (a task's retry) aborts the first
     holder's open transaction; the first holder's next write fails, saying why."""
     topic = new_topic(1, "txn")
@@ -119,10 +124,10 @@ def test_a_new_holder_of_the_transactional_id_fences_the_old_one(client, new_top
     with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"):
         _write(zombie, topic, [b"late"])
     end_transaction(client, new, commit=True)
-    assert _committed_values(client, topic) == [b"retry-%d" % i for i in range(5)]
+    assert _committed_values(bootstrap, client, topic) == [b"retry-%d" % i for i in range(5)]
 
 
-def test_a_transaction_left_open_is_ended_by_the_next_holder(client, new_topic):
+def test_a_transaction_left_open_is_ended_by_the_next_holder(bootstrap, client, new_topic):
     """Kafka aborts a transaction open longer than transaction.timeout.ms; Tansu never does,
     so a transaction a killed task left open blocks read_committed readers until the
     transactional id is initialised again (the task's retry, or the driver's abort). Either
@@ -137,10 +142,10 @@ def test_a_transaction_left_open_is_ended_by_the_next_holder(client, new_topic):
     assert after_timeout in (0, 4)
     init_transactions(client, tid, 60_000)
     assert _latest(client, topic, READ_COMMITTED) == 4
-    assert _committed_values(client, topic) == []
+    assert _committed_values(bootstrap, client, topic) == []
 
 
-def test_offsets_in_a_transaction_appear_only_when_it_commits(client, new_topic):
+def test_offsets_in_a_transaction_appear_only_when_it_commits(bootstrap, client, new_topic):
     """The streaming marker: TxnOffsetCommit inside the transaction, hidden until EndTxn
     commits it and discarded when it aborts; fetch_group lists it with every topic."""
     topic = new_topic(1, "txn")
@@ -160,7 +165,7 @@ def test_offsets_in_a_transaction_appear_only_when_it_commits(client, new_topic)
             assert offsets == {}
 
 
-def test_every_partition_is_added_before_it_is_written(client, new_topic):
+def test_every_partition_is_added_before_it_is_written(bootstrap, client, new_topic):
     """Tansu accepts a transactional write to a partition never added to the transaction and
     then never marks it; the producer adds each partition before its first batch, so the
     commit reaches all of them (each partition's read_committed end passes its marker)."""
@@ -173,7 +178,7 @@ def test_every_partition_is_added_before_it_is_written(client, new_topic):
     end_transaction(client, txn, commit=True)
     for p in range(3):
         assert _latest(client, topic, READ_COMMITTED, p) == p + 2
-        assert _committed_values(client, topic, p) == [b"p%d" % p] * (p + 1)
+        assert _committed_values(bootstrap, client, topic, p) == [b"p%d" % p] * (p + 1)
 
 
 def test_a_broker_without_transactions_is_refused_clearly(legacy_broker):

@@ -17,10 +17,16 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from spark_kafka_wire.client.group_offsets import fetch_group
-from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, READ_UNCOMMITTED, resolve_offsets
+from spark_kafka_wire.client.offsets import (
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    resolve_offsets,
+)
 from spark_kafka_wire.protocol.records import ATTR_TRANSACTIONAL
-from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records
+from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records, tally
 from tests.support.librdkafka import produce
+from tests.support.log_oracle import committed_values
 from tests.support.write_support import stored_batches
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
@@ -80,9 +86,11 @@ def test_a_failed_write_leaves_nothing_visible(spark, bootstrap, client, new_top
     assert sum(written.values()) > 0  # rows did reach the log before the failure
     assert _ends(client, topic, 2, READ_COMMITTED) == written  # nothing left open
     assert _committed_ids(spark, bootstrap, topic) == []
+    assert committed_values(bootstrap, topic, 2) == []  # the log-walking oracle agrees
     # The prefix can be used again at once: the next write is visible, exactly once.
     _write(id_dataframe(spark, 100, partitions=2), bootstrap, topic, prefix)
     assert _committed_ids(spark, bootstrap, topic) == list(range(100))
+    assert tally(committed_values(bootstrap, topic, 2), range(100)).exactly_once
 
 
 def _copy_stream(spark, bootstrap: str, source: str, target: str, prefix: str,
