@@ -21,6 +21,9 @@ Scenarios:
                   sides, acks all). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
                   into a Python data source's Arrow writer that only counts the rows (the
                   ceiling of Spark's Python write path, input generation included).
+  spark-write-txn the spark-write DataFrame into kafkawire with kafka.transactional.id
+                  (exactly-once: a transaction per task, committed by the driver) vs the same
+                  write without it (idempotent, at-least-once). Best of 2 runs each.
   memory          one partition of --memory-gib GiB (1 KiB values) read through one task's
                   code path (reader.read_partition) with max.partition.fetch.bytes 1 MiB and
                   8 MiB: peak RSS growth against twice the fetch size plus the largest
@@ -77,7 +80,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--spark-rows", type=int, default=2_000_000, help="records read by Spark")
     ap.add_argument("--write-rows", type=int, default=1_000_000, help="records written by Spark")
     ap.add_argument("--value-sizes", default="100,1024", help="value sizes in bytes")
-    ap.add_argument("--scenarios", default="client,spark-read,spark-write,memory")
+    ap.add_argument("--scenarios",
+                    default="client,spark-read,spark-write,spark-write-txn,memory")
     ap.add_argument("--codecs", default="none,lz4,zstd")
     ap.add_argument("--memory-gib", type=float, default=2.0,
                     help="size of the one-partition topic of the memory scenario")
@@ -124,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
                     if "spark-write" in scenarios:
                         write_limit = spark_write_row(table, kafka, args.write_rows, size,
                                                       codec, write_limit, started)
+                    if "spark-write-txn" in scenarios:
+                        spark_txn_write_row(table, kafka, args.write_rows, size, codec, started)
                 # TLS costs per byte on the wire, so the secured rows use the first codec only
                 # (the least compressed data when it is 'none', the dearest case for TLS).
                 for protocol, endpoint in secured.items():
@@ -166,6 +172,19 @@ def client_rows(table: list, kafka: dict[str, str], args: argparse.Namespace, si
         table.append((name, args.rows, res["kafkawire"], kp, "kafka-python", None))
         progress(table[-1], started)
     delete(kafka, topic)
+
+
+def spark_txn_write_row(table: list, kafka: dict[str, str], rows: int, size: int, codec: str,
+                        started: float) -> None:
+    """Exactly-once (kafka.transactional.id) against the same write at-least-once (the
+    idempotent producer, the default): the price of transactions."""
+    base = {"kind": "write", "kafka": kafka, "rows": rows, "value_size": size, "codec": codec}
+    res = {impl: measure({**base, "impl": impl,
+                          "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
+           for impl in ("kafkawire-txn", "kafkawire")}
+    table.append((row_name("spark write exactly-once", codec, size, "PLAINTEXT"), rows,
+                  res["kafkawire-txn"], res["kafkawire"], "kafkawire idempotent", None))
+    progress(table[-1], started)
 
 
 def spark_read_row(table: list, kafka: dict[str, str], rows: int, size: int, codec: str,
