@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -149,11 +150,22 @@ def commit_transactions(client: KafkaClient, transactions: Sequence[OpenTransact
     log.info("committed %d transactions", len(transactions))
 
 
+# Spark kills the Python worker of a cancelled task at most spark.python.task.killTimeout
+# (2 s by default) after cancelling it; the abort's second pass comes after that.
+ZOMBIE_GRACE_S = 3.0
+
+
 def abort_transactions(client: KafkaClient, prefix: str, reported: Sequence[OpenTransaction],
-                       silent_partitions: Iterable[int], timeout_ms: int) -> None:
+                       silent_partitions: Iterable[int], timeout_ms: int,
+                       grace_s: float = ZOMBIE_GRACE_S) -> None:
     """End a failed write: EndTxn(abort) for the transactions tasks reported, and a fresh
     InitProducerId (which aborts anything open) for the tasks that reported nothing. Best
-    effort: every transaction is tried and failures are logged."""
+    effort: every transaction is tried and failures are logged.
+
+    Spark calls the driver's abort as soon as one task fails, while it is still cancelling the
+    others: a cancelled task can still be running and, if it had not begun its transaction
+    yet, begin one after the first pass. So the ids of the silent tasks are initialised again
+    once Spark has killed their workers (``grace_s``), leaving no transaction open."""
     for txn in reported:
         try:
             end_transaction(client, txn, commit=False)
@@ -161,10 +173,14 @@ def abort_transactions(client: KafkaClient, prefix: str, reported: Sequence[Open
             log.warning("could not abort the transaction of %r (it is aborted when the "
                         "transactional id is next used, or at its timeout): %s",
                         txn.transactional_id, exc)
-    for partition in silent_partitions:
-        tid = task_transactional_id(prefix, partition)
-        try:
-            init_transactions(client, tid, timeout_ms)
-        except KafkaWireError as exc:
-            log.warning("could not end what task %d left open under %r: %s", partition, tid,
-                        exc)
+    silent = list(silent_partitions)
+    for attempt in range(2 if silent else 0):
+        if attempt:
+            time.sleep(grace_s)
+        for partition in silent:
+            tid = task_transactional_id(prefix, partition)
+            try:
+                init_transactions(client, tid, timeout_ms)
+            except KafkaWireError as exc:
+                log.warning("could not end what task %d left open under %r: %s", partition,
+                            tid, exc)
