@@ -59,8 +59,8 @@ SOAK = pytest.mark.skipif(not os.environ.get("KAFKAWIRE_SOAK"),
 ADD_OFFSETS_TO_TXN = 25
 END_TXN = 26
 PARTITIONS = 4  # input and output: each micro-batch has 4 tasks, each writes 4 partitions
-IDS = 4000
-PER_TRIGGER = 500  # maxOffsetsPerTrigger: 8 micro-batches
+IDS = 3000
+PER_TRIGGER = 500  # maxOffsetsPerTrigger: 6 micro-batches
 
 
 # ------------------------------------------------------------------------------- the oracle
@@ -273,8 +273,8 @@ def test_task_killed_before_flush_is_fenced_by_its_retry(memory_tansu, tmp_path,
     batch_out, stream_in, stream_out = (f"k-{uuid.uuid4().hex[:10]}" for _ in range(3))
     for topic in (batch_out, stream_in, stream_out):
         create_topic(conf, topic, PARTITIONS)
-    n = 20_000
-    produce_ids(bootstrap, stream_in, IDS)
+    n, stream_ids = 8000, 2000  # the stream: 4 micro-batches, a task killed in the second
+    produce_ids(bootstrap, stream_in, stream_ids)
     result, kill_log = tmp_path / "result.json", tmp_path / "killed"
     kill_log.mkdir()
     args = [sys.executable, "-m", "tests.support.task_kill_job", "--bootstrap", bootstrap,
@@ -292,7 +292,7 @@ def test_task_killed_before_flush_is_fenced_by_its_retry(memory_tansu, tmp_path,
     kills = sorted(f.name for f in kill_log.iterdir())
     assert len(kills) == 2, f"workers killed: {kills}, not 2:\n{run.stdout[-3000:]}"
     times = json.loads(result.read_text())
-    for topic, ids, what in ((batch_out, n, "batch"), (stream_out, IDS, "stream")):
+    for topic, ids, what in ((batch_out, n, "batch"), (stream_out, stream_ids, "stream")):
         count, log = assert_committed_exactly_once(bootstrap, topic, range(ids))
         fact = f"{what}: {count.summary()}; {log.summary()}"
         print(fact)
@@ -307,7 +307,7 @@ def _killed_at_random(broker: ProxiedTansu, tmp_path, record_fact, kills: int,
                       seed: int) -> None:
     rng = random.Random(seed)
     source, output = broker.new_topic(PARTITIONS), broker.new_topic(PARTITIONS)
-    n = 2 * IDS
+    n = 3 * IDS
     produce_ids(broker.bootstrap, source, n)
     job = _stream_job(broker, tmp_path, source, output, f"eo-{uuid.uuid4().hex[:8]}")
     began = time.monotonic()
