@@ -51,7 +51,7 @@ from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.pool import shared_client
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
-from spark_kafka_wire.client.producer.transactions import OpenTransaction
+from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
     abort_transactions,
@@ -61,6 +61,7 @@ from spark_kafka_wire.sink.exactly_once import (
     current_partition,
     marker_metadata,
     marker_offset,
+    split_replayed,
     task_transactional_id,
 )
 from spark_kafka_wire.sink.options import SinkOptions
@@ -77,6 +78,7 @@ class KafkaWriteCommitMessage(WriterCommitMessage):
     # whether a replayed micro-batch found its transaction already committed and wrote nothing
     transaction: OpenTransaction | None = None
     replayed: bool = False
+    batch: TaskBatch | None = None  # the micro-batch (streaming), which the driver checks again
 
 
 def _is_headers_type(dtype: DataType) -> bool:
@@ -172,7 +174,8 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             producer.abort_transaction()
             raise
         return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
-                                       producer.producer_id, producer.open_transaction())
+                                       producer.producer_id, producer.open_transaction(),
+                                       batch=batch)
 
     @staticmethod
     def _mark(producer: Producer, batch: TaskBatch) -> None:
@@ -239,10 +242,16 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         done = [m for m in messages if isinstance(m, KafkaWriteCommitMessage)]
-        transactions = [m.transaction for m in done if m.transaction is not None]
-        if transactions:
-            commit_transactions(shared_client(self.options.client), transactions)
-        replayed = sum(m.replayed for m in done)
+        pending = [(m.transaction, m.batch) for m in done if m.transaction is not None]
+        transactions: list[OpenTransaction] = []
+        duplicates: list[OpenTransaction] = []
+        if pending:
+            client = shared_client(self.options.client)
+            transactions, duplicates = split_replayed(client, pending)
+            for txn in duplicates:  # written again by a replay: its batch committed before
+                end_transaction(client, txn, commit=False)
+            commit_transactions(client, transactions)
+        replayed = sum(m.replayed for m in done) + len(duplicates)
         log.info("kafkawire wrote %d records%s%s", sum(m.records for m in done),
                  f" in {len(transactions)} transactions" if transactions else "",
                  f"; {replayed} tasks found their batch already committed" if replayed else "")

@@ -25,6 +25,18 @@ tasks (a deterministic query over a replayable source, such as Kafka). It also c
 window between the driver's EndTxn calls: if the driver dies after committing some tasks'
 transactions, the replay skips those tasks and rewrites the rest.
 
+The task's look at its marker can miss a committed one, so the driver looks again before it
+commits (``split_replayed``) and aborts, instead of committing, the transaction of a task whose
+batch turns out to be committed already. Tansu shows the offsets a transaction committed only
+once every transaction that was open on the same partitions before that commit has ended; in
+a replay after the driver died between EndTxn calls, the other tasks' transactions of the dead
+run stay open until their own replayed tasks fence them, which can be after this task started
+(two cores, four tasks: tasks 2 and 3 start when 0 and 1 are done). When the driver commits,
+every task of the replay has run, so none of those is open any more. (A Kafka coordinator
+answers EndTxn once the commit is decided and writes the markers and the offsets after, so a
+look right after a commit can miss it there too.) The task's look saves rewriting; the
+driver's decides.
+
 The marker is an offset because brokers may drop commit metadata (Tansu does): the top 24 bits
 are a fingerprint of the query id, the low 39 bits the batch id; the metadata says the same in
 words where the broker keeps it. Kafka only stores offsets of existing partitions, so the key is
@@ -133,6 +145,21 @@ def already_committed(client: KafkaClient, transactional_id: str, batch: TaskBat
     """Whether this task's transaction for ``batch`` (or a later one) committed: a replay."""
     done = committed_batch(fetch_group(client, transactional_id), batch.query_id)
     return done is not None and done >= batch.batch_id
+
+
+def split_replayed(client: KafkaClient,
+                   pending: Sequence[tuple[OpenTransaction, TaskBatch | None]],
+                   ) -> tuple[list[OpenTransaction], list[OpenTransaction]]:
+    """(to commit, to abort) of the tasks' transactions: a streaming task's transaction whose
+    marker shows its batch committed already (a replay the task could not tell when it
+    started; see the module docstring) would write the batch's rows a second time, so it is
+    aborted. Transactions of batch writes (no batch) are all committed."""
+    commit: list[OpenTransaction] = []
+    duplicate: list[OpenTransaction] = []
+    for txn, batch in pending:
+        replay = batch is not None and already_committed(client, txn.transactional_id, batch)
+        (duplicate if replay else commit).append(txn)
+    return commit, duplicate
 
 
 def commit_transactions(client: KafkaClient, transactions: Sequence[OpenTransaction]) -> None:

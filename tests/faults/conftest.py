@@ -21,7 +21,7 @@ from _pytest.terminal import TerminalReporter
 
 from tests.support.durable_tansu import DurableBroker
 from tests.support.s3_storage import S3Server, moto_missing
-from tests.support.tansu import HiddenTansu
+from tests.support.tansu import HiddenTansu, ProxiedTansu
 
 FACTS = pytest.StashKey[list[str]]()
 
@@ -61,6 +61,18 @@ def memory_tansu() -> HiddenTansu:
         yield tansu
     finally:
         tansu.stop()
+
+
+@pytest.fixture
+def proxied_tansu() -> ProxiedTansu:
+    """Tansu with memory storage behind a FaultProxy it advertises, for faults of the client
+    (its requests held, its processes killed) where the broker itself is never killed: no S3
+    server, so the broker costs the two shared cores less than ``durable_broker``."""
+    reason = _no_tansu()
+    if reason:
+        pytest.skip(reason)
+    with ProxiedTansu() as broker:
+        yield broker
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ from tests.support.raw_kafka import (
 pytestmark = pytest.mark.broker
 
 PRODUCE = 0
+METADATA = 3
 API_VERSIONS = 18
 
 
@@ -115,6 +116,37 @@ def test_stall_holds_answers_until_pass_through(durable_broker):
         sock.settimeout(5)
         frame = read_frame(sock)
     assert frame is not None and struct.unpack(">i", frame[4:8])[0] == 7
+
+
+def test_hold_requests_holds_one_api_key_after_some_passed(durable_broker):
+    """hold_requests(METADATA, after=1): the first Metadata goes through, the second is held
+    (other connections' other API keys flow), then forwarded by release_held; with drop=True
+    the held frame never reaches the broker and its connection is closed."""
+    proxy = durable_broker.proxy
+    proxy.hold_requests(METADATA, after=1)
+    with _connect(proxy.port) as sock:
+        sock.sendall(metadata_request(1))
+        assert read_frame(sock) is not None
+        sock.sendall(metadata_request(2))
+        stats = proxy.wait_until_held(1, timeout=5)
+        assert stats.held == 1 and stats.held_in_all == 1
+        sock.settimeout(0.3)
+        with pytest.raises(socket.timeout):
+            sock.recv(1)
+        assert proxy.release_held() == 1
+        sock.settimeout(5)
+        frame = read_frame(sock)
+    assert frame is not None and struct.unpack(">i", frame[4:8])[0] == 2
+    assert answers_metadata(proxy.port)  # released: no hold any more
+
+    proxy.hold_requests(METADATA)
+    with _connect(proxy.port) as sock:
+        sock.sendall(metadata_request(3))
+        proxy.wait_until_held(1, timeout=5)
+        sent = proxy.stats().requests
+        assert proxy.release_held(drop=True) == 1
+        assert read_to_end(sock) == b""  # closed without an answer
+    assert proxy.stats().requests == sent and proxy.stats().held == 0
 
 
 def test_delay_holds_each_answer(durable_broker):

@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -29,6 +26,7 @@ from tests.support.durable_tansu import DurableBroker
 from tests.support.fault_proxy import ProxyStats
 from tests.support.id_oracle import IdCount, count_ids, id_dataframe, tally
 from tests.support.id_producer import SteadyIdProducer, produce_ids
+from tests.support.stream_job import JOB_START_S, StreamJob, log_ids
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -319,77 +317,6 @@ def test_soak_stream_through_five_crashes(spark, durable_broker, tmp_path):
 
 # ------------------------------------------------- 4. the query's process killed -9, restarted
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-JOB_START_S = 240  # a Spark process starting on two busy cores
-
-
-def _log_ids(checkpoint: str, log: str) -> list[int]:
-    """Batch ids in one of the checkpoint's logs (offsets: planned, commits: completed)."""
-    path = os.path.join(checkpoint, log)
-    names = os.listdir(path) if os.path.isdir(path) else []
-    return sorted(int(name) for name in names if name.isdigit())
-
-
-class StreamJob:
-    """tests/support/stream_job.py in a process group of its own, logging to a file."""
-
-    def __init__(self, broker: DurableBroker, topic: str, tmp_path, group: str) -> None:
-        self.sink, self.checkpoint = str(tmp_path / "sink"), str(tmp_path / "checkpoint")
-        self.stop_file, self.result = str(tmp_path / "stop"), str(tmp_path / "result.json")
-        self.log_path = str(tmp_path / "job.log")
-        self.args = [sys.executable, "-m", "tests.support.stream_job",
-                     "--bootstrap", broker.bootstrap, "--topic", topic, "--sink", self.sink,
-                     "--checkpoint", self.checkpoint, "--stop-file", self.stop_file,
-                     "--result", self.result, "--group", group]
-        self.process: subprocess.Popen | None = None
-
-    def start(self) -> StreamJob:
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-            p for p in (REPO, os.environ.get("PYTHONPATH")) if p)}
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(self.args, cwd=REPO, env=env, stdout=log,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
-        return self
-
-    def log_tail(self) -> str:
-        with open(self.log_path, errors="replace") as log:
-            return log.read()[-3000:]
-
-    def wait_until(self, done: Callable[[], bool], what: str, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not done():
-            assert self.process is not None and self.process.poll() is None, \
-                f"the stream job exited waiting for {what}:\n{self.log_tail()}"
-            assert time.monotonic() < deadline, \
-                f"{what} not reached in {timeout_s}s:\n{self.log_tail()}"
-            time.sleep(0.05)
-
-    def kill9(self) -> None:
-        """SIGKILL to the whole group: driver, JVM, Python workers, as a lost machine."""
-        assert self.process is not None
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(30)
-
-    def drain_and_stop(self, timeout_s: float = 180) -> dict:
-        """Create the stop file: the job reads all there is, stops, and reports its last
-        progress."""
-        assert self.process is not None
-        open(self.stop_file, "w").close()
-        try:
-            code = self.process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            self.kill9()
-            raise AssertionError(f"the stream job did not stop:\n{self.log_tail()}") from None
-        assert code == 0, f"the stream job failed (exit {code}):\n{self.log_tail()}"
-        with open(self.result) as result:
-            return json.load(result)
-
-    def close(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.kill9()
-
-
 def _committed(bootstrap: str, group: str, topic: str) -> dict[int, int]:
     """The group's committed offsets as librdkafka sees them (-1001: none)."""
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
@@ -426,10 +353,10 @@ def _kill_mid_batch(job: StreamJob, after: int, catch_writes_s: float = 20) -> d
     files in the sink that its log does not name yet (for up to ``catch_writes_s``); what the
     kill left behind."""
     def committed() -> list[int]:
-        return _log_ids(job.checkpoint, "commits")
+        return log_ids(job.checkpoint, "commits")
 
     def planned_not_committed() -> bool:
-        done, planned = committed(), _log_ids(job.checkpoint, "offsets")
+        done, planned = committed(), log_ids(job.checkpoint, "offsets")
         return bool(planned) and (not done or planned[-1] > done[-1])
 
     job.wait_until(lambda: len(committed()) >= after, f"{after} batches committed",
@@ -439,7 +366,7 @@ def _kill_mid_batch(job: StreamJob, after: int, catch_writes_s: float = 20) -> d
         _unlogged_parts(job.sink) > 0 or time.monotonic() > give_up),
         "a batch in flight", JOB_START_S)
     job.kill9()
-    return {"planned": _log_ids(job.checkpoint, "offsets")[-1], "committed": committed()[-1],
+    return {"planned": log_ids(job.checkpoint, "offsets")[-1], "committed": committed()[-1],
             "unlogged_parts": _unlogged_parts(job.sink)}
 
 
@@ -451,16 +378,16 @@ def _check_killed_and_restarted(spark, broker: DurableBroker, tmp_path, kills: i
     steps = []  # kills, then two batches after the last restart, then the drained stop
     with SteadyIdProducer(broker.bootstrap, topic, STREAM_RATE_PER_S) as producer:
         producer.wait_for(STREAM_RATE_PER_S // 2)
-        job = StreamJob(broker, topic, tmp_path, group)
+        job = StreamJob(broker.bootstrap, topic, tmp_path, "--group", group)
         try:
             for _ in range(kills):
                 job.start()
-                committed = len(_log_ids(job.checkpoint, "commits"))
+                committed = len(log_ids(job.checkpoint, "commits"))
                 killed_at.append(_kill_mid_batch(job, committed + 3))
                 steps.append(time.monotonic())
             job.start()
-            restarted = _log_ids(job.checkpoint, "commits")[-1]
-            job.wait_until(lambda: _log_ids(job.checkpoint, "commits")[-1] > restarted,
+            restarted = log_ids(job.checkpoint, "commits")[-1]
+            job.wait_until(lambda: log_ids(job.checkpoint, "commits")[-1] > restarted,
                            "a batch committed after the restart", JOB_START_S)
             steps.append(time.monotonic())
             n = producer.stop()

@@ -11,8 +11,10 @@ API key through the correlation id, and "the next Fetch response" can be corrupt
 Everything runs on one asyncio loop in a daemon thread; the control methods are thread-safe
 and take effect before they return (a connection reset by :meth:`FaultProxy.reset` is reset
 when the call returns). Faults act on responses (broker to client); :meth:`FaultProxy.stall`
-can hold requests too. Offsets within a frame count from the frame's first byte, the size
-prefix included: 0-3 are the size, 4-7 the correlation id, 8 on the response body.
+can hold requests too, and :meth:`FaultProxy.hold_requests` holds the requests of one API key
+only (an EndTxn, say), so a test can stop a client exactly between two steps of a protocol and
+kill it there. Offsets within a frame count from the frame's first byte, the size prefix
+included: 0-3 are the size, 4-7 the correlation id, 8 on the response body.
 """
 
 from __future__ import annotations
@@ -42,6 +44,19 @@ class ProxyStats:
     bytes_to_broker: int
     bytes_to_client: int
     faults: int  # cuts, corruptions and truncations applied (not resets, refusals, stalls)
+    held: int = 0  # request frames hold_requests is holding now
+    held_in_all: int = 0  # request frames it has held since it started
+
+
+@dataclass
+class _Hold:
+    """hold_requests: let ``let_pass`` frames of ``api_key`` through, then hold the rest."""
+
+    api_key: int
+    let_pass: int
+    released: asyncio.Event = field(default_factory=asyncio.Event)
+    drop: bool = False
+    passed: int = 0
 
 
 @dataclass
@@ -102,9 +117,12 @@ class _Link:
                 if size < 0:
                     break
                 body = await self.client_r.readexactly(size)
+                api_key = None
                 if size >= 8:
                     api_key, _, correlation = struct.unpack(">hhi", body[:8])
                     self.pending[correlation] = api_key
+                if not await proxy._may_forward(api_key):
+                    break  # a held frame dropped: the client "died" before it was sent
                 await proxy._requests_flow.wait()
                 self.broker_w.write(head + body)
                 await self.broker_w.drain()
@@ -191,7 +209,10 @@ class FaultProxy:
       cut short and its connection closed, optionally only responses to one API key;
     - :meth:`cut_all` / :meth:`reset`: every open connection is closed (FIN) / reset (RST) now;
     - :meth:`refuse` / :meth:`accept`: the listening socket is closed, so connects are refused,
-      and opened again on the same port.
+      and opened again on the same port;
+    - :meth:`hold_requests` / :meth:`release_held`: request frames of one API key are held
+      (each holds its connection's later requests too) after ``after`` passed, until released,
+      forwarded or dropped with their connections.
     """
 
     def __init__(self, target_port: int, port: int | None = None) -> None:
@@ -207,6 +228,8 @@ class FaultProxy:
         self._delay = 0.0
         self._cut: _CutAfter | None = None
         self._frame_faults: list[_FrameFault] = []
+        self._hold: _Hold | None = None
+        self._held = self._held_in_all = 0
         self._requests_flow: asyncio.Event
         self._responses_flow: asyncio.Event
         self._connections = self._requests = self._responses = self._faults = 0
@@ -271,10 +294,11 @@ class FaultProxy:
     # ------------------------------------------------------------------------ controls
 
     def pass_through(self) -> None:
-        """Forward everything untouched again: no delay, no stall, no armed cut, corruption or
-        truncation, and the listener open. Held requests and responses flow on."""
+        """Forward everything untouched again: no delay, no stall, no armed cut, corruption,
+        truncation or hold, and the listener open. Held requests and responses flow on."""
 
         async def clear() -> None:
+            self._end_hold(drop=False)
             self._delay = 0.0
             self._cut = None
             self._frame_faults.clear()
@@ -302,6 +326,29 @@ class FaultProxy:
                 self._requests_flow.clear()
 
         self._call_sync(hold)
+
+    def hold_requests(self, api_key: int, after: int = 0) -> None:
+        """Forward the next ``after`` request frames of ``api_key``, then hold every later one
+        until :meth:`release_held` (or :meth:`pass_through`). A held frame also holds the
+        requests behind it on its connection, as a client blocked on its answer would not send
+        them; other connections and other API keys flow. Replaces an earlier hold (whose held
+        frames are forwarded)."""
+
+        def arm() -> None:
+            self._end_hold(drop=False)
+            self._hold = _Hold(api_key, after)
+
+        self._call_sync(arm)
+
+    def release_held(self, drop: bool = False) -> int:
+        """End the hold: the held frames are forwarded, or with ``drop`` thrown away and their
+        connections closed (what reaches the broker when the client was killed before writing
+        them). Returns how many frames were held."""
+        return self._call_sync(lambda: self._end_hold(drop))
+
+    def wait_until_held(self, count: int = 1, timeout: float = 60.0) -> ProxyStats:
+        """Until :meth:`hold_requests` holds ``count`` frames at once."""
+        return self.wait_for(lambda s: s.held >= count, timeout, f"{count} held request(s)")
 
     def cut_after(self, n_bytes: int, times: int | None = 1) -> None:
         """Close a connection (FIN) once ``n_bytes`` of responses have been forwarded on it,
@@ -350,7 +397,8 @@ class FaultProxy:
     def stats(self) -> ProxyStats:
         return self._call_sync(lambda: ProxyStats(
             self._connections, len(self._links), self._requests, self._responses,
-            self._bytes_to_broker, self._bytes_to_client, self._faults))
+            self._bytes_to_broker, self._bytes_to_client, self._faults, self._held,
+            self._held_in_all))
 
     def wait_for(self, condition: Callable[[ProxyStats], bool], timeout: float = 10.0,
                  what: str = "condition") -> ProxyStats:
@@ -399,6 +447,32 @@ class FaultProxy:
         link = _Link(self, self._next_id, reader, writer)
         self._links[link.id] = link
         await link.run()
+
+    async def _may_forward(self, api_key: int | None) -> bool:
+        """Whether a request frame of ``api_key`` goes on, after holding it if the hold says
+        so; False: it was dropped."""
+        hold = self._hold
+        if hold is None or api_key != hold.api_key:
+            return True
+        if hold.passed < hold.let_pass:
+            hold.passed += 1
+            return True
+        self._held += 1
+        self._held_in_all += 1
+        try:
+            await hold.released.wait()
+        finally:
+            self._held -= 1
+        return not hold.drop
+
+    def _end_hold(self, drop: bool) -> int:
+        hold, self._hold = self._hold, None
+        if hold is None:
+            return 0
+        held = self._held
+        hold.drop = drop
+        hold.released.set()
+        return held
 
     def _add_frame_fault(self, fault: _FrameFault) -> None:
         self._call_sync(lambda: self._frame_faults.append(fault))

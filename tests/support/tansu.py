@@ -22,11 +22,14 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import uuid
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import BrokerConnectionError
 from spark_kafka_wire.testing.embedded import free_port
+from tests.support.fault_proxy import FaultProxy
+from tests.support.librdkafka import create_topic
 from tests.support.processes import stop_keeping_crash_log, wait_for_port
 
 START_TIMEOUT_S = 20.0
@@ -85,3 +88,41 @@ class HiddenTansu:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class ProxiedTansu:
+    """A memory-storage :class:`HiddenTansu` behind a
+    :class:`~tests.support.fault_proxy.FaultProxy` that it advertises, so every connection of
+    a client, the ones it opens from Metadata and FindCoordinator answers included, passes
+    through the proxy. The same face as ``DurableBroker`` (``bootstrap``, ``proxy``,
+    ``new_topic``) for tests that break the client's connections but never the broker."""
+
+    def __init__(self) -> None:
+        port = free_port()
+        self.tansu = HiddenTansu(advertised_port=port)
+        self.proxy = FaultProxy(target_port=self.tansu.port, port=port)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.proxy.address
+
+    def new_topic(self, partitions: int = 1, prefix: str = "f") -> str:
+        """A fresh, uniquely named topic, created with librdkafka through the proxy."""
+        topic = f"{prefix}-{uuid.uuid4().hex[:12]}"
+        create_topic({"bootstrap.servers": self.bootstrap}, topic, partitions)
+        return topic
+
+    def __enter__(self) -> ProxiedTansu:
+        self.proxy.start()
+        try:
+            self.tansu.start()
+        except BaseException:
+            self.proxy.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            self.proxy.stop()
+        finally:
+            self.tansu.stop()
