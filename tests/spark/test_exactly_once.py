@@ -2,8 +2,8 @@
 
 Oracles: librdkafka's read_committed consumer where every transaction committed; where a
 write aborted, Tansu does not list aborted transactions in its Fetch answers (librdkafka would
-return their records), so the last stable offset and kafkawire's read_committed reader (which
-follows the commit and abort markers) are checked. Faults (killed tasks and drivers) are in
+return their records), so the log-walking oracle (tests/support/txn_log_oracle.py), the last
+stable offset and kafkawire's read_committed reader are checked. Faults (killed tasks and drivers) are in
 tests/faults/test_exactly_once_faults.py.
 """
 
@@ -24,9 +24,9 @@ from spark_kafka_wire.client.offsets import (
     resolve_offsets,
 )
 from spark_kafka_wire.protocol.records import ATTR_TRANSACTIONAL
-from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records, tally
+from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records
 from tests.support.librdkafka import produce
-from tests.support.log_oracle import committed_values
+from tests.support.txn_log_oracle import assert_committed_exactly_once
 from tests.support.write_support import stored_batches
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
@@ -86,11 +86,11 @@ def test_a_failed_write_leaves_nothing_visible(spark, bootstrap, client, new_top
     assert sum(written.values()) > 0  # rows did reach the log before the failure
     assert _ends(client, topic, 2, READ_COMMITTED) == written  # nothing left open
     assert _committed_ids(spark, bootstrap, topic) == []
-    assert committed_values(bootstrap, topic, 2) == []  # the log-walking oracle agrees
+    assert_committed_exactly_once(bootstrap, topic, [])  # the log-walking oracle agrees
     # The prefix can be used again at once: the next write is visible, exactly once.
     _write(id_dataframe(spark, 100, partitions=2), bootstrap, topic, prefix)
     assert _committed_ids(spark, bootstrap, topic) == list(range(100))
-    assert tally(committed_values(bootstrap, topic, 2), range(100)).exactly_once
+    assert_committed_exactly_once(bootstrap, topic, range(100))
 
 
 def _copy_stream(spark, bootstrap: str, source: str, target: str, prefix: str,

@@ -178,14 +178,3 @@ def all_records(batches: list[LogBatch], start: int, end: int) -> list[Record]:
     return [r for b in batches if not b.control for r in b.records if start <= r[0] < end]
 
 
-
-def committed_values(bootstrap: str, topic: str, partitions: int) -> list[bytes | None]:
-    """The values a read_committed reader returns from the whole topic, partition by
-    partition; fails if a transaction is still open (it would block read_committed readers)."""
-    values: list[bytes | None] = []
-    for p in range(partitions):
-        batches, high_watermark = read_log(bootstrap, topic, p)
-        undecided = [base for base, kept in decisions(batches).items() if kept is None]
-        assert not undecided, f"{topic}-{p}: transactions still open at {undecided}"
-        values += [value for _, _, value in committed_records(batches, 0, high_watermark)]
-    return values
