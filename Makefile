@@ -26,7 +26,7 @@ demo: $(STAMP) check-java
 	$(PY) -m spark_kafka_wire.testing.demo
 
 test: $(STAMP) check-java
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=25
 
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
