@@ -263,8 +263,8 @@ def memory_run(spec: dict) -> dict:
 
     config = connection(spec["kafka"])
     fetch = FetchSettings(max_partition_fetch_bytes=spec["fetch_bytes"])
-    part = KafkaInputPartition(0, OffsetRange(spec["topic"], 0, 0, spec["end"]), config, fetch,
-                               spec["batch_rows"])
+    part = KafkaInputPartition(0, [OffsetRange(spec["topic"], 0, 0, spec["end"])], config,
+                               fetch, spec["batch_rows"])
     shared_client(config).topic(spec["topic"])  # connected, metadata cached
     base = _status_kb("VmRSS")
     rows = nbytes = biggest = 0

@@ -63,6 +63,7 @@ from spark_kafka_wire.source.options import (
     parse_source_options,
     parse_stream_options,
 )
+from spark_kafka_wire.source.planning import default_task_count
 from spark_kafka_wire.source.schema import kafka_schema
 from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
 
@@ -88,7 +89,7 @@ class KafkaWireDataSource(DataSource):
             raise ConfigurationError(
                 f"kafkawire has a fixed schema ({columns}); do not pass a schema to the reader"
             )
-        return KafkaWireBatchReader(options)
+        return KafkaWireBatchReader(options, default_task_count())
 
     def writer(self, schema: StructType, overwrite: bool) -> KafkaWireBatchWriter:
         if overwrite:
@@ -104,7 +105,7 @@ class KafkaWireDataSource(DataSource):
         if schema != expected:
             raise ConfigurationError(
                 "kafkawire has a fixed schema; do not pass a schema to the stream reader")
-        return KafkaWireStreamReader(options)
+        return KafkaWireStreamReader(options, default_task_count())
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaWireStreamWriter:
         # Complete mode arrives as overwrite=True; Kafka can only append, as Spark's kafka

@@ -415,10 +415,24 @@ OPTIONS: tuple[Option, ...] = (
     Option("minPartitions", SOURCE, kind=Kind.COUNT, maximum=INT32_MAX,  # Spark's Int
            doc="split topic-partitions into more Spark partitions: while there are fewer "
            "pieces than this, large pieces are cut in proportion to their size (Spark's "
-           "KafkaOffsetRangeCalculator). Every piece is a fixed offset range"),
+           "KafkaOffsetRangeCalculator). Every piece is a fixed offset range. Small ranges "
+           "packed together (see `maxOffsetRangesPerPartition`) aim at this many Spark "
+           "partitions and never leave fewer"),
     Option("maxRecordsPerPartition", SOURCE, kind=Kind.COUNT,
            doc="split topic-partitions into pieces of at most this many offsets, before "
-           "`minPartitions` applies. Every piece is a fixed offset range"),
+           "`minPartitions` applies. Every piece is a fixed offset range. Also the most "
+           "offsets small ranges packed into one Spark partition may hold together (see "
+           "`maxOffsetRangesPerPartition`)"),
+    Option("maxOffsetRangesPerPartition", SOURCE, kind=Kind.COUNT, kafkawire_only=True,
+           default_doc="no limit",
+           doc="the most offset ranges (topic-partitions, or pieces of one) one Spark "
+           "partition reads, one after another; `1` turns packing off: one Spark partition per "
+           "range, as Spark plans. Packing: after splitting, small ranges share a task, taken "
+           "in topic, partition and offset order, aiming at `minPartitions` tasks when given "
+           "(never fewer), else at twice the CPUs of the process that plans the read; a task "
+           "holds at most the offsets divided by that number, and at most "
+           "`maxRecordsPerPartition` (100,000 when unset); a range that large is read alone. "
+           "Same rows, in the same order"),
     Option("includeHeaders", SOURCE, kind=Kind.BOOL, default=False,
            doc="adds `headers` `array<struct<key: string, value: binary>>`: null for a record "
            "without headers, order and duplicate keys kept"),

@@ -1,4 +1,4 @@
-"""Batch reads: driver-side planning hands each task a fixed offset range; tasks fetch it."""
+"""Batch reads: driver-side planning hands each task fixed offset ranges; tasks fetch them."""
 
 from __future__ import annotations
 
@@ -10,13 +10,22 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.pool import shared_client
 from spark_kafka_wire.source.options import SourceOptions
-from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange, plan_ranges
+from spark_kafka_wire.source.planning import (
+    KafkaInputPartition,
+    OffsetRange,
+    input_partitions,
+    plan_ranges,
+)
 from spark_kafka_wire.source.schema import to_record_batches
 
 
 class KafkaWireBatchReader(DataSourceReader):
-    def __init__(self, options: SourceOptions) -> None:
+    """``default_tasks``: the number of tasks small ranges are packed into when minPartitions
+    is not given (the DataSource passes ``default_task_count()``; None, no packing)."""
+
+    def __init__(self, options: SourceOptions, default_tasks: int | None = None) -> None:
         self.options = options
+        self.default_tasks = default_tasks
 
     def partitions(self) -> list[InputPartition]:
         o = self.options
@@ -25,24 +34,24 @@ class KafkaWireBatchReader(DataSourceReader):
         if not ranges:
             # Spark reads an empty partition list as "one partition": hand it an empty range.
             ranges = [OffsetRange("", 0, 0, 0)]
-        return [
-            KafkaInputPartition(i, r, o.client, o.fetch, o.max_records_per_batch,
-                                o.fail_on_data_loss, o.include_headers)
-            for i, r in enumerate(ranges)
-        ]
+        return list(input_partitions(ranges, o, self.default_tasks))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)
 
 
 def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
-    """Arrow batches of one planned range (batch and stream tasks alike)."""
+    """Arrow batches of one task's planned ranges, one range after another (batch and stream
+    tasks alike): each range is fetched on its own, so what a range returns does not depend
+    on the ranges it was packed with."""
     assert isinstance(partition, KafkaInputPartition)
-    r = partition.range
-    if r.size == 0:
-        return
-    client = shared_client(partition.client)
-    for chunk in fetch_range(client, r.topic, r.partition, r.start, r.end, partition.fetch,
-                             partition.fail_on_data_loss):
-        yield from to_record_batches(chunk, r.topic, r.partition,
-                                     partition.max_records_per_batch, partition.include_headers)
+    client = None
+    for r in partition.ranges:
+        if r.size == 0:
+            continue
+        client = client or shared_client(partition.client)
+        for chunk in fetch_range(client, r.topic, r.partition, r.start, r.end, partition.fetch,
+                                 partition.fail_on_data_loss):
+            yield from to_record_batches(chunk, r.topic, r.partition,
+                                         partition.max_records_per_batch,
+                                         partition.include_headers)

@@ -2,7 +2,7 @@
 
 ``{"topic": {"partition": next_offset}}`` as in Spark's own Kafka source, with keys in sorted
 order because Spark compares serialized offsets as strings. A batch's end may also record where
-the batch began (``START_KEY``).
+the batch began (``START_KEY``) and the task count its ranges were packed for (``TASKS_KEY``).
 """
 
 from __future__ import annotations
@@ -23,6 +23,15 @@ during a later batch (their earliest offset can move with retention). Spark writ
 offsets to the checkpoint before it runs the batch, so this makes the range durable, as
 Spark's own Kafka source does by writing its initial offsets to the checkpoint. ``@`` cannot
 occur in a Kafka topic name, so the key never collides with a topic."""
+
+TASKS_KEY = "@tasks"
+"""Key of a batch end's JSON that holds the number of tasks the batch's small ranges are packed
+for when minPartitions is not given (planning.default_task_count, which depends on the CPUs of
+the machine the query runs on). A replay after a restart on another machine then packs the
+batch into the same tasks, as exactly-once writes need. A batch end without it was written
+before kafkawire packed ranges: its ranges are not packed, so its replay is split as it was."""
+
+_RECORDED = (START_KEY, TASKS_KEY)
 
 
 def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
@@ -45,7 +54,7 @@ def _damaged(what: str) -> CheckpointError:
 
 
 def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
-    """The offsets a JSON document names (its recorded batch start, if any, left out).
+    """The offsets a JSON document names (what a batch's end records, if anything, left out).
 
     CheckpointError, naming the value that is wrong, for anything but what :func:`to_json`
     writes: Spark hands back whatever the checkpoint holds."""
@@ -53,7 +62,7 @@ def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
         raise _damaged(f"expected a JSON object, got {shown(doc)}")
     out: Offsets = {}
     for topic, parts in doc.items():
-        if topic == START_KEY:
+        if topic in _RECORDED:
             continue
         if not isinstance(topic, str) or not isinstance(parts, Mapping):
             raise _damaged(f"topic {shown(topic)} maps to {shown(parts)}, not to an object of "
@@ -70,12 +79,29 @@ def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
     return out
 
 
-def with_start(end: Offsets, began: Mapping[TopicPartition, int]) -> dict:
-    """``end`` as JSON, recording where the batch began for the partitions in ``began``."""
+def with_start(end: Offsets, began: Mapping[TopicPartition, int], tasks: int | None = None
+               ) -> dict:
+    """``end`` as JSON, recording where the batch began for the partitions in ``began`` and,
+    when given, the task count its ranges are packed for."""
     doc: dict = to_json(end)
     if began:
         doc[START_KEY] = to_json(began)
+    if tasks is not None:
+        doc[TASKS_KEY] = tasks
     return doc
+
+
+def recorded_tasks(end: Mapping) -> int | None:
+    """The task count a batch's end recorded for packing (``TASKS_KEY``), None if none."""
+    if not isinstance(end, Mapping):
+        raise _damaged(f"expected a JSON object, got {shown(end)}")
+    tasks = end.get(TASKS_KEY)
+    if tasks is None:
+        return None
+    if not isinstance(tasks, int) or isinstance(tasks, bool) or not 1 <= tasks <= _MAX_PARTITION:
+        raise _damaged(f"{TASKS_KEY} is {shown(tasks)}, not a task count (1 to "
+                       f"{_MAX_PARTITION})")
+    return tasks
 
 
 def batch_start(start: Mapping, end: Mapping) -> Offsets:

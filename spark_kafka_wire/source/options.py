@@ -4,7 +4,8 @@ driver into frozen values that travel to the tasks.
 Names, defaults, precedence and errors follow Spark's built-in kafka source
 (KafkaSourceProvider). What to read is parsed by ``strategy`` (exactly one of subscribe /
 subscribePattern / assign), where to start and stop by ``limits``; this module adds the
-reading behaviour (fetch sizes, isolation, failOnDataLoss, splitting) and the streaming options.
+reading behaviour (fetch sizes, isolation, failOnDataLoss, splitting and packing) and the
+streaming options.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class SourceOptions:
     fail_on_data_loss: bool = True
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
+    # maxOffsetRangesPerPartition: at most this many ranges in one task (1: no packing)
+    max_ranges_per_partition: int | None = None
     include_headers: bool = False
     group_id: str | None = None
     group_id_prefix: str = "spark-kafka-relation"
@@ -174,6 +177,7 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         fail_on_data_loss=bool_value(opts, "failOnDataLoss"),
         min_partitions=min_partitions,
         max_records_per_partition=max_records,
+        max_ranges_per_partition=optional_int(opts, "maxOffsetRangesPerPartition"),
         include_headers=bool_value(opts, "includeHeaders"),
         group_id=group_id,
         group_id_prefix=text_value(opts, "groupIdPrefix"),

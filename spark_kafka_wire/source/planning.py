@@ -20,12 +20,34 @@ Then empty ranges are dropped, ranges are cut into ceil(size / maxRecordsPerPart
 pieces, and if there are still fewer pieces than minPartitions, large pieces are cut again in
 proportion to their share of the offsets (small ones, whose share rounds to one piece, stay
 whole).
+
+Packing (kafkawire's, after splitting; ``pack_ranges``): a Spark task costs tens of
+milliseconds of Python worker overhead whatever it reads, so one task per small range makes a
+read of many small partitions slow (200 partitions of 10 records: 200 tasks for 2000 rows).
+Small ranges therefore share a task, read one after another. Spark's defaultParallelism is not
+visible to a Python data source's planner, so the number of tasks aimed at is ``minPartitions``
+when given, else twice the CPUs the planner process may use (``default_task_count``; a
+stream records that number in each micro-batch's end offsets, so a replay on another machine
+packs the same way). A task's budget is the offsets divided by that target, at most
+``maxRecordsPerPartition`` (``PACKED_RECORDS`` when unset, so that on a cluster larger than
+the driver large reads keep one task per range). Ranges are taken in order (topic, partition,
+start) and added to the current task while it stays within the budget and holds fewer than
+``maxOffsetRangesPerPartition`` ranges; a range of the budget or more is a task of its own.
+If that leaves fewer tasks than ``minPartitions`` (or than there are ranges, when that is
+fewer), the fullest tasks are halved until there are enough: packing never goes below it.
+Tasks are consecutive runs of the sorted ranges, so a topic's partitions and a partition's
+pieces stay together, rows keep Spark's order, and the same ranges with the same target always
+pack the same way (streaming replays and exactly-once writes rely on that). Grouping by leader
+would depend on where leaders are when a batch is planned, which a replay cannot repeat.
 """
 
 from __future__ import annotations
 
+import heapq
 import logging
 import math
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
@@ -57,13 +79,17 @@ class OffsetRange:
 
 
 class KafkaInputPartition(InputPartition):
-    """Everything a task needs to read its range, without asking the driver anything."""
+    """Everything a task needs to read its ranges, without asking the driver anything.
 
-    def __init__(self, index: int, rng: OffsetRange, client: ClientConfig, fetch: FetchSettings,
-                 max_records_per_batch: int, fail_on_data_loss: bool = True,
-                 include_headers: bool = False) -> None:
+    ``ranges`` are read one after another, each as a fixed range of its own (so a retried
+    task reads exactly the same rows, data loss is judged per range, read_committed holds
+    transactions per partition); one range unless small ranges were packed together."""
+
+    def __init__(self, index: int, ranges: Sequence[OffsetRange], client: ClientConfig,
+                 fetch: FetchSettings, max_records_per_batch: int,
+                 fail_on_data_loss: bool = True, include_headers: bool = False) -> None:
         super().__init__(index)
-        self.range = rng
+        self.ranges = tuple(ranges)
         self.client = client
         self.fetch = fetch
         self.max_records_per_batch = max_records_per_batch
@@ -71,8 +97,10 @@ class KafkaInputPartition(InputPartition):
         self.include_headers = include_headers
 
     def __repr__(self) -> str:
-        r = self.range
-        return f"KafkaInputPartition({r.topic}-{r.partition} [{r.start}, {r.end}))"
+        shown = ", ".join(f"{r.topic}-{r.partition} [{r.start}, {r.end})"
+                          for r in self.ranges[:3])
+        more = len(self.ranges) - 3
+        return f"KafkaInputPartition({shown}{f', ... {more} more' if more > 0 else ''})"
 
 
 # ------------------------------------------------------------------------------ partitions
@@ -225,3 +253,108 @@ def plan_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange
                                      options.ending.option)
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
     return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
+
+
+# ------------------------------------------------------------------------------- packing
+
+PACKED_RECORDS = 100_000
+"""A packed task's budget when ``maxRecordsPerPartition`` is unset, in offsets. A Python task
+reads a few hundred thousand records a second, so this is a fraction of a second of reading:
+packing beyond it saves little overhead, and the planner's CPU count says nothing about how
+many cores a cluster has, so large reads keep one task per range as in Spark."""
+
+
+def default_task_count() -> int:
+    """The number of tasks packing aims at when ``minPartitions`` is not given: twice the CPUs
+    this process may run on (its affinity mask where the platform has one, so a container's
+    cpuset counts). Spark's defaultParallelism, the natural target, is not reachable from a
+    Python data source's planner; twice the cores leaves room for uneven tasks."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on every platform (macOS, Windows)
+        cpus = os.cpu_count() or 1
+    return 2 * max(cpus, 1)
+
+
+def pack_ranges(ranges: Sequence[OffsetRange], target: int | None,
+                min_partitions: int | None = None, max_records: int | None = None,
+                max_ranges: int | None = None) -> list[tuple[OffsetRange, ...]]:
+    """The ranges grouped into tasks (see the module docstring): ``target`` tasks aimed at
+    (None: no packing, one task per range, as Spark plans), never fewer than
+    ``min_partitions`` (or than there are ranges, when that is fewer), at most ``max_ranges``
+    ranges per task, and a budget of the total offsets divided by ``target``, at most
+    ``max_records`` (else ``PACKED_RECORDS``). Every range is in exactly one task, in the
+    order given."""
+    if target is None or max_ranges == 1 or len(ranges) <= target:
+        return [(r,) for r in ranges]
+    total = sum(r.size for r in ranges)
+    budget = max(1, min(-(-total // target),
+                        PACKED_RECORDS if max_records is None else max_records))
+    groups: list[list[OffsetRange]] = []
+    current: list[OffsetRange] = []
+    held = 0
+    for r in ranges:
+        if r.size >= budget:  # large: a task of its own
+            if current:
+                groups.append(current)
+            groups.append([r])
+            current, held = [], 0
+            continue
+        if current and (held + r.size > budget or len(current) == max_ranges):
+            groups.append(current)
+            current, held = [], 0
+        current.append(r)
+        held += r.size
+    if current:
+        groups.append(current)
+    floor = min(min_partitions, len(ranges)) if min_partitions is not None else 0
+    if len(groups) < floor:
+        groups = _halve_until(groups, floor)
+    return [tuple(g) for g in groups]
+
+
+def _halve_until(groups: list[list[OffsetRange]], count: int) -> list[list[OffsetRange]]:
+    """Split the fullest task (most offsets, then most ranges, then the first) in two until
+    there are ``count`` tasks, at the cut that leaves the smaller larger half (then the one
+    nearest the middle, then the first): deterministic, and order is kept."""
+    # (-offsets, -ranges, position of its first range, ranges); positions are unique.
+    heap: list[tuple[int, int, int, list[OffsetRange]]] = []
+    done: list[tuple[int, list[OffsetRange]]] = []
+    position = 0
+    for g in groups:
+        if len(g) > 1:
+            heap.append((-sum(r.size for r in g), -len(g), position, g))
+        else:
+            done.append((position, g))
+        position += len(g)
+    heapq.heapify(heap)
+    while heap and len(heap) + len(done) < count:
+        _, _, first, g = heapq.heappop(heap)
+        sizes = [r.size for r in g]
+        total, best, best_key, left = sum(sizes), 1, None, 0
+        for cut in range(1, len(g)):
+            left += sizes[cut - 1]
+            key = (max(left, total - left), abs(2 * cut - len(g)))
+            if best_key is None or key < best_key:
+                best, best_key = cut, key
+        for part, at in ((g[:best], first), (g[best:], first + best)):
+            if len(part) > 1:
+                heapq.heappush(heap, (-sum(r.size for r in part), -len(part), at, part))
+            else:
+                done.append((at, part))
+    done.extend((first, g) for _, _, first, g in heap)
+    return [g for _, g in sorted(done, key=lambda item: item[0])]
+
+
+def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
+                     default_tasks: int | None) -> list[KafkaInputPartition]:
+    """The read's tasks: ``ranges`` packed, aiming at ``minPartitions`` tasks when given, else
+    at ``default_tasks`` (None: no packing at all, for a micro-batch whose end offsets were
+    written before kafkawire packed ranges, so its replay is split as it was)."""
+    o = options
+    target = None if default_tasks is None else o.min_partitions or default_tasks
+    groups = pack_ranges(ranges, target, o.min_partitions, o.max_records_per_partition,
+                         o.max_ranges_per_partition)
+    return [KafkaInputPartition(i, g, o.client, o.fetch, o.max_records_per_batch,
+                                o.fail_on_data_loss, o.include_headers)
+            for i, g in enumerate(groups)]

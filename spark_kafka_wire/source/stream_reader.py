@@ -3,7 +3,7 @@
 This object lives in Spark's long-running stream-runner process (initialOffset, latestOffset,
 partitions, commit), so it may keep state between calls: the last time a batch was admitted
 (minOffsetsPerTrigger) and the availableNow target. Tasks get the same fixed-range partitions
-as batch reads. Offsets are ``{"topic": {"partition": next_offset}}`` with keys in sorted
+as batch reads, small ranges packed together likewise. Offsets are ``{"topic": {"partition": next_offset}}`` with keys in sorted
 order, because Spark compares serialized offsets as strings.
 
 Spark may call ``initialOffset`` several times before the first batch runs (once to plan the
@@ -11,7 +11,9 @@ batch, again to run it) and asks a restarted query for it again when the first b
 planned but not completed. The initial offsets are therefore resolved once per query run and
 kept, and the end offsets of a batch record where that batch began wherever Spark would
 otherwise ask again (see ``START_KEY``), so the first batch reads the same range however often
-Spark plans or replays it. Every other method returns the same answer for the same arguments.
+Spark plans or replays it. They also record the task count small ranges are packed for
+(``TASKS_KEY``), which depends on the machine's CPUs, so a replay on another machine splits the
+batch into the same tasks. Every other method returns the same answer for the same arguments.
 
 Consumed offsets are committed for lag tools (commitOffsets) when a batch's end becomes the
 next batch's start (``latestOffset``) and in ``commit``: the first also covers the last batch
@@ -47,14 +49,15 @@ from spark_kafka_wire.source.offsets_json import (
     Offsets,
     batch_start,
     from_json,
+    recorded_tasks,
     to_json,
     with_start,
 )
 from spark_kafka_wire.source.options import GroupStart, StreamOptions
 from spark_kafka_wire.source.planning import (
-    KafkaInputPartition,
     OffsetRange,
     assigned_partitions,
+    input_partitions,
     resolve_limit,
     split_ranges,
 )
@@ -63,8 +66,13 @@ from spark_kafka_wire.source.rate_limits import hold_back, rate_limit
 log = logging.getLogger(__name__)
 
 class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
-    def __init__(self, options: StreamOptions) -> None:
+    """``default_tasks``: the number of tasks small ranges are packed into when minPartitions
+    is not given (the DataSource passes ``default_task_count()``; None, no packing), recorded
+    in each batch's end offsets."""
+
+    def __init__(self, options: StreamOptions, default_tasks: int | None = None) -> None:
         self.options = options
+        self._tasks = default_tasks if options.source.max_ranges_per_partition != 1 else None
         self._target: Offsets | None = None  # availableNow: never read past this
         self._initial: Offsets | None = None  # resolved once per query run
         self._latest: Offsets | None = None
@@ -170,9 +178,9 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             if wait:
                 return start
         if end == begin:
-            return start if not new and not gone else with_start(begin, began)
+            return start if not new and not gone else with_start(begin, began, self._tasks)
         self._admitted_from = dict(begin)
-        return with_start(end, began)
+        return with_start(end, began, self._tasks)
 
     def _checked_latest(self, client: KafkaClient, tps: list[TopicPartition],
                         begin: Offsets) -> Offsets:
@@ -239,11 +247,10 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], a, b))
         ranges = split_ranges(ranges, s.min_partitions, s.max_records_per_partition)
-        return [
-            KafkaInputPartition(i, r, s.client, s.fetch, s.max_records_per_batch,
-                                s.fail_on_data_loss, s.include_headers)
-            for i, r in enumerate(r for r in ranges if r.size > 0)
-        ]
+        # packed for the task count the batch's end recorded, so that a replay anywhere
+        # splits the batch as the first attempt did
+        return list(input_partitions([r for r in ranges if r.size > 0], s,
+                                     recorded_tasks(end)))
 
     def _earliest(self, tps: list[TopicPartition]) -> Offsets:
         """Earliest offsets of new partitions; those deleted meanwhile are data loss."""

@@ -134,7 +134,7 @@ def test_reading_a_partition_holds_two_fetches_not_the_range(client: KafkaClient
         p.send([PendingBatch(topic, 0, encode_record_batch(None, [value] * 1024, timestamps=i),
                              1024) for _ in range(4)])
     config = client.config
-    part = KafkaInputPartition(0, OffsetRange(topic, 0, 0, 96 * 1024), config,
+    part = KafkaInputPartition(0, [OffsetRange(topic, 0, 0, 96 * 1024)], config,
                                FetchSettings(max_partition_fetch_bytes=1 << 20), 10_000)
     del p
     gc.collect()

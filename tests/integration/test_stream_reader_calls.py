@@ -49,7 +49,7 @@ def _sorted(ranges) -> list[OffsetRange]:
 
 
 def _ranges(parts) -> list[OffsetRange]:
-    return _sorted(p.range for p in parts)
+    return _sorted(r for p in parts for r in p.ranges)
 
 
 @pytest.mark.parametrize("start", ["latest", "timestamp", "group"])

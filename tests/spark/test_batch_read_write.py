@@ -360,8 +360,8 @@ def test_planned_ranges_stay_fixed_when_more_data_arrives(client, bootstrap, new
     })
     reader = source.reader(source.schema())
     planned = reader.partitions()
-    assert [(p.range.topic, p.range.partition, p.range.start, p.range.end) for p in planned] \
-        == [(topic, 0, 0, 4), (topic, 1, 0, 3)]
+    assert [[(r.topic, r.partition, r.start, r.end) for r in p.ranges] for p in planned] \
+        == [[(topic, 0, 0, 4)], [(topic, 1, 0, 3)]]
 
     _produce(client, topic, 0, [b"a%d" % i for i in range(6, 10)])
     _produce(client, topic, 1, [b"b%d" % i for i in range(3, 8)])
@@ -372,7 +372,8 @@ def test_planned_ranges_stay_fixed_when_more_data_arrives(client, bootstrap, new
         assert all(b.schema.equals(ARROW_SCHEMA) for b in batches)
         assert all(b.num_rows <= 2 for b in batches)  # maxRecordsPerBatch bounds every batch
         table = pa.Table.from_batches(batches, ARROW_SCHEMA)
-        p = part.range.partition
+        (r,) = part.ranges
+        p = r.partition
         assert table.column("offset").to_pylist() == list(range(len(expected[p])))
         assert table.column("value").to_pylist() == expected[p]
         assert set(table.column("partition").to_pylist()) == {p}
@@ -382,7 +383,7 @@ def test_planned_ranges_stay_fixed_when_more_data_arrives(client, bootstrap, new
         assert again.equals(table)
 
     replanned = source.reader(source.schema()).partitions()
-    assert [(p.range.start, p.range.end) for p in replanned] == [(0, 4), (0, 8)]
+    assert [(r.start, r.end) for p in replanned for r in p.ranges] == [(0, 4), (0, 8)]
 
 
 def test_spark_plans_ranges_once_per_loaded_dataframe(spark, bootstrap, client, new_topic):

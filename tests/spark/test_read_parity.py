@@ -9,6 +9,7 @@ import re
 import uuid
 
 import confluent_kafka as ck
+import numpy as np
 import pyarrow as pa
 import pytest
 from chispa import assert_df_equality
@@ -17,8 +18,16 @@ from pyspark.sql import functions as F
 from spark_kafka_wire import KafkaWireDataSource
 from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
+from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.protocol.messages import DELETE_RECORDS
-from spark_kafka_wire.source.planning import OffsetRange, split_ranges
+from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
+from spark_kafka_wire.source.options import parse_source_options
+from spark_kafka_wire.source.planning import (
+    OffsetRange,
+    default_task_count,
+    pack_ranges,
+    split_ranges,
+)
 from spark_kafka_wire.source.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
 from tests.support.transactions import committed_aborted_committed, committed_then_open
 
@@ -307,6 +316,86 @@ def test_splitting_keeps_rows_and_cuts_fixed_ranges(spark, bootstrap, split_topi
     assert df.rdd.getNumPartitions() == len(plan)
     assert spark_partitions(df) == [(r.partition, r.start, r.end, r.size) for r in plan]
     assert_df_equality(rows(df), rows(whole), ignore_row_order=True)
+
+
+# ------------------------------------------------------------------------------- packing
+
+
+def _produce_sizes(client, topic: str, sizes: list[int]) -> None:
+    """``sizes[p]`` records into partition ``p``, values naming partition and offset."""
+    parts = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    offsets = [i for n in sizes for i in range(n)]
+    values = pa.array([b"p%d-%d" % (p, i) for p, i in zip(parts.tolist(), offsets, strict=True)],
+                      pa.binary())
+    Producer(client, ProduceSettings()).send(
+        encode_partitioned(topic, None, values, parts, ProduceSettings(), B))
+
+
+@pytest.fixture(scope="module")
+def layout_topics(client) -> tuple[str, str]:
+    """One huge partition among 23 tiny or empty ones, and a second topic of five small ones."""
+    uid = uuid.uuid4().hex[:10]
+    mixed, small = f"pack-mixed-{uid}", f"pack-small-{uid}"
+    create_topics(client, [(mixed, 24), (small, 5)])
+    _produce_sizes(client, mixed, [3000] + [(0, 1, 2, 5, 0, 3)[p % 6] for p in range(1, 24)])
+    _produce_sizes(client, small, [2] * 5)
+    return mixed, small
+
+
+def _table(reader, parts) -> pa.Table:
+    """Every row of the planned tasks, task after task, as Spark would read them."""
+    return pa.Table.from_batches([b for part in parts for b in reader.read(part)])
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"minPartitions": "5"}, {"minPartitions": "40"}, {"maxRecordsPerPartition": "7"},
+    {"maxRecordsPerPartition": "1000", "minPartitions": "3"},
+    {"maxOffsetRangesPerPartition": "3"}, {"ending": "half"},
+    {"kafka.isolation.level": "read_committed"},
+], ids=["default", "minPartitions-5", "minPartitions-40", "maxRecords-7",
+        "maxRecords-1000-minPartitions-3", "maxRanges-3", "half-empty", "read_committed"])
+def test_packed_tasks_read_the_same_rows_in_the_same_order(bootstrap, layout_topics, options):
+    """Readers called directly, as Spark's tasks call them: packed (for 4 tasks) and unpacked
+    plans of the same read return identical rows, task after task."""
+    mixed, small = layout_topics
+    options = {"kafka.bootstrap.servers": bootstrap, "subscribe": f"{mixed},{small}",
+               **options}
+    if options.pop("ending", None):  # every other partition read to its start: empty ranges
+        options["endingOffsets"] = json.dumps({
+            t: {str(p): (-1 if p % 2 else 0) for p in range(n)} for t, n in ((mixed, 24),
+                                                                            (small, 5))})
+    parsed = parse_source_options(options)
+    packed_reader = KafkaWireBatchReader(parsed, 4)
+    unpacked_reader = KafkaWireBatchReader(parsed, None)
+    packed, unpacked = packed_reader.partitions(), unpacked_reader.partitions()
+    assert all(len(p.ranges) == 1 for p in unpacked)
+    assert [r for p in packed for r in p.ranges] == [r for p in unpacked for r in p.ranges]
+    target = int(options.get("minPartitions", 4))
+    assert len(packed) < len(unpacked) or len(unpacked) <= target
+    if "minPartitions" in options:
+        assert len(packed) >= min(target, len(unpacked))
+    if "maxOffsetRangesPerPartition" in options:
+        assert max(len(p.ranges) for p in packed) == 3
+    # a large range is never packed with others
+    assert all(r.size < 1000 for p in packed if len(p.ranges) > 1 for r in p.ranges)
+    got, want = _table(packed_reader, packed), _table(unpacked_reader, unpacked)
+    assert got.num_rows == want.num_rows > 0
+    assert got.equals(want)
+
+
+def test_many_small_partitions_share_few_tasks(spark, bootstrap, client, new_topic):
+    """200 partitions of 10 records: Spark's plan (packing off) is 200 tasks, kafkawire's a few,
+    with the same rows in the same order."""
+    topic = new_topic(200, "pack200")
+    _produce_sizes(client, topic, [10] * 200)
+    packed = load(spark, bootstrap, subscribe=topic)
+    unpacked = load(spark, bootstrap, subscribe=topic, maxOffsetRangesPerPartition="1")
+    assert unpacked.rdd.getNumPartitions() == 200
+    rule = pack_ranges([OffsetRange(topic, p, 0, 10) for p in range(200)], default_task_count())
+    assert packed.rdd.getNumPartitions() == len(rule) <= 2 * default_task_count() + 1
+    columns = ("topic", "partition", "offset", "value", "timestamp")
+    got, want = rows(packed, *columns).collect(), rows(unpacked, *columns).collect()
+    assert len(got) == 2000 and got == want
 
 
 # ------------------------------------------------------------------------------- headers

@@ -367,8 +367,43 @@ def test_starting_timestamp_and_min_partitions(spark, bootstrap, client, new_top
     end = reader.latestOffset(start, reader.getDefaultReadLimit())
     parts = reader.partitions(start, end)
     from spark_kafka_wire.source.planning import OffsetRange, split_ranges
-    assert [p.range for p in parts] == split_ranges([OffsetRange(topic, 0, 0, 10)], 4, None)
-    assert len(parts) == 4 and parts[0].range.start == 0 and parts[-1].range.end == 10
+    assert [p.ranges for p in parts] == [(r,) for r in split_ranges([OffsetRange(topic, 0, 0, 10)], 4, None)]
+    assert len(parts) == 4 and parts[0].ranges[0].start == 0 and parts[-1].ranges[0].end == 10
+
+
+def test_micro_batches_pack_small_ranges(spark, bootstrap, client, new_topic):
+    """A micro-batch over 30 small partitions (some empty) runs in a few tasks, records the task
+    count it was packed for in its end offsets, and reads what Spark's one-task-per-partition
+    plan (packing off) reads."""
+    from pyspark.sql import functions as F
+
+    from spark_kafka_wire.source.offsets_json import TASKS_KEY
+    from spark_kafka_wire.source.planning import OffsetRange, default_task_count, pack_ranges
+
+    topic = new_topic(30, "s-pack")
+    for p in range(30):
+        if p % 3:
+            _produce(client, topic, p, 0, p % 7 + 1)
+    results = {}
+    for name, options in (("packed", {}), ("unpacked", {"maxOffsetRangesPerPartition": "1"})):
+        table = f"pack_{name}_{uuid.uuid4().hex[:8]}"
+        df = _stream(spark, bootstrap, topic, startingOffsets="earliest", **options)
+        q = _run_available_now(df.withColumn("task", F.spark_partition_id()), table)
+        end = json.loads(q.recentProgress[-1]["sources"][0]["endOffset"])
+        results[name] = (spark.sql(f"select count(distinct task) from {table}").first()[0],
+                         spark.sql(f"select partition, offset, cast(value as string) v from "
+                                   f"{table} order by partition, offset").collect(),
+                         end.get(TASKS_KEY))
+    packed_tasks, packed_rows, recorded = results["packed"]
+    unpacked_tasks, unpacked_rows, not_recorded = results["unpacked"]
+    assert unpacked_tasks == 20 and not_recorded is None
+    rule = pack_ranges([OffsetRange(topic, p, 0, p % 7 + 1) for p in range(30) if p % 3],
+                       default_task_count())
+    assert packed_tasks == len(rule)
+    assert len(rule) < 20 or default_task_count() >= 20
+    assert recorded == default_task_count()
+    assert len(packed_rows) == sum(p % 7 + 1 for p in range(30) if p % 3)
+    assert packed_rows == unpacked_rows
 
 
 # ------------------------------------------------- failOnDataLoss between micro-batches (issue 15)

@@ -52,7 +52,7 @@ from spark_kafka_wire.options import (
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 from spark_kafka_wire.source.limits import OffsetSpec, TimestampSpec
-from spark_kafka_wire.source.offsets_json import batch_start, from_json
+from spark_kafka_wire.source.offsets_json import batch_start, from_json, recorded_tasks
 from spark_kafka_wire.source.options import (
     GroupStart,
     SourceOptions,
@@ -703,6 +703,9 @@ checkpoint_docs = st.one_of(
     st.dictionaries(st.one_of(topic_names, st.just("@start")), st.one_of(
         st.dictionaries(partition_keys, offset_values, max_size=3), json_any), max_size=3),
     st.dictionaries(st.just("@start"), json_any, max_size=1),
+    st.dictionaries(st.one_of(topic_names, st.just("@tasks")), st.one_of(
+        st.dictionaries(partition_keys, offset_values, max_size=3), st.integers(-3, 2**32),
+        json_any), max_size=3),
 )
 
 
@@ -720,6 +723,13 @@ def test_checkpoint_offsets(start: Any, end: Any) -> None:
             assert isinstance(topic, str)
             _in(partition, 0, INT32_MAX, "checkpoint partition")
             _in(offset, -2, INT64_MAX, "checkpoint offset")
+    try:
+        tasks = recorded_tasks(end)
+    except CheckpointError as exc:
+        assert "checkpoint" in str(exc)
+        return
+    if tasks is not None:
+        _in(tasks, 1, INT32_MAX, "recorded task count")
 
 
 # --------------------------------------------------------------------- the command line

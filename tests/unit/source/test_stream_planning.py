@@ -23,7 +23,7 @@ def _reader(fail_on_data_loss: bool) -> KafkaWireStreamReader:
 
 
 def _spans(parts) -> list[tuple[str, int, int, int]]:
-    return [(p.range.topic, p.range.partition, p.range.start, p.range.end) for p in parts]
+    return [(r.topic, r.partition, r.start, r.end) for p in parts for r in p.ranges]
 
 
 CASES = {
