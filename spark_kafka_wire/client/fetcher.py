@@ -48,6 +48,7 @@ from spark_kafka_wire.client.offsets import (
 )
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
+    ErrorSpec,
     KafkaWireError,
     OffsetOutOfRangeError,
     ProtocolError,
@@ -69,6 +70,9 @@ MAX_FETCH_BYTES_LIMIT = 256 << 20
 # How often one offset may come back out of range while the log says it exists before the read
 # gives up (a topic deleted and re-created while being read can do that briefly).
 MAX_DISAPPEARED = 3
+# Metadata answers in a row saying a planned topic or partition does not exist before it is
+# taken as deleted (with the retry backoff, about 1.5 s at the default settings).
+MAX_UNKNOWN_TOPIC = 5
 
 def report_data_loss(topic: str, partition: int, start: int, end: int, reason: str,
                      fail: bool, broker: str | None = None,
@@ -246,6 +250,7 @@ class _Fetches:
         self.client, self.topic, self.partition, self.settings = client, topic, partition, settings
         self.beyond = replace(settings, isolation_level=READ_UNCOMMITTED)
         self.ahead: SentFetch | None = None
+        self.unknown = 0  # metadata answers in a row that the topic or partition is unknown
 
     def answer(self, offset: int, max_bytes: int, beyond: bool = False) -> FetchAnswer:
         """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch."""
@@ -254,9 +259,26 @@ class _Fetches:
         if sent is None or beyond or sent.offset != offset or sent.max_bytes != max_bytes:
             if sent is not None:
                 sent.conn.abandon(sent.inflight)
-            sent = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
-                              settings)
+            try:
+                sent = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
+                                  settings)
+            except UnknownTopicOrPartitionError as exc:
+                raise self._unknown(exc) from None
+        self.unknown = 0
         return read_answer(sent, self.topic, self.partition, settings)
+
+    def _unknown(self, exc: UnknownTopicOrPartitionError) -> UnknownTopicOrPartitionError:
+        """Metadata says the planned topic or partition does not exist. It existed when the
+        read was planned, so after a few answers in a row (time for a new topic to reach every
+        broker's metadata) it was deleted: not retriable any more, so the read reports the
+        data loss at once instead of retrying for the whole request.timeout.ms."""
+        self.unknown += 1
+        if self.unknown < MAX_UNKNOWN_TOPIC:
+            return exc
+        return UnknownTopicOrPartitionError(
+            ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION), topic=exc.topic,
+            partition=exc.partition, broker=exc.broker, context=exc.context,
+            message=f"metadata said so {self.unknown} times in a row")
 
     def send_ahead(self, offset: int, max_bytes: int) -> None:
         try:

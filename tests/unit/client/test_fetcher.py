@@ -474,3 +474,30 @@ def test_an_unexpected_next_offset_abandons_the_fetch_sent_ahead(broker, monkeyp
     assert read(0, 8) == [b"v%d" % i for i in range(8)]
     conn = fetcher.send_fetch(None, "t", 0, 0, 0, FetchSettings()).conn
     assert seen == [0, 3] and conn.abandoned == [5]
+
+
+def test_a_topic_metadata_keeps_calling_unknown_is_deleted_after_a_few_answers(monkeypatch) -> None:
+    """A planned topic existed at planning; metadata saying it does not exist is retried a few
+    times (a new topic reaching every broker), then taken as deleted: data loss at once, not
+    after retrying for the whole request.timeout.ms (30 s with a task's fresh client)."""
+    calls: list[int] = []
+
+    def send_fetch(client, topic, partition, offset, max_bytes, settings):
+        calls.append(offset)
+        raise error_for_code(3, topic=topic, context="Metadata")
+
+    class Retrying:
+        def retry(self, attempt, what, retries=None):
+            for _ in range(100):  # the real rule retries retriable errors until its budget
+                try:
+                    return attempt()
+                except Exception as exc:  # noqa: BLE001
+                    if not getattr(exc, "retriable", False):
+                        raise
+            raise AssertionError("still retried after 100 attempts")
+
+    monkeypatch.setattr(fetcher, "send_fetch", send_fetch)
+    with pytest.raises(DataLossError, match=r"cannot read offsets \[0, 4\) of t-0: the topic or "
+                                            r"partition no longer exists"):
+        list(fetch_range(Retrying(), "t", 0, 0, 4, FetchSettings()))
+    assert len(calls) == fetcher.MAX_UNKNOWN_TOPIC
