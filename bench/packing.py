@@ -27,24 +27,18 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
     import pyarrow as pa
-    from pyspark.sql import SparkSession
 
-    from spark_kafka_wire import KafkaWireDataSource
     from spark_kafka_wire.client.admin import create_topics
     from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
     from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
     from spark_kafka_wire.source.planning import default_task_count
     from spark_kafka_wire.testing.embedded import EmbeddedBroker
+    from spark_kafka_wire.testing.session import local_session
 
     broker = EmbeddedBroker().start()
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    spark = (SparkSession.builder.master("local[2]").appName("kafkawire-bench-packing")
-             .config("spark.ui.enabled", "false").config("spark.driver.memory", "1g")
-             .config("spark.python.worker.reuse", "true").getOrCreate())
+    spark = local_session("kafkawire-bench-packing")
     try:
-        spark.dataSource.register(KafkaWireDataSource)
         client = KafkaClient(ClientConfig.from_servers(broker.bootstrap_servers))
         topic = f"packing-{args.partitions}x{args.rows}"
         create_topics(client, [(topic, args.partitions)])

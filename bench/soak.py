@@ -171,21 +171,9 @@ class Progress:
 # ------------------------------------------------------------------------ the soak
 
 def _session():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from spark_kafka_wire.testing.session import local_session
 
-    from spark_kafka_wire import KafkaWireDataSource
-
-    spark = (SparkSession.builder.master("local[2]").appName("kafkawire-soak")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.memory", "1g")
-             .config("spark.python.worker.reuse", "true")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    spark.dataSource.register(KafkaWireDataSource)
-    return spark
+    return local_session("kafkawire-soak", quiet=True)
 
 
 def _print_samples(samples: list[dict]) -> None:

@@ -7,7 +7,6 @@ embedded Tansu broker.
 from __future__ import annotations
 
 import os
-import sys
 import uuid
 
 import pytest
@@ -89,23 +88,9 @@ def zookeeper() -> str:
 
 @pytest.fixture(scope="session")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from spark_kafka_wire.testing.session import local_session
 
-    from spark_kafka_wire import KafkaWireDataSource
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("spark-kafka-wire-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.sql.session.timeZone", "UTC")
-        .config("spark.driver.memory", "1g")
-        .config("spark.python.worker.reuse", "true")
-        .getOrCreate()
-    )
-    session.dataSource.register(KafkaWireDataSource)
+    session = local_session("spark-kafka-wire-tests")
     yield session
     session.stop()
 

@@ -57,19 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.sink_topic and not args.transactional_id:
         ap.error("--sink-topic needs --transactional-id (the exactly-once sink is under test)")
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from spark_kafka_wire.testing.session import local_session
 
-    from spark_kafka_wire import KafkaWireDataSource
-
-    spark = (SparkSession.builder.master(args.master).appName("kafkawire-stream-job")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.memory", "1g")
-             .config("spark.python.worker.reuse", "true")
-             .getOrCreate())
-    spark.dataSource.register(KafkaWireDataSource)
+    spark = local_session("kafkawire-stream-job", args.master)
     reader = (spark.readStream.format("kafkawire").option("kafka.bootstrap.servers", args.bootstrap)
               .option("subscribe", args.topic).option("startingOffsets", "earliest"))
     if args.group:

@@ -38,6 +38,8 @@ import os
 import sys
 import time
 
+from spark_kafka_wire.sink.exactly_once import BATCH_ID_PROPERTY
+
 ARROW_BATCH_ROWS = 50
 PAD = 2048
 WAIT_FOR_WRITER_S = 60
@@ -46,7 +48,6 @@ KILL_PARTITION = 2
 STREAM_ROWS_PER_TRIGGER = 500  # about 125 rows per task of a 4-partition topic
 STREAM_KILL_BATCH = 1
 STREAM_KILL_ROW = 100
-BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 
 def _killing_udf(kill_row: int, kill_batch: int | None, kill_log: str, bootstrap: str,
@@ -110,21 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint")
     args = ap.parse_args(argv)
 
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
+    from spark_kafka_wire.testing.session import local_session
 
-    from spark_kafka_wire import KafkaWireDataSource
-
-    spark = (SparkSession.builder.master("local[2,3]").appName("kafkawire-task-kill-job")
-             .config("spark.ui.enabled", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.driver.memory", "1g")
-             .config("spark.python.worker.reuse", "true")
-             .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(ARROW_BATCH_ROWS))
-             .config("spark.sql.execution.pythonUDF.arrow.enabled", "false")
-             .getOrCreate())
-    spark.dataSource.register(KafkaWireDataSource)
+    spark = local_session("kafkawire-task-kill-job", "local[2,3]", {
+        "spark.sql.execution.arrow.maxRecordsPerBatch": str(ARROW_BATCH_ROWS),
+        "spark.sql.execution.pythonUDF.arrow.enabled": "false"})
     result: dict = {}
 
     def sink(writer, topic: str, prefix: str):

@@ -52,8 +52,6 @@ T = TypeVar("T")
 
 TRANSACTIONAL_ID = "kafka.transactional.id"
 TRANSACTION_TIMEOUT = "kafka.transaction.timeout.ms"
-# InitProducerId below v3 is answered with UNKNOWN_SERVER_ERROR by Tansu; Kafka 2.5+ and
-# Redpanda serve v3+, and versions are negotiated, so this is only a fact for error messages.
 _FENCED = (ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH,
            ErrorCode.TRANSACTION_COORDINATOR_FENCED)
 
@@ -117,8 +115,9 @@ def init_transactions(client: KafkaClient, transactional_id: str, timeout_ms: in
                       ) -> ProducerIdentity:
     """A producer id and epoch for ``transactional_id``. Aborts the transaction an earlier
     holder of the id left open and fences that holder (see the module docstring)."""
-    if INIT_PRODUCER_ID.key not in client.any_connection().api_versions:
-        raise transactions_unsupported(client.any_connection().name)
+    probe = client.any_connection()
+    if INIT_PRODUCER_ID.key not in probe.api_versions:
+        raise transactions_unsupported(probe.name)
 
     def attempt() -> ProducerIdentity:
         conn = _coordinator(client, transactional_id)

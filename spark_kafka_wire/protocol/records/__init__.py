@@ -22,11 +22,7 @@ One module per concern, each importing only those listed before it:
 """
 
 from .batch import (
-    ATTR_CODEC_MASK,
-    ATTR_CONTROL,
-    ATTR_LOG_APPEND_TIME,
     ATTR_TRANSACTIONAL,
-    BATCH_HEADER,
     HEADER_SIZE,
     encode_record_batch,
     next_batch_offset,
@@ -34,31 +30,21 @@ from .batch import (
 )
 from .columns import DecodedRecords
 from .control import (
-    CONTROL_ABORT,
-    CONTROL_COMMIT,
     CommittedFilter,
     TransactionEvents,
-    control_type,
 )
 from .decode import decode_record_batches
 from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
 from .legacy import encode_message_set
 
 __all__ = [
-    "ATTR_CODEC_MASK",
-    "ATTR_CONTROL",
-    "ATTR_LOG_APPEND_TIME",
     "ATTR_TRANSACTIONAL",
-    "BATCH_HEADER",
-    "CONTROL_ABORT",
-    "CONTROL_COMMIT",
     "CommittedFilter",
     "DEFAULT_MAX_DECOMPRESSED_SIZE",
     "HEADER_SIZE",
     "LOG_OVERHEAD",
     "DecodedRecords",
     "TransactionEvents",
-    "control_type",
     "decode_record_batches",
     "encode_message_set",
     "encode_record_batch",
