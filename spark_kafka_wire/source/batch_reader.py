@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.multi_fetch import fetch_ranges
 from spark_kafka_wire.client.pool import shared_client
 from spark_kafka_wire.source.options import SourceOptions
 from spark_kafka_wire.source.planning import (
@@ -42,16 +42,14 @@ class KafkaWireBatchReader(DataSourceReader):
 
 def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
     """Arrow batches of one task's planned ranges, one range after another (batch and stream
-    tasks alike): each range is fetched on its own, so what a range returns does not depend
-    on the ranges it was packed with."""
+    tasks alike). Packed ranges are fetched together, one Fetch per leader for many of them
+    (``multi_fetch``), but each range is read as a fixed range of its own, so what it returns
+    does not depend on the ranges it was packed with."""
     assert isinstance(partition, KafkaInputPartition)
-    client = None
-    for r in partition.ranges:
-        if r.size == 0:
-            continue
-        client = client or shared_client(partition.client)
-        for chunk in fetch_range(client, r.topic, r.partition, r.start, r.end, partition.fetch,
-                                 partition.fail_on_data_loss):
-            yield from to_record_batches(chunk, r.topic, r.partition,
-                                         partition.max_records_per_batch,
-                                         partition.include_headers)
+    ranges = [(r.topic, r.partition, r.start, r.end) for r in partition.ranges if r.size > 0]
+    if not ranges:
+        return
+    client = shared_client(partition.client)
+    for i, chunk in fetch_ranges(client, ranges, partition.fetch, partition.fail_on_data_loss):
+        yield from to_record_batches(chunk, ranges[i][0], ranges[i][1],
+                                     partition.max_records_per_batch, partition.include_headers)
