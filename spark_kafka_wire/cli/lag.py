@@ -4,15 +4,23 @@ Committed offsets come from Kafka (``client.group_offsets``: OffsetFetch at the 
 coordinator) or, with ``--zookeeper``, from the ``/consumers/<group>/offsets`` layout of
 ZooKeeper-era consumers (``client.zookeeper``), the two places a query's ``commitOffsets``
 writes. The end is the latest offset as a query resolves it; lag is end minus committed.
+
+For a ZooKeeper-era group, the ``owner`` column names the consumer stream that reads each
+partition now: the live consumers registered under ``/consumers/<group>/ids`` and their stream
+counts, assigned as those consumers assign themselves (the range assignment,
+``client.assignment``), one consumer thread ``<consumer id>-<n>`` per stream.
 """
 
 from __future__ import annotations
+
+import re
 
 import click
 
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.topics import existing_topic
+from spark_kafka_wire.client.assignment import range_assign_topics
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.group_offsets import fetch_committed
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
@@ -40,14 +48,51 @@ def kafka_committed(client: KafkaClient, group: str, topics: list[str]
 
 
 def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics: list[str]
-                        ) -> dict[TopicPartition, int]:
+                        ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, str]]:
+    """The group's offsets in ZooKeeper, and the owner of each partition by the range
+    assignment of its live consumers (empty when none is registered)."""
     with ZooKeeperOffsetStore(zookeeper) as store:
         if topics:
-            return store.fetch(group, topic_partitions(client, topics))
-        found = client.fetch_metadata(store.topics(group)).topics
-        tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
-               for p in info.partitions]
-        return {tp: o for tp, o in store.fetch(group, tps).items() if o >= 0}
+            committed = store.fetch(group, topic_partitions(client, topics))
+        else:
+            found = client.fetch_metadata(store.topics(group)).topics
+            tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
+                   for p in info.partitions]
+            committed = {tp: o for tp, o in store.fetch(group, tps).items() if o >= 0}
+        members = store.members(group)
+    return committed, (stream_owners(client, members) if members else {})
+
+
+def subscribed_topics(key: str, names: list[str]) -> list[str]:
+    """The topics a registration key names: a topic, or a ``*white_list:``/``*black_list:``
+    regex (Kafka's TopicFilter: commas mean "or", the whole name must match)."""
+    if not key.startswith("*"):
+        return [key]
+    kind, _, regex = key[1:].partition(":")
+    pattern = re.compile(regex.replace(",", "|"))
+    matched = [n for n in names if pattern.fullmatch(n)]
+    return matched if kind == "white_list" else [n for n in names if n not in matched]
+
+
+def stream_owners(client: KafkaClient, members: dict[str, dict[str, int]]
+                  ) -> dict[TopicPartition, str]:
+    """partition -> consumer stream, by the range assignment of the registered streams."""
+    wildcard = any(k.startswith("*") for sub in members.values() for k in sub)
+    md = client.fetch_metadata(None if wildcard else sorted(
+        {k for sub in members.values() for k in sub}))
+    names = sorted(t for t, info in md.topics.items()
+                   if info.error_code == ErrorCode.NONE and not info.is_internal)
+    # Kafka's TopicCount: consumer c runs threads c-0 .. c-(n-1) for a topic it asked n
+    # streams of; each topic is assigned among the threads reading it
+    streams: dict[str, list[str]] = {}
+    for cid, sub in members.items():
+        for n in range(max(sub.values(), default=0)):
+            streams[f"{cid}-{n}"] = [t for k, count in sub.items() if n < count
+                                     for t in subscribed_topics(k, names)]
+    parts = {t: list(md.topics[t].partitions) for t in names}
+    return {(t, p): thread
+            for t, assignment in range_assign_topics(streams, parts).items()
+            for thread, ps in assignment.items() for p in ps}
 
 
 @click.command()
@@ -61,9 +106,10 @@ def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics:
 def lag(g: GlobalOptions, group: str, topics: tuple[str, ...], zookeeper: str | None) -> None:
     """Committed offset, end offset and lag of GROUP per partition."""
     wanted = list(dict.fromkeys(topics))
+    owners: dict[TopicPartition, str] = {}
     with connected(g.client_config()) as client:
         if zookeeper:
-            committed = zookeeper_committed(client, zookeeper, group, wanted)
+            committed, owners = zookeeper_committed(client, zookeeper, group, wanted)
         else:
             committed = kafka_committed(client, group, wanted)
         ends = resolve_offsets(client, {tp: LATEST for tp in committed})
@@ -77,6 +123,7 @@ def lag(g: GlobalOptions, group: str, topics: tuple[str, ...], zookeeper: str | 
         c, end = committed[tp], ends[tp]
         behind = end - c if c >= 0 else None
         total += behind or 0
-        rows.append((tp[0], tp[1], c if c >= 0 else None, end, behind))
-    print_table(("topic", "partition", "committed", "end", "lag"), rows,
-                title=f"group {group}: lag {total:,}")
+        rows.append((tp[0], tp[1], c if c >= 0 else None, end, behind)
+                    + ((owners.get(tp),) if owners else ()))
+    print_table(("topic", "partition", "committed", "end", "lag")
+                + (("owner",) if owners else ()), rows, title=f"group {group}: lag {total:,}")

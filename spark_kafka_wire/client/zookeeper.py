@@ -12,6 +12,7 @@ consumers from ZooKeeper to Kafka-based offset storage (``offsets.storage``,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 
 from spark_kafka_wire.client.cluster import TopicPartition
@@ -100,6 +101,36 @@ class ZooKeeperOffsetStore:
             raise ZooKeeperError(f"listing the topics of group {group!r} in ZooKeeper at "
                                  f"{self.connect} failed: {exc!r}") from exc
 
+    def members(self, group: str) -> dict[str, dict[str, int]]:
+        """The live consumers of a ZooKeeper-era group: consumer id -> {topic or pattern: number
+        of streams}, from ``/consumers/<group>/ids/<consumer id>`` (ephemeral nodes; the design
+        document's "Consumer Id Registry"). 0.8 consumers write
+        ``{"version":1,"subscription":{...},"pattern":"static",...}``, 0.7 consumers the
+        subscription map alone. A wildcard subscription ("white_list"/"black_list" pattern)
+        is kept under its pattern name, ``"*white_list:" + regex``, for the caller to match."""
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+
+        offset_path(group, "t", 0)  # checks the group name
+        zk = self._client()
+        out: dict[str, dict[str, int]] = {}
+        try:
+            ids = sorted(zk.get_children(f"/consumers/{group}/ids"))
+        except NoNodeError:
+            return out
+        except KazooException as exc:
+            raise ZooKeeperError(f"listing the consumers of group {group!r} in ZooKeeper at "
+                                 f"{self.connect} failed: {exc!r}") from exc
+        for cid in ids:
+            try:
+                data, _ = zk.get(f"/consumers/{group}/ids/{cid}")
+            except NoNodeError:
+                continue  # left while we looked
+            except KazooException as exc:
+                raise ZooKeeperError(f"reading consumer {cid} of group {group!r} from ZooKeeper "
+                                     f"failed: {exc!r}") from exc
+            out[cid] = parse_registration(data, group, cid)
+        return out
+
     def close(self) -> None:
         zk, self._zk = self._zk, None
         if zk is not None:
@@ -111,3 +142,20 @@ class ZooKeeperOffsetStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def parse_registration(data: bytes, group: str, consumer: str) -> dict[str, int]:
+    """A consumer id node's subscription: topic (or ``*<pattern>:<regex>``) -> streams."""
+    try:
+        value = json.loads(data.decode() or "{}")
+        if not isinstance(value, dict):
+            raise ValueError("not a JSON object")
+        sub = value.get("subscription", value) if "version" in value else value
+        pattern = value.get("pattern", "static")
+        streams = {str(k): int(v) for k, v in sub.items()}
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise ZooKeeperError(f"the registration of consumer {consumer} in group {group!r} is "
+                             f"not a subscription ({data[:200]!r}): {exc}") from None
+    if pattern in ("white_list", "black_list"):
+        return {f"*{pattern}:{k}": v for k, v in streams.items()}
+    return streams

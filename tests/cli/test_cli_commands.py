@@ -399,6 +399,38 @@ def test_lag_from_zookeeper_layout(kw, zookeeper, new_topic, bootstrap) -> None:
     assert [r["committed"] for r in tsv(named.stdout)] == ["-", "2"]
 
 
+def test_lag_names_the_owner_of_each_partition_by_the_range_assignment(
+        kw, zookeeper, new_topic, bootstrap) -> None:
+    from kazoo.client import KazooClient
+
+    a, b = new_topic(5, "cli-own-a"), new_topic(2, "cli-own-b")
+    group = f"cli-own-{uuid.uuid4().hex[:8]}"
+    zk = KazooClient(hosts=zookeeper)
+    zk.start(timeout=30)
+    try:
+        for t, parts in ((a, 5), (b, 2)):
+            for p in range(parts):
+                zk.create(f"/consumers/{group}/offsets/{t}/{p}", b"0", makepath=True)
+        # registered as ZooKeeper-era consumers register (ephemeral): an 0.8 consumer with two
+        # streams of topic a and one of b, and an 0.7 consumer (bare map) with one stream of a
+        zk.create(f"/consumers/{group}/ids/host1-uuid1", json.dumps(
+            {"version": 1, "subscription": {a: 2, b: 1}, "pattern": "static",
+             "timestamp": "1"}).encode(), ephemeral=True, makepath=True)
+        zk.create(f"/consumers/{group}/ids/host2-uuid2", json.dumps({a: 1}).encode(),
+                  ephemeral=True)
+        result = kw("lag", group, "--zookeeper", zookeeper)
+    finally:
+        zk.stop()
+        zk.close()
+    assert result.exit_code == 0, result.stderr
+    owners = {(r["topic"], int(r["partition"])): r["owner"] for r in tsv(result.stdout)}
+    # topic a: threads host1-uuid1-0, host1-uuid1-1, host2-uuid2-0 share 5 partitions 2-2-1;
+    # topic b: host1-uuid1-0 alone
+    assert owners == {(a, 0): "host1-uuid1-0", (a, 1): "host1-uuid1-0",
+                      (a, 2): "host1-uuid1-1", (a, 3): "host1-uuid1-1", (a, 4): "host2-uuid2-0",
+                      (b, 0): "host1-uuid1-0", (b, 1): "host1-uuid1-0"}
+
+
 # --------------------------------------------------------------------------- check
 
 

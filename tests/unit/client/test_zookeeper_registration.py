@@ -1,0 +1,34 @@
+"""Consumer registrations of ZooKeeper-era groups (client/zookeeper.py parse_registration) and
+the topics a wildcard registration names (cli/lag.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from spark_kafka_wire.cli.lag import subscribed_topics
+from spark_kafka_wire.client.errors import ZooKeeperError
+from spark_kafka_wire.client.zookeeper import parse_registration
+
+
+def test_registrations_of_each_era() -> None:
+    v08 = {"version": 1, "subscription": {"a": 2}, "pattern": "static", "timestamp": "1"}
+    assert parse_registration(json.dumps(v08).encode(), "g", "c") == {"a": 2}
+    assert parse_registration(b'{"a": 1, "b": 3}', "g", "c") == {"a": 1, "b": 3}  # 0.7
+    wild = {"version": 1, "subscription": {"logs-.*,audit": 1}, "pattern": "white_list"}
+    assert parse_registration(json.dumps(wild).encode(), "g", "c") == {
+        "*white_list:logs-.*,audit": 1}
+
+
+@pytest.mark.parametrize("data", [b"not json", b"[1]", b'{"a": "x"}'])
+def test_a_broken_registration_names_the_consumer(data: bytes) -> None:
+    with pytest.raises(ZooKeeperError, match="consumer host-1 in group 'g'"):
+        parse_registration(data, "g", "host-1")
+
+
+def test_wildcards_match_whole_names() -> None:
+    names = ["audit", "audit2", "logs-a", "logs-b", "x"]
+    assert subscribed_topics("x", names) == ["x"]
+    assert subscribed_topics("*white_list:logs-.*,audit", names) == ["audit", "logs-a", "logs-b"]
+    assert subscribed_topics("*black_list:logs-.*", names) == ["audit", "audit2", "x"]
