@@ -12,6 +12,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     ├── CheckpointError (also ValueError)     a stream checkpoint's offsets are damaged
     ├── ProtocolError                         bytes that break the Kafka protocol
     │   ├── CorruptRecordError                record data failed its CRC or structure check
+    │   │   └── OffsetInsideMessageError      0.7: no message starts at the fetch's byte offset
+    │   ├── FetchSizeLimitError               0.7: a message is larger than the fetch size limit
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
     │   └── DecompressionBombError            records expand beyond the configured limit
     ├── KafkaError                            an error code answered by a broker (ErrorCode)
@@ -19,7 +21,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   │   ├── InvalidMetadataError          refresh metadata, then retry
     │   │   │   ├── UnknownTopicOrPartitionError
     │   │   │   ├── LeaderNotAvailableError
-    │   │   │   └── NotLeaderOrFollowerError
+    │   │   │   ├── NotLeaderOrFollowerError
+    │   │   │   └── WrongPartitionError       0.7 WrongPartition (3)
     │   │   ├── RequestTimedOutError
     │   │   └── CoordinatorMovedError         find the group coordinator again
     │   ├── OffsetOutOfRangeError
@@ -31,7 +34,9 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   ├── UnsupportedVersionError
     │   ├── TopicAlreadyExistsError
     │   ├── ProducerStateError
+    │   ├── InvalidMessageError               0.7 InvalidMessage (2)
     │   └── InvalidRequestError
+    │       └── InvalidFetchSizeError         0.7 InvalidFetchSize (4)
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
     │   ├── ApiVersionsClosedError            closed on ApiVersions (a broker before 0.10)
     │   ├── RequestTimeoutError               no answer within kafka.request.timeout.ms
@@ -68,6 +73,9 @@ from spark_kafka_wire.protocol.errors import (
     AuthorizationError,
     CorruptRecordError,
     ErrorCode,
+    FetchSizeLimitError,
+    InvalidFetchSizeError,
+    InvalidMessageError,
     InvalidMetadataError,
     InvalidRequestError,
     KafkaError,
@@ -75,6 +83,7 @@ from spark_kafka_wire.protocol.errors import (
     LeaderNotAvailableError,
     MessageTooLargeError,
     NotLeaderOrFollowerError,
+    OffsetInsideMessageError,
     OffsetOutOfRangeError,
     ProducerStateError,
     ProtocolError,
@@ -84,9 +93,15 @@ from spark_kafka_wire.protocol.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
+    WrongPartitionError,
 )
 
 __all__ = [
+    "WrongPartitionError",
+    "OffsetInsideMessageError",
+    "InvalidMessageError",
+    "InvalidFetchSizeError",
+    "FetchSizeLimitError",
     "ApiVersionsClosedError",
     "AuthenticationError",
     "AuthorizationError",

@@ -92,6 +92,19 @@ LEGACY_RELEASES: dict[str, BrokerVersions] = {
 }
 
 
+# Kafka 0.7 brokers speak a protocol of their own (protocol/kafka07/: no API versions, no
+# correlation ids, byte offsets) and drop the connection on any request they do not know, an
+# ApiVersions included; none of the APIs above exist there, so versions_for_release refuses
+# them and only a connection made for 0.7 (client/kafka07/) accepts such a fallback.
+KAFKA07_RELEASES = ("0.7.0", "0.7.1", "0.7.2")
+
+
+def is_kafka07(release: str) -> bool:
+    """Whether ``release`` (``0.7``, ``0.7.2``, ``0.7.2.x`` ...) names a Kafka 0.7 broker."""
+    parts = release.strip().split(".")
+    return parts[:2] == ["0", "7"] and (len(parts) < 3 or ".".join(parts[:3]) in KAFKA07_RELEASES)
+
+
 def versions_for_release(release: str) -> BrokerVersions:
     """API ranges of a broker release given as ``0.8.2``, ``0.8.2.2``, ``0.10.0.1`` ...
 
