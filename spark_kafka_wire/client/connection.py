@@ -14,6 +14,13 @@ With SASL (client/sasl/) the connection logs in right after ApiVersions, before 
 request, and logs in again (KIP-368) before the next request sent with nothing in flight once
 85% of the session lifetime the broker granted has passed.
 
+A Kafka 0.7 broker (``broker_version_fallback`` 0.7.x) gets none of this: it drops the
+connection on a request type it does not know, ApiVersions included, and its requests carry
+no correlation id, client id or API version. Such a connection sends nothing when it opens,
+and ``send_frame`` / ``receive_frame`` carry whole 0.7 requests and answers (size-prefixed
+like every Kafka frame) with the same timeouts, deadline and TLS handling;
+``client/kafka07/connection.py`` keeps their order, which is all that pairs them.
+
 Every wait is bounded: a connect (and TLS handshake) by socket.connection.setup.timeout.ms,
 sending a request and reading its answer by request.timeout.ms, and all of them by the
 deadline of the operation under way, if its client set one (a write's delivery.timeout.ms):
@@ -35,6 +42,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
     BrokerConnectionError,
+    ConfigurationError,
     ConnectionSetupTimeoutError,
     RequestTimeoutError,
     TlsHandshakeError,
@@ -48,6 +56,7 @@ from spark_kafka_wire.protocol.messages import API_VERSIONS
 from spark_kafka_wire.protocol.versions import (
     BrokerVersions,
     choose_version,
+    is_kafka07,
     parse_api_versions,
     versions_for_release,
 )
@@ -109,6 +118,8 @@ class BrokerConnection:
         self.api_versions: BrokerVersions = {}
         self._reauth_at: float | None = None  # KIP-368: when to log in again (monotonic)
         self.authentications = 0  # SASL logins on this connection, re-authentications included
+        # A Kafka 0.7 broker: no ApiVersions, no correlation ids (send_frame/receive_frame).
+        self.kafka07 = is_kafka07(config.broker_version_fallback)
 
     # -- lifecycle ---------------------------------------------------------------------------
     @property
@@ -117,6 +128,14 @@ class BrokerConnection:
 
     def connect(self) -> None:
         if self._sock is not None:
+            return
+        if self.kafka07:
+            if self.config.sasl is not None:
+                raise ConfigurationError(
+                    f"Kafka 0.7 brokers have no SASL (broker {self.name}): use "
+                    "security.protocol PLAINTEXT (or SSL through a TLS proxy)")
+            self._open()  # and nothing else: a 0.7 broker drops unknown requests
+            self.api_versions = {}
             return
         if not self.config.api_version_request:
             self._open()
@@ -310,11 +329,27 @@ class BrokerConnection:
                 and time.monotonic() >= self._reauth_at:
             self._reauth_at = None
             self._login_or_close()
+        if self.kafka07:
+            raise ConfigurationError(
+                f"{spec.name} is not a Kafka 0.7 request (broker {self.name} is configured as "
+                f"{self.config.broker_version_fallback}): use spark_kafka_wire.client.kafka07")
         if version is None:
             version = self.version(spec)
         cid = self._next_id
         self._next_id = (cid + 1) & 0x7FFFFFFF
         frame = framing.encode_request(spec, version, cid, self.config.client_id, body)
+        self._send_bytes(frame, spec.name)
+        inflight = InFlight(cid, spec, version, expect_response, self._generation)
+        if expect_response:
+            self._in_flight.append(inflight)
+        else:
+            self._remember_unanswered(cid)
+            if not self._in_flight:
+                self._drain_unsolicited()
+        return inflight
+
+    def _send_bytes(self, frame: bytes | bytearray | memoryview, what: str) -> None:
+        """Write a whole frame within request.timeout.ms (and the operation's deadline)."""
         assert self._sock is not None
         limit = self._limit(self.config.request_timeout_ms)
         try:
@@ -325,21 +360,25 @@ class BrokerConnection:
             self._sock.sendall(frame)
         except TimeoutError:
             self.close()
-            raise RequestTimeoutError(self.name, f"sending {spec.name}", limit.ms,
+            raise RequestTimeoutError(self.name, f"sending {what}", limit.ms,
                                       limit.deadline) from None
         except ssl.SSLError as exc:
             raise self._tls_error(exc) from None
         except OSError as exc:
             self.close()
             raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
-        inflight = InFlight(cid, spec, version, expect_response, self._generation)
-        if expect_response:
-            self._in_flight.append(inflight)
-        else:
-            self._remember_unanswered(cid)
-            if not self._in_flight:
-                self._drain_unsolicited()
-        return inflight
+
+    def send_frame(self, frame: bytes | memoryview, what: str) -> None:
+        """Send a request framed by the caller (its size prefix included), as is: a Kafka 0.7
+        request, which has no header this class could write. ``what`` names it in errors."""
+        if self._sock is None:
+            raise BrokerConnectionError(self.name, "connection is closed")
+        self._send_bytes(frame, what)
+
+    def receive_frame(self, what: str) -> memoryview:
+        """The next frame's bytes after its size prefix (a Kafka 0.7 answer), read within
+        request.timeout.ms; ``what`` names the awaited answer in errors."""
+        return self._read_frame(what)
 
     @property
     def in_flight(self) -> int:

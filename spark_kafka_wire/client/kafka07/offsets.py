@@ -1,0 +1,57 @@
+"""OFFSETS on a Kafka 0.7 broker: the earliest and latest byte offsets, and offsets by time.
+
+"Writing a Driver for Kafka" (Offsets): the answer lists, in descending order, the first offset
+of every segment last modified before TIME, plus the log end ("the offset that the next message
+sent to the partition will be written to") when the last segment qualifies. TIME -1 asks for
+the latest offset, -2 for the earliest. So offsets by time have segment granularity: the
+answer's first offset starts the newest segment older than the time, and records after it may
+be older or newer than the time; 0.7 keeps no finer index.
+"""
+
+from __future__ import annotations
+
+from spark_kafka_wire.client.kafka07.connection import Kafka07Connection
+from spark_kafka_wire.protocol.errors import ProtocolError, check_kafka07_error
+from spark_kafka_wire.protocol.kafka07 import (
+    EARLIEST_TIME,
+    LATEST_TIME,
+    RequestType,
+    decode_offsets,
+    encode_offsets,
+)
+
+__all__ = ["earliest_offset", "latest_offset", "offsets_before"]
+
+
+def offsets_before(conn: Kafka07Connection, topic: str, partition: int, time: int,
+                   max_number: int = 1) -> list[int]:
+    """Up to ``max_number`` offsets before ``time`` (ms since the epoch, or -1 latest,
+    -2 earliest), newest first, as the broker lists them."""
+    code, body = conn.request(RequestType.OFFSETS,
+                              encode_offsets(topic, partition, time, max_number))
+    check_kafka07_error(code, topic=topic, partition=partition, broker=conn.name,
+                        context="OFFSETS")
+    try:
+        return decode_offsets(body)
+    except ProtocolError as exc:
+        raise ProtocolError(exc.reason, topic=topic, partition=partition,
+                            broker=conn.name) from None
+
+
+def _one(conn: Kafka07Connection, topic: str, partition: int, time: int) -> int:
+    found = offsets_before(conn, topic, partition, time, 1)
+    if not found:
+        # A partition with no log yet (a topic created on another broker, or never written
+        # here): 0.7 answers no offsets at all; its log will start at byte 0.
+        return 0
+    return found[0]
+
+
+def earliest_offset(conn: Kafka07Connection, topic: str, partition: int) -> int:
+    """The first byte offset the broker still holds (the first segment's start)."""
+    return _one(conn, topic, partition, EARLIEST_TIME)
+
+
+def latest_offset(conn: Kafka07Connection, topic: str, partition: int) -> int:
+    """The log end: where the next message will be written."""
+    return _one(conn, topic, partition, LATEST_TIME)
