@@ -118,13 +118,19 @@ class Kafka07Connection:
         if pending.session != self._session or not self.conn.connected:
             raise BrokerConnectionError(
                 self.name, f"the connection closed before the {pending.what} answer arrived")
+        ahead = 0  # abandoned requests sent before this one: their answers come first
+        for earlier in self._pending:
+            if earlier is pending:
+                break
+            if not earlier.abandoned:
+                raise RuntimeError("answers must be received in the order requests were sent")
+            ahead += 1
+        else:
+            raise RuntimeError(f"this {pending.what} answer was already received")
         try:
-            while self._pending and self._pending[0] is not pending \
-                    and self._pending[0].abandoned:
+            for _ in range(ahead):
                 self.conn.receive_frame(self._pending[0].what)
                 self._pending.popleft()
-            if not self._pending or self._pending[0] is not pending:
-                raise RuntimeError("answers must be received in the order requests were sent")
             frame = self.conn.receive_frame(pending.what)
             self._pending.popleft()
             self._unconfirmed_produce = False
