@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Pending
 from spark_kafka_wire.protocol.errors import (
     FetchSizeLimitError,
+    OffsetInsideMessageError,
     ProtocolError,
     check_kafka07_error,
 )
@@ -57,10 +58,10 @@ class FetchSettings07:
 
 
 def _decode(conn: Kafka07Connection, topic: str, partition: int, offset: int,
-            body: memoryview, end: int | None, boundary: bool,
+            body: memoryview, end: int | None, boundary: bool, max_size: int,
             s: FetchSettings07) -> MessageSetRead:
     return decode_message_set(body, offset, end_offset=end, check_crcs=s.check_crcs,
-                              start_is_boundary=boundary,
+                              start_is_boundary=boundary, max_size=max_size,
                               max_decompressed_size=s.max_decompressed_size, topic=topic,
                               partition=partition, broker=conn.name)
 
@@ -74,7 +75,7 @@ def fetch_once(conn: Kafka07Connection, topic: str, partition: int, offset: int,
                                                               max_size))
     check_kafka07_error(code, topic=topic, partition=partition, offset=offset,
                         broker=conn.name, context="FETCH")
-    return _decode(conn, topic, partition, offset, body, None, start_is_boundary, s)
+    return _decode(conn, topic, partition, offset, body, None, start_is_boundary, max_size, s)
 
 
 def multifetch(conn: Kafka07Connection, fetches: Sequence[FetchSpec],
@@ -95,7 +96,7 @@ def multifetch(conn: Kafka07Connection, fetches: Sequence[FetchSpec],
         check_kafka07_error(part_code, topic=f.topic, partition=f.partition, offset=f.offset,
                             broker=conn.name, context="MULTIFETCH")
         out.append(_decode(conn, f.topic, f.partition, f.offset, data, None,
-                           start_is_boundary, s))
+                           start_is_boundary, f.max_size, s))
     return out
 
 
@@ -125,7 +126,7 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
             pending = None
             check_kafka07_error(code, topic=topic, partition=partition, offset=offset,
                                 broker=conn.name, context="FETCH")
-            read = _decode(conn, topic, partition, offset, body, end, boundary, s)
+            read = _decode(conn, topic, partition, offset, body, end, boundary, asked, s)
             if read.messages == 0:
                 if len(body) < asked:
                     # A segment end (or nothing to read yet): the same offset again.
@@ -138,6 +139,13 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
                             "the partition's end on this broker)", topic=topic,
                             partition=partition, offset=offset, broker=conn.name)
                 elif asked == end - offset:
+                    if not boundary:
+                        raise OffsetInsideMessageError(
+                            f"no message starts at byte offset {offset}: what is there "
+                            f"claims to run past the end of the range ({end}); the offset "
+                            "most likely lies inside a message (Kafka 0.7 brokers do not "
+                            "check)", topic=topic, partition=partition, offset=offset,
+                            broker=conn.name)
                     raise ProtocolError(
                         f"the message at byte offset {offset} runs past the end of the range "
                         f"({end}), which is therefore not a message boundary", topic=topic,

@@ -10,6 +10,7 @@ be older or newer than the time; 0.7 keeps no finer index.
 
 from __future__ import annotations
 
+from spark_kafka_wire.client.errors import BrokerConnectionError
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection
 from spark_kafka_wire.protocol.errors import ProtocolError, check_kafka07_error
 from spark_kafka_wire.protocol.kafka07 import (
@@ -26,9 +27,20 @@ __all__ = ["earliest_offset", "latest_offset", "offsets_before"]
 def offsets_before(conn: Kafka07Connection, topic: str, partition: int, time: int,
                    max_number: int = 1) -> list[int]:
     """Up to ``max_number`` offsets before ``time`` (ms since the epoch, or -1 latest,
-    -2 earliest), newest first, as the broker lists them."""
-    code, body = conn.request(RequestType.OFFSETS,
-                              encode_offsets(topic, partition, time, max_number))
+    -2 earliest), newest first, as the broker lists them. A partition without a log here
+    (never written on this broker) answers no offsets for a time and [0] for -1 / -2."""
+    try:
+        code, body = conn.request(RequestType.OFFSETS,
+                                  encode_offsets(topic, partition, time, max_number))
+    except BrokerConnectionError as exc:
+        if type(exc) is not BrokerConnectionError:
+            raise  # a timeout says what it is
+        # 0.7 has no error answer for OFFSETS: a partition the broker does not have (or a
+        # negative MAX_NUMBER) makes it close the connection.
+        raise BrokerConnectionError(
+            conn.name, f"{exc.reason}. A Kafka 0.7 broker closes the connection on OFFSETS "
+            f"for a partition it does not have: check that partition {partition} of topic "
+            f"{topic!r} is on this broker (ZooKeeper /brokers/topics/{topic})") from None
     check_kafka07_error(code, topic=topic, partition=partition, broker=conn.name,
                         context="OFFSETS")
     try:

@@ -178,6 +178,7 @@ def decode_message_set(
     end_offset: int | None = None,
     check_crcs: bool = True,
     start_is_boundary: bool = False,
+    max_size: int | None = None,
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE,
     topic: str | None = None,
     partition: int | None = None,
@@ -191,6 +192,11 @@ def decode_message_set(
     cannot be one raises :class:`OffsetInsideMessageError` unless ``start_is_boundary``
     says the offset is known to start a message (an offset OFFSETS returned, or one this
     decoder reported), in which case it is corruption like any other.
+
+    ``max_size``, the FETCH's MAX_SIZE, tells more: an answer shorter than that ended at a
+    segment end, and no message is cut there ("a single message is never split across
+    multiple files"), so a message that claims more bytes than such an answer holds is damage
+    too (a first one: most likely an offset inside a message, whose bytes read as a length).
     """
     view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
     where = {"topic": topic, "partition": partition, "broker": broker}
@@ -214,6 +220,9 @@ def decode_message_set(
             raise _damage(why, first, offset, where)
         end = pos + LENGTH_SIZE + size
         if end > limit:
+            if max_size is not None and n < max_size and end > n:
+                raise _damage(f"LENGTH {size} runs past the end of the segment, "
+                              f"{n - pos} bytes on", first, offset, where)
             break  # cut short by MAX_SIZE (or running past end_offset)
         hdr = header_size(magic)
         body = pos + LENGTH_SIZE + hdr

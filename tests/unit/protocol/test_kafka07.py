@@ -386,3 +386,15 @@ def test_kafka07_releases() -> None:
     assert not is_kafka07("0.8.2") and not is_kafka07("0.7.9") and not is_kafka07("10.7")
     with pytest.raises(ValueError):
         versions_for_release("0.7.2")  # a 0.8+ connection cannot use a 0.7 broker
+
+
+def test_an_answer_shorter_than_max_size_ended_at_a_segment_end() -> None:
+    # No message is cut at a segment end, so a LENGTH running past a short answer is damage:
+    # from byte 1 of M1_HELLO, LENGTH reads 00000b01 (2817) and MAGIC 0x00.
+    with pytest.raises(OffsetInsideMessageError):
+        decode_message_set(M1_HELLO[1:], 1, max_size=100)
+    assert decode_message_set(M1_HELLO[1:], 1).partial_bytes == 14  # no MAX_SIZE: just cut
+    with pytest.raises(CorruptRecordError, match="runs past the end of the segment"):
+        decode_message_set(M0_HELLO + M0_WORLD[:8], 0, max_size=100)
+    # as long as MAX_SIZE: cut by it, not an error
+    assert decode_message_set(M0_HELLO + M0_WORLD[:8], 0, max_size=22).next_offset == 14
