@@ -113,20 +113,26 @@ def encode_message(payload: bytes | bytearray | memoryview, *, magic: int = MAGI
     return head + _CRC.pack(zlib.crc32(body)) + bytes(body)
 
 
-def encode_message_set(payloads: Iterable[bytes | bytearray | memoryview], *,
+def encode_message_set(payloads: Iterable[bytes | bytearray | memoryview] | pa.Array, *,
                        magic: int = MAGIC_COMPRESSION, compression: int | str = CODEC_NONE,
                        compression_level: int | None = None) -> bytes:
     """Messages for a PRODUCE: one per payload or, compressed, one magic 1 message holding
     them all (as the 0.7 producer's compressed message sets do).
 
-    The inner messages of a compressed set have ``magic`` and no compression. Snappy is
+    ``payloads`` may be an Arrow binary column (no nulls: 0.7 messages have no null payload,
+    nor keys). The inner messages of a compressed set have ``magic`` and no compression. Snappy is
     written in snappy-java's stream framing, the one 0.7 brokers and consumers read.
     """
     codec = codec_id(compression)
     if codec not in CODECS:
         raise UnsupportedCodecError(f"Kafka 0.7 knows the codecs none, gzip and snappy, not "
                                     f"{codec_name(codec)}")
-    inner = b"".join(encode_message(p, magic=magic) for p in payloads)
+    if isinstance(payloads, (pa.Array, pa.ChunkedArray)):
+        payloads = payloads.to_pylist()
+    items = list(payloads)
+    if any(p is None for p in items):
+        raise ValueError("a Kafka 0.7 message has no null payload")
+    inner = b"".join(encode_message(p, magic=magic) for p in items)
     if codec == CODEC_NONE:
         return inner
     if not inner:

@@ -21,7 +21,8 @@ inner messages of a magic 1 wrapper with LogAppendTime take the wrapper's timest
 Like the RecordBatch decoder, only boundary finding (and the CRC per message) runs per
 message in Python; offsets, timestamps, keys and values are then read for all messages at
 once with numpy and gathered into Arrow columns. The formats before Kafka 0.8 (no offset
-field, messages addressed by byte position) never reach a 0.8+ client and are not handled.
+field, messages addressed by byte position) never reach a 0.8+ client; Kafka 0.7's own
+protocol and messages are ``protocol/kafka07``.
 """
 
 from __future__ import annotations

@@ -398,3 +398,13 @@ def test_an_answer_shorter_than_max_size_ended_at_a_segment_end() -> None:
         decode_message_set(M0_HELLO + M0_WORLD[:8], 0, max_size=100)
     # as long as MAX_SIZE: cut by it, not an error
     assert decode_message_set(M0_HELLO + M0_WORLD[:8], 0, max_size=22).next_offset == 14
+
+
+def test_an_arrow_column_of_payloads() -> None:
+    import pyarrow as pa
+
+    assert encode_message_set(pa.array([b"a", b"b"])) == INNER_AB
+    assert encode_message_set(pa.chunked_array([[b"hello"], [b"world"]]), magic=0) == \
+        M0_HELLO + M0_WORLD
+    with pytest.raises(ValueError, match="no null payload"):
+        encode_message_set(pa.array([b"a", None]))
