@@ -1,6 +1,7 @@
 """kafkawire benchmark suite: ``python -m bench [--rows N] [--spark-rows N]
 [--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
-[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2]``.
+[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2] [--stream-rate 1000]
+[--stream-seconds 60] [--stream-warmup 15]``.
 
 Starts the embedded broker and, for every value size and codec, writes each scenario's data
 (our producer, 4 partitions, JSON-like values) and prints one table: rows/s of kafkawire, of
@@ -30,6 +31,36 @@ Scenarios:
                   output batch.
 Peak RSS: client rows are the measuring process (VmHWM); Spark rows give the largest
 Python worker alive at the end (VmHWM), the driver Python (VmHWM) and the JVM (VmHWM).
+
+Not in the default list (together about 12 minutes: seven streaming runs of Spark's start,
+warm-up, window, drain and stop, then the batch reads), each with a table of its own:
+  spark-stream    latency under steady load (bench/streaming.py says how and why): a load
+                  generator (kafkawire's Producer, a process of its own, CreateTime = creation
+                  time) writes --stream-rate records/s round-robin over 64 partitions; a Spark
+                  local[2] query with the default trigger (as fast as it can) and
+                  startingOffsets latest writes into a Python Arrow stream writer that times
+                  each row at the executor. After --stream-warmup s, --stream-seconds s are
+                  measured: the median micro-batch duration (triggerExecution) and its parts,
+                  p50/p95/p99 of arrival minus the record's timestamp, and the rows seen against
+                  the records librdkafka reads back from the window (no loss). Rows
+                  (--stream-runs picks some by number), one fresh process and topic each:
+                  1 kafkawire, 64 partitions (small ranges packed into a few tasks: the
+                    default);
+                  2 the peer: Spark's JVM rate source, numPartitions 64, rowsPerSecond the
+                    same, into the same sink: 64 tasks a batch, each a Python writer;
+                  3 the same with coalesce(4): as many sink tasks as kafkawire's packed read;
+                  4 kafkawire with maxOffsetRangesPerPartition=1: one task per partition, what
+                    packing buys;
+                  5 kafkawire on a 4-partition topic;
+                  6, 7 kafkawire and rate into the noop sink: batch durations without the
+                    Python sink.
+                  Each row's median batch duration is divided by the rate row's with the same
+                  sink (x rate; x rate/c: the coalesced one). Goals: kafkawire <= 1.5 x rate,
+                  p50 < 1 s.
+  spark-many-partitions
+                  batch read -> noop (planning included) of 2,000 rows from 200 partitions x
+                  10 rows against 4 partitions x 500 rows, 5 alternating runs after a warm-up
+                  of each, in one session: best and median, and their ratio (goal <= 2).
 """
 
 from __future__ import annotations
@@ -44,19 +75,20 @@ import time
 import uuid
 from importlib.metadata import version
 
+from . import many_partitions, streaming
 from .security import PROTOCOLS, SASL_MECHANISM, missing_tools, secured_endpoints
-from .suite import PARTITIONS, end_offsets, produce
+from .suite import PARTITIONS, create_topic, end_offsets, produce
 
 
-def measure(spec: dict) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.suite", json.dumps(spec)],
+def measure(spec: dict, module: str = "bench.suite") -> dict:
+    out = subprocess.run([sys.executable, "-m", module, json.dumps(spec)],
                          capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     for line in out.stdout.splitlines():
         if line.startswith("BENCH-RESULT "):
             return json.loads(line[len("BENCH-RESULT "):])
     sys.stderr.write(out.stdout[-3000:] + out.stderr[-5000:])
-    return {"error": f"{spec['impl']} failed (exit {out.returncode})"}
+    return {"error": f"{spec.get('impl', module)} failed (exit {out.returncode})"}
 
 
 def rss_text(r: dict) -> str:
@@ -88,6 +120,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--protocols", default=",".join(PROTOCOLS),
                     help="security protocols of the rows (SSL and SASL_SSL need stunnel4)")
     ap.add_argument("--no-kafka-python", action="store_true", help="skip the slowest peer")
+    ap.add_argument("--stream-rate", type=int, default=1000,
+                    help="records/s of the spark-stream load generator")
+    ap.add_argument("--stream-seconds", type=float, default=60.0,
+                    help="measured window of each spark-stream run")
+    ap.add_argument("--stream-warmup", type=float, default=15.0,
+                    help="seconds of each spark-stream run before the window")
+    ap.add_argument("--stream-runs", default=",".join(str(i + 1) for i in range(len(STREAM_RUNS))),
+                    help="which spark-stream rows to run, by number (see above)")
     args = ap.parse_args(argv)
     scenarios = args.scenarios.split(",")
     sizes = [int(v) for v in args.value_sizes.split(",")]
@@ -114,6 +154,9 @@ def main(argv: list[str] | None = None) -> None:
     kafka = {"kafka.bootstrap.servers": broker.bootstrap_servers}
     table: list[tuple[str, int, dict, dict | None, str, dict | None]] = []
     memory: list[tuple[int, dict]] = []
+    stream: list[tuple[str, dict]] = []
+    many: dict | None = None
+    took: dict[str, float] = {}
     started = time.perf_counter()
     try:
         with secured_endpoints(protocols) as secured:
@@ -143,12 +186,26 @@ def main(argv: list[str] | None = None) -> None:
                                         write_limit, started, protocol)
         if "memory" in scenarios:
             memory = memory_rows(kafka, args.memory_gib, started)
+        if "spark-stream" in scenarios:
+            t0 = time.perf_counter()
+            stream = spark_stream_rows(kafka, args, started)
+            took["spark-stream"] = time.perf_counter() - t0
+        if "spark-many-partitions" in scenarios:
+            t0 = time.perf_counter()
+            many = spark_many_partitions(kafka, started)
+            took["spark-many-partitions"] = time.perf_counter() - t0
     finally:
         broker.stop()
     if table:
         print_table(table)
     if memory:
         print_memory(memory)
+    if stream:
+        streaming.print_table(stream, args.stream_rate)
+    if many:
+        many_partitions.print_table(many)
+    if took:
+        print("scenario wall times: " + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()))
 
 
 def row_name(kind: str, codec: str, size: int, protocol: str) -> str:
@@ -218,6 +275,57 @@ def spark_write_row(table: list, kafka: dict[str, str], rows: int, size: int, co
                   "confluent mapInArrow", limit))
     progress(table[-1], started)
     return limit
+
+
+STREAM_PARTITIONS = 64
+STREAM_RUNS: tuple[tuple[str, dict], ...] = (  # label, what differs from kafkawire's run
+    ("kafkawire -> latency", {}),
+    ("rate (JVM) -> latency", {"impl": "rate"}),
+    ("rate (JVM) coalesce(4) -> latency", {"impl": "rate", "coalesce": 4}),
+    ("kafkawire maxOffsetRangesPerPart=1 -> lat.", {"options": {"maxOffsetRangesPerPartition": "1"}}),
+    ("kafkawire 4 partitions -> latency", {"partitions": 4}),
+    ("kafkawire -> noop", {"sink": "noop"}),
+    ("rate (JVM) -> noop", {"impl": "rate", "sink": "noop"}),
+)
+
+
+def spark_stream_rows(kafka: dict[str, str], args: argparse.Namespace, started: float
+                      ) -> list[tuple[str, dict]]:
+    """One streaming run per row, each in a fresh process on a fresh topic (the rate row's
+    topic only receives the generator's load)."""
+    rows = []
+    wanted = {int(i) for i in args.stream_runs.split(",")}
+    for label, differs in (run for i, run in enumerate(STREAM_RUNS, 1) if i in wanted):
+        spec = {"impl": "kafkawire", "kafka": kafka, "partitions": STREAM_PARTITIONS,
+                "options": {}, "sink": "benchlatency", "coalesce": None,
+                "rate": args.stream_rate, "warmup_s": args.stream_warmup,
+                "seconds": args.stream_seconds, **differs}
+        topic = spec["topic"] = f"bench-stream-{spec['partitions']}-{uuid.uuid4().hex[:6]}"
+        create_topic(kafka, topic, spec["partitions"])
+        r = measure(spec, "bench.streaming")
+        rows.append((label, r))
+        delete(kafka, topic)
+        what = r.get("error") or (f"batch {r['batch_ms']} ms, p50 {r['p50_ms']} ms, p95 "
+                                  f"{r['p95_ms']} ms, lost {r['lost']}")
+        print(f"  [{time.perf_counter() - started:5.0f} s] spark-stream {label}: {what}",
+              flush=True)
+    return rows
+
+
+def spark_many_partitions(kafka: dict[str, str], started: float) -> dict:
+    """The same rows in many small partitions and in few large ones (bench/many_partitions)."""
+    topics = {}
+    for partitions, per in many_partitions.SHAPES:
+        topic = f"bench-many-{partitions}x{per}-{uuid.uuid4().hex[:6]}"
+        produce(kafka, topic, partitions * per, 100, partitions=partitions)
+        topics[many_partitions.shape_name(partitions, per)] = topic
+    r = measure({"kafka": kafka, "topics": topics, "runs": 5}, "bench.many_partitions")
+    for topic in topics.values():
+        delete(kafka, topic)
+    what = r.get("error") or ", ".join(f"{n} median {t:.2f} s" for n, t in r["median"].items())
+    print(f"  [{time.perf_counter() - started:5.0f} s] spark-many-partitions: {what}",
+          flush=True)
+    return r
 
 
 MEMORY_VALUE_SIZE = 1024

@@ -92,12 +92,12 @@ def end_offsets(kafka: dict[str, str], topic: str, partitions: int = PARTITIONS)
     return {p: got[(topic, p)] for p in range(partitions)}
 
 
-def create_topic(kafka: dict[str, str], topic: str) -> None:
+def create_topic(kafka: dict[str, str], topic: str, partitions: int = PARTITIONS) -> None:
     from spark_kafka_wire.client.admin import create_topics
     from spark_kafka_wire.client.cluster import KafkaClient
 
     with KafkaClient(connection(kafka)) as client:
-        create_topics(client, [(topic, PARTITIONS)])
+        create_topics(client, [(topic, partitions)])
 
 
 def delete_topic(kafka: dict[str, str], topic: str) -> None:
@@ -184,7 +184,7 @@ def client_kafka_python(kafka: dict[str, str], topic: str, ends: dict[int, int])
     import kafka
 
     consumer = kafka.KafkaConsumer(
-        bootstrap_servers=kafka["kafka.kafka.servers"], enable_auto_commit=False, auto_offset_reset="earliest",
+        bootstrap_servers=kafka["kafka.bootstrap.servers"], enable_auto_commit=False, auto_offset_reset="earliest",
         max_partition_fetch_bytes=1 << 20, fetch_max_bytes=50 << 20, fetch_max_wait_ms=100,
         check_crcs=False, max_poll_records=ARROW_BATCH_ROWS)
     tps = [kafka.TopicPartition(topic, p) for p in ends]
