@@ -2,11 +2,24 @@
 
 Spark reuses Python workers between tasks, so keeping connections open saves a TCP handshake
 and an ApiVersions exchange per broker per task. Connections reconnect lazily after a failure.
+
+Tasks take their client through ``task_client``, which also freezes the worker's heap once
+(``freeze_worker_heap``): pyspark's worker daemon runs a full ``gc.collect()`` after every task
+of a reused worker (pyspark/daemon.py), and a full collection walks every object the garbage
+collector tracks, 66,000 to 100,000 in a worker that has imported pyspark, pyarrow and
+kafkawire: 23 ms per task measured here on a loaded 2-core machine (0.0 ms once frozen), and
+30 to 150 ms seen inside Spark's workers, paid between the micro-batches of a stream. ``gc.freeze()``
+(https://docs.python.org/3/library/gc.html#gc.freeze) moves the objects alive at that moment,
+almost all of them module-level, into a permanent generation that collections skip; objects
+created later are collected as before. Frozen objects that become cyclic garbage are not
+reclaimed, so the heap is frozen once per process, right after the first task's imports, when
+what is alive is what lives as long as the worker.
 """
 
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import threading
 
@@ -25,6 +38,25 @@ def shared_client(config: ClientConfig) -> KafkaClient:
             client = KafkaClient(config)
             _clients[key] = client
         return client
+
+
+_frozen_pid = 0
+
+
+def freeze_worker_heap() -> None:
+    """Freeze the objects alive now into the permanent generation, once per process (see the
+    module docstring)."""
+    global _frozen_pid
+    if _frozen_pid != os.getpid():
+        _frozen_pid = os.getpid()
+        gc.freeze()
+
+
+def task_client(config: ClientConfig) -> KafkaClient:
+    """``shared_client`` for code that runs in a Spark task: the worker's heap is frozen on its
+    first task (see the module docstring)."""
+    freeze_worker_heap()
+    return shared_client(config)
 
 
 def close_all() -> None:

@@ -49,7 +49,7 @@ from pyspark.sql.types import (
 from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.pool import shared_client
+from spark_kafka_wire.client.pool import shared_client, task_client
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
 from spark_kafka_wire.sink.exactly_once import (
@@ -147,7 +147,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
         o = self.options
-        client = shared_client(o.client)
+        client = task_client(o.client)
         settings, batch = o.produce, None
         if o.transactional_prefix is not None:
             tid = task_transactional_id(o.transactional_prefix, current_partition())

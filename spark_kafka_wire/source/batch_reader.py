@@ -8,7 +8,7 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from spark_kafka_wire.client.multi_fetch import fetch_ranges
-from spark_kafka_wire.client.pool import shared_client
+from spark_kafka_wire.client.pool import shared_client, task_client
 from spark_kafka_wire.source.options import SourceOptions
 from spark_kafka_wire.source.planning import (
     KafkaInputPartition,
@@ -49,7 +49,7 @@ def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
     ranges = [(r.topic, r.partition, r.start, r.end) for r in partition.ranges if r.size > 0]
     if not ranges:
         return
-    client = shared_client(partition.client)
+    client = task_client(partition.client)
     for i, chunk in fetch_ranges(client, ranges, partition.fetch, partition.fail_on_data_loss):
         yield from to_record_batches(chunk, ranges[i][0], ranges[i][1],
                                      partition.max_records_per_batch, partition.include_headers)
