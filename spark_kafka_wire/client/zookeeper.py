@@ -13,6 +13,7 @@ consumers from ZooKeeper to Kafka-based offset storage (``offsets.storage``,
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,10 @@ def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S) -> Kaz
         raise ConfigurationError(f"zookeeper.connect {shown(connect)} is not "
                                  f"host:port[,host:port][/chroot]: {exc}") from None
     try:
-        zk.start(timeout=timeout_s)
+        with warnings.catch_warnings():
+            # kazoo warns of a chroot that does not exist; the callers say so in their errors
+            warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)
+            zk.start(timeout=timeout_s)
     except KazooTimeoutError:
         zk.close()
         raise ZooKeeperError(
