@@ -47,6 +47,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
     └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
+        ├── NoBrokersRegisteredError          zookeeper.connect: no broker (for the protocol)
+        └── BrokerRegistrationError           a /brokers node in no layout Kafka wrote
 """
 
 from __future__ import annotations
@@ -54,12 +56,14 @@ from __future__ import annotations
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
     BrokerConnectionError,
+    BrokerRegistrationError,
     CheckpointError,
     ConfigurationError,
     ConnectionSetupTimeoutError,
     CoordinatorMovedError,
     DataLossError,
     NoBrokersAvailableError,
+    NoBrokersRegisteredError,
     OAuthTokenError,
     RequestTimeoutError,
     SaslAuthenticationError,
@@ -106,6 +110,7 @@ __all__ = [
     "AuthenticationError",
     "AuthorizationError",
     "BrokerConnectionError",
+    "BrokerRegistrationError",
     "CheckpointError",
     "ConnectionSetupTimeoutError",
     "ConfigurationError",
@@ -121,6 +126,7 @@ __all__ = [
     "LeaderNotAvailableError",
     "MessageTooLargeError",
     "NoBrokersAvailableError",
+    "NoBrokersRegisteredError",
     "NotLeaderOrFollowerError",
     "OAuthTokenError",
     "OffsetOutOfRangeError",

@@ -64,9 +64,10 @@ from spark_kafka_wire.client.tls import (
     store_type,
     version_name,
 )
+from spark_kafka_wire.client.zookeeper_registry import bootstrap_from_zookeeper
 from spark_kafka_wire.config_files import options_from_properties
 from spark_kafka_wire.protocol.errors import shown
-from spark_kafka_wire.protocol.versions import versions_for_release
+from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 INT32_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: int settings, and int32 fields on the wire
@@ -183,8 +184,17 @@ _IGNORED = [
 
 OPTIONS: tuple[Option, ...] = (
     # ---------------------------------------------------------------- every read and write
-    Option("kafka.bootstrap.servers", EVERYWHERE, default_doc="required",
+    Option("kafka.bootstrap.servers", EVERYWHERE,
+           default_doc="required, unless `zookeeper.connect` is given",
            doc="`host:port` list; the list is cycled until one broker answers"),
+    Option("zookeeper.connect", EVERYWHERE, kafkawire_only=True,
+           doc="`host:port[,host:port][/chroot]`, the ZooKeeper of a ZooKeeper-era cluster "
+           "(0.8 to 3.x), written as in the brokers' own `zookeeper.connect`. Given instead "
+           "of `kafka.bootstrap.servers`, the brokers registered there (`/brokers/ids`; of "
+           "each, the listener speaking `kafka.security.protocol`) become the bootstrap "
+           "servers, looked up once where the query is defined: executors never contact "
+           "ZooKeeper. With both, `kafka.bootstrap.servers` wins and no lookup is made. "
+           "Stream reads with `commitOffsets` `zookeeper` or `both` also commit here"),
     Option("kafkaConfigFile", EVERYWHERE, kafkawire_only=True,
            doc="a Kafka client config file (`client.properties`: `key=value`, Java's "
            "`.properties` syntax) whose keys become `kafka.<key>` options; options given "
@@ -501,9 +511,6 @@ OPTIONS: tuple[Option, ...] = (
            "the last micro-batch, while a query stopped just after a batch may leave that batch "
            "uncommitted (lag tools then show it one micro-batch behind). Commits never change "
            "what is read: the checkpoint stays the source of truth"),
-    Option("zookeeper.connect", Use.STREAM_READ, kafkawire_only=True,
-           doc="`host:port[,host:port][/chroot]`, where `commitOffsets` `zookeeper` and `both` "
-           "commit"),
     # ------------------------------------------------------------------------------ writes
     Option("topic", SINK,
            doc="the topic of every row; it wins over the `topic` column (whose type is then "
@@ -765,10 +772,13 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         if o.refused is not None and o.uses & use and o.key in opts:
             raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}")
     servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
-    if not servers:
+    zookeeper = (given(opts, "zookeeper.connect") or "").strip()
+    if not servers and not zookeeper:
         raise ConfigurationError(
             "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
-            "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092')"
+            "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092'), or give "
+            "the cluster's ZooKeeper in 'zookeeper.connect' (host:port[,host:port][/chroot]) "
+            "to find the brokers there"
         )
     protocol = text_value(opts, "kafka.security.protocol").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
@@ -802,12 +812,21 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             + ". See the README for the kafka.* settings kafkawire understands"
         )
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
+    if is_kafka07(fallback):
+        raise ConfigurationError(
+            f"kafka.broker.version.fallback={fallback}: reading and writing Kafka 0.7 "
+            "clusters is not available yet")
     try:
         versions_for_release(fallback)
     except ValueError as exc:
         raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
+    tls = tls_config(opts) if tls_on else None
+    sasl = sasl_config(opts) if sasl_on else None
+    # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
+    bootstrap = tuple(parse_bootstrap(servers)) if servers else \
+        bootstrap_from_zookeeper(zookeeper, protocol)
     return ClientConfig(
-        bootstrap_servers=tuple(parse_bootstrap(servers)),
+        bootstrap_servers=bootstrap,
         client_id=wire_text(opts, "kafka.client.id") or "",
         request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
         connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
@@ -817,9 +836,10 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         api_version_request=bool_value(opts, "kafka.api.version.request"),
         broker_version_fallback=fallback,
         security_protocol=protocol,
-        tls=tls_config(opts) if tls_on else None,
-        sasl=sasl_config(opts) if sasl_on else None,
+        tls=tls,
+        sasl=sasl,
     )
+
 
 
 # ----------------------------------------------------------------------------------- SASL

@@ -247,3 +247,14 @@ class CoordinatorMovedError(RetriableError):
 
 class ZooKeeperError(KafkaWireError):
     """ZooKeeper could not be reached or refused an operation."""
+
+
+class NoBrokersRegisteredError(ZooKeeperError):
+    """``zookeeper.connect`` found no broker to bootstrap from: none registered under
+    ``/brokers/ids`` (brokers down, or the chroot missing), or none with a listener for the
+    configured security protocol."""
+
+
+class BrokerRegistrationError(ZooKeeperError):
+    """A node under ``/brokers`` is not a registration in any layout Kafka wrote (0.7 text,
+    0.8+ JSON); the message names the node and shows its first bytes."""

@@ -13,10 +13,16 @@ consumers from ZooKeeper to Kafka-based offset storage (``offsets.storage``,
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.errors import ZooKeeperError
+from spark_kafka_wire.client.errors import ConfigurationError, ZooKeeperError
+from spark_kafka_wire.protocol.errors import shown
+
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
 
 
 def offset_path(group: str, topic: str, partition: int) -> str:
@@ -26,32 +32,59 @@ def offset_path(group: str, topic: str, partition: int) -> str:
     return f"/consumers/{group}/offsets/{topic}/{partition}"
 
 
+# How long a ZooKeeper session may take to start before the ensemble counts as unreachable.
+ZOOKEEPER_TIMEOUT_S = 15.0
+
+
+def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S) -> KazooClient:
+    """A started kazoo client on ``connect`` (``host:port[,host:port][/chroot]``, Kafka's
+    zookeeper.connect: kazoo applies the chroot to every path).
+
+    kazoo is imported here, on first use: it takes ~40 ms, every Spark worker imports this
+    module, and only queries that use ZooKeeper need it. A connect string kazoo cannot read is
+    a :class:`ConfigurationError`; an ensemble that does not answer within ``timeout_s`` a
+    :class:`ZooKeeperError` naming it.
+    """
+    from kazoo.client import KazooClient  # noqa: PLC0415
+    from kazoo.handlers.threading import KazooTimeoutError  # noqa: PLC0415
+
+    try:
+        zk = KazooClient(hosts=connect, timeout=timeout_s)
+    except ValueError as exc:
+        raise ConfigurationError(f"zookeeper.connect {shown(connect)} is not "
+                                 f"host:port[,host:port][/chroot]: {exc}") from None
+    try:
+        with warnings.catch_warnings():
+            # kazoo warns of a chroot that does not exist; the callers say so in their errors
+            warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)
+            zk.start(timeout=timeout_s)
+    except KazooTimeoutError:
+        zk.close()
+        raise ZooKeeperError(
+            f"ZooKeeper at {connect} did not answer within {timeout_s:g} s; "
+            "check zookeeper.connect and that the ensemble is up and reachable from here"
+        ) from None
+    return zk
+
+
+def stop_zookeeper(zk: KazooClient) -> None:
+    """End the session (its ephemeral nodes go with it) and the client's threads."""
+    zk.stop()
+    zk.close()
+
+
 class ZooKeeperOffsetStore:
     """Reads and writes group offsets on the ensemble named by ``connect`` (host:port list,
     optionally with a chroot path, as in Kafka's zookeeper.connect)."""
 
-    def __init__(self, connect: str, timeout_s: float = 15.0) -> None:
+    def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S) -> None:
         self.connect = connect
         self.timeout_s = timeout_s
-        self._zk = None
+        self._zk: KazooClient | None = None
 
-    def _client(self):
+    def _client(self) -> KazooClient:
         if self._zk is None:
-            # kazoo is imported on first use: it takes ~40 ms, every Spark worker imports this
-            # module, and only queries that commit offsets to ZooKeeper need it.
-            from kazoo.client import KazooClient  # noqa: PLC0415
-            from kazoo.handlers.threading import KazooTimeoutError  # noqa: PLC0415
-
-            zk = KazooClient(hosts=self.connect, timeout=self.timeout_s)
-            try:
-                zk.start(timeout=self.timeout_s)
-            except KazooTimeoutError:
-                zk.close()
-                raise ZooKeeperError(
-                    f"ZooKeeper at {self.connect} did not answer within {self.timeout_s:.0f} s; "
-                    "check zookeeper.connect"
-                ) from None
-            self._zk = zk
+            self._zk = start_zookeeper(self.connect, self.timeout_s)
         return self._zk
 
     def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
@@ -134,8 +167,7 @@ class ZooKeeperOffsetStore:
     def close(self) -> None:
         zk, self._zk = self._zk, None
         if zk is not None:
-            zk.stop()
-            zk.close()
+            stop_zookeeper(zk)
 
     def __enter__(self) -> ZooKeeperOffsetStore:
         return self

@@ -117,6 +117,9 @@ def test_legacy_broker_options() -> None:
     assert o.client.api_version_request is False and o.client.broker_version_fallback == "0.8.2.2"
     assert parse_source_options(BASE).client.api_version_request is True
     with pytest.raises(ConfigurationError, match="kafka.broker.version.fallback: unknown broker release"):
+        parse_source_options({**BASE, "kafka.broker.version.fallback": "0.6"})
+    with pytest.raises(ConfigurationError, match="=0.7: reading and writing Kafka 0.7 clusters is "
+                       "not available yet"):
         parse_source_options({**BASE, "kafka.broker.version.fallback": "0.7"})
 
 

@@ -1,0 +1,234 @@
+"""Broker discovery through a real ZooKeeper (client/zookeeper_registry.py, zookeeper.connect).
+
+Each test registers brokers the way ZooKeeper-era brokers did (an ephemeral ``/brokers/ids/<id>``
+node in a session of the broker's own, under a fresh chroot), pointing at the real test broker
+(Tansu); a client bootstrapped from ZooKeeper then writes and reads it. The emulated 0.7 brokers
+register 0.7's text layout themselves (tests/support/kafka07_broker.py).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+from kazoo.client import KazooClient
+
+from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
+from spark_kafka_wire.client.errors import (
+    BrokerRegistrationError,
+    ConfigurationError,
+    NoBrokersRegisteredError,
+    ZooKeeperError,
+)
+from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.offsets import resolve_offsets
+from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
+from spark_kafka_wire.client.zookeeper_registry import BrokerRegistry, bootstrap_from_zookeeper
+from spark_kafka_wire.protocol.records import encode_record_batch
+from spark_kafka_wire.source.options import parse_source_options
+from spark_kafka_wire.testing.embedded import free_port
+from tests.support.kafka07_broker import Kafka07Broker
+
+
+def _session(hosts: str) -> KazooClient:
+    zk = KazooClient(hosts=hosts, timeout=15)
+    zk.start(timeout=15)
+    return zk
+
+
+@pytest.fixture
+def zk_root(zookeeper: str) -> Iterator[tuple[str, str]]:
+    """(the ensemble's connect string, a fresh chroot created on it)."""
+    chroot = f"/kafka-{uuid.uuid4().hex[:10]}"
+    zk = _session(zookeeper)
+    zk.ensure_path(chroot)
+    zk.stop()
+    zk.close()
+    yield zookeeper, chroot
+
+
+@pytest.fixture
+def register(zk_root: tuple[str, str]) -> Iterator[Callable[..., KazooClient]]:
+    """Factory: register a broker as a ZooKeeper-era broker does, in a session of its own, and
+    return that session (ending it or deleting the node deregisters the broker)."""
+    connect, chroot = zk_root
+    sessions: list[KazooClient] = []
+
+    def make(broker_id: int, registration: dict[str, object] | bytes) -> KazooClient:
+        zk = _session(connect + chroot)
+        sessions.append(zk)
+        data = registration if isinstance(registration, bytes) else \
+            json.dumps(registration).encode()
+        zk.create(f"/brokers/ids/{broker_id}", data, ephemeral=True, makepath=True)
+        return zk
+
+    yield make
+    for zk in sessions:
+        zk.stop()
+        zk.close()
+
+
+def _v1(host: str, port: int) -> dict[str, object]:
+    """Kafka 0.8's registration."""
+    return {"jmx_port": -1, "timestamp": "1400000000000", "host": host, "version": 1,
+            "port": port}
+
+
+def _round_trip(config: ClientConfig, topic: str) -> list[bytes]:
+    client = KafkaClient(config)
+    try:
+        create_topics(client, [(topic, 2)])
+        p = Producer(client, ProduceSettings())
+        for part in (0, 1):
+            values = [f"{part}-{i}".encode() for i in range(3)]
+            p.send([PendingBatch(topic, part, encode_record_batch([None] * 3, values), 3)])
+        ends = resolve_offsets(client, {(topic, 0): -1, (topic, 1): -1})
+        out: list[bytes] = []
+        for part in (0, 1):
+            for chunk in fetch_range(client, topic, part, 0, ends[(topic, part)]):
+                out.extend(chunk.values.to_pylist())
+        return out
+    finally:
+        client.close()
+
+
+def test_a_client_bootstrapped_from_zookeeper_writes_and_reads(bootstrap, zk_root,
+                                                                 register) -> None:
+    """A KIP-103 registration (host null, a listener map) whose PLAINTEXT listener is Tansu;
+    a second broker's registration offers only SSL, so it is not a bootstrap server."""
+    connect, chroot = zk_root
+    host, port = parse_bootstrap(bootstrap)[0]
+    ssl1, ssl2 = free_port(), free_port()
+    register(1, {"version": 4, "host": None, "port": -1, "jmx_port": -1,
+                 "timestamp": "1500000000000", "rack": None,
+                 "listener_security_protocol_map": {"CLIENTS": "PLAINTEXT", "SECURE": "SSL"},
+                 "endpoints": [f"SECURE://{host}:{ssl1}", f"CLIENTS://{host}:{port}"]})
+    register(2, {"version": 2, "host": None, "port": -1, "endpoints": [f"SSL://{host}:{ssl2}"]})
+    servers = bootstrap_from_zookeeper(connect + chroot)
+    assert servers == ((host, port),)
+    config = ClientConfig(servers, request_timeout_ms=10_000)
+    topic = f"zk-{uuid.uuid4().hex[:10]}"
+    assert sorted(_round_trip(config, topic)) == sorted(
+        f"{p}-{i}".encode() for p in (0, 1) for i in range(3))
+    # the SSL listeners are what kafka.security.protocol=SSL would bootstrap from
+    assert bootstrap_from_zookeeper(connect + chroot, "SSL") == ((host, ssl1), (host, ssl2))
+
+
+def test_options_resolve_zookeeper_connect_on_the_driver(bootstrap, zk_root, register) -> None:
+    connect, chroot = zk_root
+    host, port = parse_bootstrap(bootstrap)[0]
+    register(0, _v1(host, port))
+    options = parse_source_options({"zookeeper.connect": connect + chroot, "subscribe": "t"})
+    assert options.client.bootstrap_servers == ((host, port),)
+
+
+def test_the_chroot_is_where_the_cluster_lives(bootstrap, zk_root, register) -> None:
+    connect, chroot = zk_root
+    host, port = parse_bootstrap(bootstrap)[0]
+    register(5, _v1(host, port))
+    with BrokerRegistry(connect + chroot) as registry:
+        brokers = registry.brokers()
+    assert list(brokers) == [5] and brokers[5].address("PLAINTEXT") == (host, port)
+    # Without the chroot the registration is not found (unless another test registered at
+    # the root, which none does): the message points at the chroot.
+    with pytest.raises(NoBrokersRegisteredError, match="lacks the cluster's chroot"):
+        bootstrap_from_zookeeper(connect + f"/elsewhere-{uuid.uuid4().hex[:6]}")
+
+
+def test_a_broker_gone_from_zookeeper_is_a_clear_error(bootstrap, zk_root, register) -> None:
+    connect, chroot = zk_root
+    host, port = parse_bootstrap(bootstrap)[0]
+    session = register(3, _v1(host, port))
+    assert bootstrap_from_zookeeper(connect + chroot) == ((host, port),)
+    session.delete("/brokers/ids/3")
+    with pytest.raises(NoBrokersRegisteredError,
+                       match=rf"no Kafka broker is registered in ZooKeeper at {connect}{chroot} "
+                       r"\(no children of /brokers/ids\): the brokers are down"):
+        bootstrap_from_zookeeper(connect + chroot)
+    with pytest.raises(NoBrokersRegisteredError, match="no Kafka broker is registered"):
+        parse_source_options({"zookeeper.connect": connect + chroot, "subscribe": "t"})
+
+
+def test_a_session_ending_deregisters_and_a_broken_node_is_named(zk_root, register) -> None:
+    connect, chroot = zk_root
+    register(1, _v1("h1", 9092))
+    gone = register(2, _v1("h2", 9092))
+    assert [a for a, _ in bootstrap_from_zookeeper(connect + chroot)] == ["h1", "h2"]
+    gone.stop()  # the broker's session ends: its ephemeral node goes at once
+    assert [a for a, _ in bootstrap_from_zookeeper(connect + chroot)] == ["h1"]
+    register(4, b'{"version":1,"host":"h4","port":"not a port"}')
+    with pytest.raises(BrokerRegistrationError,
+                       match=r"ZooKeeper node /brokers/ids/4 is not a Kafka registration \(port "
+                       r"'not a port' is not between 1 and 65535\); it holds b'\{\"version\":1"):
+        bootstrap_from_zookeeper(connect + chroot)
+
+
+def test_topics_and_leaders_in_the_08_layout(zk_root) -> None:
+    connect, chroot = zk_root
+    zk = _session(connect + chroot)
+    try:
+        zk.create("/brokers/topics/orders",
+                  json.dumps({"version": 1, "partitions": {"1": [2, 1], "0": [1, 2]}}).encode(),
+                  makepath=True)
+        zk.create("/brokers/topics/orders/partitions/0/state", json.dumps(
+            {"controller_epoch": 1, "leader": 2, "version": 1, "leader_epoch": 3,
+             "isr": [2]}).encode(), makepath=True)
+        zk.create("/brokers/topics/orders/partitions/1/state", json.dumps(
+            {"controller_epoch": 1, "leader": -1, "version": 1, "leader_epoch": 4,
+             "isr": []}).encode(), makepath=True)
+    finally:
+        zk.stop()
+        zk.close()
+    with BrokerRegistry(connect + chroot) as registry:
+        assert registry.topics() == ["orders"]
+        t = registry.topic("orders")
+        assert registry.topic("missing") is None
+    assert t is not None and not t.kafka07
+    assert {p: (a.replicas, a.preferred_leader, a.leader) for p, a in t.partitions.items()} == {
+        0: ((1, 2), 1, 2), 1: ((2, 1), 2, None)}
+
+
+def test_emulated_07_brokers_register_the_07_layout(zk_root) -> None:
+    """Two 0.7 brokers with two partitions each: their text registrations and per-broker
+    partition counts are read; discovery then says 0.7 is not available yet."""
+    connect, chroot = zk_root
+    brokers = [Kafka07Broker(broker_id=i).start() for i in (3, 7)]
+    try:
+        for b in brokers:
+            b.create_topic("events", 2)
+            b.register(connect, chroot)
+        brokers[1].create_topic("only-on-7", 1)
+        with BrokerRegistry(connect + chroot) as registry:
+            found = registry.brokers()
+            events = registry.topic("events")
+            solo = registry.topic("only-on-7")
+            assert registry.topics() == ["events", "only-on-7"]
+        assert {i: (r.kafka07, r.address("PLAINTEXT")) for i, r in found.items()} == {
+            b.broker_id: (True, (b.host, b.port)) for b in brokers}
+        assert events is not None and events.kafka07
+        assert events.broker_partitions == {3: 2, 7: 2}
+        assert events.partitions07() == [(3, 0), (3, 1), (7, 0), (7, 1)]
+        assert solo is not None and solo.partitions07() == [(7, 0)]
+        with pytest.raises(ConfigurationError, match=r"are Kafka 0.7 brokers \(/brokers/ids/3 "
+                           r"holds 0.7's creator:host:port text\); reading and writing Kafka "
+                           r"0.7 clusters is not available yet"):
+            parse_source_options({"zookeeper.connect": connect + chroot, "subscribe": "events"})
+        brokers[1].deregister()
+        with BrokerRegistry(connect + chroot) as registry:
+            assert list(registry.brokers()) == [3]
+            t = registry.topic("events")
+            assert t is not None and t.broker_partitions == {3: 2}
+    finally:
+        for b in brokers:
+            b.stop()
+
+
+def test_an_unreachable_zookeeper_names_the_connect_string() -> None:
+    connect = f"127.0.0.1:{free_port()}/kafka"
+    with pytest.raises(ZooKeeperError, match=rf"ZooKeeper at {connect} did not answer within "
+                       r"1 s; check zookeeper.connect"):
+        bootstrap_from_zookeeper(connect, timeout_s=1)
