@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
@@ -473,8 +475,9 @@ class BrokerConnection:
         return self._read_exact(sock, size, limit, what)
 
     def _read_exact(self, sock: socket.socket, n: int, limit: _Limit, what: str) -> memoryview:
-        buf = bytearray(n)
-        view = memoryview(buf)
+        # Uninitialised memory (every byte is received into it): a bytearray would first be
+        # zero-filled, an extra pass over every fetched byte (about 25 µs per 1.5 MB answer).
+        view = np.empty(n, np.uint8).data
         got = 0
         if self._rbuf:
             got = min(n, len(self._rbuf))

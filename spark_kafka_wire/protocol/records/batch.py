@@ -72,21 +72,22 @@ _HEADER_REST = struct.Struct(">hiqqqhii")  # attributes .. recordCount, covered 
 assert BATCH_HEADER.size == HEADER_SIZE
 
 
-def _build_scan_table() -> list[int | None]:
-    """Bytes to skip for a record whose first two bytes, little-endian, are the index.
+def _build_scan_table() -> list[list[int | None]]:
+    """Bytes to skip for a record whose first two bytes are ``[b0][b1]``.
 
     The record length is a zigzag varint; with 1 or 2 bytes (records under 8 KiB) the two
-    bytes at the record start determine varint size + length, so the scan loop needs one
-    list lookup per record. None marks varints of 3+ bytes (the slow path).
+    bytes at the record start determine varint size + length, so the scan loop needs two
+    list lookups per record (cheaper in Python than combining the bytes into one index).
+    None marks varints of 3+ bytes (the slow path).
     """
     v = np.arange(65536, dtype=np.int64)
-    b0, b1 = v & 0xFF, v >> 8
+    b0, b1 = v >> 8, v & 0xFF  # row-major: index b0 * 256 + b1
     u = np.where(b0 < 0x80, b0, (b0 & 0x7F) | (b1 << 7))
     skip = np.where(b0 < 0x80, 1, 2) + ((u >> 1) ^ -(u & 1))
-    table: list[int | None] = skip.tolist()
+    flat: list[int | None] = skip.tolist()
     for i in np.nonzero((b0 >= 0x80) & (b1 >= 0x80))[0].tolist():
-        table[i] = None
-    return table
+        flat[i] = None
+    return [flat[i:i + 256] for i in range(0, 65536, 256)]
 
 
 _SCAN_TABLE = _build_scan_table()
@@ -98,8 +99,25 @@ def _scan_records(buf: Any, p: int, count: int, out: list[int]) -> int:
     The one sequential step: a record's position is known only after the previous record's
     length. Nothing is validated here (a valid record is >= 7 bytes, so reading two bytes
     is safe); the vectorized pass re-reads every length and checks that the records tile
-    the batch exactly.
+    the batch exactly. A list comprehension (no method call per record) walks the records;
+    a length varint of 3+ bytes (a record of 8 KiB or more) sends the batch to the slower
+    loop that reads any varint.
     """
+    table = _SCAN_TABLE
+    start = p
+    try:
+        ends = [(p := p + table[buf[p]][buf[p + 1]]) for _ in repeat(None, count)]
+    except TypeError:  # None: a length varint of 3+ bytes
+        return _scan_any(buf, start, count, out)
+    if not ends:
+        return start
+    out.append(start)
+    out += ends
+    return out.pop()
+
+
+def _scan_any(buf: Any, p: int, count: int, out: list[int]) -> int:
+    """``_scan_records`` for length varints of any size."""
     append = out.append
     table = _SCAN_TABLE
     target = len(out) + count
@@ -107,7 +125,7 @@ def _scan_records(buf: Any, p: int, count: int, out: list[int]) -> int:
         try:
             for _ in repeat(None, target - len(out)):
                 append(p)
-                p += table[buf[p] | (buf[p + 1] << 8)]
+                p += table[buf[p]][buf[p + 1]]
         except TypeError:  # None: a length varint of 3+ bytes (record of 8 KiB or more)
             length, p = read_varint(buf, p, p + 5)
             p += length
@@ -354,8 +372,9 @@ def decode_batches(
     arr = np.frombuffer(src, dtype=np.uint8)
     counts = np.array(plan.counts, np.int64)
     try:
-        decoded = _decode_columns(arr, rbuf, np.array(positions, np.int64), counts, plan,
-                                  start_offset, end_offset, next_offset)
+        q = np.fromiter(positions, np.int64, len(positions))
+        decoded = _decode_columns(arr, rbuf, q, counts, plan, start_offset, end_offset,
+                                  next_offset)
     except Malformed as exc:
         batch = 0
         if exc.record >= 0:

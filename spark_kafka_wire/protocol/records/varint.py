@@ -40,17 +40,58 @@ def read_varint(buf: Any, p: int, end: int) -> tuple[int, int]:
     raise Malformed("varint longer than 5 bytes")
 
 
+def _two_byte_tables() -> tuple[np.ndarray, np.ndarray]:
+    """Value and size of the zigzag varint whose first two bytes, little-endian, are the
+    index: 1- and 2-byte varints (values of up to 14 bits, so a varint and a varlong read
+    the same); a size too large for any record marks 3+ bytes."""
+    v = np.arange(65536, dtype=np.int64)
+    b0, b1 = v & 0xFF, v >> 8
+    u = np.where(b0 < 0x80, b0, (b0 & 0x7F) | (b1 << 7))
+    size = np.where(b0 < 0x80, 1, np.where(b1 < 0x80, 2, 1 << 40))
+    return (u >> 1) ^ -(u & 1), size.astype(np.int64)
+
+
+_VALUE2, _SIZE2 = _two_byte_tables()
+
+
 def read_varints(
     arr: np.ndarray, pos: np.ndarray, lim: np.ndarray, max_bytes: int, what: str
 ) -> tuple[np.ndarray, np.ndarray]:
     """Zigzag varints at every position of ``pos`` at once -> (int64 values, next positions).
 
-    Each read must stay below ``lim`` (its record's end). The first byte is read for all
-    positions; continuation bytes only for the (usually few) positions that need them.
-    ``max_bytes`` is 5 for varint (result wraps to 32 bits like Java) or 10 for varlong.
+    Each read must stay below ``lim`` (its record's end). ``max_bytes`` is 5 for varint
+    (result wraps to 32 bits like Java) or 10 for varlong. Varints of one or two bytes (the
+    usual lengths, offset and timestamp deltas) are read by table from their first two
+    bytes; anything else (longer varints, reads past ``lim``, damaged data) goes through the
+    general reader, which also says what is wrong.
     """
     if not len(pos):
         return np.zeros(0, np.int64), pos
+    try:
+        b = arr[pos]
+        cont = b >= 0x80
+        if not cont.any():
+            u8 = b.astype(np.int64)
+            after = pos + 1
+            if not (after > lim).any():
+                return (u8 >> 1) ^ -(u8 & 1), after
+        else:
+            idx = arr[pos + 1].astype(np.intp)
+            idx <<= 8
+            idx |= b
+            after = pos + _SIZE2[idx]
+            if not (after > lim).any():
+                return _VALUE2[idx], after
+    except IndexError:  # a position at or past the end of arr: the general reader says so
+        pass
+    return _read_varints(arr, pos, lim, max_bytes, what)
+
+
+def _read_varints(
+    arr: np.ndarray, pos: np.ndarray, lim: np.ndarray, max_bytes: int, what: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """``read_varints`` for any varint: the first byte is read for all positions,
+    continuation bytes only for the positions that need them."""
     over = pos >= lim
     if over.any():
         raise Malformed(f"{what} lies past the end of its record", int(np.argmax(over)))
