@@ -316,15 +316,11 @@ class BrokerConnection:
             version = self.version(spec)
         cid = self._next_id
         self._next_id = (cid + 1) & 0x7FFFFFFF
-        frame = framing.encode_request(spec, version, cid, self.config.client_id, body)
+        frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
         assert self._sock is not None
         limit = self._limit(self.config.request_timeout_ms)
         try:
-            timeout = limit.ends - time.monotonic()
-            if timeout <= 0:
-                raise TimeoutError
-            self._sock.settimeout(timeout)
-            self._sock.sendall(frame)
+            self._send_frame(self._sock, frame, limit)
         except TimeoutError:
             self.close()
             raise RequestTimeoutError(self.name, f"sending {spec.name}", limit.ms,
@@ -342,6 +338,31 @@ class BrokerConnection:
             if not self._in_flight:
                 self._drain_unsolicited()
         return inflight
+
+    @staticmethod
+    def _send_frame(sock: socket.socket, parts: list[Any], limit: _Limit) -> None:
+        """Send a frame given in pieces (``framing.encode_request_parts``): one ``sendmsg``
+        call gathers them (no copy into one buffer first); TLS sends them one by one."""
+        timeout = limit.ends - time.monotonic()
+        if timeout <= 0:
+            raise TimeoutError
+        sock.settimeout(timeout)
+        if len(parts) == 1 or isinstance(sock, ssl.SSLSocket):
+            for part in parts:
+                sock.sendall(part)
+            return
+        views = [memoryview(part).cast("B") for part in parts]
+        while True:
+            sent = sock.sendmsg(views)
+            while views and sent >= len(views[0]):
+                sent -= len(views.pop(0))
+            if not views:
+                return
+            views[0] = views[0][sent:]
+            timeout = limit.ends - time.monotonic()
+            if timeout <= 0:
+                raise TimeoutError
+            sock.settimeout(timeout)
 
     @property
     def in_flight(self) -> int:

@@ -13,6 +13,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from .ordering import stable_order
+
 __all__ = ["murmur2", "murmur2_array", "partition_for_key", "partitions_for_keys"]
 
 _SEED = 0x9747B28C
@@ -120,12 +122,16 @@ def murmur2_array(keys: pa.BinaryArray | pa.LargeBinaryArray | pa.StringArray) -
     nwords = lengths >> 2
     max_words = int(nwords.max())
     if max_words:
-        order = np.argsort(-nwords, kind="stable")
-        s_starts = starts[order]
-        s_h = h[order]
+        same = int(nwords.min()) == max_words  # keys of one length: no ordering needed
+        order = None if same else stable_order(-nwords)
+        s_starts = starts if order is None else starts[order]
+        s_h = h if order is None else h[order]
         # active[j] = how many keys (a prefix in `order`) have more than j words.
-        s_nwords = nwords[order]
-        active = np.searchsorted(-s_nwords, -(np.arange(max_words) + 1), side="right")
+        if order is None:
+            active = np.full(max_words, n, np.int64)
+        else:
+            s_nwords = nwords[order]
+            active = np.searchsorted(-s_nwords, -(np.arange(max_words) + 1), side="right")
         for j in range(max_words):
             c = int(active[j])
             k = words_at[s_starts[:c] + 4 * j].astype(np.uint32)
@@ -135,7 +141,8 @@ def murmur2_array(keys: pa.BinaryArray | pa.LargeBinaryArray | pa.StringArray) -
             hj = s_h[:c]
             hj *= m
             hj ^= k
-        h[order] = s_h
+        if order is not None:
+            h[order] = s_h
 
     rem = lengths & 3
     tail = starts + (nwords << 2)

@@ -128,26 +128,28 @@ def varint_sizes(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     v = v.astype(np.int64, copy=False)
     z = ((v << 1) ^ (v >> 63)).view(np.uint64)
     size = np.ones(len(z), np.int64)
+    top = int(z.max()) if len(z) else 0
     for k in range(1, 10):
-        ge = z >= np.uint64(1 << (7 * k))
-        if not ge.any():
+        if top < 1 << (7 * k):
             break
-        size += ge
+        size += z >= np.uint64(1 << (7 * k))
     return z, size
 
 
 def put_varints(out: np.ndarray, pos: np.ndarray, z: np.ndarray, size: np.ndarray) -> None:
     """Write zigzag values ``z`` as varints of ``size`` bytes at ``pos`` in ``out``."""
     top = int(size.max()) if len(size) else 0
+    p, v = pos, z
     for k in range(top):
-        if k == 0:
-            p, zk, sk = pos, z, size
-        else:
-            sel = size > k
-            p, zk, sk = pos[sel], z[sel], size[sel]
-        byte = ((zk >> np.uint64(7 * k)) & np.uint64(0x7F)).astype(np.uint8)
-        byte |= np.where(sk > k + 1, np.uint8(0x80), np.uint8(0))
-        out[p + k] = byte
+        if k == top - 1:  # the last byte of every varint still being written
+            out[p] = v.astype(np.uint8)
+            return
+        more = v > 0x7F
+        byte = (v & 0x7F).astype(np.uint8)
+        byte |= more.view(np.uint8) << 7
+        out[p] = byte
+        idx = np.flatnonzero(more)
+        p, v = p[idx] + 1, v[idx] >> 7
 
 
 def varint_bytes(v: int) -> bytes:
