@@ -79,15 +79,20 @@ def spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> pa
     a cheaper path: one fancy-index of rows from a strided window over ``arr``.
     """
     n = len(starts)
-    valid = lens >= 0
-    nulls = n - int(np.count_nonzero(valid))
-    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-    ln = np.maximum(lens, 0)
-    total = int(ln.sum())
+    lo, hi = (int(lens.min()), int(lens.max())) if n else (0, 0)
+    if lo >= 0:  # no nulls (the usual case: two passes over the lengths, or three)
+        nulls, validity, ln = 0, None, lens
+        total = hi * n if lo == hi else int(lens.sum())
+    else:
+        valid = lens >= 0
+        nulls = n - int(np.count_nonzero(valid))
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        ln = np.maximum(lens, 0)
+        total = int(ln.sum())
     if total > MAX_COLUMN_BYTES:
         raise Malformed(f"{total} bytes of keys or values do not fit one Arrow binary column; "
                         "fetch fewer bytes per request")
-    if total == 0 or (not nulls and int(ln.min()) == int(ln.max())):
+    if total == 0 or (not nulls and lo == hi):
         width = int(ln[0]) if n else 0
         offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32) if width else \
             np.zeros(n + 1, np.int32)
