@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
@@ -337,7 +339,7 @@ class BrokerConnection:
             version = self.version(spec)
         cid = self._next_id
         self._next_id = (cid + 1) & 0x7FFFFFFF
-        frame = framing.encode_request(spec, version, cid, self.config.client_id, body)
+        frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
         self._send_bytes(frame, spec.name)
         inflight = InFlight(cid, spec, version, expect_response, self._generation)
         if expect_response:
@@ -348,16 +350,13 @@ class BrokerConnection:
                 self._drain_unsolicited()
         return inflight
 
-    def _send_bytes(self, frame: bytes | bytearray | memoryview, what: str) -> None:
-        """Write a whole frame within request.timeout.ms (and the operation's deadline)."""
+    def _send_bytes(self, parts: list[Any], what: str) -> None:
+        """Write a whole frame, given in pieces, within request.timeout.ms (and the
+        operation's deadline)."""
         assert self._sock is not None
         limit = self._limit(self.config.request_timeout_ms)
         try:
-            timeout = limit.ends - time.monotonic()
-            if timeout <= 0:
-                raise TimeoutError
-            self._sock.settimeout(timeout)
-            self._sock.sendall(frame)
+            self._send_frame(self._sock, parts, limit)
         except TimeoutError:
             self.close()
             raise RequestTimeoutError(self.name, f"sending {what}", limit.ms,
@@ -373,12 +372,37 @@ class BrokerConnection:
         request, which has no header this class could write. ``what`` names it in errors."""
         if self._sock is None:
             raise BrokerConnectionError(self.name, "connection is closed")
-        self._send_bytes(frame, what)
+        self._send_bytes([frame], what)
 
     def receive_frame(self, what: str) -> memoryview:
         """The next frame's bytes after its size prefix (a Kafka 0.7 answer), read within
         request.timeout.ms; ``what`` names the awaited answer in errors."""
         return self._read_frame(what)
+
+    @staticmethod
+    def _send_frame(sock: socket.socket, parts: list[Any], limit: _Limit) -> None:
+        """Send a frame given in pieces (``framing.encode_request_parts``): one ``sendmsg``
+        call gathers them (no copy into one buffer first); TLS sends them one by one."""
+        timeout = limit.ends - time.monotonic()
+        if timeout <= 0:
+            raise TimeoutError
+        sock.settimeout(timeout)
+        if len(parts) == 1 or isinstance(sock, ssl.SSLSocket):
+            for part in parts:
+                sock.sendall(part)
+            return
+        views = [memoryview(part).cast("B") for part in parts]
+        while True:
+            sent = sock.sendmsg(views)
+            while views and sent >= len(views[0]):
+                sent -= len(views.pop(0))
+            if not views:
+                return
+            views[0] = views[0][sent:]
+            timeout = limit.ends - time.monotonic()
+            if timeout <= 0:
+                raise TimeoutError
+            sock.settimeout(timeout)
 
     @property
     def in_flight(self) -> int:
@@ -512,8 +536,9 @@ class BrokerConnection:
         return self._read_exact(sock, size, limit, what)
 
     def _read_exact(self, sock: socket.socket, n: int, limit: _Limit, what: str) -> memoryview:
-        buf = bytearray(n)
-        view = memoryview(buf)
+        # Uninitialised memory (every byte is received into it): a bytearray would first be
+        # zero-filled, an extra pass over every fetched byte (about 25 µs per 1.5 MB answer).
+        view = np.empty(n, np.uint8).data
         got = 0
         if self._rbuf:
             got = min(n, len(self._rbuf))

@@ -34,7 +34,18 @@ def encode_request(
     spec: ApiSpec, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
 ) -> bytearray:
     """A complete size-prefixed request frame (record data is copied into it once)."""
-    w = Writer()
+    parts = encode_request_parts(spec, version, correlation_id, client_id, body, splice=False)
+    assert len(parts) == 1 and isinstance(parts[0], bytearray)
+    return parts[0]
+
+
+def encode_request_parts(
+    spec: ApiSpec, version: int, correlation_id: int, client_id: str | None,
+    body: dict[str, Any], splice: bool = True,
+) -> list[bytes | bytearray | memoryview]:
+    """A complete size-prefixed request frame in pieces that are, back to back, the frame:
+    large byte fields (record batches) are not copied into it (see ``Writer``)."""
+    w = Writer(splice=splice)
     w.int32(0)  # size placeholder
     w.int16(spec.key)
     w.int16(version)
@@ -43,8 +54,8 @@ def encode_request(
     if request_header_version(spec, version) >= 2:
         w.uvarint(0)  # no tagged fields
     spec.encode_request_into(w, version, body)
-    _SIZE.pack_into(w.buf, 0, len(w.buf) - 4)
-    return w.buf
+    _SIZE.pack_into(w.buf, 0, w.size() - 4)
+    return w.parts()
 
 
 def decode_request_header(frame: bytes | memoryview) -> tuple[int, int, int, str | None, int]:

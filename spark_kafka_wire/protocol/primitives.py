@@ -151,16 +151,54 @@ class Reader:
         return n
 
 
+# Byte fields at least this long are not copied by a splicing Writer (record batches).
+SPLICE_MIN = 64 << 10
+
+
 class Writer:
-    """Appends encoded primitives to one bytearray."""
+    """Appends encoded primitives to one bytearray.
 
-    __slots__ = ("buf",)
+    With ``splice=True`` byte fields of ``SPLICE_MIN`` bytes or more (a Produce request's
+    record batches) are kept by reference: the encoding is then ``parts()``, the bytearray
+    cut where they go, and a socket sends the pieces without the copy into one frame.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("buf", "spliced")
+
+    def __init__(self, splice: builtins.bool = False) -> None:
         self.buf = bytearray()
+        # (position in buf, the bytes that go there), in order
+        self.spliced: list[tuple[int, bytes | bytearray | memoryview]] | None = \
+            [] if splice else None
+
+    def size(self) -> int:
+        """Bytes written, spliced ones included."""
+        return len(self.buf) + sum(len(v) for _, v in self.spliced or ())
+
+    def parts(self) -> list[bytes | bytearray | memoryview]:
+        """The encoding in pieces that are, back to back, all bytes written."""
+        if not self.spliced:
+            return [self.buf]
+        out: list[bytes | bytearray | memoryview] = []
+        view = memoryview(self.buf)
+        at = 0
+        for pos, v in self.spliced:
+            if pos > at:
+                out.append(view[at:pos])
+            out.append(v)
+            at = pos
+        if at < len(self.buf):
+            out.append(view[at:])
+        return out
 
     def getvalue(self) -> bytes:
-        return bytes(self.buf)
+        return bytes(self.buf) if not self.spliced else b"".join(self.parts())
+
+    def _bytes(self, v: bytes | bytearray | memoryview) -> None:
+        if self.spliced is not None and len(v) >= SPLICE_MIN:
+            self.spliced.append((len(self.buf), v))
+        else:
+            self.buf += v
 
     def int8(self, v: int) -> None:
         self.buf += _I8.pack(v)
@@ -228,14 +266,14 @@ class Writer:
             self.int32(-1)
         else:
             self.int32(len(v))
-            self.buf += v
+            self._bytes(v)
 
     def compact_nullable_bytes(self, v: bytes | bytearray | memoryview | None) -> None:
         if v is None:
             self.uvarint(0)
         else:
             self.uvarint(len(v) + 1)
-            self.buf += v
+            self._bytes(v)
 
     def array_length(self, n: int | None, compact: builtins.bool) -> None:
         if compact:

@@ -78,6 +78,17 @@ def _repeated_string(value: str, n: int) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
+_TIMESTAMP = ARROW_SCHEMA.field("timestamp").type
+
+
+def _fixed(dtype: pa.DataType, values: np.ndarray) -> pa.Array:
+    """A null-free Arrow array over ``values`` (its numpy type's width), without a copy.
+    Unlike ``pa.array`` this never goes through pyarrow's pandas-aware conversion, which
+    imports pandas (about a second of a Spark worker's first task) for a timestamp type."""
+    return pa.Array.from_buffers(dtype, len(values),
+                                 [None, pa.py_buffer(np.ascontiguousarray(values))])
+
+
 def _headers_column(records: DecodedRecords) -> pa.Array:
     n = records.num_records
     if records.headers is None:
@@ -93,15 +104,14 @@ def to_record_batches(
     n = records.num_records
     if n == 0:
         return
-    ts = pa.array(records.timestamps.astype(np.int64) * 1000, type=pa.timestamp("us", tz="UTC"))
     columns = [
         records.keys,
         records.values,
         _repeated_string(topic, n),
-        pa.array(np.full(n, partition, dtype=np.int32)),
-        pa.array(records.offsets.astype(np.int64, copy=False)),
-        ts,
-        pa.array(records.timestamp_types.astype(np.int32, copy=False)),
+        _fixed(pa.int32(), np.full(n, partition, dtype=np.int32)),
+        _fixed(pa.int64(), records.offsets.astype(np.int64, copy=False)),
+        _fixed(_TIMESTAMP, records.timestamps.astype(np.int64) * 1000),
+        _fixed(pa.int32(), records.timestamp_types.astype(np.int32, copy=False)),
     ]
     if include_headers:
         columns.append(_headers_column(records))

@@ -83,8 +83,9 @@ class DropAfterAppend:
         if spec is PRODUCE:
             for t in body["topic_data"]:
                 for pd in t["partition_data"]:
-                    if pd["records"] not in self._seen:
-                        self._seen.add(pd["records"])
+                    records = bytes(pd["records"])  # a batch may be a view of its buffer
+                    if records not in self._seen:
+                        self._seen.add(records)
                         self.sent_records += struct.unpack_from(">i", pd["records"], 57)[0]
         return self._send(spec, body, version, expect_response)
 

@@ -22,14 +22,16 @@ import pyarrow.compute as pc
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.errors import ErrorCode, RecordTooLargeError, error_for_code
-from spark_kafka_wire.protocol.records import HEADER_SIZE, encode_message_set, encode_record_batch
+from spark_kafka_wire.protocol.ordering import stable_order
+from spark_kafka_wire.protocol.records import HEADER_SIZE, encode_message_set
+from spark_kafka_wire.protocol.records.batch import encode_record_batch_buffer
 
 
 @dataclass
 class PendingBatch:
     topic: str
     partition: int
-    data: bytes
+    data: bytes | memoryview  # one encoded batch (a view: see encode_chunk)
     records: int
     base_sequence: int = -1  # >= 0: an idempotent batch
     created: float = 0.0  # monotonic time of creation (delivery.timeout.ms runs from it)
@@ -93,8 +95,8 @@ def batch_limit(settings: ProduceSettings) -> int:
 class Rows:
     """Rows of one partition: Arrow keys/values, int64 timestamps (ms), headers, sizes."""
 
-    keys: pa.Array | None
-    values: pa.Array
+    keys: pa.Array | pa.ChunkedArray | None
+    values: pa.Array | pa.ChunkedArray
     timestamps: np.ndarray
     headers: np.ndarray | None  # object array: None or [(key, value)] per row
     sizes: np.ndarray
@@ -111,23 +113,33 @@ class Rows:
 
     @staticmethod
     def concat(parts: list[Rows]) -> Rows:
+        """The rows of ``parts`` in order. Keys and values become chunked arrays over the
+        parts' own chunks (no copy): the encoder joins records from the chunks directly."""
         if len(parts) == 1:
             return parts[0]
-        keys = None if parts[0].keys is None else pa.concat_arrays([p.keys for p in parts])
+        keys = None if parts[0].keys is None else _chunked([p.keys for p in parts])
         if any(p.headers is not None for p in parts):
             headers = np.concatenate([p.headers if p.headers is not None
                                       else np.full(len(p), None, object) for p in parts])
         else:
             headers = None
-        return Rows(keys, pa.concat_arrays([p.values for p in parts]),
+        return Rows(keys, _chunked([p.values for p in parts]),
                      np.concatenate([p.timestamps for p in parts]), headers,
                      np.concatenate([p.sizes for p in parts]))
 
 
+def _chunked(columns: list) -> pa.ChunkedArray:
+    """One chunked array over the chunks of ``columns`` (arrays or chunked arrays)."""
+    chunks = [c for col in columns
+              for c in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]) if len(c)]
+    return pa.chunked_array(chunks, columns[0].type)
+
+
 def encode_chunk(rows: Rows, magic: int, settings: ProduceSettings, producer_id: int = -1,
-                  producer_epoch: int = -1, base_sequence: int = -1) -> bytes:
+                  producer_epoch: int = -1, base_sequence: int = -1) -> bytes | memoryview:
     """One record batch (or legacy message set) of ``rows``; part of a transaction when the
-    settings name a transactional id."""
+    settings name a transactional id. A record batch is a byte view (see
+    ``encode_record_batch_buffer``): the producer sends it without copying it again."""
     keys = rows.keys  # None: every key is null
     if magic == 2:
         headers = None
@@ -135,7 +147,7 @@ def encode_chunk(rows: Rows, magic: int, settings: ProduceSettings, producer_id:
             headers = rows.headers.tolist()
             if not any(headers):
                 headers = None
-        return encode_record_batch(
+        return encode_record_batch_buffer(
             keys, rows.values, timestamps=rows.timestamps, compression=settings.compression,
             producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
             transactional=settings.transactional_id is not None, headers=headers,
@@ -177,7 +189,7 @@ def encode_partitioned(
 
 def _group_by_partition(keys, values, partitions, timestamps, headers, sizes):
     """(partition, Rows) per partition present, rows in their original order."""
-    order = np.argsort(partitions, kind="stable")
+    order = stable_order(partitions)
     sorted_parts = partitions[order]
     cuts = (np.flatnonzero(np.diff(sorted_parts)) + 1).tolist()
     idx = pa.array(order)

@@ -36,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafka_wire.protocol.murmur2 import key_spans, murmur2_array
+from spark_kafka_wire.protocol.ordering import stable_order
 
 PARTITIONERS = (
     "murmur2_random", "murmur2", "consistent_random", "consistent", "fnv1a_random", "fnv1a",
@@ -71,7 +72,7 @@ def _bytewise_hash(keys: pa.Array, kind: str) -> np.ndarray:
     init = 0xFFFFFFFF if kind == "crc32" else _FNV_OFFSET
     h = np.full(n, init, dtype=np.uint32)
     if n and int(lengths.max()) > 0:
-        order = np.argsort(-lengths, kind="stable")
+        order = stable_order(-lengths)
         s_starts, s_len, s_h = starts[order], lengths[order], h[order]
         # active[j]: how many keys (a prefix in `order`) have more than j bytes
         max_len = int(s_len[0])

@@ -37,8 +37,8 @@ from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 from .columns import (
     MAX_COLUMN_BYTES,
     DecodedRecords,
-    join_rows,
-    key_value_columns,
+    join_row_segments,
+    key_value_parts,
     spans_to_binary,
     timestamp_column,
 )
@@ -72,21 +72,22 @@ _HEADER_REST = struct.Struct(">hiqqqhii")  # attributes .. recordCount, covered 
 assert BATCH_HEADER.size == HEADER_SIZE
 
 
-def _build_scan_table() -> list[int | None]:
-    """Bytes to skip for a record whose first two bytes, little-endian, are the index.
+def _build_scan_table() -> list[list[int | None]]:
+    """Bytes to skip for a record whose first two bytes are ``[b0][b1]``.
 
     The record length is a zigzag varint; with 1 or 2 bytes (records under 8 KiB) the two
-    bytes at the record start determine varint size + length, so the scan loop needs one
-    list lookup per record. None marks varints of 3+ bytes (the slow path).
+    bytes at the record start determine varint size + length, so the scan loop needs two
+    list lookups per record (cheaper in Python than combining the bytes into one index).
+    None marks varints of 3+ bytes (the slow path).
     """
     v = np.arange(65536, dtype=np.int64)
-    b0, b1 = v & 0xFF, v >> 8
+    b0, b1 = v >> 8, v & 0xFF  # row-major: index b0 * 256 + b1
     u = np.where(b0 < 0x80, b0, (b0 & 0x7F) | (b1 << 7))
     skip = np.where(b0 < 0x80, 1, 2) + ((u >> 1) ^ -(u & 1))
-    table: list[int | None] = skip.tolist()
+    flat: list[int | None] = skip.tolist()
     for i in np.nonzero((b0 >= 0x80) & (b1 >= 0x80))[0].tolist():
-        table[i] = None
-    return table
+        flat[i] = None
+    return [flat[i:i + 256] for i in range(0, 65536, 256)]
 
 
 _SCAN_TABLE = _build_scan_table()
@@ -98,8 +99,25 @@ def _scan_records(buf: Any, p: int, count: int, out: list[int]) -> int:
     The one sequential step: a record's position is known only after the previous record's
     length. Nothing is validated here (a valid record is >= 7 bytes, so reading two bytes
     is safe); the vectorized pass re-reads every length and checks that the records tile
-    the batch exactly.
+    the batch exactly. A list comprehension (no method call per record) walks the records;
+    a length varint of 3+ bytes (a record of 8 KiB or more) sends the batch to the slower
+    loop that reads any varint.
     """
+    table = _SCAN_TABLE
+    start = p
+    try:
+        ends = [(p := p + table[buf[p]][buf[p + 1]]) for _ in repeat(None, count)]
+    except TypeError:  # None: a length varint of 3+ bytes
+        return _scan_any(buf, start, count, out)
+    if not ends:
+        return start
+    out.append(start)
+    out += ends
+    return out.pop()
+
+
+def _scan_any(buf: Any, p: int, count: int, out: list[int]) -> int:
+    """``_scan_records`` for length varints of any size."""
     append = out.append
     table = _SCAN_TABLE
     target = len(out) + count
@@ -107,7 +125,7 @@ def _scan_records(buf: Any, p: int, count: int, out: list[int]) -> int:
         try:
             for _ in repeat(None, target - len(out)):
                 append(p)
-                p += table[buf[p] | (buf[p + 1] << 8)]
+                p += table[buf[p]][buf[p + 1]]
         except TypeError:  # None: a length varint of 3+ bytes (record of 8 KiB or more)
             length, p = read_varint(buf, p, p + 5)
             p += length
@@ -354,8 +372,9 @@ def decode_batches(
     arr = np.frombuffer(src, dtype=np.uint8)
     counts = np.array(plan.counts, np.int64)
     try:
-        decoded = _decode_columns(arr, rbuf, np.array(positions, np.int64), counts, plan,
-                                  start_offset, end_offset, next_offset)
+        q = np.fromiter(positions, np.int64, len(positions))
+        decoded = _decode_columns(arr, rbuf, q, counts, plan, start_offset, end_offset,
+                                  next_offset)
     except Malformed as exc:
         batch = 0
         if exc.record >= 0:
@@ -490,7 +509,8 @@ _PRODUCER_FIELDS = struct.Struct(">qhi")  # producerId, producerEpoch, baseSeque
 _PRODUCER_FIELDS_POS = 43
 
 
-def restamp_batch(data: bytes, producer_id: int, producer_epoch: int, base_sequence: int) -> bytes:
+def restamp_batch(data: bytes | memoryview, producer_id: int, producer_epoch: int,
+                  base_sequence: int) -> bytes:
     """An encoded RecordBatch (magic 2) with another producer id, epoch and base sequence,
     its CRC recomputed. An idempotent producer whose epoch was bumped (KIP-360) re-sends the
     batches it has not seen acknowledged under the new epoch, numbered from sequence 0."""
@@ -501,6 +521,84 @@ def restamp_batch(data: bytes, producer_id: int, producer_epoch: int, base_seque
                                base_sequence)
     struct.pack_into(">I", out, _CRC_START - 4, crc32c(memoryview(out)[_CRC_START:]))
     return bytes(out)
+
+
+_OFFSET_DELTAS: list[tuple[np.ndarray, np.ndarray]] = []
+
+
+def _offset_deltas(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``varint_sizes(np.arange(n))``, the offset deltas of every batch, computed once for
+    the largest batch seen (read-only slices)."""
+    cached = _OFFSET_DELTAS[0] if _OFFSET_DELTAS else None
+    if cached is None or len(cached[0]) < n:
+        z, size = varint_sizes(np.arange(max(n, 1 << 14), dtype=np.int64))
+        z.flags.writeable = size.flags.writeable = False
+        cached = z, size
+        _OFFSET_DELTAS[:] = [cached]
+    return cached[0][:n], cached[1][:n]
+
+
+def _records(n: int, k_len: np.ndarray, k_data: list[np.ndarray], v_len: np.ndarray,
+             v_data: list[np.ndarray], bounds: list[int], ts_delta: np.ndarray,
+             hdr: tuple[np.ndarray, np.ndarray] | None) -> list[Any]:
+    """The records section of a batch, in pieces that are back to back the section, the
+    first piece preceded by ``HEADER_SIZE`` zero bytes (room for the batch header).
+
+    Per record: [length, attributes 0, timestampDelta, offsetDelta, keyLength] key
+    [valueLength] value [headers]. The varints are written for all records at once into
+    one "lead" buffer per record, then ``join_row_segments`` joins the pieces row by row.
+    Without headers every record ends with a zero header count, which is written as the
+    first byte of the next record's lead (zeroed memory; the last one as the lead of one
+    more, otherwise empty, row), and without key bytes the value length joins the lead:
+    fewer pieces to join per record.
+    """
+    ts_z, ts_sz = varint_sizes(ts_delta)
+    od_z, od_sz = _offset_deltas(n)
+    kl_z, kl_sz = varint_sizes(k_len)
+    vl_z, vl_sz = varint_sizes(v_len)
+    k_bytes = np.maximum(k_len, 0)
+    v_bytes = np.maximum(v_len, 0)
+    no_key_bytes = not k_bytes.any()
+    body = 1 + ts_sz + od_sz + kl_sz + k_bytes + vl_sz + v_bytes
+    body += 1 if hdr is None else hdr[0]
+    bl_z, bl_sz = varint_sizes(body)
+
+    # Without headers one more row, empty but for its lead: the last header count.
+    rows = n + 1 if hdr is None else n
+    lead = np.zeros(rows, np.int64)
+    lead[:n] = bl_sz + 1 + ts_sz + od_sz + kl_sz
+    if no_key_bytes:
+        lead[:n] += vl_sz
+    if hdr is None:
+        lead[1:] += 1  # the previous record's header count
+    lead[0] += HEADER_SIZE
+    start = np.zeros(rows, np.int64)
+    np.cumsum(lead[:-1], out=start[1:])
+    lead_data = np.zeros(int(start[-1] + lead[-1]), np.uint8)  # zero = attributes byte
+    p = start[:n] + 1 if hdr is None else start.copy()
+    p[0] = HEADER_SIZE
+    put_varints(lead_data, p, bl_z, bl_sz)
+    p += bl_sz + 1
+    if ts_z.any():  # all zero (one timestamp for the batch): the bytes are zero already
+        put_varints(lead_data, p, ts_z, ts_sz)
+    p += ts_sz
+    put_varints(lead_data, p, od_z, od_sz)
+    p += od_sz
+    put_varints(lead_data, p, kl_z, kl_sz)
+
+    def rows_of(lens: np.ndarray) -> np.ndarray:
+        return lens if rows == n else np.append(lens, 0)
+
+    pieces: list[tuple[np.ndarray, Any]] = [(lead, lead_data)]
+    if no_key_bytes:
+        put_varints(lead_data, p + kl_sz, vl_z, vl_sz)
+    else:
+        vl_piece = _varint_piece(vl_z, vl_sz)
+        pieces += [(rows_of(k_bytes), k_data), (rows_of(vl_piece[0]), vl_piece[1])]
+    pieces.append((rows_of(v_bytes), v_data))
+    if hdr is not None:
+        pieces.append(hdr)
+    return join_row_segments(pieces, [*bounds[:-1], rows])
 
 
 def encode_record_batch(
@@ -523,8 +621,32 @@ def encode_record_batch(
     Record ``i`` gets offsetDelta ``i``; the records section is compressed as one blob.
     ``compression`` is a Kafka codec id or name (see ``compression.CODEC_NAMES``).
     """
+    data = encode_record_batch_buffer(
+        keys, values, timestamps=timestamps, base_offset=base_offset, compression=compression,
+        producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
+        transactional=transactional, headers=headers)
+    return data if isinstance(data, bytes) else bytes(data)
+
+
+def encode_record_batch_buffer(
+    keys: Any,
+    values: Any,
+    *,
+    timestamps: Any = None,
+    base_offset: int = 0,
+    compression: int | str = 0,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    transactional: bool = False,
+    headers: Sequence[Sequence[tuple[str, bytes | None]] | None] | None = None,
+) -> bytes | memoryview:
+    """``encode_record_batch``, without copying the batch once more when it is encoded in
+    one piece: an uncompressed batch whose rows come from one Arrow chunk is returned as a
+    read-only byte view (format "B") of the buffer its records were joined into, its header
+    written in place (what the producer sends); any other batch as bytes."""
     compression = codec_id(compression)
-    n, k_len, k_data, v_len, v_data = key_value_columns(keys, values)
+    n, k_len, k_data, v_len, v_data, bounds = key_value_parts(keys, values)
 
     ts = timestamp_column(timestamps, n)
     base_ts = int(ts[0])
@@ -537,48 +659,38 @@ def encode_record_batch(
         blobs = [_encode_headers(headers[i]) for i in hdr_idx]
     else:
         hdr_idx, blobs = [], []
-    ts_z, ts_sz = varint_sizes(ts - base_ts)
-    od_z, od_sz = varint_sizes(np.arange(n, dtype=np.int64))
-    kl_z, kl_sz = varint_sizes(k_len)
-    vl_z, vl_sz = varint_sizes(v_len)
-    k_bytes = np.maximum(k_len, 0)
-    v_bytes = np.maximum(v_len, 0)
+    hdr: tuple[np.ndarray, np.ndarray] | None = None
     if hdr_idx:
         hdr_len = np.ones(n, np.int64)  # header count 0 = one zero byte
         hdr_len[hdr_idx] = [len(b) for b in blobs]
         hdr_rows = [b"\0"] * n
         for i, b in zip(hdr_idx, blobs, strict=True):
             hdr_rows[i] = b
-        hdr_data = np.frombuffer(b"".join(hdr_rows), np.uint8)
-    else:
-        hdr_len, hdr_data = np.ones(n, np.int64), np.zeros(n, np.uint8)
-    body = 1 + ts_sz + od_sz + kl_sz + k_bytes + vl_sz + v_bytes + hdr_len
-    bl_z, bl_sz = varint_sizes(body)
-
-    # Per record: [length, attributes 0, timestampDelta, offsetDelta, keyLength] key
-    # [valueLength] value [headers]: varints written for all records at once, then joined.
-    lead = bl_sz + 1 + ts_sz + od_sz + kl_sz
-    start = np.zeros(n, np.int64)
-    np.cumsum(lead[:-1], out=start[1:])
-    lead_data = np.zeros(int(start[-1] + lead[-1]), np.uint8)  # zero = attributes byte
-    put_varints(lead_data, start, bl_z, bl_sz)
-    p = start + bl_sz + 1
-    put_varints(lead_data, p, ts_z, ts_sz)
-    p += ts_sz
-    put_varints(lead_data, p, od_z, od_sz)
-    p += od_sz
-    put_varints(lead_data, p, kl_z, kl_sz)
-    records: bytes | memoryview = join_rows([
-        (lead, lead_data), (k_bytes, k_data), _varint_piece(vl_z, vl_sz), (v_bytes, v_data),
-        (hdr_len, hdr_data)])
-
-    if compression != CODEC_NONE:
-        records = _compress(compression, records, magic=2)
+        hdr = hdr_len, np.frombuffer(b"".join(hdr_rows), np.uint8)
+    parts = _records(n, k_len, k_data, v_len, v_data, bounds, ts - base_ts, hdr)
     attrs = (compression & ATTR_CODEC_MASK) | (ATTR_TRANSACTIONAL if transactional else 0)
     rest = _HEADER_REST.pack(attrs, n - 1, base_ts, max_ts, producer_id, producer_epoch,
                              base_sequence, n)
-    crc = crc32c(records, crc32c(rest))
     # partitionLeaderEpoch -1 (unknown), as the Java producer writes it.
-    prefix = _HEADER_PREFIX.pack(base_offset, HEADER_SIZE - LOG_OVERHEAD + len(records), -1, 2,
-                                 crc)
-    return b"".join((prefix, rest, records))
+    if compression == CODEC_NONE and len(parts) == 1:
+        # One piece: header and records are one buffer. Write the header into its room.
+        out = np.frombuffer(parts[0], np.uint8)
+        if not out.flags.writeable:
+            out = out.copy()
+        out[_CRC_START:HEADER_SIZE] = np.frombuffer(rest, np.uint8)
+        crc = crc32c(out.data[_CRC_START:])
+        out[:_CRC_START] = np.frombuffer(
+            _HEADER_PREFIX.pack(base_offset, len(out) - LOG_OVERHEAD, -1, 2, crc), np.uint8)
+        out.flags.writeable = False  # a finished batch
+        return out.data
+    parts[0] = parts[0][HEADER_SIZE:]
+    if compression != CODEC_NONE:
+        parts = [_compress(compression, parts[0] if len(parts) == 1 else b"".join(parts),
+                           magic=2)]
+    crc = crc32c(rest)
+    size = 0
+    for part in parts:
+        crc = crc32c(part, crc)
+        size += len(part)
+    prefix = _HEADER_PREFIX.pack(base_offset, HEADER_SIZE - LOG_OVERHEAD + size, -1, 2, crc)
+    return b"".join((prefix, rest, *parts))

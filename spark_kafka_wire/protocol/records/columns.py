@@ -79,15 +79,20 @@ def spans_to_binary(arr: np.ndarray, starts: np.ndarray, lens: np.ndarray) -> pa
     a cheaper path: one fancy-index of rows from a strided window over ``arr``.
     """
     n = len(starts)
-    valid = lens >= 0
-    nulls = n - int(np.count_nonzero(valid))
-    validity = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
-    ln = np.maximum(lens, 0)
-    total = int(ln.sum())
+    lo, hi = (int(lens.min()), int(lens.max())) if n else (0, 0)
+    if lo >= 0:  # no nulls (the usual case: two passes over the lengths, or three)
+        nulls, validity, ln = 0, None, lens
+        total = hi * n if lo == hi else int(lens.sum())
+    else:
+        valid = lens >= 0
+        nulls = n - int(np.count_nonzero(valid))
+        validity = pa.py_buffer(np.packbits(valid, bitorder="little"))
+        ln = np.maximum(lens, 0)
+        total = int(ln.sum())
     if total > MAX_COLUMN_BYTES:
         raise Malformed(f"{total} bytes of keys or values do not fit one Arrow binary column; "
                         "fetch fewer bytes per request")
-    if total == 0 or (not nulls and int(ln.min()) == int(ln.max())):
+    if total == 0 or (not nulls and lo == hi):
         width = int(ln[0]) if n else 0
         offsets = np.arange(0, (n + 1) * width, width, dtype=np.int32) if width else \
             np.zeros(n + 1, np.int32)
@@ -155,19 +160,44 @@ def join_rows(pieces: Sequence[tuple[np.ndarray, np.ndarray]]) -> memoryview:
     costs several times more (it was the encoder's main cost).
     """
     n = len(pieces[0][0])
-    arrays = []
-    total = 0
-    for lens, data in pieces:
-        offsets = np.zeros(n + 1, np.int64)
+    joined = join_row_segments(pieces, [0, n])
+    return memoryview(joined[0]) if joined else memoryview(b"")
+
+
+def join_row_segments(pieces: Sequence[tuple[np.ndarray, Any]],
+                      bounds: Sequence[int]) -> list[memoryview]:
+    """``join_rows`` for rows cut into segments at ``bounds`` (row numbers, first 0, last n):
+    one buffer per segment with any bytes, in order; back to back they are ``join_rows``.
+
+    A piece's bytes are either back to back for all rows, or a list with those of each
+    segment (key and value columns that arrived in several Arrow chunks are joined from the
+    chunks, never concatenated first: that would be one more copy of every record).
+    """
+    out: list[memoryview] = []
+    cuts: list[np.ndarray] = []
+    for lens, _ in pieces:
+        offsets = np.zeros(len(lens) + 1, np.int64)
         np.cumsum(lens, out=offsets[1:])
-        total += int(offsets[-1])
-        arrays.append(pa.Array.from_buffers(
-            pa.large_binary(), n,
-            [None, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(data))]))
-    if total == 0:
-        return memoryview(b"")
-    joined = pc.binary_join_element_wise(*arrays, _no_separator())
-    return memoryview(joined.buffers()[2])[:total]
+        cuts.append(offsets)
+    for s, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
+        arrays = []
+        total = 0
+        for (_, data), offsets in zip(pieces, cuts, strict=True):
+            offs = offsets[lo:hi + 1]
+            base, size = int(offs[0]), int(offs[-1] - offs[0])
+            if base:
+                offs = offs - base
+            # This segment's own bytes, or its part of the bytes of all rows.
+            part = data[s] if isinstance(data, list) else data[base:base + size]
+            total += size
+            arrays.append(pa.Array.from_buffers(
+                pa.large_binary(), hi - lo,
+                [None, pa.py_buffer(np.ascontiguousarray(offs)),
+                 pa.py_buffer(np.ascontiguousarray(part))]))
+        if total:
+            joined = pc.binary_join_element_wise(*arrays, _no_separator())
+            out.append(memoryview(joined.buffers()[2])[:total])
+    return out
 
 
 def _binary_column(col: Any, what: str) -> tuple[int, np.ndarray, np.ndarray]:
@@ -227,3 +257,54 @@ def key_value_columns(keys: Any, values: Any) -> tuple[int, np.ndarray, np.ndarr
     if nk != n:
         raise ValueError(f"{nk} keys for {n} values")
     return n, k_len, k_data, v_len, v_data
+
+
+def _segments(col: Any) -> list[Any]:
+    if isinstance(col, pa.ChunkedArray):
+        return [c for c in col.chunks if len(c)] or [col.combine_chunks()]
+    return [col]
+
+
+def key_value_parts(keys: Any, values: Any) -> tuple[int, np.ndarray, list[np.ndarray],
+                                                      np.ndarray, list[np.ndarray], list[int]]:
+    """``key_value_columns`` without concatenating Arrow chunks: (n, key lengths, key bytes
+    per segment, value lengths, value bytes per segment, segment bounds as row numbers).
+    A segment is a run of rows within one chunk of the keys and one of the values."""
+    if not isinstance(values, pa.ChunkedArray) and not isinstance(keys, pa.ChunkedArray):
+        n, k_len, k_data, v_len, v_data = key_value_columns(keys, values)
+        return n, k_len, [k_data], v_len, [v_data], [0, n]
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+        values = pa.array(list(values), type=pa.binary())
+    if keys is not None and not isinstance(keys, (pa.Array, pa.ChunkedArray)):
+        keys = pa.array(list(keys), type=pa.binary())
+    if keys is not None and len(keys) != len(values):
+        raise ValueError(f"{len(keys)} keys for {len(values)} values")
+    v_chunks = _segments(values)
+    cuts = {0}
+    for chunks in (v_chunks, _segments(keys) if keys is not None else []):
+        at = 0
+        for c in chunks:
+            at += len(c)
+            cuts.add(at)
+    bounds = sorted(cuts)
+    n = bounds[-1]
+    if n == 0:
+        raise ValueError("a record batch needs at least one record")
+    k_lens, k_datas, v_lens, v_datas = [], [], [], []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        _, k_len, k_data, v_len, v_data = key_value_columns(
+            None if keys is None else _one_chunk(keys.slice(lo, hi - lo)),
+            _one_chunk(values.slice(lo, hi - lo)))
+        k_lens.append(k_len)
+        k_datas.append(k_data)
+        v_lens.append(v_len)
+        v_datas.append(v_data)
+    return n, np.concatenate(k_lens), k_datas, np.concatenate(v_lens), v_datas, bounds
+
+
+def _one_chunk(col: Any) -> Any:
+    """The one non-empty chunk a slice within one chunk of a ChunkedArray holds."""
+    if isinstance(col, pa.ChunkedArray):
+        chunks = [c for c in col.chunks if len(c)]
+        return chunks[0] if len(chunks) == 1 else col.combine_chunks()
+    return col

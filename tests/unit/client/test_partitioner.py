@@ -131,3 +131,14 @@ def test_unknown_partitioner_and_bad_partition_count() -> None:
         assign_partitions(None, 1, 1, partitioner="sticky")
     with pytest.raises(ValueError, match="at least one partition"):
         assign_partitions(None, 1, 0)
+
+
+@pytest.mark.parametrize("lo,hi", [(0, 4), (-100, 100), (-30000, 30000), (0, 1 << 20)])
+def test_stable_order_is_argsort(lo: int, hi: int) -> None:
+    from spark_kafka_wire.protocol.ordering import stable_order
+
+    rng = np.random.default_rng(lo + hi)
+    for dtype in (np.int32, np.int64):
+        values = rng.integers(lo, hi, 5000).astype(dtype)
+        assert (stable_order(values) == np.argsort(values, kind="stable")).all()
+    assert len(stable_order(np.zeros(0, np.int64))) == 0

@@ -130,3 +130,34 @@ def test_timestamps_from_a_timestamp_or_double_column() -> None:
     assert _timestamps_ms(ts, 42).tolist() == [1_704_067_200_000, 42, 0]
     seconds = pa.array([1.5, None, float("nan"), 1_700_000_000.0009], pa.float64())
     assert _timestamps_ms(seconds, 42).tolist() == [1500, 42, 42, 1_700_000_000_000]
+
+
+def test_a_frame_in_pieces_is_sent_whole_through_partial_sends() -> None:
+    """Produce frames go out as pieces gathered by sendmsg (record batches are not copied
+    into one buffer); a small socket buffer makes the kernel take them a part at a time."""
+    import socket
+    import threading
+    import time
+
+    from spark_kafka_wire.client.connection import BrokerConnection, _Limit
+
+    a, b = socket.socketpair()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    parts = [bytearray(b"head"), bytes(range(256)) * 4000, memoryview(b"x" * 100_000),
+             np.arange(50_000, dtype=np.uint8).data, b"tail"]
+    expected = b"".join(parts)
+    got = bytearray()
+
+    def read() -> None:
+        while len(got) < len(expected):
+            got.extend(b.recv(65536))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        BrokerConnection._send_frame(a, parts, _Limit(time.monotonic() + 10, 10_000, None))
+        reader.join(10)
+    finally:
+        a.close()
+        b.close()
+    assert bytes(got) == expected

@@ -59,7 +59,12 @@ from spark_kafka_wire.protocol.records import (
     encode_message_set,
     encode_record_batch,
 )
-from spark_kafka_wire.protocol.records.varint import Malformed, read_varint, read_varints
+from spark_kafka_wire.protocol.records.varint import (
+    Malformed,
+    _read_varints,
+    read_varint,
+    read_varints,
+)
 
 FUZZ = settings(max_examples=100, deadline=5000,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -402,6 +407,38 @@ def test_varints(data: bytes) -> None:
         except Malformed:
             continue
         assert (after <= len(data)).all() and len(values) == len(pos)
+
+
+@FUZZ
+@given(st.binary(min_size=1, max_size=40), st.data())
+@example(b"\x80", None)
+@example(b"\xff\x7f", None)
+@example(b"\x80\x80\x01", None)
+def test_read_varints_table_path(data: bytes, draw: Any) -> None:
+    """The two-byte table path reads what the general reader reads, and fails alike."""
+    n = len(data)
+    if draw is None:
+        pos, lim = np.array([0], np.int64), np.array([n], np.int64)
+    else:
+        pos = np.array(sorted(draw.draw(st.lists(st.integers(0, n), min_size=1, max_size=8))),
+                       np.int64)
+        lim = np.minimum(pos + draw.draw(st.integers(0, 6)), n)
+    arr = np.frombuffer(data, np.uint8)
+    for width in (5, 10):
+        try:
+            expected: Any = _read_varints(arr, pos, lim, width, "fuzz")
+        except Malformed as exc:
+            expected = (exc.reason, exc.record)
+        try:
+            got: Any = read_varints(arr, pos, lim, width, "fuzz")
+        except Malformed as exc:
+            got = (exc.reason, exc.record)
+        if isinstance(expected[0], str):
+            assert got == expected
+        else:
+            assert got[0].dtype == np.int64 and got[1].dtype == np.int64
+            assert got[0].tolist() == expected[0].tolist()
+            assert got[1].tolist() == expected[1].tolist()
 
 
 @FUZZ

@@ -110,3 +110,24 @@ def test_pinned_release_versions() -> None:
     assert versions_for_release("2.8.1") == versions_for_release("0.11.0")
     with pytest.raises(ValueError, match="unknown broker release"):
         versions_for_release("banana")
+
+
+def test_large_record_batches_are_spliced_into_the_frame_not_copied() -> None:
+    """``encode_request_parts`` keeps byte fields of SPLICE_MIN bytes or more by reference;
+    back to back its pieces are the frame ``encode_request`` builds."""
+    from spark_kafka_wire.protocol.primitives import SPLICE_MIN
+
+    big, small = bytes(range(256)) * (SPLICE_MIN // 256 + 1), b"tiny"
+    body = {"transactional_id": None, "acks": -1, "timeout_ms": 1000, "topic_data": [
+        {"name": "t", "partition_data": [{"index": 0, "records": big},
+                                         {"index": 1, "records": small},
+                                         {"index": 2, "records": memoryview(big)}]}]}
+    frame = framing.encode_request(PRODUCE, 8, 5, "cli", body)
+    parts = framing.encode_request_parts(PRODUCE, 8, 5, "cli", body)
+    assert b"".join(parts) == frame
+    assert sum(1 for p in parts if p is big or (isinstance(p, memoryview) and p.obj is big)) == 2
+    assert struct.unpack_from(">i", frame)[0] == len(frame) - 4
+    w = Writer(splice=True)
+    w.nullable_bytes(big)
+    w.int8(1)
+    assert w.size() == 4 + len(big) + 1 and w.getvalue() == b"".join(w.parts())

@@ -139,3 +139,20 @@ def test_vectorized_equals_scalar(keys: list[bytes | None]) -> None:
         else:
             assert hashes[i] == murmur2(key)
             assert parts[i] == partition_for_key(key, 13)
+
+
+@pytest.mark.parametrize("width", [4, 8, 12, 16])
+def test_keys_starting_on_word_boundaries(width: int) -> None:
+    """Keys that all start at a multiple of 4 bytes (fixed-size ids) take the aligned gather;
+    any length of the last key, slices and null keys included, hashes as one by one."""
+    rng = random.Random(width)
+    keys: list[bytes | None] = [bytes(rng.randrange(256) for _ in range(width))
+                                for _ in range(300)]
+    keys[7] = None
+    keys[-1] = keys[-1][: width - 1] if keys[-1] else b""  # a shorter last key: still aligned
+    arr = pa.array(keys, pa.binary())
+    for col in (arr, arr.slice(4, 200), arr.slice(1, 50)):
+        expected = [murmur2(k) for k in col.to_pylist() if k is not None]
+        got = murmur2_array(col)
+        valid = ~col.is_null().to_numpy(zero_copy_only=False)
+        assert got[valid].tolist() == expected

@@ -273,6 +273,39 @@ def test_encode_accepts_arrow_columns() -> None:
     assert decode_record_batches(raw, start_offset=0).values.to_pylist() == [b"p", b"q", None]
 
 
+@pytest.mark.parametrize("codec", ["none", "lz4", "gzip"])
+@pytest.mark.parametrize("keyed", [True, False])
+@pytest.mark.parametrize("with_headers", [True, False])
+def test_chunked_columns_encode_like_contiguous_ones(codec: str, keyed: bool,
+                                                     with_headers: bool) -> None:
+    """Keys and values in several Arrow chunks (the producer's buffered rows) are joined from
+    the chunks; the batch is the same bytes as from the concatenated columns, whatever the
+    chunk boundaries of keys and values."""
+    rng = random.Random(7)
+    n = 300
+    keys = [None if rng.random() < 0.2 else b"k%d" % rng.randrange(1000) for _ in range(n)]
+    values = [None if rng.random() < 0.1 else bytes([i % 251]) * rng.randrange(0, 200)
+              for i in range(n)]
+    headers = [None if i % 3 else [("h", b"%d" % i)] for i in range(n)] if with_headers \
+        else None
+    ts = 1_700_000_000_000 + np.arange(n) * 7
+
+    def chunked(col: list, cuts: list[int]) -> pa.ChunkedArray:
+        arr = pa.array(col, pa.binary())
+        bounds = [0, *cuts, n]
+        return pa.chunked_array([arr.slice(a, b - a) for a, b in zip(bounds[:-1], bounds[1:],
+                                                                     strict=True)])
+
+    expected = encode_record_batch(pa.array(keys, pa.binary()) if keyed else None,
+                                   pa.array(values, pa.binary()), timestamps=ts,
+                                   compression=codec, headers=headers)
+    for k_cuts, v_cuts in [([], [100]), ([50, 250], [100]), ([0, 100, 100, 299], [1, 2])]:
+        got = encode_record_batch(chunked(keys, k_cuts) if keyed else None,
+                                  chunked(values, v_cuts), timestamps=ts, compression=codec,
+                                  headers=headers)
+        assert got == expected
+
+
 def test_encode_null_slots_carrying_bytes() -> None:
     data = b"keepDROPalso"
     offsets = np.array([0, 4, 8, 12], np.int32)
