@@ -33,6 +33,19 @@ START_TIMEOUT_S = 20.0
 SETTLE_S = 0.5  # after the proxy cut every connection: Tansu finishes its S3 writes
 
 
+class PortTakenError(RuntimeError):
+    """Tansu could not listen: its port was bound by another process after it was chosen."""
+
+
+def _port_taken(log_path: str) -> bool:
+    try:
+        with open(log_path, "rb") as f:
+            f.seek(max(0, os.path.getsize(log_path) - 20_000))
+            return b"AddrInUse" in f.read()
+    except OSError:
+        return False
+
+
 class DurableTansu:
     """Tansu with ``--storage-engine s3://BUCKET/`` on 127.0.0.1:``port`` (kept across
     restarts), advertising 127.0.0.1:``advertised_port``."""
@@ -76,6 +89,9 @@ class DurableTansu:
         deadline = time.monotonic() + timeout
         while not answers_metadata(self.port, timeout=1.0):
             if self.process is None or self.process.poll() is not None:
+                if _port_taken(self.log_path):
+                    raise PortTakenError(f"Tansu's port {self.port} was taken by another "
+                                         f"process after it was chosen; see {self.log_path}")
                 raise RuntimeError(f"Tansu exited at start; see {self.log_path}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Tansu did not answer Metadata on 127.0.0.1:{self.port} "
@@ -118,14 +134,22 @@ class DurableBroker:
     def __init__(self, s3: S3Server) -> None:
         self.s3 = s3
         self.bucket = s3.create_bucket()
-        tansu_port = free_port()
-        self.proxy = FaultProxy(target_port=tansu_port).start()
-        try:
-            self.tansu = DurableTansu(s3, self.bucket, advertised_port=self.proxy.port,
-                                      port=tansu_port).start()
-        except BaseException:
-            self.proxy.stop()
-            raise
+        for attempt in range(3):
+            # a free port is only free when chosen: on a busy machine another process may
+            # bind it before Tansu does, and then a new pair of ports is chosen
+            tansu_port = free_port()
+            self.proxy = FaultProxy(target_port=tansu_port).start()
+            try:
+                self.tansu = DurableTansu(s3, self.bucket, advertised_port=self.proxy.port,
+                                          port=tansu_port).start()
+                break
+            except PortTakenError:
+                self.proxy.stop()
+                if attempt == 2:
+                    raise
+            except BaseException:
+                self.proxy.stop()
+                raise
 
     @property
     def bootstrap(self) -> str:
