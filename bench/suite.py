@@ -181,13 +181,13 @@ def client_confluent(kafka: dict[str, str], topic: str, ends: dict[int, int]) ->
 
 
 def client_kafka_python(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
-    import kafka
+    import kafka as kafka_python
 
-    consumer = kafka.KafkaConsumer(
+    consumer = kafka_python.KafkaConsumer(
         bootstrap_servers=kafka["kafka.bootstrap.servers"], enable_auto_commit=False, auto_offset_reset="earliest",
         max_partition_fetch_bytes=1 << 20, fetch_max_bytes=50 << 20, fetch_max_wait_ms=100,
         check_crcs=False, max_poll_records=ARROW_BATCH_ROWS)
-    tps = [kafka.TopicPartition(topic, p) for p in ends]
+    tps = [kafka_python.TopicPartition(topic, p) for p in ends]
     consumer.assign(tps)
     consumer.seek_to_beginning(*tps)
     total, rows = sum(ends.values()), 0
