@@ -64,7 +64,7 @@ from spark_kafka_wire.client.tls import (
     store_type,
     version_name,
 )
-from spark_kafka_wire.client.zookeeper_registry import bootstrap_from_zookeeper
+from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.config_files import options_from_properties
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
@@ -812,19 +812,42 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             + ". See the README for the kafka.* settings kafkawire understands"
         )
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
-    if is_kafka07(fallback):
-        raise ConfigurationError(
-            f"kafka.broker.version.fallback={fallback}: reading and writing Kafka 0.7 "
-            "clusters is not available yet")
-    try:
-        versions_for_release(fallback)
-    except ValueError as exc:
-        raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
+    named = given(opts, "kafka.broker.version.fallback") is not None
+    kafka07 = is_kafka07(fallback)
+    if kafka07:
+        if not zookeeper:
+            raise ConfigurationError(
+                f"kafka.broker.version.fallback={fallback}: Kafka 0.7 brokers have no "
+                "Metadata request, so kafkawire finds a 0.7 topic's brokers and partitions in "
+                "ZooKeeper: give zookeeper.connect (host:port[,host:port][/chroot])")
+        if sasl_on:
+            raise ConfigurationError(
+                f"kafka.security.protocol={protocol}: Kafka 0.7 brokers have no SASL")
+    else:
+        try:
+            versions_for_release(fallback)
+        except ValueError as exc:
+            raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
     tls = tls_config(opts) if tls_on else None
     sasl = sasl_config(opts) if sasl_on else None
     # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
-    bootstrap = tuple(parse_bootstrap(servers)) if servers else \
-        bootstrap_from_zookeeper(zookeeper, protocol)
+    if servers and not kafka07:
+        bootstrap = tuple(parse_bootstrap(servers))
+    else:
+        bootstrap, registered07 = find_cluster(zookeeper, protocol)
+        if registered07 and not kafka07:
+            if named:
+                raise ConfigurationError(
+                    f"kafka.broker.version.fallback={fallback}, but the brokers registered in "
+                    f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
+                    "registrations): set it to 0.7.2 (or leave it unset) to speak their "
+                    "protocol")
+            fallback, kafka07 = "0.7.2", True  # the registrations say which protocol
+        elif kafka07 and not registered07:
+            raise ConfigurationError(
+                f"kafka.broker.version.fallback={fallback}, but the brokers registered in "
+                f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
+                "leave the option unset or name their release")
     return ClientConfig(
         bootstrap_servers=bootstrap,
         client_id=wire_text(opts, "kafka.client.id") or "",
@@ -838,6 +861,7 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         security_protocol=protocol,
         tls=tls,
         sasl=sasl,
+        zookeeper_connect=(zookeeper or None) if kafka07 else None,
     )
 
 

@@ -8,6 +8,7 @@ from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.protocol.errors import shown
+from spark_kafka_wire.protocol.versions import is_kafka07
 
 DEFAULT_PORT = 9092
 
@@ -89,6 +90,14 @@ class ClientConfig:
     security_protocol: str = "PLAINTEXT"
     tls: TlsConfig | None = None
     sasl: SaslConfig | None = None
+    # Kafka 0.7 only (broker_version_fallback 0.7.x): the ZooKeeper the driver reads the
+    # brokers and topic layouts from (client/kafka07/cluster.py); tasks never use it.
+    zookeeper_connect: str | None = None
+
+    @property
+    def kafka07(self) -> bool:
+        """Whether the brokers are Kafka 0.7 brokers (their own protocol, byte offsets)."""
+        return is_kafka07(self.broker_version_fallback)
 
     @classmethod
     def from_servers(cls, servers: str, **kwargs: object) -> ClientConfig:

@@ -25,9 +25,13 @@ import threading
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+from spark_kafka_wire.client.kafka07.connection import Kafka07Connections
 
 _lock = threading.Lock()
 _clients: dict[tuple[int, ClientConfig], KafkaClient] = {}
+_clusters07: dict[tuple[int, ClientConfig], Kafka07Cluster] = {}
+_connections07: dict[tuple[int, ClientConfig], Kafka07Connections] = {}
 
 
 def shared_client(config: ClientConfig) -> KafkaClient:
@@ -38,6 +42,29 @@ def shared_client(config: ClientConfig) -> KafkaClient:
             client = KafkaClient(config)
             _clients[key] = client
         return client
+
+
+def shared_kafka07(config: ClientConfig) -> Kafka07Cluster:
+    """The driver's view of a Kafka 0.7 cluster (its ZooKeeper session and connections), one
+    per configuration per process, like ``shared_client``."""
+    key = (os.getpid(), config)
+    with _lock:
+        cluster = _clusters07.get(key)
+        if cluster is None:
+            cluster = _clusters07[key] = Kafka07Cluster(config)
+        return cluster
+
+
+def task_connections07(config: ClientConfig) -> Kafka07Connections:
+    """Connections to Kafka 0.7 brokers for code that runs in a Spark task (no ZooKeeper: the
+    planner gave each range its broker), reused across tasks like ``task_client``."""
+    freeze_worker_heap()
+    key = (os.getpid(), config)
+    with _lock:
+        conns = _connections07.get(key)
+        if conns is None:
+            conns = _connections07[key] = Kafka07Connections(config)
+        return conns
 
 
 _frozen_pid = 0
@@ -64,6 +91,12 @@ def close_all() -> None:
         for client in _clients.values():
             client.close()
         _clients.clear()
+        for cluster in _clusters07.values():
+            cluster.close()
+        _clusters07.clear()
+        for conns in _connections07.values():
+            conns.close()
+        _connections07.clear()
 
 
 atexit.register(close_all)

@@ -442,22 +442,40 @@ def discover_brokers(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
         return registry.brokers()
 
 
-def bootstrap_from_zookeeper(connect: str, security_protocol: str = "PLAINTEXT",
-                             timeout_s: float = ZOOKEEPER_TIMEOUT_S,
-                             ) -> tuple[tuple[str, int], ...]:
-    """The bootstrap servers of the cluster whose ZooKeeper is ``connect``: each registered
-    broker's listener for ``security_protocol``. Only bootstrapping uses ZooKeeper; leaders
-    and every broker's address then come from Metadata, as with bootstrap servers given.
-
-    A Kafka 0.7 cluster (0.7's text registrations) is a :class:`ConfigurationError`: its
-    brokers speak 0.7's own protocol, which this bootstrap path does not lead to yet.
-    """
+def find_cluster(connect: str, security_protocol: str = "PLAINTEXT",
+                 timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                 ) -> tuple[tuple[tuple[str, int], ...], bool]:
+    """The brokers registered on ``connect`` as (addresses, whether they are Kafka 0.7
+    brokers). For 0.8+ brokers the addresses are each one's listener for
+    ``security_protocol``, to bootstrap from (leaders and every broker's address then come
+    from Metadata, as with bootstrap servers given); 0.7 brokers (0.7's text registrations)
+    have no Metadata request, and their addresses are those they registered."""
     brokers = discover_brokers(connect, timeout_s)
     old = [b for b in brokers.values() if b.kafka07]
     if old:
-        raise ConfigurationError(
-            f"the brokers registered in ZooKeeper at {connect} are Kafka 0.7 brokers "
-            f"({broker_path(old[0].broker_id)} holds 0.7's creator:host:port text); "
-            "reading and writing Kafka 0.7 clusters is not available yet")
+        if len(old) < len(brokers):
+            newer = next(b for b in brokers.values() if not b.kafka07)
+            raise BrokerRegistrationError(
+                f"ZooKeeper at {connect} registers Kafka 0.7 brokers ({broker_path(old[0].broker_id)}"
+                f" holds 0.7's creator:host:port text) and 0.8+ brokers "
+                f"({broker_path(newer.broker_id)} holds JSON) together: no client speaks to "
+                "both as one cluster; check the zookeeper.connect chroot")
+        found = [b.address("PLAINTEXT") for b in old]
+        return tuple((a.host, a.port) for a in found if a is not None), True
     return tuple((a.host, a.port) for a in bootstrap_addresses(brokers, security_protocol,
-                                                               connect))
+                                                               connect)), False
+
+
+def bootstrap_from_zookeeper(connect: str, security_protocol: str = "PLAINTEXT",
+                             timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                             ) -> tuple[tuple[str, int], ...]:
+    """The bootstrap servers of the 0.8+ cluster whose ZooKeeper is ``connect`` (see
+    :func:`find_cluster`). Kafka 0.7 brokers are a :class:`ConfigurationError`: nothing
+    bootstraps from them."""
+    addresses, kafka07 = find_cluster(connect, security_protocol, timeout_s)
+    if kafka07:
+        raise ConfigurationError(
+            f"the brokers registered in ZooKeeper at {connect} are Kafka 0.7 brokers, which "
+            "have no Metadata request to bootstrap from; kafkawire reads and writes them "
+            "through zookeeper.connect with kafka.broker.version.fallback 0.7.x or unset")
+    return addresses

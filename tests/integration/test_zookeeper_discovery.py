@@ -194,7 +194,7 @@ def test_topics_and_leaders_in_the_08_layout(zk_root) -> None:
 
 def test_emulated_07_brokers_register_the_07_layout(zk_root) -> None:
     """Two 0.7 brokers with two partitions each: their text registrations and per-broker
-    partition counts are read; discovery then says 0.7 is not available yet."""
+    partition counts are read; options then select the 0.7 protocol by themselves."""
     connect, chroot = zk_root
     brokers = [Kafka07Broker(broker_id=i).start() for i in (3, 7)]
     try:
@@ -213,10 +213,13 @@ def test_emulated_07_brokers_register_the_07_layout(zk_root) -> None:
         assert events.broker_partitions == {3: 2, 7: 2}
         assert events.partitions07() == [(3, 0), (3, 1), (7, 0), (7, 1)]
         assert solo is not None and solo.partitions07() == [(7, 0)]
-        with pytest.raises(ConfigurationError, match=r"are Kafka 0.7 brokers \(/brokers/ids/3 "
-                           r"holds 0.7's creator:host:port text\); reading and writing Kafka "
-                           r"0.7 clusters is not available yet"):
-            parse_source_options({"zookeeper.connect": connect + chroot, "subscribe": "events"})
+        client = parse_source_options({"zookeeper.connect": connect + chroot,
+                                       "subscribe": "events"}).client
+        assert client.kafka07 and client.zookeeper_connect == connect + chroot
+        assert client.bootstrap_servers == tuple((b.host, b.port) for b in brokers)
+        with pytest.raises(ConfigurationError, match="are Kafka 0.7 brokers, which have no "
+                           "Metadata request"):
+            bootstrap_from_zookeeper(connect + chroot)
         brokers[1].deregister()
         with BrokerRegistry(connect + chroot) as registry:
             assert list(registry.brokers()) == [3]

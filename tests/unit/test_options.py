@@ -118,8 +118,8 @@ def test_legacy_broker_options() -> None:
     assert parse_source_options(BASE).client.api_version_request is True
     with pytest.raises(ConfigurationError, match="kafka.broker.version.fallback: unknown broker release"):
         parse_source_options({**BASE, "kafka.broker.version.fallback": "0.6"})
-    with pytest.raises(ConfigurationError, match="=0.7: reading and writing Kafka 0.7 clusters is "
-                       "not available yet"):
+    with pytest.raises(ConfigurationError, match=r"=0.7: Kafka 0.7 brokers have no Metadata "
+                       r"request.*give zookeeper.connect"):
         parse_source_options({**BASE, "kafka.broker.version.fallback": "0.7"})
 
 

@@ -57,13 +57,13 @@ class FetchSettings07:
     max_empty_fetches: int = 20
 
 
-def _decode(conn: Kafka07Connection, topic: str, partition: int, offset: int,
+def _decode(broker: str, topic: str, partition: int, offset: int,
             body: memoryview, end: int | None, boundary: bool, max_size: int,
             s: FetchSettings07) -> MessageSetRead:
     return decode_message_set(body, offset, end_offset=end, check_crcs=s.check_crcs,
                               start_is_boundary=boundary, max_size=max_size,
                               max_decompressed_size=s.max_decompressed_size, topic=topic,
-                              partition=partition, broker=conn.name)
+                              partition=partition, broker=broker)
 
 
 def fetch_once(conn: Kafka07Connection, topic: str, partition: int, offset: int,
@@ -75,7 +75,8 @@ def fetch_once(conn: Kafka07Connection, topic: str, partition: int, offset: int,
                                                               max_size))
     check_kafka07_error(code, topic=topic, partition=partition, offset=offset,
                         broker=conn.name, context="FETCH")
-    return _decode(conn, topic, partition, offset, body, None, start_is_boundary, max_size, s)
+    return _decode(conn.name, topic, partition, offset, body, None, start_is_boundary,
+                   max_size, s)
 
 
 def multifetch(conn: Kafka07Connection, fetches: Sequence[FetchSpec],
@@ -95,19 +96,26 @@ def multifetch(conn: Kafka07Connection, fetches: Sequence[FetchSpec],
     for f, (part_code, data) in zip(fetches, parts, strict=True):
         check_kafka07_error(part_code, topic=f.topic, partition=f.partition, offset=f.offset,
                             broker=conn.name, context="MULTIFETCH")
-        out.append(_decode(conn, f.topic, f.partition, f.offset, data, None,
+        out.append(_decode(conn.name, f.topic, f.partition, f.offset, data, None,
                            start_is_boundary, f.max_size, s))
     return out
 
 
 def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int, end: int,
                 settings: FetchSettings07 | None = None, *,
-                start_is_boundary: bool = True) -> Iterator[DecodedRecords]:
+                start_is_boundary: bool = True, shown_partition: int | None = None,
+                shown_broker: str | None = None) -> Iterator[DecodedRecords]:
     """The records of the messages at byte offsets [start, end), in chunks of at most the
     fetch size. ``start`` and ``end`` are message boundaries (offsets OFFSETS returned or a
     read ended at); with ``start_is_boundary`` False a start inside a message raises
-    :class:`OffsetInsideMessageError` rather than a CRC error."""
+    :class:`OffsetInsideMessageError` rather than a CRC error.
+
+    Errors name ``partition`` and the connection's broker unless ``shown_partition`` and
+    ``shown_broker`` say how the caller's user knows them (a topic's global partition number
+    and the broker id, see ``cluster.py``)."""
     s = settings or FetchSettings07()
+    wp = partition if shown_partition is None else shown_partition
+    wb = shown_broker or conn.name
     offset = start
     size = s.fetch_size
     boundary = start_is_boundary
@@ -124,9 +132,9 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
         while pending is not None:
             code, body = conn.receive(pending)
             pending = None
-            check_kafka07_error(code, topic=topic, partition=partition, offset=offset,
-                                broker=conn.name, context="FETCH")
-            read = _decode(conn, topic, partition, offset, body, end, boundary, asked, s)
+            check_kafka07_error(code, topic=topic, partition=wp, offset=offset,
+                                broker=wb, context="FETCH")
+            read = _decode(wb, topic, wp, offset, body, end, boundary, asked, s)
             if read.messages == 0:
                 if len(body) < asked:
                     # A segment end (or nothing to read yet): the same offset again.
@@ -137,21 +145,21 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
                             f"{offset}, below the end of the range ({end}): the log no "
                             "longer reaches the end (truncated, or the offset lies past "
                             "the partition's end on this broker)", topic=topic,
-                            partition=partition, offset=offset, broker=conn.name)
+                            partition=wp, offset=offset, broker=wb)
                 elif asked == end - offset:
                     if not boundary:
                         raise OffsetInsideMessageError(
                             f"no message starts at byte offset {offset}: what is there "
                             f"claims to run past the end of the range ({end}); the offset "
                             "most likely lies inside a message (Kafka 0.7 brokers do not "
-                            "check)", topic=topic, partition=partition, offset=offset,
-                            broker=conn.name)
+                            "check)", topic=topic, partition=wp, offset=offset,
+                            broker=wb)
                     raise ProtocolError(
                         f"the message at byte offset {offset} runs past the end of the range "
                         f"({end}), which is therefore not a message boundary", topic=topic,
-                        partition=partition, offset=offset, broker=conn.name)
+                        partition=wp, offset=offset, broker=wb)
                 else:
-                    size = _grown(size, s, topic, partition, offset, conn.name, boundary)
+                    size = _grown(size, s, topic, wp, offset, wb, boundary)
                 asked = min(size, end - offset)
                 pending = send(offset, asked)
                 continue

@@ -25,10 +25,14 @@ __all__ = ["earliest_offset", "latest_offset", "offsets_before"]
 
 
 def offsets_before(conn: Kafka07Connection, topic: str, partition: int, time: int,
-                   max_number: int = 1) -> list[int]:
+                   max_number: int = 1, *, shown_partition: int | None = None,
+                   shown_broker: str | None = None) -> list[int]:
     """Up to ``max_number`` offsets before ``time`` (ms since the epoch, or -1 latest,
     -2 earliest), newest first, as the broker lists them. A partition without a log here
-    (never written on this broker) answers no offsets for a time and [0] for -1 / -2."""
+    (never written on this broker) answers no offsets for a time and [0] for -1 / -2.
+    ``shown_partition`` / ``shown_broker``: how errors name them (``fetch.fetch_range``)."""
+    wp = partition if shown_partition is None else shown_partition
+    wb = shown_broker or conn.name
     try:
         code, body = conn.request(RequestType.OFFSETS,
                                   encode_offsets(topic, partition, time, max_number))
@@ -40,18 +44,17 @@ def offsets_before(conn: Kafka07Connection, topic: str, partition: int, time: in
         raise BrokerConnectionError(
             conn.name, f"{exc.reason}. A Kafka 0.7 broker closes the connection on OFFSETS "
             f"for a partition it does not have: check that partition {partition} of topic "
-            f"{topic!r} is on this broker (ZooKeeper /brokers/topics/{topic})") from None
-    check_kafka07_error(code, topic=topic, partition=partition, broker=conn.name,
-                        context="OFFSETS")
+            f"{topic!r} is on broker {wb} (ZooKeeper /brokers/topics/{topic})") from None
+    check_kafka07_error(code, topic=topic, partition=wp, broker=wb, context="OFFSETS")
     try:
         return decode_offsets(body)
     except ProtocolError as exc:
-        raise ProtocolError(exc.reason, topic=topic, partition=partition,
-                            broker=conn.name) from None
+        raise ProtocolError(exc.reason, topic=topic, partition=wp, broker=wb) from None
 
 
-def _one(conn: Kafka07Connection, topic: str, partition: int, time: int) -> int:
-    found = offsets_before(conn, topic, partition, time, 1)
+def _one(conn: Kafka07Connection, topic: str, partition: int, time: int,
+         **shown: int | str | None) -> int:
+    found = offsets_before(conn, topic, partition, time, 1, **shown)  # type: ignore[arg-type]
     if not found:
         # A partition with no log yet (a topic created on another broker, or never written
         # here): 0.7 answers no offsets at all; its log will start at byte 0.
@@ -59,11 +62,13 @@ def _one(conn: Kafka07Connection, topic: str, partition: int, time: int) -> int:
     return found[0]
 
 
-def earliest_offset(conn: Kafka07Connection, topic: str, partition: int) -> int:
+def earliest_offset(conn: Kafka07Connection, topic: str, partition: int,
+                    **shown: int | str | None) -> int:
     """The first byte offset the broker still holds (the first segment's start)."""
-    return _one(conn, topic, partition, EARLIEST_TIME)
+    return _one(conn, topic, partition, EARLIEST_TIME, **shown)
 
 
-def latest_offset(conn: Kafka07Connection, topic: str, partition: int) -> int:
+def latest_offset(conn: Kafka07Connection, topic: str, partition: int,
+                  **shown: int | str | None) -> int:
     """The log end: where the next message will be written."""
-    return _one(conn, topic, partition, LATEST_TIME)
+    return _one(conn, topic, partition, LATEST_TIME, **shown)

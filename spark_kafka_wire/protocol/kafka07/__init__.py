@@ -26,6 +26,7 @@ from .messages import (
     decode_message_set,
     encode_message,
     encode_message_set,
+    message_ends,
 )
 from .requests import (
     EARLIEST_TIME,
@@ -62,5 +63,6 @@ __all__ = [
     "encode_offsets",
     "encode_produce",
     "expects_answer",
+    "message_ends",
     "split_answer",
 ]

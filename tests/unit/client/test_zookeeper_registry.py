@@ -226,11 +226,11 @@ def discovered(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Replaces the ZooKeeper lookup; records (connect, protocol) of each call."""
     calls: list[tuple[str, str]] = []
 
-    def fake(connect: str, protocol: str) -> tuple[tuple[str, int], ...]:
+    def fake(connect: str, protocol: str) -> tuple[tuple[tuple[str, int], ...], bool]:
         calls.append((connect, protocol))
-        return (("k1", 9092), ("k2", 9092))
+        return (("k1", 9092), ("k2", 9092)), False
 
-    monkeypatch.setattr(options_module, "bootstrap_from_zookeeper", fake)
+    monkeypatch.setattr(options_module, "find_cluster", fake)
     return calls
 
 
@@ -271,7 +271,8 @@ def test_a_wrong_option_fails_before_zookeeper_is_asked(discovered) -> None:
     with pytest.raises(ConfigurationError, match="kafka.security.protocol"):
         parse_source_options({"zookeeper.connect": "zk:2181", "subscribe": "t",
                               "kafka.security.protocol": "TLS"})
-    with pytest.raises(ConfigurationError, match="Kafka 0.7 clusters is not available yet"):
+    with pytest.raises(ConfigurationError, match="Kafka 0.7 brokers have no SASL"):
         parse_source_options({"zookeeper.connect": "zk:2181", "subscribe": "t",
-                              "kafka.broker.version.fallback": "0.7.2"})
+                              "kafka.broker.version.fallback": "0.7.2",
+                              "kafka.security.protocol": "SASL_PLAINTEXT"})
     assert discovered == []
