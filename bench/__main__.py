@@ -17,11 +17,19 @@ Scenarios:
   spark-read      Spark local[2], read -> noop: kafkawire vs confluent-kafka inside mapInArrow
                   (one task per partition); limit = a Python data source yielding prebuilt
                   Arrow batches of the same schema and size. Best of 2 runs in one session.
+                  A second table sets each read against its fetch limit: the same Python
+                  data source sending kafkawire's Fetches to the broker, walking batch
+                  headers only and yielding prebuilt rows (the ceiling with the broker
+                  serving the bytes on the same cores).
   spark-write     Spark local[2], spark.range -> kafkawire sink vs confluent-kafka Producer
                   inside mapInArrow (linger.ms 5, batch.size 512 KiB, the row's codec on both
                   sides, acks all). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
                   into a Python data source's Arrow writer that only counts the rows (the
                   ceiling of Spark's Python write path, input generation included).
+                  A second table sets each write against its produce limit: a Python writer
+                  sending record batches encoded once from the first rows, through
+                  kafkawire's Sender (Spark's input, the socket and the broker's ingest on
+                  the same cores, no encoding).
   spark-write-txn the spark-write DataFrame into kafkawire with kafka.transactional.id
                   (exactly-once: a transaction per task, committed by the driver) vs the same
                   write without it (idempotent, at-least-once). Best of 2 runs each.
@@ -244,6 +252,11 @@ def spark_txn_write_row(table: list, kafka: dict[str, str], rows: int, size: int
     progress(table[-1], started)
 
 
+# Spark read and write rows: (kafkawire, the same path's broker-bound limit) by row name: the
+# fetch limit and the produce limit of limit_source.py (print_broker_limits).
+BROKER_LIMITS: dict[str, tuple[dict, dict]] = {}
+
+
 def spark_read_row(table: list, kafka: dict[str, str], rows: int, size: int, codec: str,
                    limit: dict | None, started: float, protocol: str = "PLAINTEXT") -> dict:
     """The limit (prebuilt Arrow, no Kafka) does not depend on the codec: measured once."""
@@ -251,11 +264,13 @@ def spark_read_row(table: list, kafka: dict[str, str], rows: int, size: int, cod
     produce(kafka, topic, rows, size, codec)
     base = {"kind": "read", "kafka": kafka, "topic": topic,
             "ends": end_offsets(kafka, topic), "value_size": size}
-    res = {impl: measure({**base, "impl": impl}) for impl in ("kafkawire", "confluent")}
+    res = {impl: measure({**base, "impl": impl})
+           for impl in ("kafkawire", "confluent", "fetch-limit")}
     if limit is None:
         limit = measure({**base, "impl": "limit"})
-    table.append((row_name("spark read", codec, size, protocol), rows, res["kafkawire"], res["confluent"],
-                  "confluent mapInArrow", limit))
+    name = row_name("spark read", codec, size, protocol)
+    table.append((name, rows, res["kafkawire"], res["confluent"], "confluent mapInArrow", limit))
+    BROKER_LIMITS[name] = (res["kafkawire"], res["fetch-limit"])
     progress(table[-1], started)
     delete(kafka, topic)
     return limit
@@ -268,11 +283,12 @@ def spark_write_row(table: list, kafka: dict[str, str], rows: int, size: int, co
             "codec": codec}
     res = {impl: measure({**base, "impl": impl,
                           "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
-           for impl in ("kafkawire", "confluent")}
+           for impl in ("kafkawire", "confluent", "produce-limit")}
     if limit is None:
         limit = measure({**base, "impl": "limit", "topic": "unused"})
-    table.append((row_name("spark write", codec, size, protocol), rows, res["kafkawire"], res["confluent"],
-                  "confluent mapInArrow", limit))
+    name = row_name("spark write", codec, size, protocol)
+    table.append((name, rows, res["kafkawire"], res["confluent"], "confluent mapInArrow", limit))
+    BROKER_LIMITS[name] = (res["kafkawire"], res["produce-limit"])
     progress(table[-1], started)
     return limit
 
@@ -415,6 +431,26 @@ def print_table(table: list) -> None:
           "the measuring process (VmHWM); Spark rows = w largest Python worker alive at the "
           "end (VmHWM) / d driver Python (VmHWM) / jvm (VmHWM).")
     print_security(table)
+    print_broker_limits()
+
+
+def print_broker_limits() -> None:
+    """Spark reads and writes against the limits of the same path with the broker on the same
+    cores: the fetch limit (a Python data source sending kafkawire's Fetches, walking batch
+    headers only, yielding prebuilt rows) and the produce limit (a Python writer sending
+    record batches encoded once through kafkawire's Sender)."""
+    if not BROKER_LIMITS:
+        return
+    print()
+    header = f"{'spark row':<30} {'kafkawire/s':>12} {'broker limit/s':>15} {'kw/limit':>9}"
+    print(header)
+    print("-" * len(header))
+    for name, (kw, lim) in BROKER_LIMITS.items():
+        k, f = rate(kw), rate(lim)
+        print(f"{name:<30} {fmt(k):>12} {fmt(f):>15} {fmt(k / f if k and f else None, '.2f'):>9}")
+    print("broker limit: reads, benchlimit sending kafkawire's Fetches (batch headers walked, "
+          "prebuilt Arrow rows yielded); writes, benchlimit's writer sending record batches "
+          "encoded once, through kafkawire's Sender. Same broker, same cores.")
 
 
 def print_security(table: list) -> None:

@@ -213,30 +213,36 @@ def client_kafka_python(kafka: dict[str, str], topic: str, ends: dict[int, int])
     return rows
 
 
-def client_limit(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
-    """What the broker can serve one reader: kafkawire's Fetch requests (same budget, the next
-    one sent as soon as an answer arrives), with only the batch headers walked to count the
-    records and find the next offset. No decoding, no Arrow."""
-    from spark_kafka_wire.client.cluster import KafkaClient
+def raw_fetch_counts(client, topic: str, partition: int, end: int) -> Iterator[int]:
+    """The rows of each Fetch answer of ``partition`` up to ``end``: kafkawire's Fetch
+    requests (same budget, the next one sent as soon as an answer arrives), with only the
+    batch headers walked to count the records and find the next offset. No decoding."""
     from spark_kafka_wire.client.fetcher import FetchSettings, read_answer, send_fetch
     from spark_kafka_wire.protocol.records import next_batch_offset
 
     settings = FetchSettings()
     budget = settings.max_partition_fetch_bytes
+    offset = 0
+    sent = send_fetch(client, topic, partition, 0, budget, settings) if end > 0 else None
+    while sent is not None:
+        data = read_answer(sent, topic, partition, settings).records
+        after = next_batch_offset(data)
+        if after is None:
+            raise RuntimeError(f"no complete batch at {topic}-{partition} offset {offset}")
+        sent = send_fetch(client, topic, partition, after, budget, settings) \
+            if after < end else None
+        yield min(after, end) - offset
+        offset = after
+
+
+def client_limit(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
+    """What the broker can serve one reader (``raw_fetch_counts``), no Arrow."""
+    from spark_kafka_wire.client.cluster import KafkaClient
+
     rows = 0
     with KafkaClient(connection(kafka)) as client:
         for p, end in ends.items():
-            offset = 0
-            sent = send_fetch(client, topic, p, 0, budget, settings)
-            while sent is not None:
-                data = read_answer(sent, topic, p, settings).records
-                after = next_batch_offset(data)
-                if after is None:
-                    raise RuntimeError(f"no complete batch at {topic}-{p} offset {offset}")
-                sent = send_fetch(client, topic, p, after, budget, settings) \
-                    if after < end else None
-                rows += min(after, end) - offset
-                offset = after
+            rows += sum(raw_fetch_counts(client, topic, p, end))
     return rows
 
 
@@ -426,7 +432,11 @@ def spark_run(spec: dict) -> dict:
                 else:
                     df = (spark.read.format("benchlimit").option("rows", sum(ends.values()))
                           .option("valueSize", spec["value_size"])
-                          .option("partitions", len(ends)).load())
+                          .option("partitions", len(ends)))
+                    if impl == "fetch-limit":  # the same Fetches, prebuilt Arrow rows
+                        df = (df.option("kafka", json.dumps(kafka)).option("topic", topic)
+                              .option("ends", json.dumps(spec["ends"])))
+                    df = df.load()
                 t0 = time.perf_counter()
                 df.write.format("noop").mode("overwrite").save()
             else:
@@ -444,6 +454,10 @@ def spark_run(spec: dict) -> dict:
                     writer.mode("append").save()
                 elif impl == "limit":
                     df.write.format("benchlimit").mode("append").save()
+                elif impl == "produce-limit":
+                    (df.write.format("benchlimit").option("kafka", json.dumps(kafka))
+                     .option("topic", topic).option("codec", spec.get("codec", "none"))
+                     .mode("append").save())
                 else:
                     df.mapInArrow(_confluent_write_partitions(kafka, topic,
                                                               spec.get("codec", "none")),
