@@ -15,6 +15,7 @@ from spark_kafka_wire.source.planning import (
     OffsetRange,
     input_partitions,
     plan_ranges,
+    sized_task_count,
 )
 from spark_kafka_wire.source.schema import to_record_batches
 
@@ -34,7 +35,9 @@ class KafkaWireBatchReader(DataSourceReader):
         if not ranges:
             # Spark reads an empty partition list as "one partition": hand it an empty range.
             ranges = [OffsetRange("", 0, 0, 0)]
-        return list(input_partitions(ranges, o, self.default_tasks))
+        tasks = sized_task_count(sum(r.size for r in ranges),
+                                 sum(r.size > 0 for r in ranges), self.default_tasks)
+        return list(input_partitions(ranges, o, tasks))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)

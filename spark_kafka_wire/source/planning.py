@@ -276,6 +276,27 @@ def default_task_count() -> int:
     return 2 * max(cpus, 1)
 
 
+MIN_TASK_RECORDS = 20_000
+"""Fewest offsets a packed task is planned for when packing aims at the default task count: a
+Spark task of a Python data source costs tens of milliseconds however little it reads (a
+Python worker gets the partition, the JVM reads Arrow back), about as long as reading 20,000
+small records takes, so ranges that are packed anyway go into fewer tasks when they hold
+little: a stream's micro-batch of a few hundred records over 64 partitions into one.
+``minPartitions``, when given, is obeyed instead; ranges that need no packing (no more of them
+than the default count) keep a task each, as in Spark."""
+
+
+def sized_task_count(total: int, ranges: int, default_tasks: int | None) -> int | None:
+    """The task count packing aims at for ``ranges`` non-empty ranges holding ``total``
+    offsets when minPartitions is not given: ``default_tasks``, or fewer (at least one) when
+    there are more ranges than that and fewer than MIN_TASK_RECORDS offsets per task. None
+    stays None (no packing). A stream records the result in each batch's end offsets, so a
+    replay packs as the first attempt did whatever this rule becomes."""
+    if default_tasks is None or ranges <= default_tasks:
+        return default_tasks
+    return max(1, min(default_tasks, -(-total // MIN_TASK_RECORDS)))
+
+
 def pack_ranges(ranges: Sequence[OffsetRange], target: int | None,
                 min_partitions: int | None = None, max_records: int | None = None,
                 max_ranges: int | None = None) -> list[tuple[OffsetRange, ...]]:

@@ -59,6 +59,7 @@ from spark_kafka_wire.source.planning import (
     assigned_partitions,
     input_partitions,
     resolve_limit,
+    sized_task_count,
     split_ranges,
 )
 from spark_kafka_wire.source.rate_limits import hold_back, rate_limit
@@ -180,7 +181,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         if end == begin:
             return start if not new and not gone else with_start(begin, began, self._tasks)
         self._admitted_from = dict(begin)
-        return with_start(end, began, self._tasks)
+        sizes = [end[tp] - begin[tp] for tp in end if tp in begin and end[tp] > begin[tp]]
+        return with_start(end, began, sized_task_count(sum(sizes), len(sizes), self._tasks))
 
     def _checked_latest(self, client: KafkaClient, tps: list[TopicPartition],
                         begin: Offsets) -> Offsets:

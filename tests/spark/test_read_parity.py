@@ -23,9 +23,12 @@ from spark_kafka_wire.protocol.messages import DELETE_RECORDS
 from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
 from spark_kafka_wire.source.options import parse_source_options
 from spark_kafka_wire.source.planning import (
+    MIN_TASK_RECORDS,
+    PACKED_RECORDS,
     OffsetRange,
     default_task_count,
     pack_ranges,
+    sized_task_count,
     split_ranges,
 )
 from spark_kafka_wire.source.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
@@ -376,8 +379,16 @@ def test_packed_tasks_read_the_same_rows_in_the_same_order(bootstrap, layout_top
         assert len(packed) >= min(target, len(unpacked))
     if "maxOffsetRangesPerPartition" in options:
         assert max(len(p.ranges) for p in packed) == 3
-    # a large range is never packed with others
-    assert all(r.size < 1000 for p in packed if len(p.ranges) > 1 for r in p.ranges)
+    # a range of a task's budget or more is never packed with others; the budget is the
+    # offsets over the task count aimed at (for 4 default tasks, fewer when the read holds
+    # fewer than MIN_TASK_RECORDS offsets per task, as this one does: one)
+    sizes = [r.size for p in unpacked for r in p.ranges]
+    tasks = target if "minPartitions" in options else \
+        sized_task_count(sum(sizes), sum(x > 0 for x in sizes), 4)
+    assert tasks is not None and (tasks == target or sum(sizes) < MIN_TASK_RECORDS * tasks)
+    cap = int(options.get("maxRecordsPerPartition", PACKED_RECORDS))
+    limit = min(-(-sum(sizes) // tasks), cap)
+    assert all(r.size < limit for p in packed if len(p.ranges) > 1 for r in p.ranges)
     got, want = _table(packed_reader, packed), _table(unpacked_reader, unpacked)
     assert got.num_rows == want.num_rows > 0
     assert got.equals(want)
@@ -391,7 +402,8 @@ def test_many_small_partitions_share_few_tasks(spark, bootstrap, client, new_top
     packed = load(spark, bootstrap, subscribe=topic)
     unpacked = load(spark, bootstrap, subscribe=topic, maxOffsetRangesPerPartition="1")
     assert unpacked.rdd.getNumPartitions() == 200
-    rule = pack_ranges([OffsetRange(topic, p, 0, 10) for p in range(200)], default_task_count())
+    rule = pack_ranges([OffsetRange(topic, p, 0, 10) for p in range(200)],
+                       sized_task_count(2_000, 200, default_task_count()))
     assert packed.rdd.getNumPartitions() == len(rule) <= 2 * default_task_count() + 1
     columns = ("topic", "partition", "offset", "value", "timestamp")
     got, want = rows(packed, *columns).collect(), rows(unpacked, *columns).collect()

@@ -378,7 +378,12 @@ def test_micro_batches_pack_small_ranges(spark, bootstrap, client, new_topic):
     from pyspark.sql import functions as F
 
     from spark_kafka_wire.source.offsets_json import TASKS_KEY
-    from spark_kafka_wire.source.planning import OffsetRange, default_task_count, pack_ranges
+    from spark_kafka_wire.source.planning import (
+        OffsetRange,
+        default_task_count,
+        pack_ranges,
+        sized_task_count,
+    )
 
     topic = new_topic(30, "s-pack")
     for p in range(30):
@@ -397,11 +402,13 @@ def test_micro_batches_pack_small_ranges(spark, bootstrap, client, new_topic):
     packed_tasks, packed_rows, recorded = results["packed"]
     unpacked_tasks, unpacked_rows, not_recorded = results["unpacked"]
     assert unpacked_tasks == 20 and not_recorded is None
-    rule = pack_ranges([OffsetRange(topic, p, 0, p % 7 + 1) for p in range(30) if p % 3],
-                       default_task_count())
+    ranges = [OffsetRange(topic, p, 0, p % 7 + 1) for p in range(30) if p % 3]
+    # 20 ranges of 79 records: packed, and aimed at one task (fewer than MIN_TASK_RECORDS)
+    tasks = sized_task_count(sum(r.size for r in ranges), len(ranges), default_task_count())
+    rule = pack_ranges(ranges, tasks)
     assert packed_tasks == len(rule)
     assert len(rule) < 20 or default_task_count() >= 20
-    assert recorded == default_task_count()
+    assert recorded == tasks == (1 if default_task_count() < 20 else default_task_count())
     assert len(packed_rows) == sum(p % 7 + 1 for p in range(30) if p % 3)
     assert packed_rows == unpacked_rows
 

@@ -21,10 +21,12 @@ from spark_kafka_wire.source.offsets_json import (
 )
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 from spark_kafka_wire.source.planning import (
+    MIN_TASK_RECORDS,
     PACKED_RECORDS,
     OffsetRange,
     default_task_count,
     pack_ranges,
+    sized_task_count,
     split_ranges,
 )
 from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
@@ -214,12 +216,28 @@ def _batch(monkeypatch, ranges: list[OffsetRange], default_tasks: int | None, **
 
 
 def test_a_batch_read_packs_for_the_data_sources_task_count(monkeypatch) -> None:
-    parts = _batch(monkeypatch, tiny(200), 4)
+    ranges = tiny(200, size=1_000)  # 200,000 offsets: worth the 4 default tasks
+    parts = _batch(monkeypatch, ranges, 4)
     assert [len(p.ranges) for p in parts] == [50] * 4
     assert [p.value for p in parts] == [0, 1, 2, 3]
-    assert [r for p in parts for r in p.ranges] == tiny(200)
-    assert repr(parts[0]) == ("KafkaInputPartition(t-0 [0, 10), t-1 [0, 10), t-2 [0, 10), "
-                              "... 47 more)")
+    assert [r for p in parts for r in p.ranges] == ranges
+    assert repr(parts[0]) == ("KafkaInputPartition(t-0 [0, 1000), t-1 [0, 1000), "
+                              "t-2 [0, 1000), ... 47 more)")
+
+
+def test_a_small_read_takes_fewer_tasks_than_the_default(monkeypatch) -> None:
+    """A task costs tens of milliseconds whatever it reads: fewer than MIN_TASK_RECORDS
+    offsets per task of the default count means fewer tasks; minPartitions still rules."""
+    assert sized_task_count(2_000, 200, 4) == 1
+    assert sized_task_count(0, 5, 4) == 1
+    assert sized_task_count(MIN_TASK_RECORDS * 2 + 1, 64, 4) == 3
+    assert sized_task_count(10**9, 64, 4) == 4 and sized_task_count(10**9, 64, None) is None
+    assert sized_task_count(30, 3, 4) == 4  # no more ranges than tasks: a task each, as in Spark
+    assert [len(p.ranges) for p in _batch(monkeypatch, tiny(3), 4)] == [1, 1, 1]
+    parts = _batch(monkeypatch, tiny(200), 4)  # 2,000 offsets: one task
+    assert [len(p.ranges) for p in parts] == [200]
+    assert [len(p.ranges) for p in _batch(monkeypatch, tiny(200), 4, minPartitions="4")] == \
+        [50] * 4
 
 
 def test_a_batch_read_aims_at_min_partitions_when_given(monkeypatch) -> None:
