@@ -439,7 +439,9 @@ OPTIONS: tuple[Option, ...] = (
            "partition reads, one after another; `1` turns packing off: one Spark partition per "
            "range, as Spark plans. Packing: after splitting, small ranges share a task, taken "
            "in topic, partition and offset order, aiming at `minPartitions` tasks when given "
-           "(never fewer), else at twice the CPUs of the process that plans the read; a task "
+           "(never fewer), else at twice the CPUs of the process that plans the read (fewer "
+           "when the packed ranges hold under 20,000 offsets per task: a micro-batch of a few "
+           "hundred records is one task); a task "
            "holds at most the offsets divided by that number, and at most "
            "`maxRecordsPerPartition` (100,000 when unset); a range that large is read alone. "
            "Same rows, in the same order"),
