@@ -159,6 +159,9 @@ def _topic_creation(opts: dict[str, str]) -> TopicCreation:
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     opts = with_config_file(lower_keys(options), SINK)
     client = client_config(opts, SINK)
+    if client.kafka07:
+        raise ConfigurationError(
+            "writing to Kafka 0.7 clusters is not available yet; batch reads are")
     codec_name = text_value(opts, "kafka.compression.type").strip().lower()
     if codec_name not in CODEC_NAMES:
         raise ConfigurationError(

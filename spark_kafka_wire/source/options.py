@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
 from spark_kafka_wire.client.offsets import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
@@ -78,6 +79,8 @@ class SourceOptions:
     # asks again this way when a latest offset is below where its batch begins.
     offset_fetch_attempts: int = 3
     offset_fetch_interval_ms: int = 1000
+    # Kafka 0.7 brokers (client.kafka07): their FETCH sizes, from the same options
+    fetch07: FetchSettings07 | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -109,6 +112,16 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         check_crcs=bool_value(opts, "kafka.check.crcs"),
     )
+
+
+def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
+    """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
+    kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
+    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs as for 0.8+."""
+    return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
+                           max_fetch_size=max(fetch.fetch_max_bytes,
+                                              fetch.max_partition_fetch_bytes),
+                           check_crcs=fetch.check_crcs)
 
 
 def check_trigger_limits(opts: Mapping[str, str]) -> None:
@@ -183,6 +196,7 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         group_id_prefix=text_value(opts, "groupIdPrefix"),
         offset_fetch_attempts=3 if attempts is None else attempts,
         offset_fetch_interval_ms=1000 if interval is None else interval,
+        fetch07=fetch_settings07(fetch) if client.kafka07 else None,
     )
 
 
@@ -243,6 +257,10 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     stream_only = {o.key for o in options_for(Use.STREAM_READ) if _stream_only(o)}
     source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only},
                                   batch=False)
+    if source.client.kafka07:
+        raise ConfigurationError(
+            "streaming reads of Kafka 0.7 clusters are not available yet; batch reads are "
+            "(spark.read with the same options)")
 
     raw_start = given(opts, STARTING_OFFSETS)
     starting: Limit | GroupStart

@@ -47,7 +47,7 @@ import heapq
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
@@ -56,6 +56,8 @@ from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
 from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, PartitionLocation
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.timestamps import offsets_for_times
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
@@ -83,11 +85,16 @@ class KafkaInputPartition(InputPartition):
 
     ``ranges`` are read one after another, each as a fixed range of its own (so a retried
     task reads exactly the same rows, data loss is judged per range, read_committed holds
-    transactions per partition); one range unless small ranges were packed together."""
+    transactions per partition); one range unless small ranges were packed together.
+    On Kafka 0.7 (``client.kafka07``) ``locations`` holds, range by range, the broker and
+    partition the planner found each global partition number at (None for an empty range),
+    and ``fetch07`` the FETCH sizes: tasks never ask ZooKeeper."""
 
     def __init__(self, index: int, ranges: Sequence[OffsetRange], client: ClientConfig,
                  fetch: FetchSettings, max_records_per_batch: int,
-                 fail_on_data_loss: bool = True, include_headers: bool = False) -> None:
+                 fail_on_data_loss: bool = True, include_headers: bool = False,
+                 locations: Sequence[PartitionLocation | None] | None = None,
+                 fetch07: FetchSettings07 | None = None) -> None:
         super().__init__(index)
         self.ranges = tuple(ranges)
         self.client = client
@@ -95,6 +102,8 @@ class KafkaInputPartition(InputPartition):
         self.max_records_per_batch = max_records_per_batch
         self.fail_on_data_loss = fail_on_data_loss
         self.include_headers = include_headers
+        self.locations = None if locations is None else tuple(locations)
+        self.fetch07 = fetch07
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{r.topic}-{r.partition} [{r.start}, {r.end})"
@@ -110,7 +119,7 @@ def _is_internal(name: str, is_internal: bool) -> bool:
     return is_internal or name.startswith("__")
 
 
-def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "subscribed",
+def topic_partitions(client: Cluster, topics: tuple[str, ...], word: str = "subscribed",
                      missing_ok: bool = False) -> list[TopicPartition]:
     """Every partition of ``topics``; internal topics are left out. A topic that does not exist
     is an error, or with ``missing_ok`` simply has no partitions (a running stream: its
@@ -134,7 +143,7 @@ def topic_partitions(client: KafkaClient, topics: tuple[str, ...], word: str = "
     return tps
 
 
-def assigned_partitions(client: KafkaClient, strategy: Strategy, missing_ok: bool = False
+def assigned_partitions(client: Cluster, strategy: Strategy, missing_ok: bool = False
                         ) -> list[TopicPartition]:
     """The topic-partitions a strategy reads, sorted (``missing_ok``: see topic_partitions)."""
     if isinstance(strategy, Subscribe):
@@ -163,15 +172,29 @@ def assigned_partitions(client: KafkaClient, strategy: Strategy, missing_ok: boo
 # --------------------------------------------------------------------------------- offsets
 
 
+Cluster = KafkaClient | Kafka07Cluster
+"""What planning asks: a 0.8+ cluster's client, or a Kafka 0.7 cluster's view (ZooKeeper
+layouts, byte offsets from OFFSETS), which answers the same questions in its own way."""
+
+
+def cluster_offsets(client: Cluster, specs: dict[TopicPartition, int],
+                    isolation_level: int) -> dict[TopicPartition, int]:
+    """Earliest (-2), latest (-1) or given offsets, resolved."""
+    if isinstance(client, Kafka07Cluster):
+        return client.list_offsets(specs)
+    return resolve_offsets(client, specs, isolation_level)
+
+
 def resolve_limit(
-    client: KafkaClient, limit: Limit, tps: list[TopicPartition], word: str,
+    client: Cluster, limit: Limit, tps: list[TopicPartition], word: str,
     isolation_level: int, is_start: bool,
 ) -> dict[TopicPartition, int]:
     """Concrete offsets for one end of the ranges."""
     if isinstance(limit, OffsetSpec):
-        return resolve_offsets(client, limit.for_partitions(tps, word=word), isolation_level)
+        return cluster_offsets(client, limit.for_partitions(tps, word=word), isolation_level)
     stamps = limit.for_partitions(tps, word=word)
-    found = offsets_for_times(client, stamps, isolation_level)
+    found = client.offsets_for_times(stamps) if isinstance(client, Kafka07Cluster) else \
+        offsets_for_times(client, stamps, isolation_level)
     wanted: dict[TopicPartition, int] = {}
     for tp in tps:
         offset = found[tp]
@@ -186,7 +209,7 @@ def resolve_limit(
             )
         else:
             wanted[tp] = LATEST  # ending: no match is latest; starting: strategy "latest"
-    return resolve_offsets(client, wanted, isolation_level)
+    return cluster_offsets(client, wanted, isolation_level)
 
 
 # ------------------------------------------------------------------------------- splitting
@@ -239,7 +262,7 @@ def split_ranges(ranges: list[OffsetRange], min_partitions: int | None,
 # ------------------------------------------------------------------------------------ plan
 
 
-def plan_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange]:
+def plan_ranges(client: Cluster, options: SourceOptions) -> list[OffsetRange]:
     strategy = options.strategy
     tps = assigned_partitions(client, strategy)
     iso = options.isolation_level
@@ -252,6 +275,12 @@ def plan_ranges(client: KafkaClient, options: SourceOptions) -> list[OffsetRange
             raise StartAfterEndError(tp[0], tp[1], start, end, options.starting.option,
                                      options.ending.option)
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
+    if isinstance(client, Kafka07Cluster):
+        if options.min_partitions is not None or options.max_records_per_partition is not None:
+            log.info("Kafka 0.7: minPartitions and maxRecordsPerPartition split no range (a "
+                     "piece must start where a message does, which only reading the bytes "
+                     "can tell); they still shape how small ranges are packed")
+        return ranges
     return split_ranges(ranges, options.min_partitions, options.max_records_per_partition)
 
 
@@ -368,14 +397,20 @@ def _halve_until(groups: list[list[OffsetRange]], count: int) -> list[list[Offse
 
 
 def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
-                     default_tasks: int | None) -> list[KafkaInputPartition]:
+                     default_tasks: int | None,
+                     locate: Callable[[OffsetRange], PartitionLocation] | None = None,
+                     ) -> list[KafkaInputPartition]:
     """The read's tasks: ``ranges`` packed, aiming at ``minPartitions`` tasks when given, else
     at ``default_tasks`` (None: no packing at all, for a micro-batch whose end offsets were
-    written before kafkawire packed ranges, so its replay is split as it was)."""
+    written before kafkawire packed ranges, so its replay is split as it was). ``locate``
+    (Kafka 0.7): where each non-empty range's partition is, recorded in its task."""
     o = options
     target = None if default_tasks is None else o.min_partitions or default_tasks
     groups = pack_ranges(ranges, target, o.min_partitions, o.max_records_per_partition,
                          o.max_ranges_per_partition)
-    return [KafkaInputPartition(i, g, o.client, o.fetch, o.max_records_per_batch,
-                                o.fail_on_data_loss, o.include_headers)
+    return [KafkaInputPartition(
+                i, g, o.client, o.fetch, o.max_records_per_batch, o.fail_on_data_loss,
+                o.include_headers,
+                None if locate is None else [locate(r) if r.size > 0 else None for r in g],
+                o.fetch07)
             for i, g in enumerate(groups)]

@@ -98,9 +98,11 @@ def _headers_column(records: DecodedRecords) -> pa.Array:
 
 def to_record_batches(
     records: DecodedRecords, topic: str, partition: int, max_rows: int,
-    include_headers: bool = False,
+    include_headers: bool = False, timestamps: bool = True,
 ) -> Iterator[pa.RecordBatch]:
-    """Zero-copy slices of at most ``max_rows`` rows in ``arrow_schema(include_headers)``."""
+    """Zero-copy slices of at most ``max_rows`` rows in ``arrow_schema(include_headers)``.
+    ``timestamps`` False: the format has none (Kafka 0.7), so the column is null; 0.8+ magic
+    0 messages keep Kafka's -1 (as Spark shows them)."""
     n = records.num_records
     if n == 0:
         return
@@ -110,7 +112,8 @@ def to_record_batches(
         _repeated_string(topic, n),
         _fixed(pa.int32(), np.full(n, partition, dtype=np.int32)),
         _fixed(pa.int64(), records.offsets.astype(np.int64, copy=False)),
-        _fixed(_TIMESTAMP, records.timestamps.astype(np.int64) * 1000),
+        _fixed(_TIMESTAMP, records.timestamps.astype(np.int64) * 1000) if timestamps
+        else pa.nulls(n, _TIMESTAMP),
         _fixed(pa.int32(), records.timestamp_types.astype(np.int32, copy=False)),
     ]
     if include_headers:

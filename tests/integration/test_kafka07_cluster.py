@@ -117,3 +117,22 @@ def test_a_broker_leaving_renumbers_and_options_check_the_release(cluster07: Clu
         while kc.layouts([topic])[topic].names != ("10-0",):
             assert time.monotonic() < deadline
             time.sleep(0.05)
+
+
+def test_what_is_not_available_on_07_yet_says_so(cluster07: Cluster07) -> None:
+    """Streams and writes on 0.7 clusters are refused with a clear message (batch reads work,
+    tests/spark/test_kafka07_read.py); the FETCH sizes come from the usual options."""
+    from spark_kafka_wire.sink.options import parse_sink_options
+    from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
+
+    opts = cluster07.options(subscribe="t", **{"kafka.max.partition.fetch.bytes": "4096",
+                                               "kafka.fetch.max.bytes": "1048576"})
+    source = parse_source_options(opts)
+    assert source.fetch07 is not None and source.client.kafka07
+    assert (source.fetch07.fetch_size, source.fetch07.max_fetch_size) == (4096, 1 << 20)
+    with pytest.raises(ConfigurationError, match="streaming reads of Kafka 0.7 clusters are "
+                       "not available yet"):
+        parse_stream_options(opts)
+    with pytest.raises(ConfigurationError, match="writing to Kafka 0.7 clusters is not "
+                       "available yet"):
+        parse_sink_options(cluster07.options(topic="t"))
