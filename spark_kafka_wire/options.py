@@ -194,7 +194,9 @@ OPTIONS: tuple[Option, ...] = (
            "each, the listener speaking `kafka.security.protocol`) become the bootstrap "
            "servers, looked up once where the query is defined: executors never contact "
            "ZooKeeper. With both, `kafka.bootstrap.servers` wins and no lookup is made. "
-           "Stream reads with `commitOffsets` `zookeeper` or `both` also commit here"),
+           "Stream reads with `commitOffsets` `zookeeper` or `both` also commit here. A Kafka "
+           "0.7 cluster (0.7's registrations) is found only this way: its topics' partitions "
+           "are read from ZooKeeper on the driver (see the README's Kafka 0.7 section)"),
     Option("kafkaConfigFile", EVERYWHERE, kafkawire_only=True,
            doc="a Kafka client config file (`client.properties`: `key=value`, Java's "
            "`.properties` syntax) whose keys become `kafka.<key>` options; options given "
@@ -227,7 +229,8 @@ OPTIONS: tuple[Option, ...] = (
            "the release in `kafka.broker.version.fallback` are used (for 0.8/0.9 brokers)"),
     Option("kafka.broker.version.fallback", EVERYWHERE, default="0.10.0", kafkawire_only=True,
            doc="librdkafka's setting; the broker release whose API versions are used when "
-           "`kafka.api.version.request` is false, e.g. `0.8.2` or `0.9.0`"),
+           "`kafka.api.version.request` is false, e.g. `0.8.2` or `0.9.0`; `0.7.x` (e.g. "
+           "`0.7.2`) selects Kafka 0.7's own protocol, which needs `zookeeper.connect`"),
     Option("kafka.security.protocol", EVERYWHERE, default="PLAINTEXT",
            doc="`PLAINTEXT`, `SSL` (TLS), `SASL_PLAINTEXT` (SASL login) or `SASL_SSL` (both), "
            "on every connection: metadata, fetch, produce, admin, group coordinator. Any "
