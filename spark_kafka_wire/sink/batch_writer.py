@@ -49,7 +49,13 @@ from pyspark.sql.types import (
 from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.pool import shared_client, task_client
+from spark_kafka_wire.client.kafka07.cluster import TopicLayout
+from spark_kafka_wire.client.pool import (
+    shared_client,
+    shared_kafka07,
+    task_client,
+    task_connections07,
+)
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
 from spark_kafka_wire.sink.exactly_once import (
@@ -64,6 +70,7 @@ from spark_kafka_wire.sink.exactly_once import (
     split_replayed,
     task_transactional_id,
 )
+from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, layout_for_write
 from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
@@ -136,7 +143,14 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         self.has_headers = _check_column(schema, "headers")
         self.timestamp_type = schema["timestamp"].dataType if _check_column(schema, "timestamp") \
             else None
-        if options.topic is not None:
+        # Kafka 0.7 (sink/kafka07_writer.py): topic layouts from ZooKeeper; the topic option's
+        # is found here, before any task starts, and travels to the tasks.
+        self.layouts07: dict[str, TopicLayout] = {}
+        if options.client.kafka07:
+            if options.topic is not None:
+                self.layouts07[options.topic] = layout_for_write(
+                    shared_kafka07(options.client), options.topic)
+        elif options.topic is not None:
             # Fail (or create the topic) on the driver, before any task starts.
             self._topic_info(shared_client(options.client), options.topic)
 
@@ -147,6 +161,8 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
         o = self.options
+        if o.client.kafka07:
+            return self._write07(iterator)
         client = task_client(o.client)
         settings, batch = o.produce, None
         if o.transactional_prefix is not None:
@@ -176,6 +192,39 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
                                        producer.producer_id, producer.open_transaction(),
                                        batch=batch)
+
+    def _write07(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
+        """A task's rows to a Kafka 0.7 cluster (sink/kafka07_writer.py). Topics of the
+        'topic' column the driver did not resolve are looked up in ZooKeeper here, as 0.7's
+        own producers did."""
+        o = self.options
+        layouts = dict(self.layouts07)
+        writer = Kafka07Writer(o, task_connections07(o.client), layouts)
+        for rows in iterator:
+            if rows.num_rows == 0:
+                continue
+            for topic, part in self._topics07(rows):
+                if topic not in layouts:
+                    layouts[topic] = layout_for_write(shared_kafka07(o.client), topic)
+                writer.append(topic, _column(part, "key", self.has_key),
+                              _as_binary(part.column(part.schema.get_field_index("value"))),
+                              _column(part, "partition", self.has_partition),
+                              _column(part, "headers", self.has_headers))
+        return KafkaWriteCommitMessage(writer.written.records, writer.written.requests)
+
+    def _topics07(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
+        if not self.use_topic_column:
+            assert self.options.topic is not None
+            yield self.options.topic, batch
+            return
+        topics = batch.column(batch.schema.get_field_index("topic"))
+        if topics.null_count:
+            row = pc.index(pc.is_null(topics), True).as_py()
+            raise ConfigurationError(
+                f"the 'topic' column is null in row {row} of a partition and no 'topic' "
+                "option is set: every row needs a topic (set the 'topic' option for a default)")
+        for topic in pc.unique(topics).to_pylist():
+            yield topic, batch.filter(pc.equal(topics, topic))
 
     @staticmethod
     def _mark(producer: Producer, batch: TaskBatch) -> None:
@@ -291,6 +340,13 @@ def _timestamps_ms(column: pa.Array, now_ms: int) -> np.ndarray:
         micros = np.trunc(micros).astype(np.int64)
     ms = np.where(micros < 0, -((-micros) // 1000), micros // 1000)  # toward zero, like Java
     return np.where(valid, ms, now_ms).astype(np.int64)
+
+
+def _column(batch: pa.RecordBatch, name: str, present: bool) -> pa.Array | None:
+    if not present:
+        return None
+    arr = batch.column(batch.schema.get_field_index(name))
+    return _as_binary(arr) if name == "key" else arr
 
 
 def _as_binary(arr: pa.Array) -> pa.Array:

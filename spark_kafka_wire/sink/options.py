@@ -23,7 +23,7 @@ JVM class and cannot run here). Differences, each deliberate:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from spark_kafka_wire.client.cluster import check_topic_name
 from spark_kafka_wire.client.config import ClientConfig
@@ -159,9 +159,6 @@ def _topic_creation(opts: dict[str, str]) -> TopicCreation:
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     opts = with_config_file(lower_keys(options), SINK)
     client = client_config(opts, SINK)
-    if client.kafka07:
-        raise ConfigurationError(
-            "writing to Kafka 0.7 clusters is not available yet; batch reads are")
     codec_name = text_value(opts, "kafka.compression.type").strip().lower()
     if codec_name not in CODEC_NAMES:
         raise ConfigurationError(
@@ -205,6 +202,34 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         enable_idempotence=enable_idempotence,
         transaction_timeout_ms=int_value(opts, "kafka.transaction.timeout.ms"),
     )
+    create = _topic_creation(opts)
+    if client.kafka07:
+        _check_kafka07(opts, codec_name, prefix, create)
+        produce = replace(produce, enable_idempotence=False)
     return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
-                       partitioner=partitioner, create=_topic_creation(opts),
-                       transactional_prefix=prefix)
+                       partitioner=partitioner, create=create, transactional_prefix=prefix)
+
+
+KAFKA07_CODECS = ("none", "gzip", "snappy")
+
+
+def _check_kafka07(opts: dict[str, str], codec_name: str, prefix: str | None,
+                   create: TopicCreation) -> None:
+    """What a Kafka 0.7 cluster cannot do, refused before anything is written (see
+    sink/kafka07_writer.py for what 0.7 writes mean)."""
+    if prefix is not None:
+        raise ConfigurationError(
+            "kafka.transactional.id: Kafka 0.7 brokers have no transactions; exactly-once "
+            "writes need Kafka 0.11 or later")
+    if given(opts, "kafka.enable.idempotence") is not None and \
+            bool_value(opts, "kafka.enable.idempotence"):
+        raise ConfigurationError(
+            "kafka.enable.idempotence=true: Kafka 0.7 brokers have no idempotent producer "
+            "(writes to them are at-least-once)")
+    if codec_name not in KAFKA07_CODECS:
+        raise ConfigurationError(
+            f"kafka.compression.type={codec_name}: Kafka 0.7 knows {', '.join(KAFKA07_CODECS)}")
+    if create.explicit:
+        raise ConfigurationError(
+            "createTopic: Kafka 0.7 has no CreateTopics request; its brokers create a topic on "
+            "the first write to it")

@@ -120,8 +120,9 @@ def test_a_broker_leaving_renumbers_and_options_check_the_release(cluster07: Clu
 
 
 def test_what_is_not_available_on_07_yet_says_so(cluster07: Cluster07) -> None:
-    """Streams and writes on 0.7 clusters are refused with a clear message (batch reads work,
-    tests/spark/test_kafka07_read.py); the FETCH sizes come from the usual options."""
+    """Streams are refused with a clear message (batch reads and writes work, tests/spark/
+    test_kafka07_*.py), and so is what 0.7 cannot do on a write; FETCH sizes come from the
+    usual options."""
     from spark_kafka_wire.sink.options import parse_sink_options
     from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
@@ -133,6 +134,11 @@ def test_what_is_not_available_on_07_yet_says_so(cluster07: Cluster07) -> None:
     with pytest.raises(ConfigurationError, match="streaming reads of Kafka 0.7 clusters are "
                        "not available yet"):
         parse_stream_options(opts)
-    with pytest.raises(ConfigurationError, match="writing to Kafka 0.7 clusters is not "
-                       "available yet"):
-        parse_sink_options(cluster07.options(topic="t"))
+    sink = parse_sink_options(cluster07.options(topic="t"))
+    assert sink.client.kafka07 and sink.produce.enable_idempotence is False
+    for extra, message in (({"kafka.transactional.id": "x"}, "no transactions"),
+                           ({"kafka.enable.idempotence": "true"}, "no idempotent producer"),
+                           ({"kafka.compression.type": "lz4"}, "knows none, gzip, snappy"),
+                           ({"createTopic": "true"}, "no CreateTopics request")):
+        with pytest.raises(ConfigurationError, match=message):
+            parse_sink_options(cluster07.options(topic="t", **extra))
