@@ -25,7 +25,9 @@ if TYPE_CHECKING:
     from kazoo.client import KazooClient
 
 
-def offset_path(group: str, topic: str, partition: int) -> str:
+def offset_path(group: str, topic: str, partition: int | str) -> str:
+    """``/consumers/<group>/offsets/<topic>/<partition>``; a Kafka 0.7 consumer names the
+    partition ``<broker id>-<partition>`` (pass that name as ``partition``)."""
     for what, name in (("group", group), ("topic", topic)):
         if not name or "/" in name or name in (".", ".."):
             raise ValueError(f"{what} name {name!r} cannot be a ZooKeeper node name")
@@ -87,13 +89,16 @@ class ZooKeeperOffsetStore:
             self._zk = start_zookeeper(self.connect, self.timeout_s)
         return self._zk
 
-    def commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
+    def commit(self, group: str, offsets: Mapping[TopicPartition, int],
+               names: Mapping[TopicPartition, str] | None = None) -> None:
+        """Write ``offsets``; ``names`` (Kafka 0.7): each partition's node name."""
         from kazoo.exceptions import KazooException  # noqa: PLC0415 (see _client)
 
         zk = self._client()
         try:
             for (topic, partition), offset in sorted(offsets.items()):
-                path = offset_path(group, topic, partition)
+                node = names[(topic, partition)] if names is not None else partition
+                path = offset_path(group, topic, node)
                 data = str(int(offset)).encode()
                 if zk.exists(path):
                     zk.set(path, data)
@@ -103,15 +108,17 @@ class ZooKeeperOffsetStore:
             raise ZooKeeperError(f"writing offsets of group {group!r} to ZooKeeper at "
                                  f"{self.connect} failed: {exc!r}") from exc
 
-    def fetch(self, group: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int]:
-        """Committed offsets; -1 where there is no node."""
+    def fetch(self, group: str, partitions: Iterable[TopicPartition],
+              names: Mapping[TopicPartition, str] | None = None) -> dict[TopicPartition, int]:
+        """Committed offsets; -1 where there is no node. ``names``: as in :meth:`commit`."""
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
 
         zk = self._client()
         out: dict[TopicPartition, int] = {}
         for topic, partition in sorted(set(partitions)):
+            node = names[(topic, partition)] if names is not None else partition
             try:
-                data, _ = zk.get(offset_path(group, topic, partition))
+                data, _ = zk.get(offset_path(group, topic, node))
                 out[(topic, partition)] = int(data.decode().strip())
             except NoNodeError:
                 out[(topic, partition)] = -1

@@ -31,7 +31,16 @@ the machine the query runs on). A replay after a restart on another machine then
 batch into the same tasks, as exactly-once writes need. A batch end without it was written
 before kafkawire packed ranges: its ranges are not packed, so its replay is split as it was."""
 
-_RECORDED = (START_KEY, TASKS_KEY)
+LAYOUT_KEY = "@layout07"
+"""Key of a Kafka 0.7 stream's offsets that holds the layout its partition numbers refer to:
+per topic, the partitions' 0.7 names (``<broker id>-<partition>``) in number order. 0.7's
+numbering is positional (``client/kafka07/cluster.py``): a broker that leaves or joins
+renumbers the partitions after it, so offsets are translated between layouts by name
+(:func:`translate`) and a batch is read from the partitions its end's layout names."""
+
+_RECORDED = (START_KEY, TASKS_KEY, LAYOUT_KEY)
+
+Layout = dict[str, tuple[str, ...]]
 
 
 def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
@@ -79,16 +88,55 @@ def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
     return out
 
 
-def with_start(end: Offsets, began: Mapping[TopicPartition, int], tasks: int | None = None
-               ) -> dict:
+def with_start(end: Offsets, began: Mapping[TopicPartition, int], tasks: int | None = None,
+               layout: Layout | None = None) -> dict:
     """``end`` as JSON, recording where the batch began for the partitions in ``began`` and,
-    when given, the task count its ranges are packed for."""
+    when given, the task count its ranges are packed for and (Kafka 0.7) the layout."""
     doc: dict = to_json(end)
     if began:
         doc[START_KEY] = to_json(began)
     if tasks is not None:
         doc[TASKS_KEY] = tasks
+    if layout is not None:
+        doc[LAYOUT_KEY] = {t: list(layout[t]) for t in sorted(layout)}
     return doc
+
+
+def recorded_layout(doc: Mapping) -> Layout | None:
+    """The Kafka 0.7 layout a document's partition numbers refer to (LAYOUT_KEY), if any."""
+    if not isinstance(doc, Mapping):
+        raise _damaged(f"expected a JSON object, got {shown(doc)}")
+    raw = doc.get(LAYOUT_KEY)
+    if raw is None:
+        return None
+    if not isinstance(raw, Mapping) or not all(
+            isinstance(t, str) and isinstance(names, list)
+            and all(isinstance(n, str) for n in names) for t, names in raw.items()):
+        raise _damaged(f"{LAYOUT_KEY} is {shown(raw)}, not topics mapped to partition names")
+    return {t: tuple(names) for t, names in raw.items()}
+
+
+def translate(offsets: Offsets, old: Layout | None, new: Layout
+              ) -> tuple[Offsets, list[tuple[TopicPartition, str]]]:
+    """``offsets`` numbered by the ``old`` layout, renumbered by ``new`` through the
+    partitions' names; the (old partition, name) of those ``new`` no longer has. Without an
+    old layout the numbers are taken as they are."""
+    if old is None:
+        return dict(offsets), []
+    out: Offsets = {}
+    vanished: list[tuple[TopicPartition, str]] = []
+    for (topic, number), offset in offsets.items():
+        names = old.get(topic, ())
+        if number >= len(names):
+            raise _damaged(f"partition {number} of {topic!r} is not in the recorded layout "
+                           f"({', '.join(names)})")
+        name = names[number]
+        now = new.get(topic, ())
+        if name in now:
+            out[(topic, now.index(name))] = offset
+        else:
+            vanished.append(((topic, number), name))
+    return out, vanished
 
 
 def recorded_tasks(end: Mapping) -> int | None:

@@ -257,10 +257,6 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     stream_only = {o.key for o in options_for(Use.STREAM_READ) if _stream_only(o)}
     source = parse_source_options({k: v for k, v in opts.items() if k not in stream_only},
                                   batch=False)
-    if source.client.kafka07:
-        raise ConfigurationError(
-            "streaming reads of Kafka 0.7 clusters are not available yet; batch reads are "
-            "(spark.read with the same options)")
 
     raw_start = given(opts, STARTING_OFFSETS)
     starting: Limit | GroupStart
@@ -283,6 +279,14 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
         raise ConfigurationError(
             "commitOffsets and startingOffsets=group need a consumer group: set kafka.group.id "
             "(the group lag tools will show)")
+    if source.client.kafka07 and commit in ("kafka", "both"):
+        raise ConfigurationError(
+            f"commitOffsets={commit}: Kafka 0.7 brokers keep no consumer offsets; 0.7 "
+            "consumers kept them in ZooKeeper: use commitOffsets=zookeeper")
+    if source.client.kafka07 and isinstance(starting, GroupStart) and commit != "zookeeper":
+        raise ConfigurationError(
+            "startingOffsets=group on a Kafka 0.7 cluster reads the group's offsets from "
+            "ZooKeeper, where 0.7 consumers kept them: set commitOffsets=zookeeper")
     zk = given(opts, "zookeeper.connect")
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):
         raise ConfigurationError(

@@ -37,26 +37,32 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, resolve_offsets
-from spark_kafka_wire.client.pool import shared_client
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+from spark_kafka_wire.client.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.pool import shared_client, shared_kafka07
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
 from spark_kafka_wire.source.batch_reader import read_partition
 from spark_kafka_wire.source.offsets_json import (
     START_KEY,
+    Layout,
     Offsets,
     batch_start,
     from_json,
+    recorded_layout,
     recorded_tasks,
     to_json,
+    translate,
     with_start,
 )
 from spark_kafka_wire.source.options import GroupStart, StreamOptions
 from spark_kafka_wire.source.planning import (
+    Cluster,
     OffsetRange,
     assigned_partitions,
+    cluster_offsets,
     input_partitions,
     resolve_limit,
     sized_task_count,
@@ -84,19 +90,34 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._admitted_from: Offsets | None = None  # start of the last batch admitted
         self._zk: ZooKeeperOffsetStore | None = None
         self._committed: Offsets | None = None
+        self._initial_layout: Layout | None = None  # Kafka 0.7: what _initial is numbered by
 
     # -- helpers -----------------------------------------------------------------------------
-    def _client(self) -> KafkaClient:
+    def _client(self) -> Cluster:
         s = self.options.source
-        return shared_client(s.planner_client or s.client)
+        config = s.planner_client or s.client
+        return shared_kafka07(config) if config.kafka07 else shared_client(config)
 
-    def _partitions_now(self, client: KafkaClient, started: bool = True) -> list[TopicPartition]:
+    def _layout(self, client: Cluster, tps: list[TopicPartition] | Offsets) -> Layout | None:
+        """Kafka 0.7: the partition names the numbers of ``tps`` refer to now (offsets_json's
+        LAYOUT_KEY); None on newer clusters, whose partition numbers are their own."""
+        if not isinstance(client, Kafka07Cluster):
+            return None
+        return client.names(sorted({t for t, _ in tps}))
+
+    def _names(self, offsets: Offsets, layout: Layout | None) -> dict[TopicPartition, str] | None:
+        """Kafka 0.7 ZooKeeper offset nodes are named ``<broker id>-<partition>``."""
+        if layout is None:
+            return None
+        return {(t, p): layout[t][p] for t, p in offsets}
+
+    def _partitions_now(self, client: Cluster, started: bool = True) -> list[TopicPartition]:
         """The partitions read now. Once the query runs, a subscribed topic that disappeared is
         not an error here: its partitions vanish and failOnDataLoss decides (as in Spark)."""
         return assigned_partitions(client, self.options.source.strategy, missing_ok=started)
 
-    def _latest_offsets(self, client: KafkaClient, tps: list[TopicPartition]) -> Offsets:
-        return resolve_offsets(client, {tp: LATEST for tp in tps},
+    def _latest_offsets(self, client: Cluster, tps: list[TopicPartition]) -> Offsets:
+        return cluster_offsets(client, {tp: LATEST for tp in tps},
                                self.options.source.isolation_level)
 
     def _zookeeper(self) -> ZooKeeperOffsetStore:
@@ -109,20 +130,23 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def initialOffset(self) -> dict:
         if self._initial is None:
             self._initial = self._resolve_initial()
-        return to_json(self._initial)
+        return with_start(self._initial, {}, None, self._initial_layout)
 
     def _resolve_initial(self) -> Offsets:
         o = self.options
         client = self._client()
         tps = self._partitions_now(client, started=False)
+        self._initial_layout = self._layout(client, tps)
         if isinstance(o.starting, GroupStart):
             assert o.group_id
             if o.commit_offsets == "zookeeper":
-                committed = self._zookeeper().fetch(o.group_id, tps)
+                committed = self._zookeeper().fetch(
+                    o.group_id, tps, self._names({tp: 0 for tp in tps}, self._initial_layout))
             else:
+                assert not isinstance(client, Kafka07Cluster)  # refused by the options
                 committed = fetch_committed(client, o.group_id, tps)
             wanted = {tp: (c if c >= 0 else EARLIEST) for tp, c in committed.items()}
-            offsets = resolve_offsets(client, wanted, o.source.isolation_level)
+            offsets = cluster_offsets(client, wanted, o.source.isolation_level)
         else:
             offsets = resolve_limit(client, o.starting, tps, o.source.strategy.word,
                                     o.source.isolation_level, is_start=True)
@@ -146,13 +170,16 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         o = self.options
         client = self._client()
         begin = from_json(start)
-        self._commit(begin)  # the previous batch is complete once its end is our start
+        self._commit(begin, recorded_layout(start))  # the previous batch ended at our start
         first = (self._initial is not None and START_KEY not in start
                  and begin == self._initial)
         tps = self._partitions_now(client)
+        layout = self._layout(client, tps)
+        if layout is not None:  # Kafka 0.7: renumbered by name if brokers came or went
+            begin, _ = translate(begin, recorded_layout(start), layout)
         new = [tp for tp in tps if tp not in begin]
         if new:  # partitions that appeared during the query start at earliest, as in Spark
-            begin.update(resolve_offsets(client, {tp: EARLIEST for tp in new},
+            begin.update(cluster_offsets(client, {tp: EARLIEST for tp in new},
                                          o.source.isolation_level))
         # Partitions that vanished leave the end offsets; partitions() reports them.
         gone = [tp for tp in begin if tp not in set(tps)]
@@ -167,6 +194,10 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         end = dict(latest)
         if isinstance(limit, ReadMaxRows):
             end = rate_limit(limit.max_rows, begin, latest)
+            if isinstance(client, Kafka07Cluster):  # byte offsets: cut at a message's end
+                fetch07 = o.source.fetch07
+                end = {tp: client.cut(client.location(*tp), begin[tp], e, fetch07)
+                       if begin[tp] < e < latest[tp] else e for tp, e in end.items()}
         min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
             o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
         # a batch admitted from this start stays admitted if Spark asks again; what is
@@ -179,12 +210,16 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             if wait:
                 return start
         if end == begin:
-            return start if not new and not gone else with_start(begin, began, self._tasks)
+            renumbered = layout is not None and layout != recorded_layout(start)
+            if not new and not gone and not renumbered:
+                return start
+            return with_start(begin, began, self._tasks, layout)
         self._admitted_from = dict(begin)
         sizes = [end[tp] - begin[tp] for tp in end if tp in begin and end[tp] > begin[tp]]
-        return with_start(end, began, sized_task_count(sum(sizes), len(sizes), self._tasks))
+        return with_start(end, began, sized_task_count(sum(sizes), len(sizes), self._tasks),
+                          layout)
 
-    def _checked_latest(self, client: KafkaClient, tps: list[TopicPartition],
+    def _checked_latest(self, client: Cluster, tps: list[TopicPartition],
                         begin: Offsets) -> Offsets:
         """The latest offsets, asked again (fetchOffset.numRetries attempts in all, a
         fetchOffset.retryIntervalMs pause between them) while one is below where the batch
@@ -218,7 +253,17 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         if start == end:  # Spark's setLatestSeenOffset after a restart: nothing to read
             return []
         before, finish = from_json(start), from_json(end)
-        begin = batch_start(start, end)
+        layout = recorded_layout(end)
+        if layout is not None:  # Kafka 0.7: the start renumbered by the end's layout
+            before, vanished = translate(before, recorded_layout(start), layout)
+            if vanished:
+                (topic, number), name = vanished[0]
+                self._lost([(topic, number)], f"Partitions {', '.join(n for _, n in vanished)} "
+                           f"of the Kafka 0.7 brokers are gone from ZooKeeper",
+                           "what they held beyond the offsets already read is skipped",
+                           from_json(start)[(topic, number)])
+        begin = batch_start(start, end) if layout is None else \
+            {**before, **from_json(end.get(START_KEY, {}))}
         gone = sorted(tp for tp in before if tp not in finish)
         if gone:
             self._lost(gone, f"Partitions {_names(gone)} have been deleted",
@@ -248,6 +293,12 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                            f"at offset {b}", a, b)
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], a, b))
+        if layout is not None:  # read where the end's layout names each partition now
+            client = self._client()
+            assert isinstance(client, Kafka07Cluster)
+            return list(input_partitions(
+                [r for r in ranges if r.size > 0], s, recorded_tasks(end),
+                lambda r: client.locate(r.topic, layout[r.topic][r.partition], r.partition)))
         ranges = split_ranges(ranges, s.min_partitions, s.max_records_per_partition)
         # packed for the task count the batch's end recorded, so that a replay anywhere
         # splits the batch as the first attempt did
@@ -263,14 +314,14 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         if lost:
             self._lost(lost, f"Cannot find earliest offsets of {_names(lost)}. Some data may "
                        "have been missed", "they are not read", 0)
-        return resolve_offsets(client, {tp: EARLIEST for tp in found},
+        return cluster_offsets(client, {tp: EARLIEST for tp in found},
                                self.options.source.isolation_level) if found else {}
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)
 
     def commit(self, end: dict) -> None:
-        self._commit(from_json(end))
+        self._commit(from_json(end), recorded_layout(end))
 
     def stop(self) -> None:
         if self._zk is not None:
@@ -278,15 +329,17 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             self._zk = None
 
     # -- internals ---------------------------------------------------------------------------
-    def _commit(self, offsets: Offsets) -> None:
+    def _commit(self, offsets: Offsets, layout: Layout | None = None) -> None:
         o = self.options
         if o.commit_offsets == "none" or not offsets or offsets == self._committed:
             return
         assert o.group_id
         if o.commits_to_kafka:
-            commit_offsets(self._client(), o.group_id, offsets, metadata="kafkawire")
+            client = self._client()
+            assert not isinstance(client, Kafka07Cluster)  # refused by the options
+            commit_offsets(client, o.group_id, offsets, metadata="kafkawire")
         if o.commits_to_zookeeper:
-            self._zookeeper().commit(o.group_id, offsets)
+            self._zookeeper().commit(o.group_id, offsets, self._names(offsets, layout))
         self._committed = dict(offsets)
 
     def _lost(self, tps: list[TopicPartition], what: str, skipped: str, start: int,

@@ -119,10 +119,10 @@ def test_a_broker_leaving_renumbers_and_options_check_the_release(cluster07: Clu
             time.sleep(0.05)
 
 
-def test_what_is_not_available_on_07_yet_says_so(cluster07: Cluster07) -> None:
-    """Streams are refused with a clear message (batch reads and writes work, tests/spark/
-    test_kafka07_*.py), and so is what 0.7 cannot do on a write; FETCH sizes come from the
-    usual options."""
+def test_what_07_cannot_do_is_refused(cluster07: Cluster07) -> None:
+    """Options that cannot mean anything on 0.7 (offsets kept by Kafka, transactions,
+    idempotence, lz4/zstd, CreateTopics) are refused; FETCH sizes come from the usual
+    options."""
     from spark_kafka_wire.sink.options import parse_sink_options
     from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
@@ -131,9 +131,11 @@ def test_what_is_not_available_on_07_yet_says_so(cluster07: Cluster07) -> None:
     source = parse_source_options(opts)
     assert source.fetch07 is not None and source.client.kafka07
     assert (source.fetch07.fetch_size, source.fetch07.max_fetch_size) == (4096, 1 << 20)
-    with pytest.raises(ConfigurationError, match="streaming reads of Kafka 0.7 clusters are "
-                       "not available yet"):
-        parse_stream_options(opts)
+    assert parse_stream_options(opts).source.client.kafka07
+    with pytest.raises(ConfigurationError, match="Kafka 0.7 brokers keep no consumer offsets"):
+        parse_stream_options({**opts, "commitOffsets": "both", "kafka.group.id": "g"})
+    with pytest.raises(ConfigurationError, match="set commitOffsets=zookeeper"):
+        parse_stream_options({**opts, "startingOffsets": "group", "kafka.group.id": "g"})
     sink = parse_sink_options(cluster07.options(topic="t"))
     assert sink.client.kafka07 and sink.produce.enable_idempotence is False
     for extra, message in (({"kafka.transactional.id": "x"}, "no transactions"),

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, PartitionInfo, TopicInfo
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import ConfigurationError, NoBrokersRegisteredError
 from spark_kafka_wire.client.fetcher import report_data_loss
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_range
@@ -237,6 +237,29 @@ class Kafka07Cluster:
                 f"{len(layout.locations) - 1} by broker id, then partition "
                 f"({', '.join(layout.names)})")
         return layout.locations[number]
+
+    def names(self, topics: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """The partition names of ``topics`` in number order, as last read from ZooKeeper
+        (read now for a topic not read yet); a topic not registered is left out."""
+        missing = [t for t in topics if t not in self._layouts]
+        if missing:
+            self.layouts(missing)
+        return {t: self._layouts[t].names for t in topics if t in self._layouts}
+
+    def locate(self, topic: str, name: str, number: int) -> PartitionLocation:
+        """Where the partition named ``name`` (``<broker id>-<partition>``) is now, shown as
+        ``number``: a recorded plan read again after the layout may have changed."""
+        broker_text, _, partition_text = name.partition("-")
+        broker_id, partition = int(broker_text), int(partition_text)
+        registration = self.brokers().get(broker_id)
+        address = registration.address("PLAINTEXT") if registration is not None else None
+        if address is None:
+            raise NoBrokersRegisteredError(
+                f"partition {number} of topic {topic!r} ({name}) is on broker {broker_id}, "
+                f"which is not registered in ZooKeeper at {self.config.zookeeper_connect} "
+                "now: the micro-batch that planned it can be read once the broker is back")
+        return PartitionLocation(topic, number, broker_id, partition, address.host,
+                                 address.port)
 
     def connection(self, loc: PartitionLocation) -> Kafka07Connection:
         return self.connections.get(loc.host, loc.port)
