@@ -22,11 +22,15 @@ import atexit
 import gc
 import os
 import threading
+from collections.abc import Callable
+from typing import TypeVar
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connections
+
+T = TypeVar("T")
 
 _lock = threading.Lock()
 _clients: dict[tuple[int, ClientConfig], KafkaClient] = {}
@@ -35,36 +39,30 @@ _connections07: dict[tuple[int, ClientConfig], Kafka07Connections] = {}
 
 
 def shared_client(config: ClientConfig) -> KafkaClient:
+    return _one_per_process(_clients, config, KafkaClient)
+
+
+def _one_per_process(store: dict[tuple[int, ClientConfig], T], config: ClientConfig,
+                     make: Callable[[ClientConfig], T]) -> T:
     key = (os.getpid(), config)
     with _lock:
-        client = _clients.get(key)
-        if client is None:
-            client = KafkaClient(config)
-            _clients[key] = client
-        return client
+        made = store.get(key)
+        if made is None:
+            made = store[key] = make(config)
+        return made
 
 
 def shared_kafka07(config: ClientConfig) -> Kafka07Cluster:
     """The driver's view of a Kafka 0.7 cluster (its ZooKeeper session and connections), one
     per configuration per process, like ``shared_client``."""
-    key = (os.getpid(), config)
-    with _lock:
-        cluster = _clusters07.get(key)
-        if cluster is None:
-            cluster = _clusters07[key] = Kafka07Cluster(config)
-        return cluster
+    return _one_per_process(_clusters07, config, Kafka07Cluster)
 
 
 def task_connections07(config: ClientConfig) -> Kafka07Connections:
     """Connections to Kafka 0.7 brokers for code that runs in a Spark task (no ZooKeeper: the
     planner gave each range its broker), reused across tasks like ``task_client``."""
     freeze_worker_heap()
-    key = (os.getpid(), config)
-    with _lock:
-        conns = _connections07.get(key)
-        if conns is None:
-            conns = _connections07[key] = Kafka07Connections(config)
-        return conns
+    return _one_per_process(_connections07, config, Kafka07Connections)
 
 
 _frozen_pid = 0

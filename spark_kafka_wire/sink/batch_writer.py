@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -180,7 +180,8 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             for rows in iterator:
                 if rows.num_rows == 0:
                     continue
-                for topic, part in self._split_by_topic(client, rows):
+                for topic, part in self._split_by_topic(
+                        rows, lambda t: self._topic_info(client, t)):
                     self._append(producer, client, topic, part, rng)
             producer.flush()
             if batch is not None:
@@ -200,31 +201,19 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         o = self.options
         layouts = dict(self.layouts07)
         writer = Kafka07Writer(o, task_connections07(o.client), layouts)
+        def locate(topic: str) -> None:
+            if topic not in layouts:
+                layouts[topic] = layout_for_write(shared_kafka07(o.client), topic)
+
         for rows in iterator:
             if rows.num_rows == 0:
                 continue
-            for topic, part in self._topics07(rows):
-                if topic not in layouts:
-                    layouts[topic] = layout_for_write(shared_kafka07(o.client), topic)
+            for topic, part in self._split_by_topic(rows, locate):
                 writer.append(topic, _column(part, "key", self.has_key),
                               _as_binary(part.column(part.schema.get_field_index("value"))),
                               _column(part, "partition", self.has_partition),
                               _column(part, "headers", self.has_headers))
         return KafkaWriteCommitMessage(writer.written.records, writer.written.requests)
-
-    def _topics07(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
-        if not self.use_topic_column:
-            assert self.options.topic is not None
-            yield self.options.topic, batch
-            return
-        topics = batch.column(batch.schema.get_field_index("topic"))
-        if topics.null_count:
-            row = pc.index(pc.is_null(topics), True).as_py()
-            raise ConfigurationError(
-                f"the 'topic' column is null in row {row} of a partition and no 'topic' "
-                "option is set: every row needs a topic (set the 'topic' option for a default)")
-        for topic in pc.unique(topics).to_pylist():
-            yield topic, batch.filter(pc.equal(topics, topic))
 
     @staticmethod
     def _mark(producer: Producer, batch: TaskBatch) -> None:
@@ -237,8 +226,10 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                                 {key: (marker_offset(batch), marker_metadata(batch))})
 
     def _split_by_topic(
-        self, client: KafkaClient, batch: pa.RecordBatch
+        self, batch: pa.RecordBatch, prepare: Callable[[str], object]
     ) -> Iterator[tuple[str, pa.RecordBatch]]:
+        """The batch's rows by topic (the option's, or the 'topic' column's); ``prepare``
+        sees every topic of the batch before any of its rows are handed out."""
         if not self.use_topic_column:
             assert self.options.topic is not None
             yield self.options.topic, batch
@@ -252,7 +243,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             )
         names = pc.unique(topics).to_pylist()
         for topic in names:  # every topic must exist before any row of the batch is sent
-            self._topic_info(client, topic)
+            prepare(topic)
         if len(names) == 1:
             yield names[0], batch
             return
