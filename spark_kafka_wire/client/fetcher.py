@@ -44,6 +44,7 @@ from spark_kafka_wire.client.offsets import (
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
+    fetch_body,
     resolve_offsets,
 )
 from spark_kafka_wire.protocol.errors import (
@@ -122,25 +123,10 @@ def send_fetch(
     reader sends the next one before decoding the previous answer; the benchmark's limit
     source sends the same request)."""
     conn = client.leader_connection(topic, partition)
-    inflight = conn.send(
-        FETCH,
-        {
-            "max_wait_ms": s.max_wait_ms,
-            "min_bytes": s.min_bytes,
-            # One partition per request: its budget is the request's too. (Same answer from
-            # Kafka; Tansu ignores the partition budget and honours only this one.)
-            "max_bytes": max_bytes,
-            "isolation_level": s.isolation_level,
-            "topics": [
-                {
-                    "topic": topic,
-                    "partitions": [
-                        {"partition": partition, "fetch_offset": offset, "partition_max_bytes": max_bytes}
-                    ],
-                }
-            ],
-        },
-    )
+    # One partition per request: its budget is the request's too. (Same answer from Kafka;
+    # Tansu ignores the partition budget and honours only the request's.)
+    inflight = conn.send(FETCH, fetch_body({(topic, partition): offset}, max_bytes, max_bytes,
+                                           s.max_wait_ms, s.min_bytes, s.isolation_level))
     return SentFetch(conn, inflight, offset, max_bytes)
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
-from spark_kafka_wire.client.offsets import READ_COMMITTED, by_topic
+from spark_kafka_wire.client.offsets import READ_COMMITTED, fetch_body
 from spark_kafka_wire.protocol.errors import ErrorCode, KafkaWireError, check_error
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import DecodedRecords, decode_record_batches
@@ -104,18 +104,10 @@ def _fetch_together(client: KafkaClient, states: list[_Range], head: int,
         conn = client.broker(leader)
         part_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
         wanted = {(r.topic, r.partition): r for r in group}
-        resp = conn.request(FETCH, {
-            "max_wait_ms": settings.max_wait_ms,
-            "min_bytes": settings.min_bytes,
-            "max_bytes": min(settings.fetch_max_bytes, part_bytes * len(group)),
-            "isolation_level": settings.isolation_level,
-            "topics": [
-                {"topic": t, "partitions": [
-                    {"partition": p, "fetch_offset": wanted[(t, p)].offset,
-                     "partition_max_bytes": part_bytes} for p in parts]}
-                for t, parts in by_topic(wanted).items()
-            ],
-        })
+        resp = conn.request(FETCH, fetch_body(
+            {tp: r.offset for tp, r in wanted.items()}, part_bytes,
+            min(settings.fetch_max_bytes, part_bytes * len(group)), settings.max_wait_ms,
+            settings.min_bytes, settings.isolation_level))
         check_error(resp["error_code"], broker=conn.name, context="Fetch")
     except KafkaWireError:
         # The whole request failed (no leader known, connection lost, ...): each range's own

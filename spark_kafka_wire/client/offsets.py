@@ -45,6 +45,26 @@ def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
     return out
 
 
+def fetch_body(offsets: Mapping[TopicPartition, int], partition_max_bytes: int,
+               max_bytes: int, max_wait_ms: int, min_bytes: int,
+               isolation_level: int) -> dict:
+    """The fields of a Fetch request for the partitions of ``offsets`` (each from its offset,
+    with one per-partition budget), nested by topic in sorted order: the layout of every Fetch
+    kafkawire sends (a range's reads, a task's shared Fetch, the watermark probe)."""
+    return {
+        "max_wait_ms": max_wait_ms,
+        "min_bytes": min_bytes,
+        "max_bytes": max_bytes,
+        "isolation_level": isolation_level,
+        "topics": [
+            {"topic": t, "partitions": [
+                {"partition": p, "fetch_offset": offsets[(t, p)],
+                 "partition_max_bytes": partition_max_bytes} for p in parts]}
+            for t, parts in by_topic(offsets).items()
+        ],
+    }
+
+
 def _per_leader(
     client: KafkaClient, tps: Iterable[TopicPartition]
 ) -> Iterator[tuple[BrokerConnection, dict[str, list[int]]]]:
@@ -145,23 +165,9 @@ def fetch_watermarks(
     def attempt() -> dict[TopicPartition, tuple[int, int, int]]:
         result: dict[TopicPartition, tuple[int, int, int]] = {}
         for conn, nested in _per_leader(client, offsets):
-            topics = [
-                {
-                    "topic": t,
-                    "partitions": [
-                        {"partition": p, "fetch_offset": offsets[(t, p)], "partition_max_bytes": 1}
-                        for p in parts
-                    ],
-                }
-                for t, parts in nested.items()
-            ]
-            resp = conn.request(
-                FETCH,
-                {
-                    "max_wait_ms": PROBE_WAIT_MS, "min_bytes": 1, "max_bytes": 1,
-                    "isolation_level": isolation_level, "topics": topics,
-                },
-            )
+            group = {(t, p): offsets[(t, p)] for t, parts in nested.items() for p in parts}
+            resp = conn.request(FETCH, fetch_body(group, 1, 1, PROBE_WAIT_MS, 1,
+                                                  isolation_level))
             check_error(resp["error_code"], broker=conn.name, context="Fetch")
             answered: set[TopicPartition] = set()
             for t in resp["responses"]:
