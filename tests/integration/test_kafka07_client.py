@@ -46,22 +46,6 @@ from tests.support.kafka07_broker import (
 from tests.support.kafka07_broker import encode_message as emulator_message
 from tests.support.kafka07_broker import encode_message_set as emulator_set
 from tests.support.samsa07 import wrap
-from tests.support.samsa07.client import Client
-from tests.support.samsa07.handlers import ThreadingHandler
-
-
-@pytest.fixture
-def broker() -> Iterator[Callable[..., Kafka07Broker]]:
-    started: list[Kafka07Broker] = []
-
-    def make(**kwargs: object) -> Kafka07Broker:
-        b = Kafka07Broker(**kwargs).start()  # type: ignore[arg-type]
-        started.append(b)
-        return b
-
-    yield make
-    for b in started:
-        b.stop()
 
 
 @pytest.fixture
@@ -78,20 +62,6 @@ def connect() -> Iterator[Callable[[Kafka07Broker], Kafka07Connection]]:
     yield make
     for c in conns:
         c.close()
-
-
-@pytest.fixture
-def samsa() -> Iterator[Callable[[Kafka07Broker], Client]]:
-    clients: list[Client] = []
-
-    def make(b: Kafka07Broker) -> Client:
-        c = Client(b.host, ThreadingHandler(), port=b.port, timeout=10)
-        clients.append(c)
-        return c
-
-    yield make
-    for c in clients:
-        c.disconnect()
 
 
 def read_all(c: Kafka07Connection, topic: str, partition: int, start: int = 0,

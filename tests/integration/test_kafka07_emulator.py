@@ -37,10 +37,9 @@ from tests.support.kafka07_broker import (
     snappy_compress,
 )
 from tests.support.samsa07 import wrap
-from tests.support.samsa07.client import OFFSET_EARLIEST, OFFSET_LATEST, Client
+from tests.support.samsa07.client import OFFSET_EARLIEST, OFFSET_LATEST
 from tests.support.samsa07.cluster import Cluster
 from tests.support.samsa07.exceptions import OffsetOutOfRangeError, WrongPartitionError
-from tests.support.samsa07.handlers import ThreadingHandler
 
 
 def h(text: str) -> bytes:
@@ -128,34 +127,6 @@ def test_the_hand_laid_constants_are_what_the_documents_say() -> None:
 
 
 # -- fixtures and socket helpers ---------------------------------------------------------------
-
-
-@pytest.fixture
-def broker() -> Iterator[Callable[..., Kafka07Broker]]:
-    started: list[Kafka07Broker] = []
-
-    def make(**kwargs: object) -> Kafka07Broker:
-        b = Kafka07Broker(**kwargs).start()  # type: ignore[arg-type]
-        started.append(b)
-        return b
-
-    yield make
-    for b in started:
-        b.stop()
-
-
-@pytest.fixture
-def samsa() -> Iterator[Callable[[Kafka07Broker], Client]]:
-    clients: list[Client] = []
-
-    def make(b: Kafka07Broker) -> Client:
-        c = Client(b.host, ThreadingHandler(), port=b.port, timeout=10)
-        clients.append(c)
-        return c
-
-    yield make
-    for c in clients:
-        c.disconnect()
 
 
 @pytest.fixture

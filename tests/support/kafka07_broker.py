@@ -105,9 +105,7 @@ from __future__ import annotations
 
 import gzip
 import random
-import socket
 import struct
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -117,6 +115,8 @@ from typing import NamedTuple
 import snappy
 from kazoo.client import KazooClient
 from kazoo.exceptions import NodeExistsError
+
+from tests.support.frame_server import FrameServer
 
 # -- constants from the documents ----------------------------------------------------------------
 
@@ -510,16 +510,6 @@ def _response(code: int, payload: bytes = b"") -> bytes:
     return struct.pack(">ih", 2 + len(payload), code) + payload
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
-
-
 # -- the broker ----------------------------------------------------------------------------------------
 
 
@@ -534,7 +524,7 @@ class _Config:
     topic_segment_bytes: dict[str, int] = field(default_factory=dict)
 
 
-class Kafka07Broker:
+class Kafka07Broker(FrameServer):
     """One emulated Kafka 0.7.2 broker (``broker_id``) on a free loopback port."""
 
     def __init__(
@@ -549,20 +539,14 @@ class Kafka07Broker:
         clock: Callable[[], int] = now_ms,
         seed: int | None = None,
     ) -> None:
+        super().__init__(host)
         self.broker_id = broker_id
-        self.host = host
-        self.port = 0
+        self.thread_name = f"kafka07-broker-{broker_id}"
         self.config = _Config(num_partitions, segment_bytes, max_message_size, max_request_bytes)
         self.clock = clock
         self.requests: list[LoggedRequest] = []
-        self.connections_accepted = 0
         self._random = random.Random(seed)
         self._logs: dict[tuple[str, int], _Log] = {}
-        self._lock = threading.RLock()
-        self._listener: socket.socket | None = None
-        self._accept_thread: threading.Thread | None = None
-        self._conns: dict[socket.socket, threading.Thread] = {}
-        self._stopping = threading.Event()
         self._zk: KazooClient | None = None
         self.zk_connect: str | None = None
         self.zk_chroot = ""
@@ -570,46 +554,13 @@ class Kafka07Broker:
 
     # -- lifecycle ------------------------------------------------------------------------------
     def start(self) -> Kafka07Broker:
-        if self._listener is not None:
-            return self
-        self._stopping.clear()
-        lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lsock.bind((self.host, 0))
-        lsock.listen(16)
-        lsock.settimeout(0.2)
-        self._listener = lsock
-        self.port = lsock.getsockname()[1]
-        self._accept_thread = threading.Thread(
-            target=self._accept_loop, name=f"kafka07-broker-{self.broker_id}-{self.port}",
-            daemon=True,
-        )
-        self._accept_thread.start()
+        self.start_listening()
         return self
 
     def stop(self) -> None:
         """Deregister from ZooKeeper, close the listener and every connection."""
         self.deregister()
-        self._stopping.set()
-        lsock, self._listener = self._listener, None
-        if lsock is not None:
-            try:
-                lsock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            lsock.close()
-        if self._accept_thread is not None:
-            self._accept_thread.join(timeout=5)
-            self._accept_thread = None
-        with self._lock:
-            conns = list(self._conns.items())
-        for sock, _ in conns:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for _, thread in conns:
-            thread.join(timeout=5)
+        self.stop_listening()
 
     def __enter__(self) -> Kafka07Broker:
         return self.start()
@@ -849,52 +800,14 @@ class Kafka07Broker:
         return offset
 
     # -- server ------------------------------------------------------------------------------------
-    def _accept_loop(self) -> None:
-        while not self._stopping.is_set():
-            lsock = self._listener
-            if lsock is None:
-                return
-            try:
-                sock, _ = lsock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            sock.settimeout(None)
-            thread = threading.Thread(target=self._serve, args=(sock,), daemon=True,
-                                      name=f"kafka07-broker-{self.broker_id}-conn")
-            with self._lock:
-                self.connections_accepted += 1
-                self._conns[sock] = thread
-            thread.start()
+    def size_ok(self, size: int) -> bool:
+        if size <= 0 or size > self.config.max_request_bytes:
+            self._log_request(-1, "closed: invalid request size", {"size": size})
+            return False
+        return True
 
-    def _serve(self, sock: socket.socket) -> None:
-        try:
-            while not self._stopping.is_set():
-                head = _recv_exact(sock, 4)
-                if head is None:
-                    return
-                (size,) = struct.unpack(">i", head)
-                if size <= 0 or size > self.config.max_request_bytes:
-                    self._log_request(-1, "closed: invalid request size", {"size": size})
-                    return
-                frame = _recv_exact(sock, size)
-                if frame is None:
-                    return
-                out = self._handle(frame)
-                if out is None:
-                    return
-                if out:
-                    sock.sendall(out)
-        except OSError:
-            return
-        finally:
-            with self._lock:
-                self._conns.pop(sock, None)
-            try:
-                sock.close()
-            except OSError:
-                pass
+    def handle(self, frame: bytes) -> bytes | None:
+        return self._handle(frame)
 
     def _log_request(self, request_type: int, outcome: str, detail: dict) -> None:
         if len(self.requests) < 100_000:

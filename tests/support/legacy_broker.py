@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import bisect
 import io
-import socket
 import struct
 import threading
 import time
@@ -76,6 +75,8 @@ from kafka.protocol.producer import ProduceRequest, ProduceResponse
 from kafka.record.legacy_records import LegacyRecordBatch, LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 from kafka.record.util import calc_crc32
+
+from tests.support.frame_server import FrameServer
 
 # -- releases ----------------------------------------------------------------------------------
 
@@ -353,8 +354,10 @@ class _Topic:
 # -- the broker -----------------------------------------------------------------------------------
 
 
-class LegacyBroker:
+class LegacyBroker(FrameServer):
     """One emulated broker (node 0) of ``release`` ("0.8.2", "0.9.0" or "0.10.0")."""
+
+    thread_name = "legacy-broker"
 
     def __init__(
         self,
@@ -365,63 +368,35 @@ class LegacyBroker:
         max_connections: int = 64,
         max_fetch_wait_ms: int = 1_000,
     ) -> None:
+        super().__init__(host)
         self.release = release_for(release)
-        self.host = host
-        self.port = 0
         self.message_max_bytes = message_max_bytes
         self.max_connections = max_connections
         self.max_fetch_wait_ms = max_fetch_wait_ms
         self.requests: list[LoggedRequest] = []
-        self.connections_accepted = 0
         self._topics: dict[str, _Topic] = {}
         self._offsets: dict[str, dict[tuple[str, str, int], tuple[int, str]]] = {
             "zookeeper": {}, "kafka": {},
         }
         self._lock = threading.Lock()
         self._appended = threading.Condition(self._lock)
-        self._listener: socket.socket | None = None
-        self._accept_thread: threading.Thread | None = None
-        self._conns: dict[socket.socket, threading.Thread] = {}
-        self._stopping = threading.Event()
 
     # -- lifecycle ----------------------------------------------------------------------------
     def start(self) -> LegacyBroker:
-        if self._listener is not None:
-            return self
-        lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        lsock.bind((self.host, 0))
-        lsock.listen(16)
-        lsock.settimeout(0.2)
-        self._listener = lsock
-        self.port = lsock.getsockname()[1]
-        self._accept_thread = threading.Thread(
-            target=self._accept_loop, name=f"legacy-broker-{self.port}", daemon=True
-        )
-        self._accept_thread.start()
+        self.start_listening()
         return self
 
     def stop(self) -> None:
-        self._stopping.set()
-        lsock, self._listener = self._listener, None
-        if lsock is not None:
-            try:
-                lsock.shutdown(socket.SHUT_RDWR)  # wakes the accept() below at once on Linux
-            except OSError:
-                pass
-            lsock.close()
-        if self._accept_thread is not None:
-            self._accept_thread.join(timeout=5)
-        with self._lock:
-            conns = list(self._conns.items())
-            self._appended.notify_all()
-        for sock, _ in conns:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-        for _, thread in conns:
-            thread.join(timeout=5)
+        self.stop_listening()
+
+    def stopping_locked(self) -> None:
+        self._appended.notify_all()  # long-polling fetches return
+
+    def size_ok(self, size: int) -> bool:
+        return 8 <= size <= MAX_REQUEST_BYTES
+
+    def handle(self, frame: bytes) -> bytes | None:
+        return self._handle(frame)
 
     def __enter__(self) -> LegacyBroker:
         return self.start()
@@ -497,55 +472,6 @@ class LegacyBroker:
         self.requests.clear()
 
     # -- server -------------------------------------------------------------------------------
-    def _accept_loop(self) -> None:
-        while not self._stopping.is_set():
-            lsock = self._listener
-            if lsock is None:
-                return
-            try:
-                sock, _ = lsock.accept()
-            except TimeoutError:
-                continue
-            except OSError:
-                return
-            with self._lock:
-                if len(self._conns) >= self.max_connections:
-                    sock.close()
-                    continue
-                self.connections_accepted += 1
-                thread = threading.Thread(target=self._serve, args=(sock,), daemon=True,
-                                          name=f"legacy-broker-{self.port}-conn")
-                self._conns[sock] = thread
-            sock.settimeout(None)
-            thread.start()
-
-    def _serve(self, sock: socket.socket) -> None:
-        try:
-            while not self._stopping.is_set():
-                head = _recv_exact(sock, 4)
-                if head is None:
-                    return
-                (size,) = struct.unpack(">i", head)
-                if size < 8 or size > MAX_REQUEST_BYTES:
-                    return
-                frame = _recv_exact(sock, size)
-                if frame is None:
-                    return
-                out = self._handle(frame)
-                if out is None:
-                    return
-                if out:
-                    sock.sendall(out)
-        except OSError:
-            return
-        finally:
-            with self._lock:
-                self._conns.pop(sock, None)
-            try:
-                sock.close()
-            except OSError:
-                pass
-
     def _log(self, key: int, version: int, client_id: str | None, outcome: str, detail: dict) -> None:
         if len(self.requests) < 100_000:
             self.requests.append(LoggedRequest(
@@ -877,19 +803,6 @@ _HANDLERS = {
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def _recv_exact(sock: socket.socket, n: int) -> bytes | None:
-    buf = bytearray()
-    while len(buf) < n:
-        try:
-            chunk = sock.recv(n - len(buf))
-        except OSError:
-            return None
-        if not chunk:
-            return None
-        buf += chunk
-    return bytes(buf)
 
 
 def kafka_message(cls: Any, version: int, values: dict) -> Any:
