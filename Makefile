@@ -10,8 +10,8 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	# setuptools' default editable mode: the tests register the data source themselves; Spark's
-	# own lookup of pyspark_kafkawire is tested on a regular wheel install (test_batch_read_write)
+	# editable, and still visible to Spark's lookup of pyspark_kafkawire without register()
+	# (pyproject.toml's package-dir; tests/spark/test_install.py)
 	$(PY) -m pip install --quiet -e '.[test]'
 	# gssapi compiles against MIT Kerberos: only where its headers are (.ci/run installs them)
 	@if command -v krb5-config >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[test,kerberos]' \
@@ -22,10 +22,11 @@ $(STAMP): pyproject.toml
 check-java:
 	@$(PYTHON) scripts/check_java.py
 
-demo: $(STAMP) check-java
+# check-java first: a missing java is reported at once, not after the install
+demo: check-java $(STAMP)
 	$(PY) -m spark_kafka_wire.testing.demo
 
-test: $(STAMP) check-java
+test: check-java $(STAMP)
 	$(PY) -m pytest -q --durations=25
 
 lint: $(STAMP)
@@ -36,14 +37,14 @@ lint: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m spark_kafka_wire.option_tables README.md
 
-bench: $(STAMP) check-java
+bench: check-java $(STAMP)
 	$(PY) -m bench.decode
 	$(PY) -m bench
 
 # The long fault variants (tests/faults, marker soak: skipped by `make test`) and the streaming
 # soak (bench/soak.py: 10,000 micro-batches; RSS, open fds and latency, first against last).
 # About an hour on two cores.
-soak: $(STAMP) check-java
+soak: check-java $(STAMP)
 	KAFKAWIRE_SOAK=1 $(PY) -m pytest -q -s -m soak tests/faults
 	$(PY) -m bench.soak
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from spark_kafka_wire.config_files import options_from_properties
     from spark_kafka_wire.datasource import KafkaWireDataSource
+    from spark_kafka_wire.options import options_from_properties
 
 __all__ = ["KafkaWireDataSource", "options_from_properties"]
 __version__ = "0.1.0"
@@ -28,7 +28,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = KafkaWireDataSource  # later lookups skip this function
         return KafkaWireDataSource
     if name == "options_from_properties":
-        from spark_kafka_wire.config_files import options_from_properties  # noqa: PLC0415
+        from spark_kafka_wire.options import options_from_properties  # noqa: PLC0415
 
         globals()[name] = options_from_properties
         return options_from_properties

@@ -163,12 +163,10 @@ def resolve_placeholders(props: Mapping[str, str], source: str) -> dict[str, str
     return out
 
 
-def options_from_properties(path: str | os.PathLike[str]) -> dict[str, str]:
-    """The ``kafka.*`` options of a Kafka client config file: every key prefixed with
-    ``kafka.``, placeholders resolved, Kafka's own ``config.providers*`` keys left out.
-
-    >>> spark.read.format("kafkawire").options(**options_from_properties("client.properties"))
-    """
+def file_kafka_options(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Every key of a Kafka client config file as a ``kafka.*`` option, placeholders resolved,
+    Kafka's own ``config.providers*`` keys left out; nothing filtered for a read or a write
+    (``options.options_from_properties`` and ``kafkaConfigFile`` do that)."""
     source = os.fspath(path)
     props = resolve_placeholders(read_properties(source, "kafkaConfigFile"), source)
     return {f"kafka.{k}": v for k, v in props.items() if not PROVIDER_KEYS.match(k)}

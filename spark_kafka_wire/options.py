@@ -65,7 +65,7 @@ from spark_kafka_wire.client.tls import (
     version_name,
 )
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
-from spark_kafka_wire.config_files import options_from_properties
+from spark_kafka_wire.config_files import file_kafka_options
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
@@ -465,8 +465,10 @@ OPTIONS: tuple[Option, ...] = (
            doc="driver-side offset lookups: a fixed pause between attempts, in ms. Unset, the "
            "client's backoff applies"),
     Option("groupIdPrefix", SOURCE, default="spark-kafka-relation",
-           doc="accepted (for the offset commits of a later release); a batch read joins no "
-           "group. Ignored, with a warning, when `kafka.group.id` is set"),
+           doc="accepted for Spark's kafka format, where it names the consumer group Spark "
+           "generates; kafkawire joins no group and commits offsets only for `kafka.group.id` "
+           "(`commitOffsets`), so it has no effect. Ignored, with a warning, when "
+           "`kafka.group.id` is set"),
     Option("kafka.group.id", SOURCE, ignored_in=SINK,
            doc="the group `commitOffsets` commits for and `startingOffsets=group` starts from; "
            "a read never joins it (a batch read warns: queries sharing a group id interfere "
@@ -664,7 +666,7 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use
     accepted = _accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
     taken: dict[str, str] = {}
     skipped: list[str] = []
-    for key, value in options_from_properties(path).items():
+    for key, value in file_kafka_options(path).items():
         k = key.lower()
         if k in opts:
             continue
@@ -673,6 +675,43 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use
         else:
             skipped.append(key[len("kafka."):])
     return taken, skipped
+
+
+#: ``options_from_properties``'s sides: the options a read or a write takes, or both.
+FILE_USES = {"read": SOURCE, "write": SINK, "both": EVERYWHERE}
+
+
+def options_from_properties(path: str | os.PathLike[str], use: str = "both"
+                            ) -> dict[str, str]:
+    """The ``kafka.*`` options of a Kafka client config file, for ``.options(**...)``.
+
+    The dict is what ``kafkaConfigFile`` would take from the same file: placeholders resolved
+    and only the keys ``use`` accepts, ``"read"``, ``"write"`` or (the default) ``"both"``,
+    the keys every read and every write accepts, so that one dict serves either side. A
+    client.properties holds keys for producers and consumers alike (``acks``, serializers,
+    ``client.dns.lookup``), and an explicit option kafkawire does not take is an error, so
+    passing the file's keys unfiltered would fail; the keys left out are named in one warning,
+    as ``kafkaConfigFile`` does. This runs where it is called: with Spark Connect, on the
+    client, so files and ``${env:...}`` of the client's machine are read.
+
+    >>> spark.read.format("kafkawire").options(**options_from_properties("client.properties"))
+    >>> df.write.format("kafkawire").options(**options_from_properties(p, use="write"))
+    """
+    side = FILE_USES.get(use)
+    if side is None:
+        raise ConfigurationError(f"options_from_properties: use must be one of "
+                                 f"{', '.join(map(repr, FILE_USES))}, got {shown(use)}")
+    source = os.fspath(path)
+    taken, skipped = config_file_options(source, {}, SINK if side == SINK else SOURCE)
+    if side == EVERYWHERE:
+        for_writes, _ = config_file_options(source, {}, SINK)
+        skipped += [k[len("kafka."):] for k in taken if k not in for_writes]
+        taken = {k: v for k, v in taken.items() if k in for_writes}
+    if skipped:
+        _log.warning("%s: skipped keys %s does not use: %s", source,
+                     {"read": "a read", "write": "a write", "both": "every read and write"}[use],
+                     ", ".join(sorted(skipped)))
+    return taken
 
 
 def _entry(name: Option | str) -> Option:

@@ -22,12 +22,25 @@ from rich.text import Text
 Cell = str | int | None
 
 
+def _isatty(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except ValueError:  # a closed stream
+        return False
+
+
 def stdout_console() -> Console:
-    return Console(file=sys.stdout, highlight=False, soft_wrap=False)
+    # A terminal is what isatty() says, which decides tables (and progress bars) against TSV.
+    # Left to rich, FORCE_COLOR (set by CI services and Jupyter kernels to ask for colours)
+    # would make a pipe a terminal, and a script reading it would get a table cut to width.
+    return Console(file=sys.stdout, highlight=False, soft_wrap=False,
+                   force_terminal=_isatty(sys.stdout))
 
 
 def stderr_console() -> Console:
-    return Console(file=sys.stderr, highlight=False, soft_wrap=False)
+    return Console(file=sys.stderr, highlight=False, soft_wrap=False,
+                   force_terminal=_isatty(sys.stderr))
 
 
 def cell_text(value: Cell) -> str:

@@ -19,6 +19,7 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.datasource import KafkaWireDataSource
 from spark_kafka_wire.testing.embedded import EmbeddedBroker
+from spark_kafka_wire.testing.session import QUIET
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -44,9 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         spark = (
             SparkSession.builder.master("local[2]").appName("kafkawire-demo")
             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.shuffle.partitions", "4").config(map=QUIET)
             .getOrCreate()
         )
-        spark.sparkContext.setLogLevel("ERROR")
         spark.dataSource.register(KafkaWireDataSource)
 
         orders = spark.range(args.rows).select(

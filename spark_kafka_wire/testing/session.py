@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -21,6 +22,16 @@ DEFAULTS = {
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "1g",
     "spark.python.worker.reuse": "true",
+}
+
+
+#: Spark for people reading its output (``make demo``, notebooks/): no progress bars, and a
+#: log4j2 profile that logs errors only instead of Spark's default WARN lines. Static settings
+#: of the driver's JVM: for a local session; a Spark Connect client cannot set them.
+QUIET_LOG4J = Path(__file__).with_name("log4j2-quiet.properties")
+QUIET = {
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={QUIET_LOG4J.as_uri()}",
 }
 
 

@@ -66,6 +66,19 @@ def test_a_command_in_its_own_process_imports_no_pyspark(bootstrap, new_topic) -
     assert plain.returncode == 0 and topic in plain.stdout
 
 
+@pytest.mark.broker
+def test_a_pipe_gets_tsv_even_with_force_color(bootstrap, new_topic, monkeypatch) -> None:
+    """FORCE_COLOR (set by Jupyter kernels and CI services) asks for colours; it must not turn
+    a pipe into a terminal that gets a rich table cut to its width instead of TSV."""
+    topic = new_topic(2, "cli-force-color")
+    for name in ("FORCE_COLOR", "CLICOLOR_FORCE", "TTY_COMPATIBLE"):
+        monkeypatch.setenv(name, "1")
+    done = run("-b", bootstrap, "describe", topic)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "partition\tleader\treplicas\tisr\tearliest\tlatest"
+    assert "\x1b[" not in done.stdout
+
+
 def test_errors_in_a_real_process_are_one_line_and_exit_non_zero() -> None:
     done = run("topics")
     assert done.returncode == 2

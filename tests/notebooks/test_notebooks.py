@@ -6,6 +6,7 @@ including the notebooks' own asserts on what they read, fails the test."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -43,6 +44,12 @@ def test_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
     client = NotebookClient(nb, timeout=CELL_TIMEOUT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
-    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                      for o in c.outputs if o.output_type == "stream")
+    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    printed = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert "Spark 4" in printed
+    # each notebook draws its figure inline: an image in the executed output
+    assert any("image/png" in o.get("data", {}) for o in outputs), "no figure was shown"
+    # no Spark log lines or progress bars among what the reader sees
+    noise = [line for line in printed.splitlines()
+             if re.search(r"\b(WARN|INFO)\b|\[Stage \d+|Setting default log level", line)]
+    assert not noise, noise

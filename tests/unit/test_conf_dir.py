@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import spark_kafka_wire
+from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
 
@@ -85,10 +86,22 @@ def test_properties_file_parses_for_reads_and_writes(path, pki, tmp_path, monkey
     env = _environment(path, pki, tmp_path, kdc)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    options = spark_kafka_wire.options_from_properties(path)
     protocol, mechanism, client_cert = EXPECTED[path.stem]
-    for parsed in (parse_source_options({"kafkaConfigFile": str(path), "subscribe": "t"}),
-                   parse_sink_options({"kafkaConfigFile": str(path), "topic": "t"})):
+    # Both routes (the file as kafkaConfigFile, its dict through options_from_properties) for
+    # both sides: the dict of use="both" works for reads and writes, use="read"/"write" each
+    # for its side, and each gives the client settings the file itself gives.
+    by_file = {"read": parse_source_options({"kafkaConfigFile": str(path), "subscribe": "t"}),
+               "write": parse_sink_options({"kafkaConfigFile": str(path), "topic": "t"})}
+    parsers = {"read": lambda o: parse_source_options({**o, "subscribe": "t"}),
+               "write": lambda o: parse_sink_options({**o, "topic": "t"})}
+    for use, sides in (("both", ("read", "write")), ("read", ("read",)),
+                       ("write", ("write",))):
+        options = spark_kafka_wire.options_from_properties(path, use=use)
+        assert all(k.startswith("kafka.") for k in options)
+        for side in sides:
+            parsed = parsers[side](options)
+            assert parsed.client == by_file[side].client, (use, side)
+    for parsed in by_file.values():
         client = parsed.client
         assert client.security_protocol == protocol
         assert (client.sasl.mechanism if client.sasl else None) == mechanism
@@ -96,7 +109,25 @@ def test_properties_file_parses_for_reads_and_writes(path, pki, tmp_path, monkey
         for name, value in env.items():
             if "PASSWORD" in name or "SECRET" in name or "CONNECTION_STRING" in name:
                 assert value not in repr(parsed), f"{name} shows in the parsed options"
-    assert all(k.startswith("kafka.") for k in options)
+
+
+def test_options_from_properties_keeps_each_sides_keys(tmp_path, caplog) -> None:
+    """A shared client.properties: acks goes to writes, isolation.level to reads, and the dict
+    for both leaves out (with one warning naming them) what one side would refuse."""
+    path = tmp_path / "client.properties"
+    path.write_text("bootstrap.servers=b:9092\nacks=all\nisolation.level=read_committed\n"
+                    "client.dns.lookup=use_all_dns_ips\nkey.serializer=x.StringSerializer\n")
+    both = spark_kafka_wire.options_from_properties(path)
+    assert both == {"kafka.bootstrap.servers": "b:9092"}
+    assert "acks" in caplog.text and "client.dns.lookup" in caplog.text
+    reads = spark_kafka_wire.options_from_properties(path, use="read")
+    assert reads["kafka.isolation.level"] == "read_committed" and "kafka.acks" not in reads
+    writes = spark_kafka_wire.options_from_properties(path, use="write")
+    assert writes["kafka.acks"] == "all" and "kafka.isolation.level" not in writes
+    assert parse_source_options({**reads, "subscribe": "t"}).isolation_level == 1
+    assert parse_sink_options({**writes, "topic": "t"}).produce.acks == -1
+    with pytest.raises(ConfigurationError, match="use must be one of"):
+        spark_kafka_wire.options_from_properties(path, use="produce")
 
 
 def _spark_jar_strings() -> bytes:

@@ -12,6 +12,8 @@ import re
 import shutil
 import ssl
 import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -98,6 +100,9 @@ def test_builds_stages_copies_and_mounts_exist() -> None:
             stages = re.findall(r"^FROM \S+ AS (\S+)$", text, re.M)
             assert build["target"] in stages, name
             for line in re.findall(r"^COPY (.+)$", text, re.M):
+                if line.startswith("--from="):  # from an earlier stage, not the context
+                    assert line.split()[0].split("=", 1)[1] in stages, line
+                    continue
                 for source in line.split()[:-1]:
                     assert (context / source).exists(), f"COPY {source}: missing"
         for volume in service.get("volumes", []):
@@ -108,6 +113,34 @@ def test_builds_stages_copies_and_mounts_exist() -> None:
                 assert path.exists() or made_at_run, f"{name}: {source} missing"
     ignore = (ROOT / ".dockerignore").read_text().split()
     assert ".venv" in ignore and ".git" in ignore
+
+
+def test_image_installs_the_package_as_a_wheel(tmp_path) -> None:
+    """The image gets kafkawire as users do, from a wheel pip builds out of the repository, so
+    it holds pyspark_kafkawire (Spark's lookup of format("kafkawire") without register()):
+    no stage copies package folders, and the Dockerfile's own wheel command, run on the build
+    context .dockerignore leaves, makes a wheel with both packages and nothing else."""
+    text = (DOCKER / "Dockerfile").read_text()
+    assert not re.search(r"^COPY\s+(\./)?(spark_kafka_wire|pyspark_kafkawire)", text, re.M)
+    assert re.search(r"^COPY \. \.$", text, re.M)
+    command = re.search(r"^RUN (pip wheel .+)$", text, re.M).group(1).split()
+    assert command[-1] == "." and "--no-deps" in command
+    ignore = [p.strip().strip("/").removeprefix("**/") for p in
+              (ROOT / ".dockerignore").read_text().split() if p.strip()]
+    context = tmp_path / "context"
+    shutil.copytree(ROOT, context, ignore=shutil.ignore_patterns(
+        *ignore, "build", ".*_cache", ".hypothesis"))
+    dist = tmp_path / "dist"
+    args = [a for a in command[1:-1] if a not in ("--no-cache-dir",)]
+    args[args.index("--wheel-dir") + 1] = str(dist)
+    built = subprocess.run([sys.executable, "-m", "pip", *args, "--quiet", str(context)],
+                           capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (wheel,) = dist.glob("spark_kafka_wire-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        tops = {name.split("/")[0] for name in z.namelist()}
+    assert {"spark_kafka_wire", "pyspark_kafkawire"} <= tops
+    assert not tops & {"tests", "bench", "scripts", "notebooks", "docker", "conf"}, tops
 
 
 def _handshake(server: ssl.SSLContext, client: ssl.SSLContext, host: str) -> None:

@@ -36,7 +36,7 @@ from spark_kafka_wire.client.errors import CheckpointError, ConfigurationError
 from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
 from spark_kafka_wire.client.sasl.kerberos import keytab_principals
 from spark_kafka_wire.config_files import (
-    options_from_properties,
+    file_kafka_options,
     parse_properties,
     resolve_placeholders,
 )
@@ -693,7 +693,7 @@ def test_properties_file(data: bytes) -> None:
     fd, path = tempfile.mkstemp(dir=_TMP, suffix=".properties")
     with os.fdopen(fd, "wb") as f:
         f.write(data)
-    expect_typed(lambda: options_from_properties(path), ("kafkaConfigFile", path))
+    expect_typed(lambda: file_kafka_options(path), ("kafkaConfigFile", path))
 
 
 # ------------------------------------------------------------------ checkpoint offsets
