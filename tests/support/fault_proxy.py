@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 CONTROL_TIMEOUT_S = 10.0
+KAFKA_MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
 STREAM_LIMIT = 1 << 20
 
 
@@ -114,8 +115,9 @@ class _Link:
             while True:
                 head = await self.client_r.readexactly(4)
                 (size,) = struct.unpack(">i", head)
-                if size < 0:
-                    break
+                limit = proxy.max_request_bytes
+                if size < 0 or (limit is not None and size > limit):
+                    break  # as Kafka closes on a frame over socket.request.max.bytes
                 body = await self.client_r.readexactly(size)
                 api_key = None
                 if size >= 8:
@@ -215,11 +217,16 @@ class FaultProxy:
       forwarded or dropped with their connections.
     """
 
-    def __init__(self, target_port: int, port: int | None = None) -> None:
+    def __init__(self, target_port: int, port: int | None = None,
+                 max_request_bytes: int | None = None) -> None:
+        """``max_request_bytes``: close a connection whose next request frame announces more
+        bytes, as Kafka does past socket.request.max.bytes (its default: KAFKA_MAX_REQUEST_BYTES)
+        where Tansu waits for them all; None forwards any size."""
         from spark_kafka_wire.testing.embedded import free_port
 
         self.target_port = target_port
         self.port = port or free_port()
+        self.max_request_bytes = max_request_bytes
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
