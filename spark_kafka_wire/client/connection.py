@@ -54,7 +54,7 @@ from spark_kafka_wire.client.tls import context_for, explain_verify_failure, pee
 from spark_kafka_wire.protocol import framing
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ProtocolError
-from spark_kafka_wire.protocol.messages import API_VERSIONS
+from spark_kafka_wire.protocol.messages import API_VERSIONS, CLIENT_THROTTLES_FROM
 from spark_kafka_wire.protocol.versions import (
     BrokerVersions,
     choose_version,
@@ -72,6 +72,7 @@ class InFlight:
     expect_response: bool
     generation: int = 0  # the connection's generation when sent (it changes on close)
     abandoned: bool = False  # nobody will read the answer: the next receive() drops it
+    throttle_ms: int = 0  # the answer's KIP-219 throttle time, if honoured (see receive())
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,8 @@ class BrokerConnection:
         self.unsolicited_dropped = 0  # responses to requests that expected none (see above)
         self.api_versions: BrokerVersions = {}
         self._reauth_at: float | None = None  # KIP-368: when to log in again (monotonic)
+        self._throttled_until = 0.0  # KIP-219: no request before this (monotonic)
+        self.throttled_s = 0.0  # seconds send() waited for throttles, in all
         self.authentications = 0  # SASL logins on this connection, re-authentications included
         # A Kafka 0.7 broker: no ApiVersions, no correlation ids (send_frame/receive_frame).
         self.kafka07 = is_kafka07(config.broker_version_fallback)
@@ -215,6 +218,10 @@ class BrokerConnection:
     def receive_raw(self) -> bytes:
         """The broker's next raw SASL token (after SaslHandshake v0)."""
         return bytes(self._read_frame("a SASL token"))
+
+    def operation_deadline(self) -> Deadline | None:
+        """The deadline of the operation under way, if its client set one."""
+        return self._deadline() if self._deadline is not None else None
 
     def _limit(self, timeout_ms: int) -> _Limit:
         """A wait of up to ``timeout_ms`` from now, cut short by the operation's deadline."""
@@ -429,6 +436,7 @@ class BrokerConnection:
                 f"{self.config.broker_version_fallback}): use spark_kafka_wire.client.kafka07")
         if version is None:
             version = self.version(spec)
+        self._wait_for_throttle()
         cid = self._next_id
         self._next_id = (cid + 1) & 0x7FFFFFFF
         frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
@@ -441,6 +449,33 @@ class BrokerConnection:
             if not self._in_flight:
                 self._drain_unsolicited()
         return inflight
+
+    def _wait_for_throttle(self) -> None:
+        """KIP-219: after an answer that carried a throttle time, send nothing to this broker
+        before it has passed (a broker mutes the connection meanwhile). The operation's
+        deadline still ends the wait; the request then times out against it as usual."""
+        wait = self._throttled_until - time.monotonic()
+        if wait <= 0:
+            return
+        deadline = self._deadline() if self._deadline is not None else None
+        if deadline is not None:
+            wait = min(wait, deadline.at - time.monotonic())
+        if wait > 0:
+            time.sleep(wait)
+            self.throttled_s += wait
+
+    def _throttle(self, spec: ApiSpec, version: int, answer: dict[str, Any]) -> int:
+        """The throttle time ``answer`` asks this client to honour (0: none), noted so that
+        the next send waits for it. A throttle longer than request.timeout.ms (never sent by
+        a sane broker: Kafka's is bounded by its quota window, 11 s by default) is honoured
+        for request.timeout.ms only; a request sent into a still muted connection just waits
+        there, within its own timeout."""
+        if version < CLIENT_THROTTLES_FROM.get(spec.key, 1 << 15):
+            return 0
+        ms = min(int(answer.get("throttle_time_ms") or 0), self.config.request_timeout_ms)
+        if ms > 0:
+            self._throttled_until = max(self._throttled_until, time.monotonic() + ms / 1000)
+        return max(0, ms)
 
     def _send_bytes(self, parts: list[Any], what: str) -> None:
         """Write a whole frame, given in pieces, within request.timeout.ms (and the
@@ -582,13 +617,15 @@ class BrokerConnection:
         if spec.key == API_VERSIONS.key:
             return {"__raw__": body}  # parsed by the negotiation, which knows the fallback rule
         try:
-            return spec.decode_response(version, body)
+            answer = spec.decode_response(version, body)
         except ProtocolError as exc:
             # Damaged or foreign bytes: the size prefix that delimited this answer may be
             # damaged too, so nothing more is read from this connection (as after a
             # correlation id mismatch); the next request opens a new one.
             self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
+        inflight.throttle_ms = self._throttle(spec, version, answer)
+        return answer
 
     def _next_answer(self, inflight: InFlight) -> memoryview:
         """The next frame, skipping answers to requests sent as expecting none (acks=0)."""
