@@ -14,6 +14,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   ├── CorruptRecordError                record data failed its CRC or structure check
     │   │   └── OffsetInsideMessageError      0.7: no message starts at the fetch's byte offset
     │   ├── FetchSizeLimitError               0.7: a message is larger than the fetch size limit
+    │   ├── FetchStalledError                 Fetches answered nothing below the partition's
+    │   │                                     end for the whole kafka.request.timeout.ms
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
     │   └── DecompressionBombError            records expand beyond the configured limit
     ├── KafkaError                            an error code answered by a broker (ErrorCode)
@@ -62,6 +64,7 @@ from spark_kafka_wire.client.errors import (
     ConnectionSetupTimeoutError,
     CoordinatorMovedError,
     DataLossError,
+    FetchStalledError,
     NoBrokersAvailableError,
     NoBrokersRegisteredError,
     OAuthTokenError,
@@ -106,6 +109,7 @@ __all__ = [
     "InvalidMessageError",
     "InvalidFetchSizeError",
     "FetchSizeLimitError",
+    "FetchStalledError",
     "ApiVersionsClosedError",
     "AuthenticationError",
     "AuthorizationError",

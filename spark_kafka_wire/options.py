@@ -209,7 +209,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.request.timeout.ms", EVERYWHERE, kind=Kind.INT, default=30_000, minimum=1,
            doc="the longest wait for the answer to one request; reads, offset lookups and "
            "metadata also retry refused or dropped connections (a restarting broker) for this "
-           "long, and report a broker that does not answer in time at once"),
+           "long, and report a broker that does not answer in time at once; a read also waits "
+           "this long for a broker that answers Fetches with no data below the partition's end "
+           "(storage catching up) before failing with `FetchStalledError` (a quota throttle's "
+           "wait is not counted)"),
     Option("kafka.socket.connection.setup.timeout.ms", EVERYWHERE, kind=Kind.INT,
            default=10_000, minimum=1, doc="the longest wait for a connection to a broker (TCP "
            "connect and TLS handshake)"),

@@ -54,7 +54,7 @@ from spark_kafka_wire.client.tls import context_for, explain_verify_failure, pee
 from spark_kafka_wire.protocol import framing
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ProtocolError
-from spark_kafka_wire.protocol.messages import API_VERSIONS
+from spark_kafka_wire.protocol.messages import API_VERSIONS, CLIENT_THROTTLES_FROM
 from spark_kafka_wire.protocol.versions import (
     BrokerVersions,
     choose_version,
@@ -72,6 +72,7 @@ class InFlight:
     expect_response: bool
     generation: int = 0  # the connection's generation when sent (it changes on close)
     abandoned: bool = False  # nobody will read the answer: the next receive() drops it
+    throttle_ms: int = 0  # the answer's KIP-219 throttle time, if honoured (see receive())
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,18 @@ class _Limit:
 
 
 _CID = struct.Struct(">i")
+# Seconds a TLS handshake waits for the broker's first answer before checking, on a second
+# connection, whether the port is a plaintext Kafka listener (``BrokerConnection._wrap``). A TLS
+# listener answers a ClientHello in one round trip, so on a healthy one the check never runs;
+# when it does, it costs a TLS listener one refused connection and the handshake goes on.
+TLS_SILENCE_PROBE_S = 1.0
+
+
+def _not_a_tls_record(exc: ssl.SSLError) -> bool:
+    """OpenSSL's words for a peer whose bytes are not TLS records at all."""
+    reason = (exc.reason or str(exc)).upper()
+    return "WRONG_VERSION_NUMBER" in reason or "RECORD_LAYER" in reason \
+        or "PACKET_LENGTH_TOO_LONG" in reason
 # Correlation ids of requests sent without expecting a response, remembered in case the broker
 # answers anyway; Kafka never does, so the memory is bounded.
 _MAX_UNANSWERED = 4096
@@ -119,6 +132,8 @@ class BrokerConnection:
         self.unsolicited_dropped = 0  # responses to requests that expected none (see above)
         self.api_versions: BrokerVersions = {}
         self._reauth_at: float | None = None  # KIP-368: when to log in again (monotonic)
+        self._throttled_until = 0.0  # KIP-219: no request before this (monotonic)
+        self.throttled_s = 0.0  # seconds send() waited for throttles, in all
         self.authentications = 0  # SASL logins on this connection, re-authentications included
         # A Kafka 0.7 broker: no ApiVersions, no correlation ids (send_frame/receive_frame).
         self.kafka07 = is_kafka07(config.broker_version_fallback)
@@ -204,6 +219,10 @@ class BrokerConnection:
         """The broker's next raw SASL token (after SaslHandshake v0)."""
         return bytes(self._read_frame("a SASL token"))
 
+    def operation_deadline(self) -> Deadline | None:
+        """The deadline of the operation under way, if its client set one."""
+        return self._deadline() if self._deadline is not None else None
+
     def _limit(self, timeout_ms: int) -> _Limit:
         """A wait of up to ``timeout_ms`` from now, cut short by the operation's deadline."""
         now = time.monotonic()
@@ -236,30 +255,110 @@ class BrokerConnection:
 
     def _wrap(self, sock: socket.socket, limit: _Limit) -> socket.socket:
         """TLS around the connected socket (the handshake runs here, within the connect
-        timeout); a failed verification is a TlsHandshakeError that says why."""
+        timeout); a failed verification is a TlsHandshakeError that says why.
+
+        A listener that does not speak TLS is told apart at once, not after the connect
+        timeout (see ``_not_tls``): it answers the ClientHello with bytes that are no TLS
+        record (OpenSSL's WRONG_VERSION_NUMBER), or closes (Kafka reads the ClientHello as a
+        frame of about 369 MB, more than socket.request.max.bytes), or says nothing while it
+        waits for those 369 MB (Tansu). The last two also happen to TLS listeners (a broker
+        shutting down, an overloaded one), so they are only called "not TLS" when a plaintext
+        ApiVersions request to the same port is answered (``_speaks_plaintext_kafka``); a
+        silent peer is asked after ``TLS_SILENCE_PROBE_S`` and the handshake then goes on
+        waiting for the rest of the connect timeout if the answer was no."""
         assert self.config.tls is not None
         ctx = context_for(self.config.tls)
         timeout = self.config.connect_timeout_ms / 1000
         try:
-            sock.settimeout(max(0.001, limit.ends - time.monotonic()))
-            return ctx.wrap_socket(sock, server_hostname=self.host)
-        except ssl.SSLCertVerificationError as exc:
+            tls_sock = ctx.wrap_socket(sock, server_hostname=self.host,
+                                       do_handshake_on_connect=False)
+        except (ssl.SSLError, OSError) as exc:
             sock.close()
-            cert = peer_certificate(self.host, self.port, timeout)
-            raise TlsHandshakeError(self.name, explain_verify_failure(exc, self.host, cert),
-                                    self.config.security_protocol) from None
-        except ssl.SSLError as exc:
-            sock.close()
-            raise self._tls_error(exc) from None
-        except TimeoutError:
-            sock.close()
-            raise ConnectionSetupTimeoutError(self.name, "TLS handshake", limit.ms,
-                                              limit.deadline) from None
-        except OSError as exc:
-            sock.close()
-            raise BrokerConnectionError(
-                self.name, f"connection lost during the TLS handshake: {exc.strerror or exc}. "
-                "If this persists, check that the broker's listener speaks SSL") from None
+            raise BrokerConnectionError(self.name, f"cannot start TLS: {exc}") from None
+        probed = False
+        while True:
+            remaining = limit.ends - time.monotonic()
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                tls_sock.settimeout(remaining if probed else min(remaining, TLS_SILENCE_PROBE_S))
+                tls_sock.do_handshake()
+                return tls_sock
+            except ssl.SSLCertVerificationError as exc:
+                tls_sock.close()
+                cert = peer_certificate(self.host, self.port, timeout)
+                raise TlsHandshakeError(self.name, explain_verify_failure(exc, self.host, cert),
+                                        self.config.security_protocol) from None
+            except (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError,
+                    ConnectionError) as exc:
+                tls_sock.close()
+                if self._speaks_plaintext_kafka(limit):
+                    raise self._not_tls("closed the connection on the TLS ClientHello and "
+                                        "answered a plaintext Kafka request") from None
+                reason = getattr(exc, "strerror", None) or exc
+                raise BrokerConnectionError(
+                    self.name, f"connection lost during the TLS handshake: {reason}. "
+                    "If this persists, check that the broker's listener speaks SSL") from None
+            except ssl.SSLError as exc:
+                tls_sock.close()
+                if _not_a_tls_record(exc):
+                    raise self._not_tls("answered the TLS ClientHello with bytes that are no "
+                                        f"TLS record ({exc.reason})") from None
+                raise self._tls_error(exc) from None
+            except TimeoutError:
+                if not probed and time.monotonic() < limit.ends:
+                    probed = True
+                    if self._speaks_plaintext_kafka(limit):
+                        tls_sock.close()
+                        raise self._not_tls("said nothing to the TLS ClientHello and answered "
+                                            "a plaintext Kafka request") from None
+                    continue
+                tls_sock.close()
+                raise ConnectionSetupTimeoutError(self.name, "TLS handshake", limit.ms,
+                                                  limit.deadline) from None
+            except OSError as exc:
+                tls_sock.close()
+                raise BrokerConnectionError(
+                    self.name, f"connection lost during the TLS handshake: "
+                    f"{exc.strerror or exc}. If this persists, check that the broker's "
+                    "listener speaks SSL") from None
+
+    def _not_tls(self, evidence: str) -> TlsHandshakeError:
+        """The listener speaks plaintext, not TLS: not retriable (every attempt meets the same
+        listener), with the settings that fit it."""
+        plain = "SASL_PLAINTEXT" if self.config.sasl is not None else "PLAINTEXT"
+        return TlsHandshakeError(
+            self.name, f"the listener does not speak TLS: it {evidence}. Use "
+            f"kafka.security.protocol={plain} for this port, or the broker's TLS (SSL "
+            "listener) port", self.config.security_protocol)
+
+    def _speaks_plaintext_kafka(self, limit: _Limit) -> bool:
+        """Whether the broker's port answers an ApiVersions v0 request sent in plaintext on a
+        connection of its own, within ``limit``: proof that it is a plaintext listener. A TLS
+        listener answers with an alert or closes, a silent peer stays silent: False."""
+        cid = 0x7FFF_FFFF
+        frame = b"".join(bytes(part) for part in framing.encode_request_parts(
+            API_VERSIONS, 0, cid, self.config.client_id, {}))
+        remaining = limit.ends - time.monotonic()
+        if remaining <= 0:
+            return False
+        try:
+            with socket.create_connection((self.host, self.port), timeout=remaining) as probe:
+                probe.sendall(frame)
+                head = b""
+                while len(head) < 8:
+                    remaining = limit.ends - time.monotonic()
+                    if remaining <= 0:
+                        return False
+                    probe.settimeout(remaining)
+                    chunk = probe.recv(8 - len(head))
+                    if not chunk:
+                        return False
+                    head += chunk
+        except (OSError, ValueError):
+            return False
+        size, answered = struct.unpack(">ii", head)
+        return answered == cid and 4 <= size <= framing.MAX_FRAME_SIZE
 
     def _tls_error(self, exc: ssl.SSLError) -> TlsHandshakeError | BrokerConnectionError:
         """A TLS alert or protocol failure, with what to check. With TLS 1.3 a broker that
@@ -273,7 +372,7 @@ class BrokerConnection:
             advice = ("the broker refused the client certificate or requires one (mutual TLS): "
                       "check kafka.ssl.keystore.* (or kafka.ssl.certificate.location and "
                       "kafka.ssl.key.location) and that the broker trusts its CA")
-        elif "WRONG_VERSION_NUMBER" in reason.upper() or "RECORD_LAYER" in reason.upper():
+        elif _not_a_tls_record(exc):
             advice = "the broker did not answer in TLS: check that this listener speaks SSL"
         else:
             advice = ("check kafka.ssl.enabled.protocols, kafka.ssl.protocol and "
@@ -337,6 +436,7 @@ class BrokerConnection:
                 f"{self.config.broker_version_fallback}): use spark_kafka_wire.client.kafka07")
         if version is None:
             version = self.version(spec)
+        self._wait_for_throttle()
         cid = self._next_id
         self._next_id = (cid + 1) & 0x7FFFFFFF
         frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
@@ -349,6 +449,33 @@ class BrokerConnection:
             if not self._in_flight:
                 self._drain_unsolicited()
         return inflight
+
+    def _wait_for_throttle(self) -> None:
+        """KIP-219: after an answer that carried a throttle time, send nothing to this broker
+        before it has passed (a broker mutes the connection meanwhile). The operation's
+        deadline still ends the wait; the request then times out against it as usual."""
+        wait = self._throttled_until - time.monotonic()
+        if wait <= 0:
+            return
+        deadline = self._deadline() if self._deadline is not None else None
+        if deadline is not None:
+            wait = min(wait, deadline.at - time.monotonic())
+        if wait > 0:
+            time.sleep(wait)
+            self.throttled_s += wait
+
+    def _throttle(self, spec: ApiSpec, version: int, answer: dict[str, Any]) -> int:
+        """The throttle time ``answer`` asks this client to honour (0: none), noted so that
+        the next send waits for it. A throttle longer than request.timeout.ms (never sent by
+        a sane broker: Kafka's is bounded by its quota window, 11 s by default) is honoured
+        for request.timeout.ms only; a request sent into a still muted connection just waits
+        there, within its own timeout."""
+        if version < CLIENT_THROTTLES_FROM.get(spec.key, 1 << 15):
+            return 0
+        ms = min(int(answer.get("throttle_time_ms") or 0), self.config.request_timeout_ms)
+        if ms > 0:
+            self._throttled_until = max(self._throttled_until, time.monotonic() + ms / 1000)
+        return max(0, ms)
 
     def _send_bytes(self, parts: list[Any], what: str) -> None:
         """Write a whole frame, given in pieces, within request.timeout.ms (and the
@@ -490,13 +617,15 @@ class BrokerConnection:
         if spec.key == API_VERSIONS.key:
             return {"__raw__": body}  # parsed by the negotiation, which knows the fallback rule
         try:
-            return spec.decode_response(version, body)
+            answer = spec.decode_response(version, body)
         except ProtocolError as exc:
             # Damaged or foreign bytes: the size prefix that delimited this answer may be
             # damaged too, so nothing more is read from this connection (as after a
             # correlation id mismatch); the next request opens a new one.
             self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
+        inflight.throttle_ms = self._throttle(spec, version, answer)
+        return answer
 
     def _next_answer(self, inflight: InFlight) -> memoryview:
         """The next frame, skipping answers to requests sent as expecting none (acks=0)."""

@@ -13,6 +13,7 @@ from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaWireError,
     OffsetOutOfRangeError,
+    ProtocolError,
     RetriableError,
 )
 
@@ -239,6 +240,25 @@ class StartAfterEndError(ConfigurationError):
             "the partition's end, or a start timestamp later than the end), or the Kafka topic "
             f"has been damaged (deleted and re-created, or truncated). Check {starting} and "
             f"{ending}")
+
+
+class FetchStalledError(ProtocolError):
+    """A broker kept answering Fetches with no data although the partition holds more (its
+    high watermark is past the offset asked for, or a 0.7 range's end lies past it) for the
+    whole time budget of the read (client/empty_answers.py): ``waited_s`` seconds, ``answers``
+    answers, ``setting`` the option whose budget ran out.
+
+    A ProtocolError, as a broker that never serves what it says it holds breaks the protocol;
+    the broker may only have been slow (storage catching up, a leader just elected), so the
+    message names the option to raise."""
+
+    def __init__(self, reason: str, *, waited_s: float, answers: int, setting: str,
+                 topic: str, partition: int, offset: int, broker: str) -> None:
+        self.waited_s = waited_s
+        self.answers = answers
+        self.setting = setting
+        super().__init__(reason, topic=topic, partition=partition, offset=offset,
+                         broker=broker)
 
 
 class CoordinatorMovedError(RetriableError):

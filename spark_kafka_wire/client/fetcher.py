@@ -31,13 +31,13 @@ is read.
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
+from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.offsets import (
     EARLIEST,
@@ -94,7 +94,6 @@ class FetchSettings:
     min_bytes: int = 1
     isolation_level: int = READ_UNCOMMITTED
     check_crcs: bool = True
-    max_empty_fetches: int = 20
 
 
 @dataclass
@@ -105,6 +104,7 @@ class FetchAnswer:
     log_start_offset: int
     broker: str
     aborted: list[tuple[int, int]] | None
+    throttle_ms: int = 0  # KIP-219 throttle time the connection honours (empty_answers.py)
 
 
 @dataclass
@@ -151,7 +151,7 @@ def read_answer(sent: SentFetch, topic: str, partition: int, s: FetchSettings) -
                                for a in p["aborted_transactions"] or ()]
                 return FetchAnswer(
                     p["records"], p["high_watermark"], p["last_stable_offset"],
-                    p["log_start_offset"], conn.name, aborted,
+                    p["log_start_offset"], conn.name, aborted, sent.inflight.throttle_ms,
                 )
     raise ProtocolError("Fetch response lacks the requested partition", topic=topic,
                         partition=partition, offset=offset, broker=conn.name)
@@ -299,7 +299,7 @@ def _range_answers(
     end leaves ``progress.offset`` where the batches read end (at or past ``end``)."""
     offset = progress.offset
     max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
-    empty = 0
+    empty = EmptyAnswers(client.config, client.current_deadline)
     disappeared = 0
     committed = settings.isolation_level == READ_COMMITTED
 
@@ -378,15 +378,10 @@ def _range_answers(
                 lost(offset, end, reason, answer.broker, code)
                 progress.stopped = True
                 return
-            empty += 1
-            if empty > settings.max_empty_fetches:
-                raise ProtocolError(
-                    f"{empty} fetches returned no data although the partition ends at {limit}",
-                    topic=topic, partition=partition, offset=offset, broker=answer.broker,
-                )
-            time.sleep(min(0.05 * empty, 1.0))
+            empty.wait(topic=topic, partition=partition, offset=offset, broker=answer.broker,
+                       why=f"the partition ends at {limit}", throttle_ms=answer.throttle_ms)
             continue
-        empty = 0
+        empty.progressed()
         if (decoded.num_records and int(decoded.offsets[0]) > offset
                 and answer.log_start_offset > offset):
             # The log start moved past the offset asked for: the records in between are gone
@@ -418,7 +413,7 @@ def _find_markers(
     else the read fails; so does reaching the end of the partition without them."""
     offset = progress.offset
     max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
-    empty = 0
+    empty = EmptyAnswers(client.config, client.current_deadline)
     where = {"topic": topic, "partition": partition}
 
     def undecided(reason: str, broker: str | None, skippable: bool) -> None:
@@ -470,15 +465,11 @@ def _find_markers(
                 undecided(f"the partition ends at offset {answer.high_watermark} (its high "
                           "watermark) without them", answer.broker, progress.lost)
                 return
-            empty += 1
-            if empty > settings.max_empty_fetches:
-                raise ProtocolError(
-                    f"{empty} fetches returned no data although the partition ends at "
-                    f"{answer.high_watermark}",
-                    topic=topic, partition=partition, offset=offset, broker=answer.broker)
-            time.sleep(min(0.05 * empty, 1.0))
+            empty.wait(topic=topic, partition=partition, offset=offset, broker=answer.broker,
+                       why=f"the partition ends at {answer.high_watermark} (looking for "
+                       "transaction markers)", throttle_ms=answer.throttle_ms)
             continue
-        empty = 0
+        empty.progressed()
         if decoded.next_offset <= offset:
             raise ProtocolError(
                 f"fetch made no progress (next offset {decoded.next_offset})",

@@ -538,3 +538,9 @@ DELETE_RECORDS = ApiSpec(
 )
 
 ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS)})
+
+# KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
+# once, with ``throttle_time_ms``, and expects the client to send nothing more on that
+# connection before the time has passed (Java's AbstractResponse.shouldClientThrottle:
+# Produce v6+, Fetch v8+); before them the broker delayed its answer itself.
+CLIENT_THROTTLES_FROM: dict[int, int] = {PRODUCE.key: 6, FETCH.key: 8}

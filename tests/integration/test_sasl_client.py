@@ -215,3 +215,19 @@ def test_reauthentication_while_fetching_ahead(sasl_broker_factory) -> None:
     assert reads > 10
     assert len(broker.stats.reauthentications) >= 3
     assert broker.stats.expired_closes == 0
+
+
+def test_sasl_against_a_listener_without_sasl_says_so(bootstrap: str) -> None:
+    """Plain Tansu (no SASL) answers SaslHandshake with UNSUPPORTED_SASL_MECHANISM listing
+    just the mechanism asked for; the message used to read "has not enabled PLAIN ...; it
+    enables: PLAIN". It now says the listener takes no SASL logins and what to use."""
+    config = client_config(lower_keys({
+        "kafka.bootstrap.servers": bootstrap, "kafka.security.protocol": "SASL_PLAINTEXT",
+        "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "alice",
+        "kafka.sasl.password": "hunter2-any"}), SOURCE)
+    err = _refused(config)
+    text = str(err)
+    assert err.error_code == 33
+    assert "this listener does not take SASL logins" in text
+    assert "kafka.security.protocol=PLAINTEXT" in text and "SASL port" in text
+    assert "has not enabled" not in text

@@ -9,11 +9,15 @@ with a TlsHandshakeError that says what to check, and no secret shows in any mes
 
 from __future__ import annotations
 
+import contextlib
 import pickle
 import shutil
+import socket
 import subprocess
+import threading
 import time
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +31,7 @@ from spark_kafka_wire.client.errors import ConfigurationError, TlsHandshakeError
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from tests.support.fault_proxy import KAFKA_MAX_REQUEST_BYTES, FaultProxy
 from tests.support.kafkawire_io import (
     kafkawire_roundtrip,
     librdkafka_roundtrip,
@@ -266,6 +271,64 @@ def test_plaintext_client_on_a_tls_port_is_not_a_tls_error(tls_broker) -> None:
         assert not isinstance(info.value, TlsHandshakeError)
     finally:
         client.close()
+
+
+def _not_tls(config: ClientConfig) -> TlsHandshakeError:
+    """A TLS handshake with a plaintext listener fails fast (well under the connect timeout,
+    10 s here) with a TlsHandshakeError that says so and names the broker."""
+    assert config.connect_timeout_ms >= 10_000
+    err = _fails(config)
+    text = str(err)
+    assert "the listener does not speak TLS" in text
+    assert "kafka.security.protocol=PLAINTEXT" in text and "TLS (SSL listener) port" in text
+    assert "firewall" not in text
+    return err
+
+
+def test_ssl_on_a_plaintext_port_that_waits_says_it_is_not_tls(bootstrap, pki) -> None:
+    """Tansu's plaintext port reads the ClientHello as the start of a ~369 MB frame and waits
+    for it, silent: this used to wait the whole connect timeout and blame a down broker or a
+    firewall."""
+    err = _not_tls(_config(_Servers(bootstrap), **_pem_trust(pki)))
+    assert "said nothing to the TLS ClientHello" in str(err)
+
+
+def test_ssl_on_a_plaintext_port_that_closes_says_it_is_not_tls(bootstrap, pki) -> None:
+    """Kafka's plaintext port closes on a frame over socket.request.max.bytes, which the
+    ClientHello reads as: played by the fault proxy in front of Tansu."""
+    port = int(bootstrap.rsplit(":", 1)[1])
+    with FaultProxy(port, max_request_bytes=KAFKA_MAX_REQUEST_BYTES) as proxy:
+        err = _not_tls(_config(_Servers(proxy.address), **_pem_trust(pki)))
+    assert "closed the connection on the TLS ClientHello" in str(err)
+
+
+def test_ssl_on_a_port_answering_other_bytes_says_it_is_not_tls(pki) -> None:
+    """A peer that answers the ClientHello with bytes that are no TLS record (an HTTP
+    server): not TLS, said at once, with no plaintext Kafka probe needed."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = listener.accept()
+                with conn:
+                    conn.recv(4096)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        err = _not_tls(_config(_Servers(f"127.0.0.1:{port}"), **_pem_trust(pki)))
+    finally:
+        listener.close()
+    assert "no TLS record" in str(err)
+
+
+@dataclass(frozen=True)
+class _Servers:
+    """What ``_config`` needs of a broker: its bootstrap servers."""
+
+    bootstrap_servers: str
 
 
 # --------------------------------------------------------------------------------- secrets

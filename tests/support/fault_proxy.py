@@ -30,6 +30,7 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 CONTROL_TIMEOUT_S = 10.0
+KAFKA_MAX_REQUEST_BYTES = 104_857_600  # Kafka's socket.request.max.bytes default
 STREAM_LIMIT = 1 << 20
 
 
@@ -76,6 +77,75 @@ class _FrameFault:
     api_key: int | None
 
 
+@dataclass
+class _FetchRewrite:
+    empty: bool
+    throttle_ms: int | None
+    times: int | None
+
+
+@dataclass(frozen=True)
+class FetchEvent:
+    """A Fetch frame the proxy forwarded: when (monotonic), which way, on which connection,
+    and for an answer its throttle_time_ms."""
+
+    at: float
+    kind: str  # "request" (to the broker) or "response" (to the client)
+    link: int
+    throttle_ms: int | None = None
+
+
+FETCH_KEY = 1
+
+
+def rewrite_fetch_response(frame: bytes, version: int, empty: bool,
+                           throttle_ms: int | None) -> bytes:
+    """A Fetch response frame (size prefix included; v4 to v11, Kafka's non-flexible layouts
+    from its protocol guide, read here without the client's codecs) with every partition's
+    records replaced by none (``empty``) and throttle_time_ms set (``throttle_ms``)."""
+    if not 4 <= version <= 11:
+        raise ValueError(f"the fault proxy rewrites Fetch v4 to v11, not v{version}")
+    out = bytearray(frame[:8])  # size (fixed below), correlation id
+    pos = 8
+    throttle = struct.unpack_from(">i", frame, pos)[0] if throttle_ms is None else throttle_ms
+    out += struct.pack(">i", throttle)
+    pos += 4
+    if version >= 7:
+        out += frame[pos:pos + 6]  # error_code, session_id
+        pos += 6
+
+    def take(n: int) -> None:
+        nonlocal pos
+        out.extend(frame[pos:pos + n])
+        pos += n
+
+    def int32() -> int:
+        return struct.unpack_from(">i", frame, pos)[0]
+
+    topics = int32()
+    take(4)
+    for _ in range(topics):
+        take(2 + struct.unpack_from(">h", frame, pos)[0])  # topic name
+        partitions = int32()
+        take(4)
+        for _ in range(partitions):
+            take(4 + 2 + 8 + 8 + (8 if version >= 5 else 0))  # index .. log_start_offset
+            aborted = int32()
+            take(4 + 16 * max(aborted, 0))
+            if version >= 11:
+                take(4)  # preferred_read_replica
+            size = int32()
+            if empty:
+                out += struct.pack(">i", 0)
+                pos += 4 + max(size, 0)
+            else:
+                take(4 + max(size, 0))
+    if pos != len(frame):
+        raise ValueError(f"Fetch v{version} answer of {len(frame)} bytes parsed to {pos}")
+    struct.pack_into(">i", out, 0, len(out) - 4)
+    return bytes(out)
+
+
 class _Link:
     """One client connection and its connection to the broker: three tasks, one per flow
     (requests; responses read; responses written, so that a delay or stall holds answers
@@ -87,7 +157,8 @@ class _Link:
         self.id = link_id
         self.client_r, self.client_w = reader, writer
         self.broker_w: asyncio.StreamWriter | None = None
-        self.pending: dict[int, int] = {}  # correlation id -> API key of requests in flight
+        # correlation id -> (API key, API version) of requests in flight
+        self.pending: dict[int, tuple[int, int]] = {}
         self.queue: asyncio.Queue[tuple[float, bytes, bool] | None] = asyncio.Queue()
         self.tasks: list[asyncio.Task] = []
         self.closed = False
@@ -114,18 +185,21 @@ class _Link:
             while True:
                 head = await self.client_r.readexactly(4)
                 (size,) = struct.unpack(">i", head)
-                if size < 0:
-                    break
+                limit = proxy.max_request_bytes
+                if size < 0 or (limit is not None and size > limit):
+                    break  # as Kafka closes on a frame over socket.request.max.bytes
                 body = await self.client_r.readexactly(size)
                 api_key = None
                 if size >= 8:
-                    api_key, _, correlation = struct.unpack(">hhi", body[:8])
-                    self.pending[correlation] = api_key
+                    api_key, api_version, correlation = struct.unpack(">hhi", body[:8])
+                    self.pending[correlation] = (api_key, api_version)
                 if not await proxy._may_forward(api_key):
                     break  # a held frame dropped: the client "died" before it was sent
                 await proxy._requests_flow.wait()
                 self.broker_w.write(head + body)
                 await self.broker_w.drain()
+                if api_key == FETCH_KEY:
+                    proxy._fetch_events.append(FetchEvent(time.monotonic(), "request", self.id))
                 proxy._requests += 1
                 proxy._bytes_to_broker += 4 + size
         except (asyncio.IncompleteReadError, OSError):
@@ -161,10 +235,13 @@ class _Link:
                 while (wait := read_at + proxy._delay - time.monotonic()) > 0:
                     await asyncio.sleep(min(wait, 0.05))  # re-read: delay(0) releases at once
                 await proxy._responses_flow.wait()
-                data, cut = proxy._apply_faults(self, frame, whole)
+                data, cut, throttle = proxy._apply_faults(self, frame, whole)
                 if data:
                     self.client_w.write(data)
                     await self.client_w.drain()
+                    if throttle is not None:
+                        proxy._fetch_events.append(
+                            FetchEvent(time.monotonic(), "response", self.id, throttle))
                     proxy._responses += 1
                     proxy._bytes_to_client += len(data)
                 if cut:
@@ -212,14 +289,21 @@ class FaultProxy:
       and opened again on the same port;
     - :meth:`hold_requests` / :meth:`release_held`: request frames of one API key are held
       (each holds its connection's later requests too) after ``after`` passed, until released,
-      forwarded or dropped with their connections.
+      forwarded or dropped with their connections;
+    - :meth:`rewrite_fetches`: Fetch answers emptied of records and/or given a throttle time
+      (:meth:`fetch_events` logs when each Fetch went by, for timing checks).
     """
 
-    def __init__(self, target_port: int, port: int | None = None) -> None:
+    def __init__(self, target_port: int, port: int | None = None,
+                 max_request_bytes: int | None = None) -> None:
+        """``max_request_bytes``: close a connection whose next request frame announces more
+        bytes, as Kafka does past socket.request.max.bytes (its default: KAFKA_MAX_REQUEST_BYTES)
+        where Tansu waits for them all; None forwards any size."""
         from spark_kafka_wire.testing.embedded import free_port
 
         self.target_port = target_port
         self.port = port or free_port()
+        self.max_request_bytes = max_request_bytes
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
@@ -228,6 +312,8 @@ class FaultProxy:
         self._delay = 0.0
         self._cut: _CutAfter | None = None
         self._frame_faults: list[_FrameFault] = []
+        self._fetch_rewrite: _FetchRewrite | None = None
+        self._fetch_events: list[FetchEvent] = []
         self._hold: _Hold | None = None
         self._held = self._held_in_all = 0
         self._requests_flow: asyncio.Event
@@ -301,6 +387,7 @@ class FaultProxy:
             self._end_hold(drop=False)
             self._delay = 0.0
             self._cut = None
+            self._fetch_rewrite = None
             self._frame_faults.clear()
             self._requests_flow.set()
             self._responses_flow.set()
@@ -376,6 +463,24 @@ class FaultProxy:
         ``truncate(0, api_key=0)`` loses a Produce acknowledgement after the broker stored
         the batch."""
         self._add_frame_fault(_FrameFault("truncate", n_bytes, 0, skip, times, api_key))
+
+    def rewrite_fetches(self, empty: bool = True, throttle_ms: int | None = None,
+                        times: int | None = None) -> None:
+        """Rewrite the next ``times`` Fetch answers (None: all, until :meth:`pass_through`):
+        with ``empty`` every partition's records are taken out (the rest, high watermark
+        included, kept), as a broker whose storage lags its high watermark answers; with
+        ``throttle_ms`` the answer's throttle_time_ms is set, as a quota-throttled broker
+        answers (KIP-219). Fetch v4 to v11 (see :func:`rewrite_fetch_response`)."""
+
+        def arm() -> None:
+            self._fetch_rewrite = _FetchRewrite(empty, throttle_ms, times)
+
+        self._call_sync(arm)
+
+    def fetch_events(self) -> list[FetchEvent]:
+        """Every Fetch request forwarded to the broker and Fetch answer forwarded to the
+        client, in order, with the throttle time each answer carried."""
+        return self._call_sync(lambda: list(self._fetch_events))
 
     def cut_all(self) -> None:
         """Close every open connection now (FIN); held responses are dropped."""
@@ -477,11 +582,17 @@ class FaultProxy:
     def _add_frame_fault(self, fault: _FrameFault) -> None:
         self._call_sync(lambda: self._frame_faults.append(fault))
 
-    def _apply_faults(self, link: _Link, frame: bytes, whole: bool) -> tuple[bytes, bool]:
-        """The bytes to forward for one response frame and whether to close after them."""
-        api_key = None
+    def _apply_faults(self, link: _Link, frame: bytes, whole: bool
+                      ) -> tuple[bytes, bool, int | None]:
+        """The bytes to forward for one response frame, whether to close after them and, for
+        a whole Fetch answer, the throttle time it carries (None otherwise)."""
+        api_key = version = None
         if whole and len(frame) >= 8:
-            api_key = link.pending.pop(struct.unpack(">i", frame[4:8])[0], None)
+            api_key, version = link.pending.pop(struct.unpack(">i", frame[4:8])[0],
+                                                (None, None))
+        throttle = None
+        if api_key == FETCH_KEY and version is not None:
+            frame, throttle = self._rewrite_fetch(frame, version)
         data, close = frame, False
         for fault in list(self._frame_faults):
             if fault.api_key is not None and fault.api_key != api_key:
@@ -508,7 +619,22 @@ class FaultProxy:
                 self._spend(cut)
             else:
                 cut.counted[link.id] = sent + len(data)
-        return data, close
+        return data, close, throttle
+
+    def _rewrite_fetch(self, frame: bytes, version: int) -> tuple[bytes, int | None]:
+        """A Fetch answer through the armed :meth:`rewrite_fetches` rule, and its throttle
+        time (None below v1, which has none)."""
+        rule = self._fetch_rewrite
+        if rule is not None:
+            frame = rewrite_fetch_response(frame, version, rule.empty, rule.throttle_ms)
+            self._faults += 1
+            if rule.times is not None:
+                rule.times -= 1
+                if rule.times <= 0:
+                    self._fetch_rewrite = None
+        if version < 1:
+            return frame, None
+        return frame, struct.unpack_from(">i", frame, 8)[0]
 
     def _spend(self, rule: _FrameFault | _CutAfter) -> None:
         self._faults += 1

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, PartitionInfo, TopicInfo
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import ConfigurationError, NoBrokersRegisteredError
 from spark_kafka_wire.client.fetcher import report_data_loss
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
@@ -315,7 +316,8 @@ class Kafka07Cluster:
         s = settings or FetchSettings07()
         conn = self.connection(loc)
         size = max(1, limit - start)
-        for _ in range(s.max_empty_fetches):
+        empty = EmptyAnswers(conn.conn.config, conn.conn.operation_deadline)
+        while True:
             code, body = conn.request(RequestType.FETCH,
                                       encode_fetch(loc.topic, loc.partition, start, size))
             check_kafka07_error(code, topic=loc.topic, partition=loc.number, offset=start,
@@ -325,7 +327,11 @@ class Kafka07Cluster:
             if count:
                 return end
             if len(body) < size:
-                continue  # a segment end: the same offset again reads the next segment
+                # a segment end: the same offset again reads the next segment
+                empty.wait(topic=loc.topic, partition=loc.number, offset=start,
+                           broker=loc.broker, why=f"the log reaches byte offset {limit} "
+                           "(cutting a rate-limited batch)")
+                continue
             if size >= s.max_fetch_size:
                 break
             size = min(size * 2, s.max_fetch_size)  # one message longer than the limit

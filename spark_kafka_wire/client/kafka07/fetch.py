@@ -13,7 +13,9 @@ boundary"), cut wherever MAX_SIZE falls. Hence the rules here:
   describes for abnormally large messages, up to ``max_fetch_size``
   (:class:`FetchSizeLimitError` past it);
 - an empty (or shorter) answer below ``end`` is a segment end: fetch again from the same
-  offset, which now lies in the next segment, a bounded number of times in a row.
+  offset, which now lies in the next segment; answers in a row that make no progress are
+  waited for under the rule of every reader (``client/empty_answers.py``: at once, then with
+  backoff, within kafka.request.timeout.ms or the operation's deadline).
 
 The next FETCH is sent before a chunk is handed out, so the broker reads while the caller works.
 """
@@ -23,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Pending
 from spark_kafka_wire.protocol.errors import (
     FetchSizeLimitError,
@@ -53,8 +56,6 @@ class FetchSettings07:
     max_fetch_size: int = 64 << 20
     check_crcs: bool = True
     max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
-    # Answers in a row that make no progress below the end (segment ends) before giving up.
-    max_empty_fetches: int = 20
 
 
 def _decode(broker: str, topic: str, partition: int, offset: int,
@@ -119,7 +120,7 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
     offset = start
     size = s.fetch_size
     boundary = start_is_boundary
-    empty = 0
+    empty = EmptyAnswers(conn.conn.config, conn.conn.operation_deadline)
     pending: Pending | None = None
 
     def send(at: int, max_size: int) -> Pending:
@@ -138,14 +139,10 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
             if read.messages == 0:
                 if len(body) < asked:
                     # A segment end (or nothing to read yet): the same offset again.
-                    empty += 1
-                    if empty > s.max_empty_fetches:
-                        raise ProtocolError(
-                            f"{empty} answers in a row held no message at byte offset "
-                            f"{offset}, below the end of the range ({end}): the log no "
-                            "longer reaches the end (truncated, or the offset lies past "
-                            "the partition's end on this broker)", topic=topic,
-                            partition=wp, offset=offset, broker=wb)
+                    empty.wait(topic=topic, partition=wp, offset=offset, broker=wb,
+                               why=f"the range ends at byte offset {end} (if this persists "
+                               "the log no longer reaches that far: truncated, or the offset "
+                               "lies past the partition's end on this broker)")
                 elif asked == end - offset:
                     if not boundary:
                         raise OffsetInsideMessageError(
@@ -163,7 +160,7 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
                 asked = min(size, end - offset)
                 pending = send(offset, asked)
                 continue
-            empty = 0
+            empty.progressed()
             boundary = True
             offset = read.next_offset
             if offset < end:

@@ -22,8 +22,8 @@ from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.sasl.gssapi import KerberosFailure
 from spark_kafka_wire.client.sasl.mechanisms import mechanism_for
 from spark_kafka_wire.protocol.engine import ApiSpec
-from spark_kafka_wire.protocol.errors import ErrorCode
-from spark_kafka_wire.protocol.messages import SASL_AUTHENTICATE, SASL_HANDSHAKE
+from spark_kafka_wire.protocol.errors import ErrorCode, KafkaWireError
+from spark_kafka_wire.protocol.messages import METADATA, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from spark_kafka_wire.protocol.versions import BrokerVersions
 
 
@@ -72,6 +72,33 @@ def what_to_check(config: SaslConfig) -> str:
             f"exists for {config.mechanism} on the broker")
 
 
+def _without_sasl(security_protocol: str) -> str:
+    """The security protocol of the same transport without SASL."""
+    return "SSL" if security_protocol == "SASL_SSL" else "PLAINTEXT"
+
+
+def _refused_although_listed(link: Link, mechanism: str, code: int, listed: list[str],
+                             security_protocol: str) -> str:
+    """Why a SaslHandshake was refused although the answer does not say the mechanism is
+    missing: Kafka's non-SASL listeners answer ILLEGAL_SASL_STATE (34), and brokers without
+    SASL (Tansu) answer UNSUPPORTED_SASL_MECHANISM (33) listing just the mechanism asked for,
+    so "not enabled; it enables: PLAIN" would contradict itself. A Metadata request settles
+    it: a SASL listener closes a connection that sends one before logging in (Kafka does),
+    any other listener answers it."""
+    said = f"error {code}, {ErrorCode(code).name}" + (
+        f", while listing {', '.join(listed)} as enabled" if listed else "")
+    try:
+        link.request(METADATA, {"topics": [], "allow_auto_topic_creation": False})
+    except KafkaWireError:  # BrokerConnectionError: the connection was closed
+        return (f"the broker refused {mechanism} ({said}), and closed the connection when "
+                "asked for metadata without a login, as a SASL listener does: its SASL "
+                f"setup is inconsistent. Check that {mechanism} is in the listener's "
+                "sasl.enabled.mechanisms and that the broker has credentials for it")
+    return (f"this listener does not take SASL logins: it refused {mechanism} ({said}) and "
+            "answered a metadata request without any login. Use kafka.security.protocol="
+            f"{_without_sasl(security_protocol)}, or the broker's SASL port")
+
+
 def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
     """Log in on ``link``; the session lifetime in ms the broker granted (0: unlimited).
 
@@ -87,8 +114,13 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
     answer = link.request(SASL_HANDSHAKE, {"mechanism": config.mechanism},
                           version=handshake_version)
     code = answer["error_code"]
+    listed = list(answer.get("mechanisms") or [])
+    if code == ErrorCode.ILLEGAL_SASL_STATE or (
+            code == ErrorCode.UNSUPPORTED_SASL_MECHANISM and config.mechanism in listed):
+        raise fail(_refused_although_listed(link, config.mechanism, code, listed,
+                                            security_protocol), code)
     if code == ErrorCode.UNSUPPORTED_SASL_MECHANISM:
-        enabled = ", ".join(answer.get("mechanisms") or []) or "none"
+        enabled = ", ".join(listed) or "none"
         raise fail(f"the broker has not enabled {config.mechanism} (error 33, "
                    f"UNSUPPORTED_SASL_MECHANISM); it enables: {enabled}. Set "
                    "kafka.sasl.mechanism to one of those, or enable it on the listener", code)
