@@ -1,4 +1,9 @@
-"""``kafkawire produce TOPIC [FILE|-]``: one record per line, as kcat -P does.
+r"""``kafkawire produce TOPIC [FILE|-]``: one record per line, as kcat -P does.
+
+Lines are read as Kafka's console producer reads them (Java's ``readLine``): a line ends at
+``\n`` or ``\r\n``, so a file saved on Windows gives the same values as on Unix, and an empty
+line is skipped (a stray blank line is a typo, not an empty record) unless ``--keep-empty``
+asks for it. A ``\r`` anywhere else is kept: values are bytes.
 
 Lines are written by the client's Producer with the sink's settings (``sink.options``: acks
 all and idempotence on by default, batching, compression, the murmur2_random partitioner of
@@ -63,22 +68,35 @@ def split_line(line: bytes, separator: bytes | None) -> tuple[bytes | None, byte
     return None, line
 
 
-def line_chunks(source: BinaryIO, separator: bytes | None, max_lines: int = CHUNK_LINES
+def line_body(raw: bytes) -> bytes:
+    r"""A line without its ending, ``\n`` or ``\r\n`` (a lone ``\r`` is data)."""
+    if raw.endswith(b"\r\n"):
+        return raw[:-2]
+    return raw[:-1] if raw.endswith(b"\n") else raw
+
+
+def line_chunks(source: BinaryIO, separator: bytes | None, max_lines: int = CHUNK_LINES,
+                keep_empty: bool = False
                 ) -> Iterator[tuple[list[bytes | None], list[bytes], int]]:
-    """(keys, values, bytes read) for up to ``max_lines`` lines or CHUNK_BYTES bytes at a
-    time; the newline ending a line is not part of its value."""
+    r"""(keys, values, bytes read) for up to ``max_lines`` lines or CHUNK_BYTES bytes at a
+    time; the line ending (``\n`` or ``\r\n``) is not part of its value, and empty lines
+    are skipped unless ``keep_empty`` (their bytes still count as read, for the progress
+    bar)."""
     keys: list[bytes | None] = []
     values: list[bytes] = []
     size = 0
     for raw in source:
         size += len(raw)
-        key, value = split_line(raw[:-1] if raw.endswith(b"\n") else raw, separator)
+        line = line_body(raw)
+        if not line and not keep_empty:
+            continue
+        key, value = split_line(line, separator)
         keys.append(key)
         values.append(value)
         if len(values) >= max_lines or size >= CHUNK_BYTES:
             yield keys, values, size
             keys, values, size = [], [], 0
-    if values:
+    if values or size:
         yield keys, values, size
 
 
@@ -103,10 +121,17 @@ def remaining_size(source: BinaryIO) -> int | None:
 @click.option("--partition", "-p", type=click.IntRange(min=0), default=None,
               help="Write every record to this partition (default: by key, murmur2 as Java "
               "clients; keyless records spread at random).")
+@click.option("--keep-empty", is_flag=True,
+              help="Write an empty line as a record with an empty value (default: empty "
+              "lines are skipped). A \\r\\n line end is always a line end, as in Kafka's "
+              "console producer.")
 @click.pass_obj
 def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | None,
-            compression: str | None, partition: int | None) -> None:
-    """Write one record per line of FILE (standard input when - or absent) to TOPIC."""
+            compression: str | None, partition: int | None, keep_empty: bool) -> None:
+    """Write one record per line of FILE (standard input when - or absent) to TOPIC.
+
+    Lines end at \\n or \\r\\n (the \\r is not part of the value); empty lines are skipped
+    unless --keep-empty is given."""
     separator = None
     if key_separator is not None:
         separator = unescape(key_separator)
@@ -131,7 +156,11 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
                 task = progress.add_task("produce", total=remaining_size(file), records=0)
                 appended = 0
                 for keys, values, size in line_chunks(file, separator,
-                                                      1 if interactive else CHUNK_LINES):
+                                                      1 if interactive else CHUNK_LINES,
+                                                      keep_empty):
+                    if not values:  # only skipped lines: nothing to send
+                        progress.update(task, advance=size)
+                        continue
                     key_array = pa.array(keys, pa.binary())
                     n = len(values)
                     where = np.full(n, partition, np.int32) if partition is not None else \

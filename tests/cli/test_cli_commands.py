@@ -216,7 +216,8 @@ def test_produce_to_one_partition_with_compression(kw, bootstrap, new_topic, tmp
     source = tmp_path / "lines.txt"
     values = [f"record {i} " * (i % 7) for i in range(500)]
     source.write_bytes(("\n".join(values) + "\n").encode())
-    result = kw("produce", topic, str(source), "--partition", "2", "--compression", codec)
+    result = kw("produce", topic, str(source), "--partition", "2", "--compression", codec,
+                "--keep-empty")  # every 7th value is empty
     assert result.exit_code == 0, result.stderr
     got = rd_consume_all(bootstrap, topic, 3, len(values))
     assert {m.partition() for m in got} == {2}
@@ -226,12 +227,28 @@ def test_produce_to_one_partition_with_compression(kw, bootstrap, new_topic, tmp
 
 def test_produce_binary_lines_byte_for_byte(kw, bootstrap, new_topic) -> None:
     topic = new_topic(1, "cli-produce-bin")
-    data = b"\xff\x00key|\x80\x81value\r\n\x00|\n"
+    # a \r inside a line is data; the \r of a CRLF line end is not (Kafka's console producer)
+    data = b"\xff\x00key|\x80\x81val\rue\r\n\x00|\n"
     result = kw("produce", topic, "-K", "|", input=data)
     assert result.exit_code == 0, result.stderr
     got = rd_consume_all(bootstrap, topic, 1, 2)
-    assert [(m.key(), m.value()) for m in got] == [(b"\xff\x00key", b"\x80\x81value\r"),
+    assert [(m.key(), m.value()) for m in got] == [(b"\xff\x00key", b"\x80\x81val\rue"),
                                                    (b"\x00", b"")]
+
+
+def test_produce_skips_empty_lines_unless_kept(kw, bootstrap, new_topic) -> None:
+    topic = new_topic(1, "cli-produce-blank")
+    data = b"a\r\n\r\n\nb\r\n\n"
+    result = kw("produce", topic, input=data)
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.strip() == f"2 records written to {topic}"
+    kept = kw("produce", topic, "--keep-empty", input=data)
+    assert kept.stdout.strip() == f"5 records written to {topic}"
+    got = sorted(rd_consume_all(bootstrap, topic, 1, 7), key=lambda m: m.offset())
+    assert [m.value() for m in got] == [b"a", b"b", b"a", b"", b"", b"b", b""]
+    only_blank = kw("produce", topic, input=b"\n\n")
+    assert only_blank.exit_code == 0 and only_blank.stdout.strip() == \
+        f"0 records written to {topic}"
 
 
 # --------------------------------------------------------------------------- tail

@@ -42,10 +42,23 @@ def test_lines_split_at_the_first_separator_and_keyless_without_it() -> None:
     assert split_line(b"\tv", b"\t") == (b"", b"v")  # an empty key is a key
     assert split_line(b"k\tv", None) == (None, b"k\tv")
     data = io.BytesIO(b"a\t1\nb\n\nlast-without-newline")
-    [(keys, values, size)] = list(line_chunks(data, b"\t"))
+    [(keys, values, size)] = list(line_chunks(data, b"\t", keep_empty=True))
     assert keys == [b"a", None, None, None]
     assert values == [b"1", b"b", b"", b"last-without-newline"]
     assert size == len(data.getvalue())
+
+
+def test_empty_lines_are_skipped_unless_kept_and_crlf_is_a_line_end() -> None:
+    data = b"one\r\n\r\n\ntwo\rstill two\r\n\nk\t\r\n"
+    [(keys, values, size)] = list(line_chunks(io.BytesIO(data), b"\t"))
+    # as Kafka's console producer: no record for an empty line, no \r from a CRLF end; a \r
+    # inside a line is data
+    assert values == [b"one", b"two\rstill two", b""] and keys == [None, None, b"k"]
+    assert size == len(data)  # skipped lines count as read (the progress bar's bytes)
+    [(_, kept, _)] = list(line_chunks(io.BytesIO(data), b"\t", keep_empty=True))
+    assert kept == [b"one", b"", b"", b"two\rstill two", b"", b""]
+    # only empty lines: one chunk without records, so the bytes read are still reported
+    assert list(line_chunks(io.BytesIO(b"\n\r\n"), None)) == [([], [], 3)]
 
 
 @pytest.mark.parametrize(("typed", "ms"), [
