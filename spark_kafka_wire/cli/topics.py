@@ -7,6 +7,8 @@ brokers (Tansu) answer ListOffsets(latest) with the start of the last batch + 1.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from spark_kafka_wire.cli.output import print_table
@@ -43,9 +45,14 @@ def partitions_of(info: TopicInfo, partition: int | None) -> list[int]:
     if partition is None:
         return sorted(info.partitions)
     if partition not in info.partitions:
-        raise error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=info.name,
-                             partition=partition,
-                             message=f"the topic has partitions 0-{info.num_partitions - 1}")
+        # The code's own hint ("check the topic name; it may not exist yet") would send the
+        # user looking for a topic that is there: the partition is what is missing.
+        error = error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        spec = replace(error.spec, hint=f"Give a partition between 0 and "
+                       f"{info.num_partitions - 1} (kafkawire describe {info.name} lists them)")
+        raise type(error)(spec, topic=info.name, partition=partition, message=(
+            f"topic {info.name!r} exists, with partitions 0-{info.num_partitions - 1}; "
+            f"partition {partition} does not exist"))
     return [partition]
 
 

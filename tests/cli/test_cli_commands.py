@@ -106,6 +106,10 @@ def test_partition_out_of_range_is_refused(kw, new_topic) -> None:
     topic = new_topic(2, "cli-part")
     result = kw("tail", topic, "--partition", "5")
     assert result.exit_code == 1 and "partitions 0-1" in result.stderr
+    # the topic is there: the message must not send the user looking for it
+    assert f"topic '{topic}' exists" in result.stderr
+    assert "partition 5 does not exist" in result.stderr
+    assert "it may not exist yet" not in result.stderr and "topic name" not in result.stderr
 
 
 # --------------------------------------------------------------------------- offsets
@@ -169,6 +173,24 @@ def test_offsets_at_a_time_is_the_first_record_at_or_after_it(kw, bootstrap, tim
         if rd is None or stamps[tp.partition][rd] + B >= target and all(
                 B + ts < target for ts in stamps[tp.partition][:rd]):
             assert rd == expected[tp.partition]
+
+
+def test_offsets_at_a_time_warns_in_one_line_and_never_for_empty_partitions(
+        kw, bootstrap, new_topic) -> None:
+    topic = new_topic(4, "cli-ts-warn")
+    for p in (0, 1):  # CreateTimes long before Tansu's append times: it answers wrongly
+        rd_produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": p,
+                                       "timestamp": B + 100 * i} for i in range(4)])
+    result = kw("offsets", topic, "--at", str(B + 150))
+    assert result.exit_code == 0, result.stderr
+    assert {int(r["partition"]): r["offset"] for r in tsv(result.stdout)} == \
+        {0: "2", 1: "2", 2: "-", 3: "-"}
+    warnings = result.stderr.splitlines()
+    assert len(warnings) <= 1, result.stderr  # one summary line at most, whatever the broker
+    if warnings:
+        assert warnings[0].startswith("kafkawire: warning: ") and "(0, 1)" in warnings[0]
+    empty = kw("offsets", topic, "--at", str(B + 150), "--partition", "3")
+    assert empty.exit_code == 0 and empty.stderr == "", empty.stderr
 
 
 # --------------------------------------------------------------------------- produce
