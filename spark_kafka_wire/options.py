@@ -664,11 +664,16 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use
     accepted = _accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
     taken: dict[str, str] = {}
     skipped: list[str] = []
+    zookeeper = option("zookeeper.connect").key
     for key, value in options_from_properties(path).items():
         k = key.lower()
+        if k == f"kafka.{zookeeper}":
+            # a ZooKeeper-era client's own key (its consumer.properties): the option of that
+            # name, not a Kafka client setting
+            k = zookeeper
         if k in opts:
             continue
-        if k in accepted or k.startswith(_SECURITY_PREFIXES):
+        if k == zookeeper or k in accepted or k.startswith(_SECURITY_PREFIXES):
             taken[k] = value
         else:
             skipped.append(key[len("kafka."):])
@@ -841,7 +846,11 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     if servers and not kafka07:
         bootstrap = tuple(parse_bootstrap(servers))
     else:
-        bootstrap, registered07 = find_cluster(zookeeper, protocol)
+        # bounded like a broker connection: an unreachable ensemble fails as fast as an
+        # unreachable broker would
+        bootstrap, registered07 = find_cluster(
+            zookeeper, protocol,
+            timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000)
         if registered07 and not kafka07:
             if named:
                 raise ConfigurationError(

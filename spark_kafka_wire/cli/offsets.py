@@ -13,9 +13,10 @@ import logging
 import click
 
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.times import When, WhenType
 from spark_kafka_wire.cli.topics import earliest_latest, existing_topic, partitions_of
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.timestamps import offsets_for_times
 
 log = logging.getLogger(__name__)
@@ -44,11 +45,18 @@ def contradiction_summary(topic: str, partitions: list[int]) -> str:
 def offsets(g: GlobalOptions, topic: str, when: When, partition: int | None) -> None:
     """Offset of each partition of TOPIC at a point in time."""
     isolation = g.fetch_settings().isolation_level
-    with connected(g.client_config()) as client:
+    with connected_any(g.client_config()) as client:
         parts = partitions_of(existing_topic(client, topic), partition)
         if when.epoch_ms is None:
             lo, hi = earliest_latest(client, topic, parts, isolation)
             found: dict[int, int | None] = dict(lo if when.special == "earliest" else hi)
+        elif isinstance(client, Kafka07Cluster):
+            # 0.7 keeps no timestamps: its OFFSETS answers which segment was last modified
+            # before the time, so the offset is the start of the first segment after that
+            stamps = client.offsets_for_times({(topic, p): when.epoch_ms for p in parts})
+            found = {p: stamps[(topic, p)] for p in parts}
+            log.info("Kafka 0.7 answers offsets by time at segment granularity: each offset "
+                     "is the start of the first segment written after the time")
         else:
             wrong: list[int] = []
 

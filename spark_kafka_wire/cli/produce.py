@@ -16,7 +16,7 @@ import os
 import random
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 import click
@@ -25,10 +25,14 @@ import pyarrow as pa
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
 from spark_kafka_wire.cli.output import stderr_console
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.settings import GlobalOptions, connected, connected_any
 from spark_kafka_wire.cli.topics import existing_topic, partitions_of
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.producer import Producer, assign_partitions
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
+from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, layout_for_write
+from spark_kafka_wire.sink.options import SinkOptions
 
 CHUNK_LINES = 10_000
 CHUNK_BYTES = 1 << 20
@@ -109,6 +113,43 @@ def remaining_size(source: BinaryIO) -> int | None:
         return None
 
 
+def progress_bar(file: BinaryIO, interactive: bool) -> Progress:
+    """Records and bytes sent, on stderr when it is a terminal and the lines are not typed."""
+    return Progress(TextColumn("[bold]{task.fields[records]:,} records"), BarColumn(),
+                    DownloadColumn(), TimeElapsedColumn(), console=stderr_console(),
+                    transient=True, disable=interactive or not stderr_console().is_terminal)
+
+
+def produce07(sink: SinkOptions, topic: str,
+              chunks: Iterable[tuple[list[bytes | None], list[bytes], int]],
+              partition: int | None, progress: Progress) -> int:
+    """Lines to a Kafka 0.7 cluster as the sink writes rows there (``sink.kafka07_writer``:
+    the key only picks the partition, 0.7 messages have none; each message set confirmed by
+    the log end; a topic no broker has yet goes to partition 0 of each broker, which creates
+    it, as 0.7's own producer did). Returns the records written."""
+    with connected_any(sink.client) as cluster:
+        assert isinstance(cluster, Kafka07Cluster)
+        layout = layout_for_write(cluster, topic)
+        count = len(layout.locations)
+        if partition is not None and partition >= count:
+            raise ConfigurationError(
+                f"--partition {partition}: topic {topic!r} has partitions 0-{count - 1} on its "
+                f"Kafka 0.7 brokers, numbered by broker id, then partition "
+                f"({', '.join(layout.names)})")
+        writer = Kafka07Writer(sink, cluster.connections, {topic: layout})
+        with progress:
+            task = progress.add_task("produce", total=None, records=0)
+            for keys, values, size in chunks:
+                if values:
+                    n = len(values)
+                    explicit = None if partition is None else pa.array(np.full(n, partition,
+                                                                               np.int32))
+                    writer.append(topic, pa.array(keys, pa.binary()),
+                                  pa.array(values, pa.binary()), explicit, None)
+                progress.update(task, advance=size, records=writer.written.records)
+        return writer.written.records
+
+
 @click.command()
 @click.argument("topic")
 @click.argument("file", type=click.File("rb"), default="-")
@@ -139,25 +180,25 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
             raise click.BadParameter("must be a non-empty string without a newline",
                                      param_hint="--key-separator")
     sink = g.sink_options(topic, compression)
-    show_progress = stderr_console().is_terminal
     # Lines typed at a terminal are sent one by one as they are typed, as kcat does.
     interactive = file.isatty()
-    with connected(sink.client) as client:
+    chunks = line_chunks(file, separator, 1 if interactive else CHUNK_LINES, keep_empty)
+    if sink.client.kafka07:
+        n = produce07(sink, topic, chunks, partition, progress_bar(file, interactive))
+        click.echo(f"{n} record{'' if n == 1 else 's'} written to {topic}")
+        return
+    with connected(sink.client, "produce") as client:
         info = existing_topic(client, topic)
         if partition is not None:
             partitions_of(info, partition)
         producer = Producer(client, sink.produce)
         rng = random.Random()
-        progress = Progress(TextColumn("[bold]{task.fields[records]:,} records"), BarColumn(),
-                            DownloadColumn(), TimeElapsedColumn(), console=stderr_console(),
-                            transient=True, disable=interactive or not show_progress)
+        progress = progress_bar(file, interactive)
         try:
             with progress:
                 task = progress.add_task("produce", total=remaining_size(file), records=0)
                 appended = 0
-                for keys, values, size in line_chunks(file, separator,
-                                                      1 if interactive else CHUNK_LINES,
-                                                      keep_empty):
+                for keys, values, size in chunks:
                     if not values:  # only skipped lines: nothing to send
                         progress.update(task, advance=size)
                         continue
