@@ -29,6 +29,7 @@ from spark_kafka_wire.options import (
     config_file_options,
     lower_keys,
     option,
+    unknown_client_configs,
 )
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 from spark_kafka_wire.source.options import fetch_settings
@@ -59,11 +60,18 @@ class GlobalOptions:
             opts[ZOOKEEPER_KEY] = self.zookeeper
         if self.command_config:
             taken, skipped = config_file_options(self.command_config, opts, use)
-            if skipped:
-                # A client.properties is shared with producers and consumers: not an error,
-                # and not worth a warning on every command either.
+            unknown = unknown_client_configs(skipped)
+            for name in unknown:
+                # what Java clients say of a key no client knows: most often a typo
+                log.warning("--command-config %s: the configuration '%s' was supplied but "
+                            "isn't a known Kafka client config; it is ignored",
+                            self.command_config, name)
+            unused = sorted(set(skipped) - set(unknown))
+            if unused:
+                # A client.properties is shared with producers and consumers: keys of other
+                # clients are neither an error nor worth a warning on every command.
                 log.info("--command-config %s: skipped keys this command does not use: %s",
-                         self.command_config, ", ".join(sorted(skipped)))
+                         self.command_config, ", ".join(unused))
             opts = {**taken, **opts}
         if not (opts.get("kafka.bootstrap.servers") or "").strip() and \
                 not (opts.get(ZOOKEEPER_KEY) or "").strip():

@@ -206,3 +206,33 @@ def test_missing_command_config_file_is_a_usage_error(tmp_path) -> None:
 def test_last_and_from_beginning_exclude_each_other() -> None:
     result = run_cli("-b", "127.0.0.1:1", "tail", "t", "-n", "3", "--from-beginning")
     assert result.exit_code == 2 and "not both" in result.stderr
+
+
+def test_unknown_command_config_key_is_warned_of_and_unused_known_ones_are_not(tmp_path):
+    props = tmp_path / "client.properties"
+    # key.serializer and acks are real client settings a read does not use: quiet
+    props.write_text("key.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
+                     "acks=all\nschema.registry.urll=do-not-print-me\n")
+    result = run_cli("-b", f"127.0.0.1:{_closed_port()}", "-F", str(props), "topics")
+    assert result.exit_code == 1  # the broker is unreachable; the warning came first
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith("kafkawire: warning: ") and "'schema.registry.urll'" in lines[0]
+    assert "isn't a known Kafka client config" in lines[0]
+    assert "do-not-print-me" not in result.output
+    assert "key.serializer" not in result.stderr and "acks" not in result.stderr
+
+
+@pytest.mark.parametrize(("typo", "intended"), [
+    ("secuirty.protocol", "security.protocol"), ("security.protocl", "security.protocol"),
+    ("sasl.mechansim", "sasl.mechanism"), ("sasl.jaas.confg", "sasl.jaas.config"),
+    ("ssl.truststore.locaton", "ssl.truststore.location"),
+])
+def test_misspelt_security_key_in_command_config_is_an_error(tmp_path, typo, intended):
+    props = tmp_path / "client.properties"
+    props.write_text(f"{typo}=SSL-secret-value\n")
+    result = run_cli("-b", "127.0.0.1:1", "-F", str(props), "topics")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"'{typo}'" in result.stderr and f"did you mean '{intended}'" in result.stderr
+    assert "SSL-secret-value" not in result.output
