@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
 from urllib.parse import urlsplit
@@ -66,6 +66,7 @@ from spark_kafka_wire.client.tls import (
 )
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.config_files import file_kafka_options
+from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
@@ -659,6 +660,67 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
     return {**taken, **{k: v for k, v in opts.items() if k != option("kafkaConfigFile").key}}
 
 
+def known_client_configs() -> frozenset[str]:
+    """Every Kafka client setting name (no ``kafka.`` prefix, lower case) that is not a typo:
+    the ``kafka.*`` options kafkawire reads, refuses or ignores, and the Java clients' own."""
+    return frozenset(o.key[len("kafka."):] for o in OPTIONS if o.key.startswith("kafka.")) \
+        | JAVA_CLIENT_CONFIGS
+
+
+def _security_names() -> frozenset[str]:
+    return frozenset(k for k in known_client_configs()
+                     if k.startswith(tuple(p[len("kafka."):] for p in _SECURITY_PREFIXES)))
+
+
+def edit_distance(a: str, b: str, limit: int = 3) -> int:
+    """Optimal string alignment distance (insertions, deletions, substitutions and swaps of
+    neighbours each cost 1: ``secuirty`` is 1 from ``security``), or ``limit`` once it is at
+    least that (names far apart need no exact count)."""
+    if abs(len(a) - len(b)) >= limit:
+        return limit
+    prev2: list[int] = []
+    prev = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        row = [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            row[j] = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], prev2[j - 2] + 1)
+        prev2, prev = prev, row
+    return min(prev[-1], limit)
+
+
+def misspelt_security_key(name: str) -> str | None:
+    """The security setting (``security.protocol``, ``ssl.*``, ``sasl.*``) that ``name``, a
+    key that is no client setting, is 1 or 2 edits away from: the one it likely meant."""
+    key = name.lower()
+    if key in known_client_configs():
+        return None
+    scored = sorted((edit_distance(key, k), k) for k in _security_names())
+    return scored[0][1] if scored and scored[0][0] <= 2 else None
+
+
+def check_security_spelling(names: Iterable[str], where: str) -> None:
+    """A misspelt security setting is an error, not a skipped key: ignoring
+    ``secuirty.protocol=SSL`` would connect in plaintext. ``where`` names the source in the
+    message (the file); the value is never shown."""
+    for name in names:
+        intended = misspelt_security_key(name)
+        if intended is not None:
+            raise ConfigurationError(
+                f"{where}: '{name}' is not a Kafka client setting; did you mean "
+                f"'{intended}'? Fix its name: kafkawire will not connect without the security "
+                "setting it seems to give")
+
+
+def unknown_client_configs(names: Iterable[str]) -> list[str]:
+    """The keys among ``names`` that are no Kafka client setting at all (likely typos; Java
+    clients warn of them), as given."""
+    known = known_client_configs()
+    return sorted(n for n in names if n.lower() not in known)
+
+
 def config_file_options(path: str, opts: Mapping[str, str], use: Use
                         ) -> tuple[dict[str, str], list[str]]:
     """(the ``kafka.*`` options of the config file at ``path`` that ``use`` takes and ``opts``
@@ -669,14 +731,21 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use
     accepted = _accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
     taken: dict[str, str] = {}
     skipped: list[str] = []
+    zookeeper = option("zookeeper.connect").key
     for key, value in file_kafka_options(path).items():
         k = key.lower()
+        if k == f"kafka.{zookeeper}":
+            # a ZooKeeper-era client's own key (its consumer.properties): the option of that
+            # name, not a Kafka client setting
+            k = zookeeper
         if k in opts:
             continue
-        if k in accepted or k.startswith(_SECURITY_PREFIXES):
+        if k == zookeeper or k in accepted or k.startswith(_SECURITY_PREFIXES):
             taken[k] = value
         else:
             skipped.append(key[len("kafka."):])
+    check_security_spelling([k[len("kafka."):] for k in taken if k.startswith("kafka.")]
+                            + skipped, f"config file {path}")
     return taken, skipped
 
 
@@ -835,6 +904,8 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
                                  f"{', '.join(SECURITY_PROTOCOLS)}, got {protocol!r}")
     tls_on, sasl_on = protocol in ("SSL", "SASL_SSL"), protocol.startswith("SASL_")
     accepted = _accepted_kafka_keys(use)
+    check_security_spelling([k[len("kafka."):] for k in opts
+                             if k.startswith("kafka.") and k not in accepted], "option")
     for key in opts:
         if key.startswith("kafka.sasl.") and not sasl_on:
             raise ConfigurationError(
@@ -883,7 +954,11 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     if servers and not kafka07:
         bootstrap = tuple(parse_bootstrap(servers))
     else:
-        bootstrap, registered07 = find_cluster(zookeeper, protocol)
+        # bounded like a broker connection: an unreachable ensemble fails as fast as an
+        # unreachable broker would
+        bootstrap, registered07 = find_cluster(
+            zookeeper, protocol,
+            timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000)
         if registered07 and not kafka07:
             if named:
                 raise ConfigurationError(

@@ -43,6 +43,14 @@ class KafkawireGroup(click.Group):
         saved_level = package_log.level
         package_log.addHandler(handler)
         package_log.setLevel(handler.level)
+        # kazoo logs every failed ZooKeeper connection attempt (Python's last-resort handler
+        # prints them): the one error line says what failed; --debug shows its log as ours
+        kazoo_log = logging.getLogger("kazoo")
+        saved_kazoo = (kazoo_log.level, kazoo_log.propagate)
+        kazoo_log.setLevel(logging.INFO if debug else logging.CRITICAL + 1)
+        kazoo_log.propagate = False
+        if debug:
+            kazoo_log.addHandler(handler)
         try:
             return super().invoke(ctx)
         except KafkaWireError as exc:
@@ -55,6 +63,9 @@ class KafkawireGroup(click.Group):
         finally:
             package_log.removeHandler(handler)
             package_log.setLevel(saved_level)
+            kazoo_log.removeHandler(handler)
+            kazoo_log.setLevel(saved_kazoo[0])
+            kazoo_log.propagate = saved_kazoo[1]
 
     @staticmethod
     def _fail(ctx: click.Context, exc: BaseException, debug: bool, code: int) -> None:
@@ -72,15 +83,19 @@ class KafkawireGroup(click.Group):
               type=click.Path(exists=True, dir_okay=False),
               help="Kafka client .properties (security.protocol, ssl.*, sasl.*, ...), as the "
               "kafkaConfigFile option reads it, ${env:NAME} and ${file:PATH:KEY} included.")
+@click.option("--zookeeper", metavar="HOST:PORT[,HOST:PORT][/CHROOT]", default=None,
+              help="Find the brokers registered in this ZooKeeper (zookeeper.connect, as in "
+              "queries and the brokers' own config) instead of --bootstrap-server; the way to "
+              "reach a Kafka 0.7 cluster [default: zookeeper.connect of --command-config].")
 @click.option("--debug", is_flag=True, help="Show tracebacks and the client's log.")
 @click.version_option(__version__, "--version", "-V", prog_name="kafkawire",
                       message="%(prog)s (spark-kafka-wire) %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, bootstrap_server: str | None, command_config: str | None,
-        debug: bool) -> None:
+        zookeeper: str | None, debug: bool) -> None:
     """Look at Kafka topics and write to them from the shell, over kafkawire's own Kafka
     client (no Spark, no JVM)."""
-    ctx.obj = GlobalOptions(bootstrap_server, command_config, debug)
+    ctx.obj = GlobalOptions(bootstrap_server, command_config, debug, zookeeper)
 
 
 for command in (topics, describe, offsets, produce, tail, lag, check):

@@ -120,7 +120,8 @@ def security_line(config: ClientConfig) -> str:
 def check(g: GlobalOptions) -> None:
     """Connect with the given settings and show what kafkawire can use on each broker."""
     config = g.client_config()
-    with connected(config) as client:
+    with connected(config, "kafkawire check (it compares the brokers' ApiVersions, which "
+                   "Kafka 0.7 has not)") as client:
         md = client.fetch_metadata()
         reports = [broker_report(client, node, addr) for node, addr in sorted(md.brokers.items())]
     servers = ",".join(f"{h}:{p}" for h, p in config.bootstrap_servers)

@@ -5,6 +5,10 @@ coordinator) or, with ``--zookeeper``, from the ``/consumers/<group>/offsets`` l
 ZooKeeper-era consumers (``client.zookeeper``), the two places a query's ``commitOffsets``
 writes. The end is the latest offset as a query resolves it; lag is end minus committed.
 
+On a Kafka 0.7 cluster (found through ZooKeeper) offsets are in ZooKeeper only, in 0.7's
+layout ``/consumers/<group>/offsets/<topic>/<broker id>-<partition>``, and the partitions are
+shown by their global numbers (broker id, then partition, as queries number them).
+
 For a ZooKeeper-era group, the ``owner`` column names the consumer stream that reads each
 partition now: the live consumers registered under ``/consumers/<group>/ids`` and their stream
 counts, assigned as those consumers assign themselves (the range assignment,
@@ -18,17 +22,18 @@ import re
 import click
 
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
-from spark_kafka_wire.cli.topics import existing_topic
+from spark_kafka_wire.cli.settings import ZOOKEEPER_KEY, Cluster, GlobalOptions, connected_any
+from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
 from spark_kafka_wire.client.assignment import range_assign_topics
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.group_offsets import fetch_committed
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
 from spark_kafka_wire.protocol.errors import ErrorCode
 
 
-def topic_partitions(client: KafkaClient, topics: list[str]) -> list[TopicPartition]:
+def topic_partitions(client: Cluster, topics: list[str]) -> list[TopicPartition]:
     out: list[TopicPartition] = []
     for t in topics:
         out += [(t, p) for p in sorted(existing_topic(client, t).partitions)]
@@ -47,11 +52,17 @@ def kafka_committed(client: KafkaClient, group: str, topics: list[str]
     return {tp: o for tp, o in fetch_committed(client, group, every).items() if o >= 0}
 
 
+def zookeeper_timeout_s(client: Cluster) -> float:
+    """ZooKeeper's connect bounded as a broker's is (kafka.socket.connection.setup.timeout.ms):
+    an ensemble that is not there fails as fast as an unreachable broker would."""
+    return client.config.connect_timeout_ms / 1000
+
+
 def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics: list[str]
                         ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, str]]:
     """The group's offsets in ZooKeeper, and the owner of each partition by the range
     assignment of its live consumers (empty when none is registered)."""
-    with ZooKeeperOffsetStore(zookeeper) as store:
+    with ZooKeeperOffsetStore(zookeeper, zookeeper_timeout_s(client)) as store:
         if topics:
             committed = store.fetch(group, topic_partitions(client, topics))
         else:
@@ -61,6 +72,27 @@ def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics:
             committed = {tp: o for tp, o in store.fetch(group, tps).items() if o >= 0}
         members = store.members(group)
     return committed, (stream_owners(client, members) if members else {})
+
+
+def zookeeper_committed07(cluster: Kafka07Cluster, group: str, topics: list[str]
+                          ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, str]]:
+    """A 0.7 group's offsets (0.7's node names, ``<broker id>-<partition>``) by global
+    partition number, and the owner of each partition as in :func:`zookeeper_committed`."""
+    assert cluster.config.zookeeper_connect is not None
+    with ZooKeeperOffsetStore(cluster.config.zookeeper_connect,
+                              zookeeper_timeout_s(cluster)) as store:
+        if topics:
+            tps = topic_partitions(cluster, topics)
+        else:
+            found = cluster.fetch_metadata(store.topics(group)).topics
+            tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
+                   for p in info.partitions]
+        names = cluster.names(sorted({t for t, _ in tps}))
+        committed = store.fetch(group, tps, {(t, p): names[t][p] for t, p in tps})
+        if not topics:
+            committed = {tp: o for tp, o in committed.items() if o >= 0}
+        members = store.members(group)
+    return committed, (stream_owners(cluster, members) if members else {})
 
 
 def subscribed_topics(key: str, names: list[str]) -> list[str]:
@@ -74,7 +106,7 @@ def subscribed_topics(key: str, names: list[str]) -> list[str]:
     return matched if kind == "white_list" else [n for n in names if n not in matched]
 
 
-def stream_owners(client: KafkaClient, members: dict[str, dict[str, int]]
+def stream_owners(client: Cluster, members: dict[str, dict[str, int]]
                   ) -> dict[TopicPartition, str]:
     """partition -> consumer stream, by the range assignment of the registered streams."""
     wildcard = any(k.startswith("*") for sub in members.values() for k in sub)
@@ -101,18 +133,24 @@ def stream_owners(client: KafkaClient, members: dict[str, dict[str, int]]
               help="Only this topic (repeatable); its partitions without a commit show '-'.")
 @click.option("--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
               help="Read the offsets ZooKeeper-era consumers (and commitOffsets=zookeeper) "
-              "keep under /consumers/GROUP/offsets instead of Kafka's.")
+              "keep under /consumers/GROUP/offsets instead of Kafka's; without a bootstrap "
+              "server, the brokers are found there too. A Kafka 0.7 cluster's offsets are "
+              "always read there (/consumers/GROUP/offsets/TOPIC/BROKER-PARTITION).")
 @click.pass_obj
 def lag(g: GlobalOptions, group: str, topics: tuple[str, ...], zookeeper: str | None) -> None:
     """Committed offset, end offset and lag of GROUP per partition."""
     wanted = list(dict.fromkeys(topics))
     owners: dict[TopicPartition, str] = {}
-    with connected(g.client_config()) as client:
-        if zookeeper:
+    config = g.client_config(extra={ZOOKEEPER_KEY: zookeeper} if zookeeper else None)
+    with connected_any(config) as client:
+        if isinstance(client, Kafka07Cluster):
+            zookeeper = client.config.zookeeper_connect
+            committed, owners = zookeeper_committed07(client, group, wanted)
+        elif zookeeper:
             committed, owners = zookeeper_committed(client, zookeeper, group, wanted)
         else:
             committed = kafka_committed(client, group, wanted)
-        ends = resolve_offsets(client, {tp: LATEST for tp in committed})
+        ends = cluster_offsets(client, {tp: LATEST for tp in committed})
     if not committed:
         where = f"ZooKeeper at {zookeeper}" if zookeeper else "Kafka"
         click.echo(f"kafkawire: group {group!r} has no committed offsets in {where}", err=True)

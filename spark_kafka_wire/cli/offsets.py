@@ -8,13 +8,29 @@ own append time).
 
 from __future__ import annotations
 
+import logging
+
 import click
 
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.times import When, WhenType
 from spark_kafka_wire.cli.topics import earliest_latest, existing_topic, partitions_of
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.timestamps import offsets_for_times
+
+log = logging.getLogger(__name__)
+
+
+def contradiction_summary(topic: str, partitions: list[int]) -> str:
+    """One line for every partition whose ListOffsets answer the records contradicted: a
+    warning per partition buries the table on a broker that answers wrongly everywhere."""
+    shown = ", ".join(map(str, partitions[:10])) + (", ..." if len(partitions) > 10 else "")
+    n = len(partitions)
+    return (f"the broker's ListOffsets answer by time contradicted the records of {topic} in "
+            f"{n} partition{'' if n == 1 else 's'} ({shown}); the offsets shown there were "
+            "found by reading the records (Tansu answers with its own append time); --debug "
+            "shows each answer")
 
 
 @click.command()
@@ -29,14 +45,29 @@ from spark_kafka_wire.client.timestamps import offsets_for_times
 def offsets(g: GlobalOptions, topic: str, when: When, partition: int | None) -> None:
     """Offset of each partition of TOPIC at a point in time."""
     isolation = g.fetch_settings().isolation_level
-    with connected(g.client_config()) as client:
+    with connected_any(g.client_config()) as client:
         parts = partitions_of(existing_topic(client, topic), partition)
         if when.epoch_ms is None:
             lo, hi = earliest_latest(client, topic, parts, isolation)
             found: dict[int, int | None] = dict(lo if when.special == "earliest" else hi)
+        elif isinstance(client, Kafka07Cluster):
+            # 0.7 keeps no timestamps: its OFFSETS answers which segment was last modified
+            # before the time, so the offset is the start of the first segment after that
+            stamps = client.offsets_for_times({(topic, p): when.epoch_ms for p in parts})
+            found = {p: stamps[(topic, p)] for p in parts}
+            log.info("Kafka 0.7 answers offsets by time at segment granularity: each offset "
+                     "is the start of the first segment written after the time")
         else:
+            wrong: list[int] = []
+
+            def contradicted(tp: tuple[str, int], why: str) -> None:
+                wrong.append(tp[1])
+                log.info("ListOffsets by time for %s-%d contradicts the records: %s", *tp, why)
+
             answers = offsets_for_times(client, {(topic, p): when.epoch_ms for p in parts},
-                                        isolation)
+                                        isolation, on_contradiction=contradicted)
             found = {p: answers[(topic, p)] for p in parts}
+            if wrong:
+                log.warning(contradiction_summary(topic, sorted(wrong)))
     print_table(("partition", "offset"), [(p, found[p]) for p in parts],
                 title=f"{topic} at {when}")

@@ -20,6 +20,7 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.options import (
     SINK,
     SOURCE,
@@ -27,6 +28,8 @@ from spark_kafka_wire.options import (
     client_config,
     config_file_options,
     lower_keys,
+    option,
+    unknown_client_configs,
 )
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 from spark_kafka_wire.source.options import fetch_settings
@@ -34,6 +37,7 @@ from spark_kafka_wire.source.options import fetch_settings
 log = logging.getLogger(__name__)
 
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"
+ZOOKEEPER_KEY = option("zookeeper.connect").key
 
 
 @dataclass(frozen=True)
@@ -43,29 +47,47 @@ class GlobalOptions:
     bootstrap_server: str | None = None
     command_config: str | None = None
     debug: bool = False
+    zookeeper: str | None = None  # --zookeeper: zookeeper.connect, as a query's option
 
     def kafka_options(self, use: Use, extra: dict[str, str] | None = None) -> dict[str, str]:
         """The lower-cased ``kafka.*`` options of a read (``use`` SOURCE) or a write (SINK):
-        ``extra`` and the bootstrap server first, then the config file's keys for ``use``."""
+        ``extra`` and the bootstrap server (and ZooKeeper) first, then the config file's keys
+        for ``use``."""
         opts = lower_keys(extra or {})
         if self.bootstrap_server:
             opts["kafka.bootstrap.servers"] = self.bootstrap_server
+        if self.zookeeper:
+            opts[ZOOKEEPER_KEY] = self.zookeeper
         if self.command_config:
             taken, skipped = config_file_options(self.command_config, opts, use)
-            if skipped:
-                # A client.properties is shared with producers and consumers: not an error,
-                # and not worth a warning on every command either.
+            unknown = unknown_client_configs(skipped)
+            for name in unknown:
+                # what Java clients say of a key no client knows: most often a typo
+                log.warning("--command-config %s: the configuration '%s' was supplied but "
+                            "isn't a known Kafka client config; it is ignored",
+                            self.command_config, name)
+            unused = sorted(set(skipped) - set(unknown))
+            if unused:
+                # A client.properties is shared with producers and consumers: keys of other
+                # clients are neither an error nor worth a warning on every command.
                 log.info("--command-config %s: skipped keys this command does not use: %s",
-                         self.command_config, ", ".join(sorted(skipped)))
+                         self.command_config, ", ".join(unused))
             opts = {**taken, **opts}
-        if not (opts.get("kafka.bootstrap.servers") or "").strip():
+        if not (opts.get("kafka.bootstrap.servers") or "").strip() and \
+                not (opts.get(ZOOKEEPER_KEY) or "").strip():
             raise ConfigurationError(
                 f"no broker to connect to: give --bootstrap-server HOST:PORT, set {BOOTSTRAP_ENV}"
-                ", or put bootstrap.servers in the --command-config file")
+                ", or put bootstrap.servers in the --command-config file; or name the "
+                "cluster's ZooKeeper (--zookeeper HOST:PORT[/CHROOT], or zookeeper.connect in "
+                "the file) to find the brokers there")
         return opts
 
-    def client_config(self, use: Use = SOURCE) -> ClientConfig:
-        return client_config(self.kafka_options(use), use)
+    def client_config(self, use: Use = SOURCE, extra: dict[str, str] | None = None
+                      ) -> ClientConfig:
+        """The connection settings, parsed as a query's: with zookeeper.connect and no
+        bootstrap server, the brokers registered in ZooKeeper (a Kafka 0.7 cluster's give a
+        config whose ``kafka07`` is true)."""
+        return client_config(self.kafka_options(use, extra), use)
 
     def fetch_settings(self) -> FetchSettings:
         """Fetch sizes and isolation level from the config file's consumer keys, parsed as a
@@ -81,14 +103,40 @@ class GlobalOptions:
         return parse_sink_options(self.kafka_options(SINK, extra))
 
 
+Cluster = KafkaClient | Kafka07Cluster
+
+
 @contextmanager
-def connected(config: ClientConfig) -> Iterator[KafkaClient]:
+def connected_any(config: ClientConfig) -> Iterator[Cluster]:
+    """A client of a 0.8+ cluster as :func:`connected` gives it, or for a Kafka 0.7 cluster
+    (found through ZooKeeper) its view from ZooKeeper, for the commands that speak both."""
+    if not config.kafka07:
+        with connected(config) as client:
+            yield client
+        return
+    cluster = Kafka07Cluster(config)
+    try:
+        cluster.brokers()  # ZooKeeper answers, and registers 0.7 brokers: say so at once
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@contextmanager
+def connected(config: ClientConfig, command: str = "this command") -> Iterator[KafkaClient]:
     """A client that has already reached one bootstrap server.
 
     The first connection is made before the command starts, without the retry rule: a CLI
     asked about an unreachable cluster should say so at once, not after the backoff that
-    helps a long-running query over a leader change. Later requests retry as usual.
+    helps a long-running query over a leader change. Later requests retry as usual. A Kafka
+    0.7 cluster is refused here, naming ``command``: only the commands that use
+    :func:`connected_any` speak 0.7's protocol.
     """
+    if config.kafka07:
+        raise ConfigurationError(
+            f"{command} needs Kafka 0.8 or later, but the brokers registered in ZooKeeper at "
+            f"{config.zookeeper_connect} are Kafka 0.7 brokers; kafkawire topics, describe, "
+            "offsets, tail, produce and lag work with them")
     client = KafkaClient(config)
     try:
         client.any_connection()

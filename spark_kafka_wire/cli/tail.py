@@ -4,12 +4,18 @@ Ranges are read with ``client.fetcher.fetch_range``, the reader a Spark task use
 offsets resolved as a query resolves them; ``--follow`` polls each partition's end and reads
 what was added. Offsets deleted by retention while reading are skipped (a tail is a look, not
 a pipeline that must notice data loss).
+
+On a Kafka 0.7 cluster offsets are byte positions, so "the last N offsets" is no place to
+start: a read must begin at a message boundary. The last N records are found by reading from
+the start of the log's last segment (OFFSETS lists segment starts), and from earlier segments
+while that holds fewer than N.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 
 import click
 
@@ -23,11 +29,21 @@ from spark_kafka_wire.cli.records import (
     to_csv,
     to_json,
 )
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
-from spark_kafka_wire.cli.topics import earliest_latest, existing_topic, partitions_of
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.cli.settings import Cluster, GlobalOptions, connected_any
+from spark_kafka_wire.cli.topics import (
+    cluster_offsets,
+    earliest_latest,
+    existing_topic,
+    partitions_of,
+)
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.kafka07.cluster import MAX_SEGMENTS, Kafka07Cluster
+from spark_kafka_wire.client.kafka07.cluster import read_range as read_range07
+from spark_kafka_wire.client.kafka07.offsets import offsets_before
+from spark_kafka_wire.client.offsets import LATEST
+from spark_kafka_wire.protocol.kafka07 import LATEST_TIME
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
+from spark_kafka_wire.source.options import fetch_settings07
 
 FORMATS = ("table", "json", "csv")
 FOLLOW_POLL_S = 0.5  # how often --follow asks for each partition's end
@@ -70,18 +86,46 @@ class Printer:
         self.header_shown = True
 
 
-def read_ranges(client: KafkaClient, topic: str, ranges: dict[int, tuple[int, int]],
+def partition_chunks(client: Cluster, topic: str, p: int, start: int, end: int,
+                     settings: FetchSettings) -> Iterator[DecodedRecords]:
+    """The records of [start, end) of one partition, chunk by chunk, data loss skipped."""
+    if isinstance(client, Kafka07Cluster):
+        return read_range07(client.connections, client.location(topic, p), start, end,
+                            fetch_settings07(settings), fail_on_data_loss=False)
+    return fetch_range(client, topic, p, start, end, settings, fail_on_data_loss=False)
+
+
+def read_ranges(client: Cluster, topic: str, ranges: dict[int, tuple[int, int]],
                 settings: FetchSettings, sink: Callable[[list[Record]], None],
                 stop: Callable[[], bool]) -> None:
     """Records of each partition's [start, end), partition by partition, chunk by chunk."""
     for p, (start, end) in sorted(ranges.items()):
         if start >= end:
             continue
-        for chunk in fetch_range(client, topic, p, start, end, settings,
-                                 fail_on_data_loss=False):
+        for chunk in partition_chunks(client, topic, p, start, end, settings):
             sink(list(records_of(topic, p, chunk)))
             if stop():
                 return
+
+
+def last_records07(cluster: Kafka07Cluster, topic: str, p: int, n: int, lo: int, hi: int,
+                   settings: FetchSettings) -> list[Record]:
+    """The last ``n`` records before byte offset ``hi`` of a 0.7 partition (see the module
+    docstring): read from the last segment start, then from earlier ones while too few."""
+    if n == 0 or hi <= lo:
+        return []
+    loc = cluster.location(topic, p)
+    listed = offsets_before(cluster.connection(loc), topic, loc.partition, LATEST_TIME,
+                            MAX_SEGMENTS, **loc.shown())  # type: ignore[arg-type]
+    starts = sorted({s for s in listed if lo <= s < hi} | {lo}, reverse=True)
+    last: deque[Record] = deque(maxlen=n)
+    for start in starts:
+        last.clear()
+        for chunk in partition_chunks(cluster, topic, p, start, hi, settings):
+            last.extend(records_of(topic, p, chunk))
+        if len(last) >= n:
+            break
+    return list(last)
 
 
 @click.command()
@@ -116,17 +160,24 @@ def tail(g: GlobalOptions, topic: str, last: int | None, from_beginning: bool, f
     def stop() -> bool:
         return printer.done or (count is not None and len(pending) >= count)
 
-    with connected(g.client_config()) as client:
+    with connected_any(g.client_config()) as client:
         parts = partitions_of(existing_topic(client, topic), partition)
         lo, hi = earliest_latest(client, topic, parts, settings.isolation_level)
-        start = {p: lo[p] if from_beginning else max(lo[p], hi[p] - n) for p in parts}
-        read_ranges(client, topic, {p: (start[p], hi[p]) for p in parts}, settings, sink, stop)
+        if isinstance(client, Kafka07Cluster) and not from_beginning:
+            for p in parts:  # byte offsets: the last N records, not the last N offsets
+                sink(last_records07(client, topic, p, n, lo[p], hi[p], settings))
+                if stop():
+                    break
+        else:
+            start = {p: lo[p] if from_beginning else max(lo[p], hi[p] - n) for p in parts}
+            read_ranges(client, topic, {p: (start[p], hi[p]) for p in parts}, settings, sink,
+                        stop)
         printer.print(pending)
         pending.clear()
         position = dict(hi)
         while follow and not printer.done:
             time.sleep(FOLLOW_POLL_S)
-            ends = resolve_offsets(client, {(topic, p): LATEST for p in parts},
+            ends = cluster_offsets(client, {(topic, p): LATEST for p in parts},
                                    settings.isolation_level)
             grown = {p: (position[p], ends[(topic, p)]) for p in parts
                      if ends[(topic, p)] > position[p]}

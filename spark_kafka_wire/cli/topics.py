@@ -3,15 +3,23 @@
 Offsets come from ``client.offsets.resolve_offsets``, the resolution a query uses: the
 earliest from ListOffsets, the latest from the high watermark of a Fetch as well, because some
 brokers (Tansu) answer ListOffsets(latest) with the start of the last batch + 1.
+
+A Kafka 0.7 cluster (found through ZooKeeper, ``settings.connected_any``) answers the same
+questions from its ZooKeeper registrations and OFFSETS, as a query plans on it: partitions
+numbered across brokers (broker id, then partition; each partition's "leader" is the broker
+holding it) and byte offsets.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import click
 
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
-from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
+from spark_kafka_wire.cli.settings import Cluster, GlobalOptions, connected_any
+from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED, resolve_offsets
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 
@@ -21,14 +29,14 @@ from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 @click.pass_obj
 def topics(g: GlobalOptions, internal: bool) -> None:
     """List topics with their partition counts."""
-    with connected(g.client_config()) as client:
+    with connected_any(g.client_config()) as client:
         md = client.fetch_metadata()
     rows = [(t.name, t.num_partitions) for t in sorted(md.topics.values(), key=lambda t: t.name)
             if t.error_code == ErrorCode.NONE and (internal or not t.is_internal)]
     print_table(("topic", "partitions"), rows)
 
 
-def existing_topic(client: KafkaClient, topic: str) -> TopicInfo:
+def existing_topic(client: Cluster, topic: str) -> TopicInfo:
     """The topic's metadata, or UnknownTopicOrPartition saying it does not exist."""
     info = client.fetch_metadata([topic]).topics.get(topic)
     if info is None or info.error_code:
@@ -43,19 +51,33 @@ def partitions_of(info: TopicInfo, partition: int | None) -> list[int]:
     if partition is None:
         return sorted(info.partitions)
     if partition not in info.partitions:
-        raise error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=info.name,
-                             partition=partition,
-                             message=f"the topic has partitions 0-{info.num_partitions - 1}")
+        # The code's own hint ("check the topic name; it may not exist yet") would send the
+        # user looking for a topic that is there: the partition is what is missing.
+        error = error_for_code(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        spec = replace(error.spec, hint=f"Give a partition between 0 and "
+                       f"{info.num_partitions - 1} (kafkawire describe {info.name} lists them)")
+        raise type(error)(spec, topic=info.name, partition=partition, message=(
+            f"topic {info.name!r} exists, with partitions 0-{info.num_partitions - 1}; "
+            f"partition {partition} does not exist"))
     return [partition]
 
 
-def earliest_latest(client: KafkaClient, topic: str, parts: list[int],
+def cluster_offsets(client: Cluster, specs: dict[TopicPartition, int],
+                    isolation_level: int = READ_UNCOMMITTED) -> dict[TopicPartition, int]:
+    """Earliest (-2) or latest (-1) offsets as a query resolves them, on either kind of
+    cluster (0.7: OFFSETS, byte offsets, no transactions to isolate)."""
+    if isinstance(client, Kafka07Cluster):
+        return client.list_offsets(specs)
+    return resolve_offsets(client, specs, isolation_level)
+
+
+def earliest_latest(client: Cluster, topic: str, parts: list[int],
                     isolation_level: int = READ_UNCOMMITTED
                     ) -> tuple[dict[int, int], dict[int, int]]:
     """(earliest, latest) offset per partition, as a query resolves them (latest: the last
     stable offset under read_committed)."""
-    lo = resolve_offsets(client, {(topic, p): EARLIEST for p in parts}, isolation_level)
-    hi = resolve_offsets(client, {(topic, p): LATEST for p in parts}, isolation_level)
+    lo = cluster_offsets(client, {(topic, p): EARLIEST for p in parts}, isolation_level)
+    hi = cluster_offsets(client, {(topic, p): LATEST for p in parts}, isolation_level)
     return {p: lo[(topic, p)] for p in parts}, {p: hi[(topic, p)] for p in parts}
 
 
@@ -64,7 +86,7 @@ def earliest_latest(client: KafkaClient, topic: str, parts: list[int],
 @click.pass_obj
 def describe(g: GlobalOptions, topic: str) -> None:
     """Per partition: leader, replicas, in-sync replicas, earliest and latest offsets."""
-    with connected(g.client_config()) as client:
+    with connected_any(g.client_config()) as client:
         info = existing_topic(client, topic)
         parts = sorted(info.partitions)
         lo, hi = earliest_latest(client, topic, parts)

@@ -173,9 +173,12 @@ class BrokerConnection:
                     raise ApiVersionsClosedError(
                         self.name,
                         f"{exc.reason}. The broker closed the connection on an ApiVersions "
-                        "request: brokers older than 0.10 do that. For such a broker set "
-                        "kafka.api.version.request=false and kafka.broker.version.fallback "
-                        "to its release (e.g. 0.8.2 or 0.9.0)",
+                        "request: brokers older than 0.10 do that. For a 0.8 or 0.9 broker "
+                        "set kafka.api.version.request=false and kafka.broker.version.fallback "
+                        "to its release (e.g. 0.8.2 or 0.9.0); a Kafka 0.7 broker has no "
+                        "Metadata request and is reached through its ZooKeeper instead: give "
+                        "zookeeper.connect (host:port[/chroot]; the brokers' registrations "
+                        "there select kafka.broker.version.fallback=0.7.x)",
                     ) from None
                 # Brokers before KIP-511 may close on an ApiVersions version they do not
                 # know instead of answering UNSUPPORTED_VERSION: retry with v0, which all of them know.

@@ -13,7 +13,7 @@ exact by definition and costs a scan of the data before the match.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
@@ -34,12 +34,17 @@ def offsets_for_times(
     timestamps: Mapping[TopicPartition, int],
     isolation_level: int = READ_UNCOMMITTED,
     settings: FetchSettings | None = None,
+    on_contradiction: Callable[[TopicPartition, str], None] | None = None,
 ) -> dict[TopicPartition, int | None]:
     """The first offset whose record timestamp is >= the given ms, per partition, among the
     offsets a reader of ``isolation_level`` can see; None where no record qualifies.
 
     The broker's ListOffsets answer is checked against the records around it (see the module
-    docstring); an answer that contradicts them is replaced by a scan of the partition.
+    docstring); an answer that contradicts them is replaced by a scan of the partition, with a
+    warning per partition, or, given ``on_contradiction``, a call to it with the partition and
+    the reason instead (a command line sums them up in one line). A partition without readable
+    records has no such offset whatever the broker answers: None, without a check or a word
+    (Tansu answers 0 there, which is no contradiction worth reporting).
     """
     if not timestamps:
         return {}
@@ -58,14 +63,20 @@ def offsets_for_times(
     for tp in tps:
         target, (offset, found_ts) = timestamps[tp], answers[tp]
         lo, hi = earliest[tp], latest[tp]
+        if hi <= lo:
+            result[tp] = None
+            continue
         problem = timestamp_answer_problem(client, tp, target, offset, found_ts, lo, hi, probe)
         if problem is None:
             result[tp] = offset if offset >= 0 else None
             continue
-        log.warning(
-            "ListOffsets(timestamp=%d) for %s-%d answered offset %d (timestamp %d), which "
-            "contradicts the records: %s. Finding the offset by reading offsets [%d, %d) "
-            "instead", target, tp[0], tp[1], offset, found_ts, problem, lo, hi)
+        if on_contradiction is not None:
+            on_contradiction(tp, problem)
+        else:
+            log.warning(
+                "ListOffsets(timestamp=%d) for %s-%d answered offset %d (timestamp %d), which "
+                "contradicts the records: %s. Finding the offset by reading offsets [%d, %d) "
+                "instead", target, tp[0], tp[1], offset, found_ts, problem, lo, hi)
         result[tp] = scan_for_timestamp(client, tp, target, lo, hi, settings)
     return result
 

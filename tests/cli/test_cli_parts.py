@@ -42,10 +42,23 @@ def test_lines_split_at_the_first_separator_and_keyless_without_it() -> None:
     assert split_line(b"\tv", b"\t") == (b"", b"v")  # an empty key is a key
     assert split_line(b"k\tv", None) == (None, b"k\tv")
     data = io.BytesIO(b"a\t1\nb\n\nlast-without-newline")
-    [(keys, values, size)] = list(line_chunks(data, b"\t"))
+    [(keys, values, size)] = list(line_chunks(data, b"\t", keep_empty=True))
     assert keys == [b"a", None, None, None]
     assert values == [b"1", b"b", b"", b"last-without-newline"]
     assert size == len(data.getvalue())
+
+
+def test_empty_lines_are_skipped_unless_kept_and_crlf_is_a_line_end() -> None:
+    data = b"one\r\n\r\n\ntwo\rstill two\r\n\nk\t\r\n"
+    [(keys, values, size)] = list(line_chunks(io.BytesIO(data), b"\t"))
+    # as Kafka's console producer: no record for an empty line, no \r from a CRLF end; a \r
+    # inside a line is data
+    assert values == [b"one", b"two\rstill two", b""] and keys == [None, None, b"k"]
+    assert size == len(data)  # skipped lines count as read (the progress bar's bytes)
+    [(_, kept, _)] = list(line_chunks(io.BytesIO(data), b"\t", keep_empty=True))
+    assert kept == [b"one", b"", b"", b"two\rstill two", b"", b""]
+    # only empty lines: one chunk without records, so the bytes read are still reported
+    assert list(line_chunks(io.BytesIO(b"\n\r\n"), None)) == [([], [], 3)]
 
 
 @pytest.mark.parametrize(("typed", "ms"), [
@@ -193,3 +206,33 @@ def test_missing_command_config_file_is_a_usage_error(tmp_path) -> None:
 def test_last_and_from_beginning_exclude_each_other() -> None:
     result = run_cli("-b", "127.0.0.1:1", "tail", "t", "-n", "3", "--from-beginning")
     assert result.exit_code == 2 and "not both" in result.stderr
+
+
+def test_unknown_command_config_key_is_warned_of_and_unused_known_ones_are_not(tmp_path):
+    props = tmp_path / "client.properties"
+    # key.serializer and acks are real client settings a read does not use: quiet
+    props.write_text("key.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
+                     "acks=all\nschema.registry.urll=do-not-print-me\n")
+    result = run_cli("-b", f"127.0.0.1:{_closed_port()}", "-F", str(props), "topics")
+    assert result.exit_code == 1  # the broker is unreachable; the warning came first
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2, result.stderr
+    assert lines[0].startswith("kafkawire: warning: ") and "'schema.registry.urll'" in lines[0]
+    assert "isn't a known Kafka client config" in lines[0]
+    assert "do-not-print-me" not in result.output
+    assert "key.serializer" not in result.stderr and "acks" not in result.stderr
+
+
+@pytest.mark.parametrize(("typo", "intended"), [
+    ("secuirty.protocol", "security.protocol"), ("security.protocl", "security.protocol"),
+    ("sasl.mechansim", "sasl.mechanism"), ("sasl.jaas.confg", "sasl.jaas.config"),
+    ("ssl.truststore.locaton", "ssl.truststore.location"),
+])
+def test_misspelt_security_key_in_command_config_is_an_error(tmp_path, typo, intended):
+    props = tmp_path / "client.properties"
+    props.write_text(f"{typo}=SSL-secret-value\n")
+    result = run_cli("-b", "127.0.0.1:1", "-F", str(props), "topics")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert f"'{typo}'" in result.stderr and f"did you mean '{intended}'" in result.stderr
+    assert "SSL-secret-value" not in result.output

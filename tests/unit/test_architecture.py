@@ -132,7 +132,8 @@ def layer(module: str) -> str:
             return parts[1]
         if parts[1] == "__main__":
             return "cli"
-        if parts[1] in ("options", "option_tables", "errors", "config_files"):
+        if parts[1] in ("options", "option_tables", "errors", "config_files",
+                        "java_client_configs"):
             return "shared"
     return "face"
 

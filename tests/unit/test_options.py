@@ -154,3 +154,23 @@ def test_interceptors_are_refused_everywhere() -> None:
         parse_sink_options({"kafka.bootstrap.servers": "h:1", "kafka.interceptor.classes": "x"})
     with pytest.raises(ConfigurationError, match="JVM classes"):
         parse_source_options({**BASE, "kafka.interceptor.classes": "x"})
+
+
+def test_misspelt_security_keys_are_errors_naming_the_intended_key(tmp_path) -> None:
+    from spark_kafka_wire.options import edit_distance, misspelt_security_key
+
+    assert edit_distance("secuirty.protocol", "security.protocol") == 1  # a swap is one edit
+    assert misspelt_security_key("secuirty.protocol") == "security.protocol"
+    assert misspelt_security_key("key.serializer") is None  # a Java client setting
+    assert misspelt_security_key("schema.registry.url") is None  # unknown, but not security
+    props = tmp_path / "client.properties"
+    props.write_text("secuirty.protocol=SSL\n")
+    for parse, extra in ((parse_source_options, {"subscribe": "t"}),
+                         (parse_sink_options, {"topic": "t"})):
+        with pytest.raises(ConfigurationError, match=r"'secuirty\.protocol' is not a Kafka "
+                           r"client setting; did you mean 'security\.protocol'"):
+            parse({"kafka.bootstrap.servers": "b:9092", "kafkaConfigFile": str(props),
+                   **extra})
+    with pytest.raises(ConfigurationError, match=r"did you mean 'sasl\.mechanism'"):
+        parse_source_options({"kafka.bootstrap.servers": "b:9092", "subscribe": "t",
+                              "kafka.sasl.mechansim": "PLAIN"})

@@ -226,12 +226,26 @@ def discovered(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Replaces the ZooKeeper lookup; records (connect, protocol) of each call."""
     calls: list[tuple[str, str]] = []
 
-    def fake(connect: str, protocol: str) -> tuple[tuple[tuple[str, int], ...], bool]:
+    def fake(connect: str, protocol: str, timeout_s: float = 15.0
+             ) -> tuple[tuple[tuple[str, int], ...], bool]:
         calls.append((connect, protocol))
+        LOOKUP_TIMEOUTS.append(timeout_s)
         return (("k1", 9092), ("k2", 9092)), False
 
+    LOOKUP_TIMEOUTS.clear()
     monkeypatch.setattr(options_module, "find_cluster", fake)
     return calls
+
+
+LOOKUP_TIMEOUTS: list[float] = []  # the timeout of each lookup the fake above saw
+
+
+def test_the_zookeeper_lookup_is_bounded_by_the_connection_setup_timeout(discovered) -> None:
+    parse_source_options({"zookeeper.connect": "zk1:2181", "subscribe": "t"})
+    parse_source_options({"zookeeper.connect": "zk1:2181", "subscribe": "t",
+                          "kafka.socket.connection.setup.timeout.ms": "2500"})
+    # an unreachable ensemble fails as fast as an unreachable broker (default 10 s), not 15 s
+    assert LOOKUP_TIMEOUTS == [10.0, 2.5]
 
 
 def test_zookeeper_connect_instead_of_bootstrap_servers(discovered) -> None:
