@@ -29,10 +29,37 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
+#: The broker the suite runs against when KAFKA_BOOTSTRAP_SERVERS is unset: "kafka" (Apache
+#: Kafka from Maven Central, tests/support/apache_kafka.py) or "tansu" (the embedded broker).
+TEST_BROKER = os.environ.get("KAFKAWIRE_TEST_BROKER", "tansu").strip().lower()
+if TEST_BROKER not in ("kafka", "tansu"):
+    raise pytest.UsageError(f"KAFKAWIRE_TEST_BROKER must be kafka or tansu, got {TEST_BROKER!r}")
+
+
 @pytest.fixture(scope="session")
-def bootstrap() -> str:
+def apache_kafka(request):
+    """The session's Apache Kafka 4 broker (KRaft; PLAINTEXT, SSL, MTLS, SASL_PLAINTEXT and
+    SASL_SSL listeners; StandardAuthorizer). Its log directory is kept when a test failed."""
+    from tests.support.apache_kafka import ApacheKafka
+
+    broker = ApacheKafka(pki=request.getfixturevalue("pki")).start()
+    failed_before = request.session.testsfailed
+    try:
+        yield broker
+    finally:
+        keep = request.session.testsfailed > failed_before
+        broker.stop(keep_logs=keep)
+        if keep:
+            print(f"\nApache Kafka's logs are kept in {broker.directory}")
+
+
+@pytest.fixture(scope="session")
+def bootstrap(request) -> str:
     if EXTERNAL:
         yield EXTERNAL
+        return
+    if TEST_BROKER == "kafka":
+        yield request.getfixturevalue("apache_kafka").bootstrap_servers
         return
     from spark_kafka_wire.testing.embedded import EmbeddedBroker
 

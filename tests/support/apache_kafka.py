@@ -1,0 +1,299 @@
+"""Apache Kafka itself as a test broker, from Maven Central's artifacts (issue 28).
+
+The broker's jars are the ``kafka_<scala>`` artifact and its runtime dependencies, resolved by
+Maven (``dependency:copy-dependencies``) into a cache outside the work tree
+(``$KAFKAWIRE_CACHE``, else ``~/.cache/kafkawire``), once per version: no archive is
+downloaded from anywhere else. A broker is one JVM on free loopback ports: Kafka 4 in KRaft
+mode as a combined broker and controller, its storage formatted with the storage tool of the
+same jars (SCRAM users added at format time), stopped by PID; its log directory is kept for a
+failed test to read (``log_path``).
+
+Listeners, by name (``bootstrap(name)``): PLAINTEXT; SSL (the tests' CA-signed localhost
+certificate); MTLS (SSL requiring a client certificate of that CA); SASL_PLAINTEXT and SASL_SSL
+with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's unsecured validator). With
+``authorizer``, StandardAuthorizer with ``admin`` (and the inter-broker principal) as super
+users; everyone is allowed where no ACL names the resource, so one broker serves ACL tests
+(which add ACLs to their own resources) and every other test.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spark_kafka_wire.testing.embedded import free_port
+
+#: The Kafka release of the test bed (KAFKAWIRE_TEST_KAFKA_VERSION overrides it).
+DEFAULT_VERSION = "4.1.1"
+SCALA = "2.13"
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 30.0
+MAVEN_TIMEOUT_S = 900.0
+#: Users every SASL mechanism knows (PLAIN from the JAAS config, SCRAM from the storage format).
+ADMIN = ("admin", "admin-secret")
+SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+LOG4J2_LINE = "[%d] %p %m (%c)%n"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("KAFKAWIRE_CACHE") or Path.home() / ".cache" / "kafkawire")
+
+
+def java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    found = os.path.join(home, "bin", "java") if home else shutil.which("java")
+    if not found:
+        raise RuntimeError("Apache Kafka needs Java 17 or newer on PATH or in JAVA_HOME")
+    return found
+
+
+def _pom(version: str, scala: str, extra: list[tuple[str, str, str]]) -> str:
+    deps = [("org.apache.kafka", f"kafka_{scala}", version), *extra]
+    body = "".join(f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
+                   f"<version>{v}</version></dependency>" for g, a, v in deps)
+    return ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0'
+            "</modelVersion><groupId>kafkawire.tests</groupId><artifactId>broker</artifactId>"
+            f"<version>1</version><packaging>pom</packaging><dependencies>{body}</dependencies>"
+            "</project>")
+
+
+def _log_bridge(version: str) -> list[tuple[str, str, str]]:
+    """Kafka 4 logs through SLF4J 1.7 to log4j2 and ships no binding in its pom; 3.x and older
+    bring reload4j (or log4j 1) with it."""
+    major = int(version.split(".")[0])
+    return [("org.apache.logging.log4j", "log4j-slf4j-impl", "2.24.3")] if major >= 4 else []
+
+
+def kafka_libs(version: str = DEFAULT_VERSION, scala: str = SCALA) -> Path:
+    """The directory of the broker's jars, resolved once per version (a lock keeps parallel
+    test processes from resolving it twice)."""
+    target = cache_dir() / "apache-kafka" / f"kafka_{scala}-{version}"
+    libs, done = target / "libs", target / ".complete"
+    if done.exists():
+        return libs
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return libs
+        mvn = shutil.which("mvn")
+        if not mvn:
+            raise RuntimeError("resolving Apache Kafka's jars needs Maven (apt-get install maven)")
+        with tempfile.TemporaryDirectory(prefix="kafkawire-pom-") as work:
+            Path(work, "pom.xml").write_text(_pom(version, scala, _log_bridge(version)))
+            shutil.rmtree(libs, ignore_errors=True)
+            done_ = subprocess.run(
+                [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={libs}",
+                 "-DincludeScope=runtime"], cwd=work, capture_output=True, text=True,
+                timeout=MAVEN_TIMEOUT_S)
+            if done_.returncode != 0:
+                raise RuntimeError(f"Maven could not resolve kafka_{scala}:{version}:\n"
+                                   f"{(done_.stdout + done_.stderr)[-3000:]}")
+        done.write_text(version)
+    return libs
+
+
+def cluster_id() -> str:
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+
+
+def _jaas_plain(users: dict[str, str]) -> str:
+    own = " ".join([f'username="{ADMIN[0]}"', f'password="{ADMIN[1]}"',
+                    *(f'user_{u}="{p}"' for u, p in {ADMIN[0]: ADMIN[1], **users}.items())])
+    return f"org.apache.kafka.common.security.plain.PlainLoginModule required {own};"
+
+
+def _jaas_scram() -> str:
+    return ("org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="{ADMIN[0]}" password="{ADMIN[1]}";')
+
+
+@dataclass
+class ApacheKafka:
+    """One Apache Kafka 4 broker (KRaft, combined roles). ``pki``: tests.support.certs.TestPki
+    for the SSL, MTLS and SASL_SSL listeners (without it, only the plaintext ones)."""
+
+    version: str = field(default_factory=lambda: os.environ.get(
+        "KAFKAWIRE_TEST_KAFKA_VERSION", DEFAULT_VERSION))
+    pki: object | None = None
+    authorizer: bool = True
+    extra: dict[str, str] = field(default_factory=dict)
+    heap_mb: int = 512
+    ports: dict[str, int] = field(default_factory=dict)
+    directory: str = ""
+    process: subprocess.Popen | None = None
+    started_s: float = 0.0
+
+    # ------------------------------------------------------------------ layout
+
+    def _listeners(self) -> dict[str, str]:
+        """listener name -> security protocol."""
+        names = {"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"}
+        if self.pki is not None:
+            names.update({"SSL": "SSL", "MTLS": "SSL", "SASL_SSL": "SASL_SSL"})
+        return names
+
+    def _properties(self, data_dir: str) -> dict[str, str]:
+        listeners = self._listeners()
+        self.ports = {name: free_port() for name in [*listeners, "CONTROLLER"]}
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.ports['CONTROLLER']}",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in self.ports.items()),
+            "advertised.listeners": ",".join(
+                f"{n}://127.0.0.1:{self.ports[n]}" for n in listeners),
+            "listener.security.protocol.map": ",".join(
+                [*(f"{n}:{p}" for n, p in listeners.items()), "CONTROLLER:PLAINTEXT"]),
+            "log.dirs": data_dir,
+            "num.partitions": "1",
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "4",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "transaction.state.log.num.partitions": "4",
+            "group.initial.rebalance.delay.ms": "0",
+            "auto.create.topics.enable": "false",
+            "log.message.timestamp.after.max.ms": str(2**63 - 1),
+            "log.message.timestamp.before.max.ms": str(2**63 - 1),
+            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+        }
+        for name, protocol in listeners.items():
+            if protocol.startswith("SASL"):
+                prefix = f"listener.name.{name.lower()}"
+                props[f"{prefix}.plain.sasl.jaas.config"] = _jaas_plain(SASL_USERS)
+                props[f"{prefix}.scram-sha-256.sasl.jaas.config"] = _jaas_scram()
+                props[f"{prefix}.scram-sha-512.sasl.jaas.config"] = _jaas_scram()
+                props[f"{prefix}.oauthbearer.sasl.jaas.config"] = (
+                    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+                    'required unsecuredLoginStringClaim_sub="admin";')
+            if protocol in ("SSL", "SASL_SSL"):
+                pki = self.pki
+                prefix = f"listener.name.{name.lower()}"
+                props[f"{prefix}.ssl.keystore.location"] = pki.server.p12  # type: ignore[attr-defined]
+                props[f"{prefix}.ssl.keystore.type"] = "PKCS12"
+                props[f"{prefix}.ssl.keystore.password"] = pki.store_password  # type: ignore[attr-defined]
+                props[f"{prefix}.ssl.key.password"] = pki.store_password  # type: ignore[attr-defined]
+                props[f"{prefix}.ssl.truststore.location"] = pki.ca_p12  # type: ignore[attr-defined]
+                props[f"{prefix}.ssl.truststore.type"] = "PKCS12"
+                props[f"{prefix}.ssl.truststore.password"] = pki.store_password  # type: ignore[attr-defined]
+                props[f"{prefix}.ssl.client.auth"] = "required" if name == "MTLS" else "none"
+        if self.authorizer:
+            props["authorizer.class.name"] = (
+                "org.apache.kafka.metadata.authorizer.StandardAuthorizer")
+            props["super.users"] = f"User:{ADMIN[0]};User:ANONYMOUS"
+            props["allow.everyone.if.no.acl.found"] = "true"
+        props.update(self.extra)
+        return props
+
+    # ---------------------------------------------------------------- process
+
+    def start(self) -> ApacheKafka:
+        libs = kafka_libs(self.version)
+        self.directory = tempfile.mkdtemp(prefix=f"kafkawire-kafka-{self.version}-")
+        data = os.path.join(self.directory, "data")
+        config = os.path.join(self.directory, "server.properties")
+        Path(config).write_text("".join(f"{k}={v}\n" for k, v in
+                                        self._properties(data).items()))
+        log4j = os.path.join(self.directory, "log4j2.properties")
+        Path(log4j).write_text(
+            "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = file\n"
+            "appender.file.type = File\nappender.file.name = file\n"
+            f"appender.file.fileName = {self.log_path}\n"
+            "appender.file.layout.type = PatternLayout\n"
+            f"appender.file.layout.pattern = {LOG4J2_LINE}\n"
+            "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
+            "logger.state.name = state.change.logger\nlogger.state.level = WARN\n")
+        classpath = f"{libs}/*"
+        jvm = [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
+               "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+               f"-Dlog4j2.configurationFile=file:{log4j}", "-cp", classpath]
+        scram = [f"--add-scram=SCRAM-SHA-{bits}=[name={u},password={p}]"
+                 for bits in (256, 512) for u, p in {ADMIN[0]: ADMIN[1], **SASL_USERS}.items()]
+        fmt = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id(),
+                              "-c", config, *scram], capture_output=True, text=True, timeout=120)
+        if fmt.returncode != 0:
+            raise RuntimeError(f"formatting Kafka {self.version}'s storage failed:\n"
+                               f"{(fmt.stdout + fmt.stderr)[-3000:]}")
+        began = time.monotonic()
+        with open(os.path.join(self.directory, "stdout.log"), "wb") as out:
+            self.process = subprocess.Popen([*jvm, "kafka.Kafka", config], stdout=out,
+                                            stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self._wait_started()
+        except BaseException:
+            self.stop()
+            raise
+        self.started_s = time.monotonic() - began
+        return self
+
+    @property
+    def log_path(self) -> str:
+        return os.path.join(self.directory, "server.log")
+
+    def _wait_started(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        marker = "[KafkaRaftServer nodeId=1] Kafka Server started"
+        while time.monotonic() < deadline:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"Kafka {self.version} exited ({self.process.returncode}); "
+                                   f"log: {self.log_tail()}")
+            if os.path.exists(self.log_path) and marker in Path(self.log_path).read_text(
+                    errors="replace"):
+                if all(_port_open(p) for p in self.ports.values()):
+                    return
+            time.sleep(0.2)
+        raise RuntimeError(f"Kafka {self.version} did not start within {START_TIMEOUT_S:.0f} s; "
+                           f"log: {self.log_tail()}")
+
+    def log_tail(self, chars: int = 3000) -> str:
+        for name in ("server.log", "stdout.log"):
+            path = os.path.join(self.directory, name)
+            if os.path.exists(path):
+                text = Path(path).read_text(errors="replace")
+                if text.strip():
+                    return text[-chars:]
+        return "(no log)"
+
+    def bootstrap(self, listener: str = "PLAINTEXT") -> str:
+        return f"127.0.0.1:{self.ports[listener]}"
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self.bootstrap()
+
+    def stop(self, keep_logs: bool = False) -> None:
+        """SIGTERM (a clean shutdown), SIGKILL after STOP_TIMEOUT_S; the directory goes unless
+        ``keep_logs``."""
+        if self.process is not None and self.process.poll() is None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(self.process.pid, sig)
+                    self.process.wait(timeout=STOP_TIMEOUT_S)
+                    break
+                except ProcessLookupError:
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if not keep_logs and self.directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
