@@ -14,6 +14,7 @@ messages name keys, never values: a value may be a password.
 from __future__ import annotations
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.protocol.errors import same_origin
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -49,7 +50,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
                 else:
                     buf.append(c)
                     i += 1
-            out.append(("".join(buf), True))
+            out.append((same_origin(text, "".join(buf)), True))
         else:
             start = i
             while i < n and not text[i].isspace() and text[i] not in '=;"':
