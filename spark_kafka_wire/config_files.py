@@ -4,16 +4,24 @@ Users keep their connection settings in the file their Kafka tools already read
 (``kafka-console-consumer --consumer.config``, Confluent Cloud's downloaded
 ``client.properties``). This module reads that format as Java's ``java.util.Properties.load``
 does (https://docs.oracle.com/javase/8/docs/api/java/util/Properties.html#load-java.io.Reader-)
-and resolves Kafka's config-provider placeholders (KIP-297, https://cwiki.apache.org/confluence/x/i4NtB;
-KIP-887 for environment variables) so that secrets stay out of the file and out of code:
+and resolves Kafka's config-provider placeholders (KIP-297, https://cwiki.apache.org/confluence/x/i4NtB)
+so that secrets stay out of the file and out of code. As in Kafka, a placeholder resolves only
+through a provider the config declares (``config.providers=<name>`` and
+``config.providers.<name>.class``), which is what keeps a config from reading any file or
+variable of the machine it is parsed on:
 
-* ``${env:NAME}`` (or ``${env::NAME}``): the environment variable NAME;
-* ``${file:PATH:KEY}``: KEY of the properties file PATH (Kafka's FileConfigProvider);
-* ``${directory:PATH:FILE}``: the whole content of PATH/FILE (DirectoryConfigProvider, the
-  layout of Kubernetes secret volumes).
+* EnvVarConfigProvider, ``${<name>:VAR}``: an environment variable whose whole name matches
+  ``param.allowlist.pattern`` (KIP-887);
+* FileConfigProvider, ``${<name>:PATH:KEY}``: KEY of the properties file PATH;
+* DirectoryConfigProvider, ``${<name>:DIR:FILE}``: the content of DIR/FILE (Kubernetes secret
+  volumes); both within ``param.allowed.paths`` (KIP-993) when given.
 
-Placeholders resolve wherever they occur in a value, as Kafka's ConfigTransformer does. Error
-messages name the key, the file and the placeholder, never a value: values may be secrets.
+The cluster operator may narrow this further (client/operator.py). Placeholders resolve
+wherever they occur in a value, as Kafka's ConfigTransformer does. A resolved value is a
+:class:`~spark_kafka_wire.protocol.errors.FromPlaceholder`, whose repr names its placeholders:
+error messages name the key, the file and the placeholder, never a value, since values from
+providers are secrets by intent. A file that does not look like a config file (``/etc/passwd``)
+is refused without showing its content.
 """
 
 from __future__ import annotations

@@ -201,8 +201,9 @@ OPTIONS: tuple[Option, ...] = (
            doc="a Kafka client config file (`client.properties`: `key=value`, Java's "
            "`.properties` syntax) whose keys become `kafka.<key>` options; options given "
            "explicitly win. Values may hold `${env:NAME}`, `${file:PATH:KEY}` and "
-           "`${directory:PATH:FILE}` placeholders (KIP-297/KIP-887) so secrets stay out of the "
-           "file. Keys this query does not use (serializers, `acks` on a read) are skipped "
+           "`${dir:PATH:FILE}` placeholders resolved through the providers the file declares "
+           "(`config.providers`, KIP-297; see Config files), so secrets stay out of the "
+           "file; a value from one is never shown. Keys this query does not use (serializers, `acks` on a read) are skipped "
            "with a warning; security keys are always taken. Read where the query is defined"),
     Option("kafka.client.id", EVERYWHERE, default="spark-kafka-wire",
            doc="the client id sent with every request"),

@@ -71,7 +71,8 @@ class KafkawireGroup(click.Group):
 @click.option("--command-config", "-F", metavar="FILE",
               type=click.Path(exists=True, dir_okay=False),
               help="Kafka client .properties (security.protocol, ssl.*, sasl.*, ...), as the "
-              "kafkaConfigFile option reads it, ${env:NAME} and ${file:PATH:KEY} included.")
+              "kafkaConfigFile option reads it: ${env:NAME}, ${file:PATH:KEY} and "
+              "${dir:PATH:FILE} through the providers it declares (config.providers).")
 @click.option("--debug", is_flag=True, help="Show tracebacks and the client's log.")
 @click.version_option(__version__, "--version", "-V", prog_name="kafkawire",
                       message="%(prog)s (spark-kafka-wire) %(version)s")
