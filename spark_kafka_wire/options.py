@@ -65,9 +65,9 @@ from spark_kafka_wire.client.tls import (
     version_name,
 )
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
-from spark_kafka_wire.config_files import file_kafka_options
+from spark_kafka_wire.config_files import file_kafka_options, resolve_placeholders
 from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
-from spark_kafka_wire.protocol.errors import shown
+from spark_kafka_wire.protocol.errors import FromPlaceholder, shown
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -202,8 +202,9 @@ OPTIONS: tuple[Option, ...] = (
            doc="a Kafka client config file (`client.properties`: `key=value`, Java's "
            "`.properties` syntax) whose keys become `kafka.<key>` options; options given "
            "explicitly win. Values may hold `${env:NAME}`, `${file:PATH:KEY}` and "
-           "`${directory:PATH:FILE}` placeholders (KIP-297/KIP-887) so secrets stay out of the "
-           "file. Keys this query does not use (serializers, `acks` on a read) are skipped "
+           "`${dir:PATH:FILE}` placeholders resolved through the providers the file declares "
+           "(`config.providers`, KIP-297; see Config files), so secrets stay out of the "
+           "file; a value from one is never shown. Keys this query does not use (serializers, `acks` on a read) are skipped "
            "with a warning; security keys are always taken. Read where the query is defined"),
     Option("kafka.client.id", EVERYWHERE, default="spark-kafka-wire",
            doc="the client id sent with every request"),
@@ -637,23 +638,28 @@ _SECURITY_PREFIXES = ("kafka.security.", "kafka.ssl.", "kafka.sasl.")
 
 
 def lower_keys(options: Mapping[str, str]) -> dict[str, str]:
-    return {k.lower(): str(v) for k, v in options.items()}
+    """Keys lower-cased (Spark's options are case-insensitive), values as given: a value from a
+    placeholder stays marked (see config_files), so that no message shows it."""
+    return {k.lower(): v if isinstance(v, str) else str(v) for k, v in options.items()}
 
 
 def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
-    """``opts`` with the keys of its ``kafkaConfigFile`` added where not given explicitly.
+    """``opts`` with the placeholders of its ``kafka.*`` values resolved through the providers
+    ``kafka.config.providers*`` declares, and the keys of its ``kafkaConfigFile`` (resolved
+    through the providers the file declares) added where not given explicitly.
 
     A client.properties is shared by producers, consumers and tools, so keys this query does
     not take (serializers, ``acks`` on a read, ``schema.registry.url``) are skipped with one
     warning, as Java clients warn of unused configs; security keys are always taken so that a
     setting kafkawire cannot honour fails loudly instead of connecting with less security.
     """
+    opts = resolve_placeholders(opts, "options", prefix="kafka.", precise=False)
     path = given(opts, "kafkaConfigFile")
     if path is None:
         return opts
     if not path.strip():
         raise ConfigurationError("kafkaConfigFile is empty: give the path of a .properties file")
-    taken, skipped = config_file_options(path.strip(), opts, use)
+    taken, skipped = config_file_options(path.strip(), opts, use, precise=False)
     if skipped:
         _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
                      "read" if use & SOURCE else "write", ", ".join(sorted(skipped)))
@@ -721,18 +727,20 @@ def unknown_client_configs(names: Iterable[str]) -> list[str]:
     return sorted(n for n in names if n.lower() not in known)
 
 
-def config_file_options(path: str, opts: Mapping[str, str], use: Use
+def config_file_options(path: str, opts: Mapping[str, str], use: Use, precise: bool = True
                         ) -> tuple[dict[str, str], list[str]]:
     """(the ``kafka.*`` options of the config file at ``path`` that ``use`` takes and ``opts``
     does not set, lower-cased; the file's keys skipped as unused there). Shared by
-    ``kafkaConfigFile`` and the CLI's ``--command-config``, which read one file the same way."""
+    ``kafkaConfigFile`` and the CLI's ``--command-config``, which read one file the same way.
+    ``precise`` (the CLI, a user's own Python) says why a file cannot be used; a query's
+    options get one message whatever the reason, so they cannot probe the driver's files."""
     # Keys refused on one side are skipped from a file on both (a shared client.properties
     # holds the serializers of producers and the deserializers of consumers).
     accepted = _accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
     taken: dict[str, str] = {}
     skipped: list[str] = []
     zookeeper = option("zookeeper.connect").key
-    for key, value in file_kafka_options(path).items():
+    for key, value in file_kafka_options(path, precise).items():
         k = key.lower()
         if k == f"kafka.{zookeeper}":
             # a ZooKeeper-era client's own key (its consumer.properties): the option of that
@@ -819,13 +827,14 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
         raise ConfigurationError(f"{opt.name} must be an integer, got {shown(raw)}")
     value = int(text)
+    got = shown(value, within=raw)
     if opt.kind is Kind.COUNT:
         if value <= 0:
-            raise ConfigurationError(f"{opt.name} must be positive, got {value}")
+            raise ConfigurationError(f"{opt.name} must be positive, got {got}")
     elif value < opt.minimum:
-        raise ConfigurationError(f"{opt.name} must be >= {opt.minimum}, got {value}")
+        raise ConfigurationError(f"{opt.name} must be >= {opt.minimum}, got {got}")
     if value > opt.highest:
-        raise ConfigurationError(f"{opt.name} must be at most {opt.highest}, got {value}")
+        raise ConfigurationError(f"{opt.name} must be at most {opt.highest}, got {got}")
     return value
 
 
@@ -932,12 +941,13 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             + ". See the README for the kafka.* settings kafkawire understands"
         )
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
+    said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
     named = given(opts, "kafka.broker.version.fallback") is not None
     kafka07 = is_kafka07(fallback)
     if kafka07:
         if not zookeeper:
             raise ConfigurationError(
-                f"kafka.broker.version.fallback={fallback}: Kafka 0.7 brokers have no "
+                f"kafka.broker.version.fallback={said}: Kafka 0.7 brokers have no "
                 "Metadata request, so kafkawire finds a 0.7 topic's brokers and partitions in "
                 "ZooKeeper: give zookeeper.connect (host:port[,host:port][/chroot])")
         if sasl_on:
@@ -962,14 +972,14 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         if registered07 and not kafka07:
             if named:
                 raise ConfigurationError(
-                    f"kafka.broker.version.fallback={fallback}, but the brokers registered in "
+                    f"kafka.broker.version.fallback={said}, but the brokers registered in "
                     f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
                     "registrations): set it to 0.7.2 (or leave it unset) to speak their "
                     "protocol")
             fallback, kafka07 = "0.7.2", True  # the registrations say which protocol
         elif kafka07 and not registered07:
             raise ConfigurationError(
-                f"kafka.broker.version.fallback={fallback}, but the brokers registered in "
+                f"kafka.broker.version.fallback={said}, but the brokers registered in "
                 f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
                 "leave the option unset or name their release")
     return ClientConfig(
@@ -1043,14 +1053,16 @@ def _fraction(opts: Mapping[str, str], opt: Option, low: float, high: float) -> 
     except ValueError:
         raise ConfigurationError(f"{name} must be a number, got {raw!r}") from None
     if not low <= value <= high:
-        raise ConfigurationError(f"{name} must be between {low} and {high}, got {value}")
+        raise ConfigurationError(f"{name} must be between {low} and {high}, got "
+                                 f"{shown(value, within=raw)}")
     return value
 
 
 def _bounded(opts: Mapping[str, str], opt: Option, high: int) -> int:
     value = int_value(opts, opt)
     if value > high:
-        raise ConfigurationError(f"{opt.name} must be at most {high}, got {value}")
+        raise ConfigurationError(f"{opt.name} must be at most {high}, got "
+                                 f"{shown(value, within=given(opts, opt))}")
     return value
 
 
@@ -1139,8 +1151,10 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
             parts = urlsplit(url)
             parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
         except ValueError as exc:
+            # exc quotes a piece of the URL
+            why = f" ({shown(url)})" if isinstance(url, FromPlaceholder) else f" ({exc})"
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
-                                     f"valid URL ({exc})") from None
+                                     f"valid URL{why}") from None
         if scheme != "file" and not parts.hostname or any(c in url for c in " \x00\r\n"):
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
                                      "valid URL (no host, or white space in it)")

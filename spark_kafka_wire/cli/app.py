@@ -82,7 +82,8 @@ class KafkawireGroup(click.Group):
 @click.option("--command-config", "-F", metavar="FILE",
               type=click.Path(exists=True, dir_okay=False),
               help="Kafka client .properties (security.protocol, ssl.*, sasl.*, ...), as the "
-              "kafkaConfigFile option reads it, ${env:NAME} and ${file:PATH:KEY} included.")
+              "kafkaConfigFile option reads it: ${env:NAME}, ${file:PATH:KEY} and "
+              "${dir:PATH:FILE} through the providers it declares (config.providers).")
 @click.option("--zookeeper", metavar="HOST:PORT[,HOST:PORT][/CHROOT]", default=None,
               help="Find the brokers registered in this ZooKeeper (zookeeper.connect, as in "
               "queries and the brokers' own config) instead of --bootstrap-server; the way to "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import SupportsIndex
 
 
 class ErrorCode(IntEnum):
@@ -115,9 +116,120 @@ class ErrorSpec:
         return cls(int(code), code.name, retriable, invalid_metadata, hint)
 
 
-def shown(value: object, limit: int = 80) -> str:
+class FromPlaceholder(str):
+    """A config value that came from config-provider placeholders (``${file:PATH:KEY}``,
+    ``${env:NAME}``): the resolved text itself, marked so that no message ever shows it.
+
+    Such values are secrets by intent (that is why they live outside the config), so their
+    ``repr``, and therefore :func:`shown` and every ``{value!r}`` in a message, names the
+    placeholders instead: ``the value from ${file:secrets.properties:db.password}``. ``str()``
+    and string operations give the real text (what is sent or parsed); a derived string
+    (``value.strip()``) is a plain str, so a message must show the option's value as given.
+    """
+
+    placeholders: tuple[str, ...]
+    #: where in this text the placeholders' resolved texts are ([start, end) pairs), so that a
+    #: value cut out of it (a JAAS option, a slice) is marked only where it holds a piece of
+    #: them; None where positions are unknown (after strip, upper, ...): then every piece is
+    spans: tuple[tuple[int, int], ...] | None
+
+    def __new__(cls, text: str, placeholders: tuple[str, ...],
+                spans: tuple[tuple[int, int], ...] | None = None) -> FromPlaceholder:
+        made = super().__new__(cls, text)
+        made.placeholders = placeholders
+        made.spans = spans
+        return made
+
+    def __reduce__(self) -> tuple[object, ...]:  # pickled with the plan as what it is
+        return (FromPlaceholder, (str(self), self.placeholders, self.spans))
+
+    def cut(self, start: int, stop: int, text: str | None = None) -> str:
+        """The characters ``[start, stop)`` of this value (or ``text`` built from them, such
+        as a quoted string without its escapes), marked if they overlap a resolved piece."""
+        piece = str.__getitem__(self, slice(start, stop)) if text is None else text
+        if self.spans is None:
+            return FromPlaceholder(piece, self.placeholders)
+        inside = tuple((max(a, start) - start, min(b, stop) - start) for a, b in self.spans
+                       if a < stop and b > start)
+        if not inside:
+            return piece
+        return FromPlaceholder(piece, self.placeholders, inside if text is None else None)
+
+    def __repr__(self) -> str:
+        return "the value from " + ", ".join(self.placeholders)
+
+    # What parsers do to a value before checking it stays marked, so that a message showing
+    # the normalised value (``protocol.strip().upper()``) or a piece of it (one host of a
+    # list) still shows the placeholders. Pieces cut by regular expressions or JSON are plain
+    # str: their parsers name the value's option instead (``shown(piece, within=value)``).
+    def _same(self, text: str) -> FromPlaceholder:
+        return FromPlaceholder(text, self.placeholders)
+
+    def strip(self, chars: str | None = None) -> FromPlaceholder:
+        return self._same(str.strip(self, chars))
+
+    def lstrip(self, chars: str | None = None) -> FromPlaceholder:
+        return self._same(str.lstrip(self, chars))
+
+    def rstrip(self, chars: str | None = None) -> FromPlaceholder:
+        return self._same(str.rstrip(self, chars))
+
+    def lower(self) -> FromPlaceholder:
+        return self._same(str.lower(self))
+
+    def upper(self) -> FromPlaceholder:
+        return self._same(str.upper(self))
+
+    def casefold(self) -> FromPlaceholder:
+        return self._same(str.casefold(self))
+
+    def removeprefix(self, prefix: str) -> FromPlaceholder:
+        return self._same(str.removeprefix(self, prefix))
+
+    def removesuffix(self, suffix: str) -> FromPlaceholder:
+        return self._same(str.removesuffix(self, suffix))
+
+    def __getitem__(self, index: SupportsIndex | slice) -> str:
+        if isinstance(index, slice) and index.step in (None, 1):
+            start, stop, _ = index.indices(len(self))
+            return self.cut(start, max(start, stop))
+        return self._same(str.__getitem__(self, index))
+
+    def split(self, sep: str | None = None, maxsplit: SupportsIndex = -1  # type: ignore[override]
+              ) -> list[FromPlaceholder]:
+        return [self._same(p) for p in str.split(self, sep, maxsplit)]
+
+    def rsplit(self, sep: str | None = None, maxsplit: SupportsIndex = -1  # type: ignore[override]
+               ) -> list[FromPlaceholder]:
+        return [self._same(p) for p in str.rsplit(self, sep, maxsplit)]
+
+    def partition(self, sep: str) -> tuple[FromPlaceholder, FromPlaceholder, FromPlaceholder]:
+        a, b, c = str.partition(self, sep)
+        return self._same(a), self._same(b), self._same(c)
+
+    def rpartition(self, sep: str) -> tuple[FromPlaceholder, FromPlaceholder, FromPlaceholder]:
+        a, b, c = str.rpartition(self, sep)
+        return self._same(a), self._same(b), self._same(c)
+
+
+def same_origin(source: str, text: str, start: int = 0, stop: int | None = None) -> str:
+    """``text`` built from the characters ``[start, stop)`` of ``source`` (one by one, which
+    string operations cannot mark: a quoted JAAS value without its escapes), marked as
+    coming from ``source``'s placeholders where those characters hold a resolved piece:
+    ``username="alice" password="${env:PW}"`` marks the password, not the literal user name."""
+    if isinstance(source, FromPlaceholder):
+        return source.cut(start, len(source) if stop is None else stop, text)
+    return text
+
+
+def shown(value: object, limit: int = 80, within: object = None) -> str:
     """A value quoted for an error message, cut short after ``limit`` characters: a mistaken
-    option or a damaged field may be megabytes long."""
+    option or a damaged field may be megabytes long. A value from placeholders (or a part of
+    one: ``within`` is the whole it was cut from) is named by its placeholders, never shown."""
+    for whole in (within, value):
+        if isinstance(whole, FromPlaceholder):
+            text = repr(whole)
+            return text if len(text) <= limit else text[:limit] + "..."
     if isinstance(value, str) and len(value) > limit:
         return repr(value[:limit]) + "..."
     text = repr(value)

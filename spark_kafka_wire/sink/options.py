@@ -49,6 +49,7 @@ from spark_kafka_wire.options import (
     with_config_file,
 )
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
+from spark_kafka_wire.protocol.errors import shown
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,9 @@ def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) 
         raise ConfigurationError(
             "to use the idempotent producer (kafka.enable.idempotence, on by default), "
             f"kafka.max.in.flight.requests.per.connection must be at most "
-            f"{MAX_IN_FLIGHT_FOR_IDEMPOTENCE}; got {in_flight}. Lower it, or set "
+            f"{MAX_IN_FLIGHT_FOR_IDEMPOTENCE}; got "
+            f"{shown(in_flight, within=given(opts, 'kafka.max.in.flight.requests.per.connection'))}"
+            ". Lower it, or set "
             "kafka.enable.idempotence=false")
     if disable:
         return False

@@ -36,6 +36,12 @@ def test_separator_escapes(typed: str, expected: bytes) -> None:
     assert unescape(typed) == expected
 
 
+# Kafka's declaration of the env config provider: placeholders resolve only through one.
+ENV_PROVIDER = ("config.providers=env\n"
+                "config.providers.env.class=org.apache.kafka.common.config.provider."
+                "EnvVarConfigProvider\n")
+
+
 def test_lines_split_at_the_first_separator_and_keyless_without_it() -> None:
     assert split_line(b"k\tv\tw", b"\t") == (b"k", b"v\tw")
     assert split_line(b"value only", b"\t") == (None, b"value only")
@@ -190,12 +196,49 @@ def test_bad_command_config_is_refused_in_one_line(tmp_path) -> None:
 
 def test_missing_placeholder_names_the_key_not_the_value(tmp_path) -> None:
     props = tmp_path / "client.properties"
-    props.write_text("bootstrap.servers=127.0.0.1:1\nsecurity.protocol=SASL_PLAINTEXT\n"
+    props.write_text(ENV_PROVIDER + "bootstrap.servers=127.0.0.1:1\n"
+                     "security.protocol=SASL_PLAINTEXT\n"
                      "sasl.mechanism=PLAIN\nsasl.username=alice\n"
                      "sasl.password=${env:KAFKAWIRE_TEST_UNSET_PASSWORD}\n")
     result = run_cli("--command-config", str(props), "topics")
     assert result.exit_code == 2
     assert "sasl.password" in result.stderr and "KAFKAWIRE_TEST_UNSET_PASSWORD" in result.stderr
+
+
+def test_command_config_placeholders_need_a_declared_provider(tmp_path) -> None:
+    """As Kafka's own tools: --command-config resolves ${env:...} only through a provider the
+    file declares; the error says how to declare it and shows no value; the operator's
+    KAFKAWIRE_CONFIG_PROVIDERS, when set, holds for the CLI too."""
+    secret = "cli-S3CRET-" + "x" * 6
+    body = ("bootstrap.servers=127.0.0.1:1\nsecurity.protocol=${env:KAFKAWIRE_TEST_SECRET}\n")
+    props = tmp_path / "client.properties"
+    props.write_text(body)
+    result = run_cli("--command-config", str(props), "topics",
+                     env={"KAFKAWIRE_TEST_SECRET": secret})
+    assert result.exit_code == 2, result.output
+    assert "config provider 'env' is not declared" in result.stderr
+    assert "config.providers=env and config.providers.env.class=" in result.stderr
+    assert secret not in result.output
+    props.write_text(ENV_PROVIDER + body)
+    result = run_cli("--command-config", str(props), "topics",
+                     env={"KAFKAWIRE_TEST_SECRET": secret})
+    assert result.exit_code == 2, result.output
+    assert "got the value from ${env:KAFKAWIRE_TEST_SECRET}" in result.stderr
+    assert secret not in result.output
+    result = run_cli("--command-config", str(props), "topics",
+                     env={"KAFKAWIRE_TEST_SECRET": secret, "KAFKAWIRE_CONFIG_PROVIDERS": ""})
+    assert result.exit_code == 2, result.output
+    assert "KAFKAWIRE_CONFIG_PROVIDERS" in result.stderr and secret not in result.output
+
+
+def test_command_config_that_is_not_a_properties_file_says_so_precisely(tmp_path) -> None:
+    """The CLI's user owns the file: the message says which line is wrong, never its text."""
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000::/home/alice:/bin/sh\n")
+    result = run_cli("--command-config", str(passwd), "topics")
+    assert result.exit_code == 2, result.output
+    assert "not a Kafka client properties file (line 1 is not key=value)" in result.stderr
+    assert "alice" not in result.output and "/bin/bash" not in result.output
 
 
 def test_missing_command_config_file_is_a_usage_error(tmp_path) -> None:

@@ -24,6 +24,9 @@ def sasl_ssl_properties(tmp_path, broker, pki, user: str = "alice") -> str:
     """A client.properties as a Kafka user writes it, the password from the environment."""
     path = tmp_path / "client.properties"
     path.write_text(
+        "config.providers=env\n"
+        "config.providers.env.class=org.apache.kafka.common.config.provider."
+        "EnvVarConfigProvider\n"
         f"bootstrap.servers={broker.bootstrap_servers}\n"
         "security.protocol=SASL_SSL\n"
         "sasl.mechanism=SCRAM-SHA-512\n"

@@ -185,7 +185,11 @@ def test_kafka_config_file_for_write_and_read(spark, bootstrap, new_topic, tmp_p
     secrets = tmp_path / "secrets.properties"
     secrets.write_text(f"servers={bootstrap}\n")
     props = tmp_path / "client.properties"
-    props.write_text(f"bootstrap.servers=${{file:{secrets}:servers}}\n"
+    props.write_text("config.providers=file\n"
+                     "config.providers.file.class=org.apache.kafka.common.config.provider."
+                     "FileConfigProvider\n"
+                     f"config.providers.file.param.allowed.paths={tmp_path}\n"
+                     f"bootstrap.servers=${{file:{secrets}:servers}}\n"
                      "client.id=from-file\n"
                      "key.serializer=org.apache.kafka.common.serialization.StringSerializer\n"
                      "request.timeout.ms=1\n")

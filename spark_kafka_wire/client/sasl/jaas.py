@@ -14,6 +14,7 @@ messages name keys, never values: a value may be a password.
 from __future__ import annotations
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.protocol.errors import same_origin
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -35,6 +36,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
             i += 1
         elif c == '"':
             i += 1
+            begin = i
             buf: list[str] = []
             while True:
                 if i >= n:
@@ -49,7 +51,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
                 else:
                     buf.append(c)
                     i += 1
-            out.append(("".join(buf), True))
+            out.append((same_origin(text, "".join(buf), begin, i - 1), True))
         else:
             start = i
             while i < n and not text[i].isspace() and text[i] not in '=;"':
