@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.operator import operator_list, where_to_set
 
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 #: Kafka 3.4+ and the older ``secured`` package name of the KIP-768 login callback handler.
@@ -47,6 +48,17 @@ SOURCES = ("unsecured", "oidc", "aws", "provider")
 EXTENSION_NAME = re.compile(r"[A-Za-z]+")
 EXTENSION_VALUE = re.compile(r"[\x21-\x7E \t\r\n]+")
 _WHAT = "kafka.sasl.jaas.config"
+
+#: The operator's list of the exact URLs (token endpoints, token files) a query may make
+#: kafkawire read: Java's ``org.apache.kafka.sasl.oauthbearer.allowed.urls`` (Kafka 4.0,
+#: CVE-2025-27817), whose default, empty, allows none.
+ALLOWED_URLS = "spark.kafkawire.sasl.oauthbearer.allowed.urls"
+#: The operator's list of the modules whose callables ``kafka.sasl.oauthbearer.token.provider``
+#: may name (a module allows its submodules; ``*`` any); unset, none.
+ALLOWED_PROVIDER_MODULES = "spark.kafkawire.sasl.oauthbearer.token.provider.allowed.modules"
+URL_OPTION = "kafka.sasl.oauthbearer.token.endpoint.url"
+PROVIDER_OPTION = "kafka.sasl.oauthbearer.token.provider"
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 @dataclass(frozen=True)
@@ -130,6 +142,54 @@ def safe_url(url: str) -> str:
     if parts.port is not None:
         host = f"{host}:{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def check_url_allowed(url: str, option: str = URL_OPTION) -> None:
+    """Refuse a URL the operator did not list (exactly, as Java compares them).
+
+    A query's options are not the operator's: a ``file:`` URL would make every process of the
+    query read a local file and send it, as a bearer token, to whatever broker the query
+    names; an http(s) URL would make them send requests (with the client secret) anywhere
+    the cluster can reach. Called where the options are parsed, so a query fails when it is
+    defined, and again where the URL is read (executors), whose operator decides there.
+    """
+    allowed = operator_list(ALLOWED_URLS) or []
+    if url.strip() in allowed:
+        return
+    raise ConfigurationError(
+        f"{option}: kafkawire reads no URL a query names unless the cluster operator listed "
+        f"it, and {safe_url(url)} is not listed (the check compares the whole URL exactly, "
+        "as Java's org.apache.kafka.sasl.oauthbearer.allowed.urls does since Kafka 4.0). "
+        f"To use it, ask the operator: {where_to_set(ALLOWED_URLS)}, a comma-separated list of "
+        "exact URLs")
+
+
+def provider_module(name: str) -> tuple[str, str]:
+    """(module, attribute) of ``package.module:callable`` or ``package.module.callable``."""
+    module, sep, attr = name.partition(":")
+    if not sep:
+        module, _, attr = name.rpartition(".")
+    return module, attr
+
+
+def check_provider_allowed(name: str) -> None:
+    """Refuse, before importing anything, a token provider whose module the operator did not
+    allow: importing a module runs its code, and calling a callable runs more, so a query
+    naming ``os:abort`` (or any importable module with side effects) would run code of the
+    query's choosing in every Python process of the cluster."""
+    module, attr = provider_module(name.strip())
+    if not _DOTTED.fullmatch(module) or not attr.isidentifier():
+        raise ConfigurationError(
+            f"{PROVIDER_OPTION} must read package.module:function (or "
+            "package.module.function), absolute module names only")
+    allowed = operator_list(ALLOWED_PROVIDER_MODULES) or []
+    if "*" in allowed or any(module == m or module.startswith(m + ".") for m in allowed):
+        return
+    raise ConfigurationError(
+        f"{PROVIDER_OPTION}: the module {module!r} is not one the cluster operator allows "
+        "token providers from (a token provider is code the query makes every Python process "
+        f"import and run). To use it, ask the operator: {where_to_set(ALLOWED_PROVIDER_MODULES)}"
+        ", a comma-separated list of modules (each allows its submodules too), or * for any")
 
 
 def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, str], ...]:
