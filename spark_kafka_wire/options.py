@@ -35,6 +35,7 @@ from spark_kafka_wire.client.sasl.jaas import (
     SCRAM_MODULE,
     jaas_credentials,
     parse_jaas,
+    shown_module,
 )
 from spark_kafka_wire.client.sasl.kerberos import (
     DEFAULT_SERVICE_NAME,
@@ -1041,8 +1042,9 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
             "give one OAUTHBEARER token source: kafka.sasl.oauthbearer.token.endpoint.url, "
             "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler")
     if module and module not in (OAUTH_MODULE, AWS_MODULE):
-        raise ConfigurationError(f"kafka.sasl.jaas.config: login module {module!r} does not "
-                                 f"fit kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE})")
+        raise ConfigurationError(f"kafka.sasl.jaas.config: {shown_module(module)} does not fit "
+                                 f"kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE}, or "
+                                 f"{AWS_MODULE} for Amazon MSK IAM)")
     if module == AWS_MODULE and not aws or module == OAUTH_MODULE and aws:
         raise ConfigurationError(f"Amazon MSK IAM needs the JAAS module {AWS_MODULE} with "
                                  f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}")

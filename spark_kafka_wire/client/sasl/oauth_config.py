@@ -192,20 +192,28 @@ def check_provider_allowed(name: str) -> None:
         ", a comma-separated list of modules (each allows its submodules too), or * for any")
 
 
+def _option(options: dict[str, str], key: str, pattern: str) -> str:
+    """How a message names the JAAS option ``key``, whose tail the user chose (an extension
+    or claim name): by its place in the entry and its pattern, never by its text, since a
+    misplaced quote can put a password there."""
+    return f"option {list(options).index(key) + 1} of {_WHAT} ({pattern})"
+
+
 def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, str], ...]:
     """The KIP-342 extensions among JAAS ``options`` (keys ``<prefix><name>``), checked as
-    Kafka checks them; messages name the extension, never its value."""
+    Kafka checks them; messages name the option's place, never its name or value."""
     out = []
     for key, value in options.items():
         if not key.startswith(prefix):
             continue
         name = key[len(prefix):]
+        where = _option(options, key, f"{prefix}<name>, a SASL extension")
         if not EXTENSION_NAME.fullmatch(name) or name == "auth":
-            raise ConfigurationError(f"{_WHAT}: SASL extension name {name!r} must be letters "
-                                     "only and not 'auth' (KIP-342)")
+            raise ConfigurationError(f"{where}: the extension's name must be letters only and "
+                                     "not 'auth' (KIP-342)")
         if not EXTENSION_VALUE.fullmatch(value):
-            raise ConfigurationError(f"{_WHAT}: the value of SASL extension {name!r} must be "
-                                     "non-empty printable ASCII (KIP-342)")
+            raise ConfigurationError(f"{where}: the extension's value must be non-empty "
+                                     "printable ASCII (KIP-342)")
         out.append((name, value))
     return tuple(out)
 
@@ -214,13 +222,14 @@ def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, st
 MAX_LIFETIME_S = (2**63 - 1) // 1000 // 1000
 
 
-def _number(key: str, text: str) -> int | float:
+def _number(where: str, text: str) -> int | float:
+    """``text`` as a JSON number; ``where`` names the option (never its text)."""
     try:
         value = float(text.strip())
     except ValueError:
-        raise ConfigurationError(f"{_WHAT}: {key} must be a number") from None
+        raise ConfigurationError(f"{where} must be a number") from None
     if not math.isfinite(value):  # nan, inf, 1e999: JSON has no such number
-        raise ConfigurationError(f"{_WHAT}: {key} must be a finite number")
+        raise ConfigurationError(f"{where} must be a finite number")
     return int(value) if value.is_integer() else value
 
 
@@ -237,28 +246,31 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
             if not key.startswith(prefix):
                 continue
             name = key[len(prefix):]
+            where = _option(options, key, f"{prefix}<claim>")
             if not name or name in ("iat", "exp") or name in claims:
-                raise ConfigurationError(f"{_WHAT}: {key}: claim {name!r} cannot be set "
-                                         "(empty, iat or exp, or given twice)")
+                raise ConfigurationError(f"{where}: the claim cannot be set (an empty name, iat "
+                                         "or exp, or a claim given twice)")
             if kind == "String":
                 claims[name] = value
             elif kind == "Number":
-                claims[name] = _number(key, value)
+                claims[name] = _number(where, value)
             else:
                 claims[name] = [v for v in value[1:].split(value[0]) if v] if value else []
     principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub").strip() or "sub"
     scope_claim = options.get("unsecuredLoginScopeClaimName", "scope").strip() or "scope"
     principal = claims.get(principal_claim)
     if not isinstance(principal, str) or not principal.strip():
+        claim = "sub" if principal_claim == "sub" else \
+            "<the claim unsecuredLoginPrincipalClaimName names>"
         raise ConfigurationError(
             f"{_WHAT}: an unsecured OAUTHBEARER token needs its principal: set "
-            f'unsecuredLoginStringClaim_{principal_claim}="<user>" in {OAUTH_MODULE}, or '
+            f'unsecuredLoginStringClaim_{claim}="<user>" in {OAUTH_MODULE}, or '
             "kafka.sasl.oauthbearer.token.endpoint.url with clientId/clientSecret for tokens "
             "from an identity provider")
     if scope_claim in claims and not isinstance(claims[scope_claim], (str, list)):
-        raise ConfigurationError(f"{_WHAT}: the scope claim {scope_claim!r} must be a string "
-                                 "or a list")
-    lifetime = _number("unsecuredLoginLifetimeSeconds",
+        raise ConfigurationError(f"{_WHAT}: the scope claim (unsecuredLoginScopeClaimName, "
+                                 "scope by default) must be a string or a list")
+    lifetime = _number(f"{_WHAT}: unsecuredLoginLifetimeSeconds",
                        options.get("unsecuredLoginLifetimeSeconds", "3600"))
     if not 0 < lifetime <= MAX_LIFETIME_S:
         raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive and "
