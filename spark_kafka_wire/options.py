@@ -35,6 +35,7 @@ from spark_kafka_wire.client.sasl.jaas import (
     SCRAM_MODULE,
     jaas_credentials,
     parse_jaas,
+    shown_module,
 )
 from spark_kafka_wire.client.sasl.kerberos import (
     DEFAULT_SERVICE_NAME,
@@ -51,6 +52,8 @@ from spark_kafka_wire.client.sasl.oauth_config import (
     HttpSettings,
     OAuthConfig,
     RefreshSettings,
+    check_provider_allowed,
+    check_url_allowed,
     extensions_from,
     unsecured_claims,
 )
@@ -264,6 +267,11 @@ OPTIONS: tuple[Option, ...] = (
            doc="OAUTHBEARER tokens from this OAuth 2.0 token endpoint (client credentials grant, "
            "KIP-768) with `clientId`, `clientSecret` and `scope` from `kafka.sasl.jaas.config`; "
            "https trusts the system's CAs. A `file:` URL names a file holding the token. "
+           "Only URLs the cluster operator lists exactly in "
+           "`spark.kafkawire.sasl.oauthbearer.allowed.urls` (spark-defaults.conf, or the "
+           "environment variable `KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS`; comma-separated) are "
+           "read, none by default, as Java's `org.apache.kafka.sasl.oauthbearer.allowed.urls` "
+           "since Kafka 4.0; redirects are not followed. "
            "Without it (nor the two settings below) OAUTHBEARER sends unsecured tokens built "
            "from `unsecuredLogin*` JAAS options, as Java does"),
     Option("kafka.sasl.login.callback.handler.class", EVERYWHERE,
@@ -276,7 +284,13 @@ OPTIONS: tuple[Option, ...] = (
            doc="OAUTHBEARER tokens from a Python callable, `package.module:function` (or "
            "`package.module.function`), importable on the driver and every executor; it takes "
            "no argument and returns the token or `(token, expiry in ms since the epoch)`. A "
-           "token whose expiry is unknown (not a JWT) is asked for at every login"),
+           "token whose expiry is unknown (not a JWT) is asked for at every login. This is code "
+           "execution chosen by the query, so it is refused, before any import, unless the "
+           "cluster operator allows the module in "
+           "`spark.kafkawire.sasl.oauthbearer.token.provider.allowed.modules` (spark-defaults.conf, "
+           "or the environment variable "
+           "`KAFKAWIRE_SASL_OAUTHBEARER_TOKEN_PROVIDER_ALLOWED_MODULES`): comma-separated module "
+           "names, each allowing its submodules, or `*` for any; none by default"),
     Option("kafka.sasl.aws.region", EVERYWHERE, kafkawire_only=True,
            default_doc="from the brokers' names",
            doc="Amazon MSK IAM: the cluster's region; unset, taken from the first bootstrap "
@@ -1115,8 +1129,9 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
             "give one OAUTHBEARER token source: kafka.sasl.oauthbearer.token.endpoint.url, "
             "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler")
     if module and module not in (OAUTH_MODULE, AWS_MODULE):
-        raise ConfigurationError(f"kafka.sasl.jaas.config: login module {module!r} does not "
-                                 f"fit kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE})")
+        raise ConfigurationError(f"kafka.sasl.jaas.config: {shown_module(module)} does not fit "
+                                 f"kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE}, or "
+                                 f"{AWS_MODULE} for Amazon MSK IAM)")
     if module == AWS_MODULE and not aws or module == OAUTH_MODULE and aws:
         raise ConfigurationError(f"Amazon MSK IAM needs the JAAS module {AWS_MODULE} with "
                                  f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}")
@@ -1130,6 +1145,7 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
                            region=_aws_region(opts), aws_profile=profile, aws_role_arn=role,
                            aws_role_session_name=jopts.get("awsRoleSessionName", ""))
     if provider:
+        check_provider_allowed(provider)  # refused here, before any import, not only on executors
         return OAuthConfig(source="provider", principal=provider, provider=provider,
                            extensions=extensions_from(jopts, "extension_"), refresh=refresh)
     if jaas is None:
@@ -1163,6 +1179,7 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
             raise ConfigurationError(
                 "kafka.sasl.oauthbearer.token.endpoint.url: the token endpoint needs clientId "
                 f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})")
+        check_url_allowed(url)  # where the query is defined; oidc.py checks again where read
         return OAuthConfig(
             source="oidc", principal=client_id or "token file", endpoint_url=url,
             client_id=client_id, client_secret=secret, scope=jopts.get("scope", ""),

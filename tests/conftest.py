@@ -114,10 +114,15 @@ def zookeeper() -> str:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(token_endpoint):
     from spark_kafka_wire.testing.session import local_session
 
-    session = local_session("spark-kafka-wire-tests")
+    # The operator's allow-list of token URLs (client/operator.py) names the test token
+    # endpoint for Spark alone: its Python workers, which parse kafkawire's options and fetch
+    # tokens, inherit the environment the JVM started with; this process keeps its own.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS", token_endpoint.url)
+        session = local_session("spark-kafka-wire-tests")
     yield session
     session.stop()
 

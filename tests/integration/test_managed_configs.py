@@ -192,6 +192,9 @@ def test_readme_block_writes_and_reads_like_librdkafka(name: str, request, monke
         _aws_environment(monkeypatch)
     fixtures = {f: request.getfixturevalue(f) for f in FIXTURES[name]}
     pki = fixtures.get("pki")
+    if "token_endpoint" in fixtures:  # the operator lists the token URL (README, OAUTHBEARER)
+        monkeypatch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS",
+                           fixtures["token_endpoint"].url)
     target = CASES[name](fixtures)
     options = _substitute(readme_blocks()[name], target, pki)
     conf = {"bootstrap.servers": target.broker.bootstrap_servers, "log_level": 0,

@@ -12,6 +12,7 @@ show a secret or a token.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
 import socket
 import time
@@ -52,6 +53,23 @@ HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallback
 UNSECURED_JAAS = (f'{MODULE} required unsecuredLoginStringClaim_sub="carol" '
                   'unsecuredLoginExtension_traceId="abc123";')
 FAIL_FAST_S = 8.0
+
+
+URLS_ENV = "KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS"
+
+
+@pytest.fixture(autouse=True)
+def operator_allows(monkeypatch: pytest.MonkeyPatch, token_endpoint) -> None:
+    """The operator's allow-lists (client/operator.py) name what these tests use: the
+    session's token endpoint and token providers from tests.support; a test reading a URL of
+    its own lists it too (_allow)."""
+    monkeypatch.setenv(URLS_ENV, token_endpoint.url)
+    monkeypatch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_TOKEN_PROVIDER_ALLOWED_MODULES",
+                       "tests.support")
+
+
+def _allow(monkeypatch: pytest.MonkeyPatch, url: str) -> None:
+    monkeypatch.setenv(URLS_ENV, f"{os.environ.get(URLS_ENV, '')},{url}")
 
 
 def _oidc_jaas(secret: str = OAUTH_CLIENT_SECRET) -> str:
@@ -144,10 +162,11 @@ def test_oidc_token_roundtrip(request, pki, token_endpoint, tls: bool) -> None:
     assert len(broker.stats.authentications) == logins + 2
 
 
-def test_token_file(sasl_broker, token_endpoint, tmp_path) -> None:
-    """A file: URL names a file holding the token (KIP-768)."""
+def test_token_file(sasl_broker, token_endpoint, tmp_path, monkeypatch) -> None:
+    """A file: URL names a file holding the token (KIP-768), once the operator lists it."""
     path = tmp_path / "token.jwt"
     path.write_text(token_endpoint.issue(OAUTH_CLIENT_ID) + "\n")
+    _allow(monkeypatch, path.as_uri())
     config = _config(_options(sasl_broker, **{
         "kafka.sasl.jaas.config": f"{MODULE} required;",
         "kafka.sasl.oauthbearer.token.endpoint.url": path.as_uri()}))
@@ -239,11 +258,13 @@ def _refused(config: ClientConfig, caplog: pytest.LogCaptureFixture | None = Non
 
 
 def test_token_endpoint_down_fails_fast_naming_the_url(sasl_broker,
-                                                       caplog: pytest.LogCaptureFixture) -> None:
+                                                       caplog: pytest.LogCaptureFixture,
+                                                       monkeypatch) -> None:
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/oauth2/token"
+    _allow(monkeypatch, url + "?tenant=x")
     config = _config(_options(sasl_broker, **{
         "kafka.sasl.jaas.config": _oidc_jaas("hunter2-secret"),
         "kafka.sasl.oauthbearer.token.endpoint.url": url + "?tenant=x",
@@ -282,12 +303,13 @@ def test_token_refused_by_the_broker(sasl_broker_factory, token_endpoint,
     assert broker.stats.failures == ["Authentication failed: unsecured token refused"]
 
 
-def test_refreshed_token_on_reauthentication(sasl_broker_factory) -> None:
+def test_refreshed_token_on_reauthentication(sasl_broker_factory, monkeypatch) -> None:
     """Tokens live 5 s; the front caps each session at its token's expiry (Kafka's rule) and
     closes connections that outlive it. One connection used for ~14 s re-authenticates before
     each session ends, with a fresh token from the endpoint each time the old one reached its
     refresh time."""
     with TokenEndpoint({OAUTH_CLIENT_ID: OAUTH_CLIENT_SECRET}, lifetime_s=5) as endpoint:
+        _allow(monkeypatch, endpoint.url)
         broker = sasl_broker_factory(creds=credentials(endpoint), session_lifetime_ms=60_000)
         config = _config(_oidc(broker, endpoint))
         TOKENS.clear()

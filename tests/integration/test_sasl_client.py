@@ -11,6 +11,7 @@ SaslHandshake v0 with raw tokens, and KIP-368 re-authentication on a long-lived 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import pickle
 import time
@@ -31,7 +32,7 @@ from tests.support.kafkawire_io import (
     read_records,
     write_records,
 )
-from tests.support.security_env import SASL_USERS
+from tests.support.security_env import SASL_USERS, credentials
 
 pytestmark = pytest.mark.broker
 
@@ -158,6 +159,20 @@ def test_wrong_password_over_raw_tokens(sasl_broker_factory, mechanism: str) -> 
     broker = sasl_broker_factory(advertise_authenticate=False)
     err = _refused(_config(broker, mechanism, password="hunter2-wrong"))
     assert "user name and password" in str(err)
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512"])
+def test_scram_iterations_beyond_kafkas_maximum_are_refused(sasl_broker_factory, token_endpoint,
+                                                            mechanism: str,
+                                                            caplog: pytest.LogCaptureFixture
+                                                            ) -> None:
+    """A broker asking for 20000 iterations (Kafka's ScramMechanism allows 16384 at most) gets
+    no client-final-message: refused at once, naming the broker (issue 27)."""
+    creds = dataclasses.replace(credentials(token_endpoint), scram_iterations=20_000)
+    broker = sasl_broker_factory(creds=creds)
+    err = _refused(_config(broker, mechanism), caplog)
+    assert "asked for 20000 SCRAM iterations" in str(err) and "16384" in str(err)
+    assert not broker.stats.authentications
 
 
 def test_mechanism_not_enabled_lists_the_enabled_ones(sasl_broker_factory, pki) -> None:

@@ -23,6 +23,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 ISSUER = "kafkawire-test-idp"
 AUDIENCE = "kafka"
 ALGORITHM = "RS256"
+REDIRECT_PATH = "/redirect"
+FAILING_PATH = "/failing"
 STOP_TIMEOUT_S = 5.0
 
 
@@ -36,13 +38,23 @@ class TokenEndpoint:
         self.public_key = self.key.public_key()
         self.issued: list[str] = []  # client ids, one per token issued
         self.refused: list[str] = []  # why requests were refused
+        self.requests: list[tuple[str, bool]] = []  # (path, had an Authorization header)
+        #: Misbehaviours of a hostile or broken endpoint, by path: REDIRECT_PATH answers 302
+        #: to ``redirect_to``; FAILING_PATH answers ``failing_status`` with
+        #: ``failing_body`` (which tests fill with a marker that must never be shown).
+        self.redirect_to = ""
+        self.failing_status = 500
+        self.failing_body = b""
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     @property
     def url(self) -> str:
+        return self.url_of("/token")
+
+    def url_of(self, path: str) -> str:
         assert self._server is not None, "the token endpoint is not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/token"
+        return f"http://127.0.0.1:{self._server.server_address[1]}{path}"
 
     def issue(self, client_id: str, scope: str | None = None, lifetime_s: int | None = None) -> str:
         now = int(time.time())
@@ -78,14 +90,35 @@ class TokenEndpoint:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                endpoint.requests.append((self.path, "Authorization" in self.headers))
+                if self.path == REDIRECT_PATH:
+                    self.send_response(302)
+                    self.send_header("Location", endpoint.redirect_to)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if self.path == FAILING_PATH:
+                    self.send_response(endpoint.failing_status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(endpoint.failing_body)))
+                    self.end_headers()
+                    self.wfile.write(endpoint.failing_body)
+                    return
                 status, payload = endpoint._handle(
-                    {k.lower(): v for k, v in self.headers.items()}, self.rfile.read(length))
+                    {k.lower(): v for k, v in self.headers.items()}, body)
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802 (what urllib turns a redirected POST into)
+                endpoint.requests.append((self.path, "Authorization" in self.headers))
+                self.send_response(405)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def log_message(self, format: str, *args: object) -> None:
                 pass  # keep test output clean; refusals are recorded in endpoint.refused

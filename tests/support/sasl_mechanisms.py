@@ -61,6 +61,8 @@ class Credentials:
 
     users: dict[str, str] = field(default_factory=dict)
     oauth: OAuthSettings = field(default_factory=OAuthSettings)
+    #: What the SCRAM server-first-message asks for (a hostile broker asks for more).
+    scram_iterations: int = SCRAM_ITERATIONS
     _scram: dict[str, dict[str, tuple]] = field(default_factory=dict, repr=False)
 
     def scram_auth_info(self, mechanism: str, username: str) -> tuple:
@@ -68,7 +70,7 @@ class Credentials:
         per_mech = self._scram.setdefault(mechanism, {})
         if username not in per_mech:
             per_mech[username] = scramp.ScramMechanism(mechanism).make_auth_info(
-                self.users[username], iteration_count=SCRAM_ITERATIONS)
+                self.users[username], iteration_count=self.scram_iterations)
         return per_mech[username]
 
 

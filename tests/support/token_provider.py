@@ -9,6 +9,7 @@ from tests.support.sasl_mechanisms import unsecured_token
 
 PRINCIPAL = "dave"
 calls = 0
+imported: list[str] = []  # modules with an import side effect that were imported (tests)
 
 
 def token_with_expiry() -> tuple[str, int]:

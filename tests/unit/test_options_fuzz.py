@@ -93,6 +93,20 @@ CONTEXTS: dict[str, dict[str, str]] = {
     "gssapi": {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "GSSAPI"},
 }
 SERVERS = {"kafka.bootstrap.servers": "h:9092"}
+# The token URLs below that would parse, listed by the operator (client/operator.py), so their
+# values get past the allow-list to every later check; any module for token providers (the
+# parser never imports one).
+ALLOWED_URLS = ("https://idp.example/token", "https://idp/token", "http://idp",
+                "file:/tmp/token", "https://[::1/token", "https://idp:port/token")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def operator_allows():
+    """Module-scoped (Hypothesis refuses function-scoped fixtures in @given tests)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS", ",".join(ALLOWED_URLS))
+        patch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_TOKEN_PROVIDER_ALLOWED_MODULES", "*")
+        yield
 
 # Options whose wrong value may rightly be reported through another option it conflicts with.
 RELATED = {

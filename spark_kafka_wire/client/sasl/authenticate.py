@@ -14,6 +14,8 @@ GSSAPI, whose last token gets no answer (``answers_final_token`` on the mechanis
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from typing import Any, Protocol
 
@@ -25,6 +27,34 @@ from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ErrorCode, KafkaWireError
 from spark_kafka_wire.protocol.messages import METADATA, SASL_AUTHENTICATE, SASL_HANDSHAKE
 from spark_kafka_wire.protocol.versions import BrokerVersions
+
+log = logging.getLogger(__name__)
+
+#: Mechanisms whose token is the secret itself (PLAIN's password, OAUTHBEARER's bearer
+#: token), readable and reusable by anyone on the path without TLS; SCRAM and GSSAPI never
+#: send theirs.
+CLEARTEXT_SECRETS = {"PLAIN": "password", "OAUTHBEARER": "bearer token"}
+_cleartext_lock = threading.Lock()
+_cleartext_warned = False
+
+
+def warn_cleartext(mechanism: str, broker: str, security_protocol: str) -> None:
+    """Warn, once per process, that ``mechanism`` over SASL_PLAINTEXT sends its secret in
+    clear, as librdkafka warns when its configuration does that. Once: every connection of
+    every task logs in, and a warning per login would bury everything else; the first names
+    the mechanism and the broker, which is what the reader needs to find the setting."""
+    global _cleartext_warned
+    what = CLEARTEXT_SECRETS.get(mechanism)
+    if what is None or security_protocol != "SASL_PLAINTEXT":
+        return
+    with _cleartext_lock:
+        if _cleartext_warned:
+            return
+        _cleartext_warned = True
+    log.warning("SASL %s over SASL_PLAINTEXT sends the %s unencrypted to broker %s (and every "
+                "other broker): anyone on the network path can read and reuse it. Use "
+                "kafka.security.protocol=SASL_SSL (logged once per process)", mechanism, what,
+                broker)
 
 
 class Link(Protocol):
@@ -132,6 +162,7 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
         own = getattr(mech, "what_to_check", None)  # a mechanism's own advice (OAUTHBEARER)
         return own() if callable(own) else default
 
+    warn_cleartext(config.mechanism, link.name, security_protocol)
     try:
         token: bytes | None = mech.first()
     except KerberosFailure as exc:  # no ticket: KDC unreachable, unknown principal, ...

@@ -8,7 +8,8 @@ https://kafka.apache.org/documentation/#security_sasl_jaasconfig)::
     <LoginModuleClass> <required|requisite|sufficient|optional> [key=value ...];
 
 Values are double-quoted strings (``\\`` escapes the next character) or bare tokens. Error
-messages name keys, never values: a value may be a password.
+messages name positions and the keys kafkawire knows, never what the entry holds: a misplaced
+quote or word moves a password into any position, the module's and the keys' included.
 """
 
 from __future__ import annotations
@@ -21,6 +22,22 @@ SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 MODULES = {PLAIN_MODULE: ("PLAIN",), SCRAM_MODULE: ("SCRAM-SHA-256", "SCRAM-SHA-512")}
 FLAGS = ("required", "requisite", "sufficient", "optional")
 _WHAT = "kafka.sasl.jaas.config"
+#: How messages name an entry's login module: by its position, never by what it holds (a
+#: misplaced quote can put a password there).
+MODULE_POSITION = "the login module (the first word of kafka.sasl.jaas.config)"
+#: The login modules messages may name: public class names, which no password is. (Literal
+#: here: kerberos.py and oauth_config.py, which define the last three, import this module.)
+KNOWN_MODULES = frozenset({
+    PLAIN_MODULE, SCRAM_MODULE,
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+    "software.amazon.msk.auth.iam.IAMLoginModule",
+    "com.sun.security.auth.module.Krb5LoginModule"})
+
+
+def shown_module(module: str) -> str:
+    """How a message names an entry's login module: a known class by its name, anything
+    else by its position only (a misplaced quote can put a password there)."""
+    return repr(module) if module in KNOWN_MODULES else MODULE_POSITION
 
 
 def _tokens(text: str) -> list[tuple[str, bool]]:
@@ -92,9 +109,10 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
     ``mechanism``."""
     module, options = parse_jaas(text)
     if module not in MODULES:
+        what = "does not fit" if module in KNOWN_MODULES else "is not one kafkawire supports for"
         raise ConfigurationError(
-            f"{_WHAT}: login module {module!r} is not supported yet; kafkawire reads "
-            f"{PLAIN_MODULE} and {SCRAM_MODULE}")
+            f"{_WHAT}: {shown_module(module)} {what} kafka.sasl.mechanism={mechanism}; expected "
+            f"{PLAIN_MODULE} or {SCRAM_MODULE}")
     if mechanism not in MODULES[module]:
         raise ConfigurationError(
             f"{_WHAT}: {module.rsplit('.', 1)[1]} does not fit kafka.sasl.mechanism="

@@ -24,6 +24,7 @@ import struct
 from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.sasl.jaas import shown_module
 
 KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
 DEFAULT_SERVICE_NAME = "kafka"
@@ -66,20 +67,23 @@ def _flag(options: dict[str, str], key: str) -> bool:
     return value == "true"
 
 
-def read_keytab(path: str, what: str) -> bytes:
-    """A keytab's bytes, read on the driver; ConfigurationError naming the path otherwise."""
+def read_keytab(path: str, what: str, shown: str | None = None) -> bytes:
+    """A keytab's bytes, read on the driver; ConfigurationError naming the keytab otherwise
+    (``shown``: how, when the path must not be quoted; by default the path itself)."""
+    name = shown or f"the keytab {path!r}"
     try:
         with open(path, "rb") as f:
             data = f.read()
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise ConfigurationError(f"{what}: cannot read the keytab {path!r}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}") from None
+        # strerror, not str(exc): the latter quotes the path
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise ConfigurationError(f"{what}: cannot read {name}: {reason}") from None
     principals = keytab_principals(data)
     if principals is None:
-        raise ConfigurationError(f"{what}: {path!r} is not a Kerberos keytab (MIT keytab "
+        raise ConfigurationError(f"{what}: {name} is not a Kerberos keytab (MIT keytab "
                                  "format version 2 expected, as ktutil and kadmin write)")
     if not principals:
-        raise ConfigurationError(f"{what}: the keytab {path!r} holds no keys")
+        raise ConfigurationError(f"{what}: {name} holds no keys")
     return data
 
 
@@ -142,12 +146,12 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
     if module != KRB5_MODULE:
         raise ConfigurationError(
             f"{_WHAT}: kafka.sasl.mechanism=GSSAPI (Kerberos, the default) takes "
-            f"{KRB5_MODULE}, not {module!r}; set kafka.sasl.mechanism to the mechanism of "
-            "that login module (PLAIN or SCRAM-SHA-256/512)")
+            f"{KRB5_MODULE}, not {shown_module(module)}; set kafka.sasl.mechanism to the "
+            "mechanism of that login module (PLAIN, SCRAM-SHA-256/512 or OAUTHBEARER)")
     jaas_service = options.get("serviceName")
     if jaas_service is not None and service_name is not None and jaas_service != service_name:
         raise ConfigurationError(
-            f"conflicting Kerberos service names: serviceName={jaas_service!r} in {_WHAT} and "
+            f"conflicting Kerberos service names: serviceName in {_WHAT} differs from "
             f"kafka.sasl.kerberos.service.name={service_name!r}")
     service = (jaas_service or service_name or DEFAULT_SERVICE_NAME).strip()
     use_keytab, use_cache = _flag(options, "useKeyTab"), _flag(options, "useTicketCache")
@@ -160,7 +164,7 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
         if principal is None:
             raise ConfigurationError(f"{_WHAT}: useKeyTab=true needs principal=\"name@REALM\" "
                                      "(the keytab's principal to log in as)")
-        return keytab_config(principal, keytab_path.strip(), service, _WHAT)
+        return keytab_config(principal, keytab_path.strip(), service, _WHAT, in_jaas=True)
     if use_keytab or use_cache:
         # No keyTab: MIT's default client keytab or the ticket cache of each process.
         return KerberosConfig(service_name=service, principal=principal,
@@ -171,13 +175,19 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
         "kafkawire cannot prompt for a password")
 
 
-def keytab_config(principal: str, path: str, service: str, what: str) -> KerberosConfig:
-    """A keytab login: the file read now, and checked to hold the principal's keys."""
-    data = read_keytab(path, what)
+def keytab_config(principal: str, path: str, service: str, what: str,
+                  in_jaas: bool = False) -> KerberosConfig:
+    """A keytab login: the file read now, and checked to hold the principal's keys.
+    ``in_jaas``: the path and principal come from a JAAS entry, whose text messages never
+    quote (a misplaced quote can put a password anywhere in it); they are named by their
+    keys instead. The principals the keytab holds come from the file and are shown."""
+    keytab = f"the keytab named by keyTab in {what}" if in_jaas else f"the keytab {path!r}"
+    who = f"the principal of {what}" if in_jaas else f"principal {principal!r}"
+    data = read_keytab(path, what, keytab)
     principals = keytab_principals(data) or []
     if not principal_in(principal, principals):
         raise ConfigurationError(
-            f"{what}: the keytab {path!r} holds no key for principal {principal!r}; it holds "
+            f"{what}: {keytab} holds no key for {who}; it holds "
             f"keys for {', '.join(principals)}. Set principal to one of those or use the "
             "principal's own keytab")
     return KerberosConfig(service_name=service, principal=principal, keytab=data,

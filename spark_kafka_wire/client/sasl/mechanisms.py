@@ -35,6 +35,26 @@ class Plain:
         return None
 
 
+#: The iteration counts a broker may ask of a SCRAM client, as Kafka's ScramMechanism bounds
+#: them (minIterations 4096, maxIterations 16384, for SHA-256 and SHA-512 alike). Java's
+#: ScramSaslClient refuses fewer than the minimum (a weaker proof of the password to whoever
+#: asked); more than the maximum is refused here too, because each iteration costs the client
+#: an HMAC and a hostile broker could ask for millions on every login of every task.
+MIN_ITERATIONS, MAX_ITERATIONS = 4096, 16384
+
+
+def server_iterations(server_first: str) -> int | None:
+    """The ``i=`` attribute of a SCRAM server-first-message (RFC 5802 section 7), None when
+    it has none that is a number (scramp then refuses the message with its own words)."""
+    for attribute in server_first.split(","):
+        if attribute.startswith("i="):
+            value = attribute[2:]
+            if not (value.isascii() and value.isdigit()):
+                return None
+            return int(value) if len(value) <= 18 else 10**18  # int() refuses 4300+ digits
+    return None
+
+
 class Scram:
     """RFC 5802 client: client-first, client-final, then the server-final is verified."""
 
@@ -53,6 +73,16 @@ class Scram:
             raise ValueError(f"the server answered SCRAM with error {text[2:]!r}")
         try:
             if self._stage == 1:
+                iterations = server_iterations(text)
+                if iterations is not None and not \
+                        MIN_ITERATIONS <= iterations <= MAX_ITERATIONS:
+                    raise ValueError(
+                        f"the broker asked for {iterations} SCRAM iterations, outside the "
+                        f"{MIN_ITERATIONS} to {MAX_ITERATIONS} Kafka's brokers use "
+                        "(ScramMechanism); kafkawire does not answer it. A broker asking for "
+                        "that is misconfigured or not the broker you meant: check "
+                        "kafka.bootstrap.servers and the broker's SCRAM credentials "
+                        "(kafka-configs --alter --add-config 'SCRAM-SHA-256=[iterations=...]')")
                 self._client.set_server_first(text)
                 self._stage = 2
                 return self._client.get_client_final().encode()

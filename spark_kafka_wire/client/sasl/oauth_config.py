@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.operator import operator_list, where_to_set
 
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 #: Kafka 3.4+ and the older ``secured`` package name of the KIP-768 login callback handler.
@@ -47,6 +48,17 @@ SOURCES = ("unsecured", "oidc", "aws", "provider")
 EXTENSION_NAME = re.compile(r"[A-Za-z]+")
 EXTENSION_VALUE = re.compile(r"[\x21-\x7E \t\r\n]+")
 _WHAT = "kafka.sasl.jaas.config"
+
+#: The operator's list of the exact URLs (token endpoints, token files) a query may make
+#: kafkawire read: Java's ``org.apache.kafka.sasl.oauthbearer.allowed.urls`` (Kafka 4.0,
+#: CVE-2025-27817), whose default, empty, allows none.
+ALLOWED_URLS = "spark.kafkawire.sasl.oauthbearer.allowed.urls"
+#: The operator's list of the modules whose callables ``kafka.sasl.oauthbearer.token.provider``
+#: may name (a module allows its submodules; ``*`` any); unset, none.
+ALLOWED_PROVIDER_MODULES = "spark.kafkawire.sasl.oauthbearer.token.provider.allowed.modules"
+URL_OPTION = "kafka.sasl.oauthbearer.token.endpoint.url"
+PROVIDER_OPTION = "kafka.sasl.oauthbearer.token.provider"
+_DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 @dataclass(frozen=True)
@@ -132,20 +144,76 @@ def safe_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
+def check_url_allowed(url: str, option: str = URL_OPTION) -> None:
+    """Refuse a URL the operator did not list (exactly, as Java compares them).
+
+    A query's options are not the operator's: a ``file:`` URL would make every process of the
+    query read a local file and send it, as a bearer token, to whatever broker the query
+    names; an http(s) URL would make them send requests (with the client secret) anywhere
+    the cluster can reach. Called where the options are parsed, so a query fails when it is
+    defined, and again where the URL is read (executors), whose operator decides there.
+    """
+    allowed = operator_list(ALLOWED_URLS) or []
+    if url.strip() in allowed:
+        return
+    raise ConfigurationError(
+        f"{option}: kafkawire reads no URL a query names unless the cluster operator listed "
+        f"it, and {safe_url(url)} is not listed (the check compares the whole URL exactly, "
+        "as Java's org.apache.kafka.sasl.oauthbearer.allowed.urls does since Kafka 4.0). "
+        f"To use it, ask the operator: {where_to_set(ALLOWED_URLS)}, a comma-separated list of "
+        "exact URLs")
+
+
+def provider_module(name: str) -> tuple[str, str]:
+    """(module, attribute) of ``package.module:callable`` or ``package.module.callable``."""
+    module, sep, attr = name.partition(":")
+    if not sep:
+        module, _, attr = name.rpartition(".")
+    return module, attr
+
+
+def check_provider_allowed(name: str) -> None:
+    """Refuse, before importing anything, a token provider whose module the operator did not
+    allow: importing a module runs its code, and calling a callable runs more, so a query
+    naming ``os:abort`` (or any importable module with side effects) would run code of the
+    query's choosing in every Python process of the cluster."""
+    module, attr = provider_module(name.strip())
+    if not _DOTTED.fullmatch(module) or not attr.isidentifier():
+        raise ConfigurationError(
+            f"{PROVIDER_OPTION} must read package.module:function (or "
+            "package.module.function), absolute module names only")
+    allowed = operator_list(ALLOWED_PROVIDER_MODULES) or []
+    if "*" in allowed or any(module == m or module.startswith(m + ".") for m in allowed):
+        return
+    raise ConfigurationError(
+        f"{PROVIDER_OPTION}: the module {module!r} is not one the cluster operator allows "
+        "token providers from (a token provider is code the query makes every Python process "
+        f"import and run). To use it, ask the operator: {where_to_set(ALLOWED_PROVIDER_MODULES)}"
+        ", a comma-separated list of modules (each allows its submodules too), or * for any")
+
+
+def _option(options: dict[str, str], key: str, pattern: str) -> str:
+    """How a message names the JAAS option ``key``, whose tail the user chose (an extension
+    or claim name): by its place in the entry and its pattern, never by its text, since a
+    misplaced quote can put a password there."""
+    return f"option {list(options).index(key) + 1} of {_WHAT} ({pattern})"
+
+
 def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, str], ...]:
     """The KIP-342 extensions among JAAS ``options`` (keys ``<prefix><name>``), checked as
-    Kafka checks them; messages name the extension, never its value."""
+    Kafka checks them; messages name the option's place, never its name or value."""
     out = []
     for key, value in options.items():
         if not key.startswith(prefix):
             continue
         name = key[len(prefix):]
+        where = _option(options, key, f"{prefix}<name>, a SASL extension")
         if not EXTENSION_NAME.fullmatch(name) or name == "auth":
-            raise ConfigurationError(f"{_WHAT}: SASL extension name {name!r} must be letters "
-                                     "only and not 'auth' (KIP-342)")
+            raise ConfigurationError(f"{where}: the extension's name must be letters only and "
+                                     "not 'auth' (KIP-342)")
         if not EXTENSION_VALUE.fullmatch(value):
-            raise ConfigurationError(f"{_WHAT}: the value of SASL extension {name!r} must be "
-                                     "non-empty printable ASCII (KIP-342)")
+            raise ConfigurationError(f"{where}: the extension's value must be non-empty "
+                                     "printable ASCII (KIP-342)")
         out.append((name, value))
     return tuple(out)
 
@@ -154,13 +222,14 @@ def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, st
 MAX_LIFETIME_S = (2**63 - 1) // 1000 // 1000
 
 
-def _number(key: str, text: str) -> int | float:
+def _number(where: str, text: str) -> int | float:
+    """``text`` as a JSON number; ``where`` names the option (never its text)."""
     try:
         value = float(text.strip())
     except ValueError:
-        raise ConfigurationError(f"{_WHAT}: {key} must be a number") from None
+        raise ConfigurationError(f"{where} must be a number") from None
     if not math.isfinite(value):  # nan, inf, 1e999: JSON has no such number
-        raise ConfigurationError(f"{_WHAT}: {key} must be a finite number")
+        raise ConfigurationError(f"{where} must be a finite number")
     return int(value) if value.is_integer() else value
 
 
@@ -177,28 +246,31 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
             if not key.startswith(prefix):
                 continue
             name = key[len(prefix):]
+            where = _option(options, key, f"{prefix}<claim>")
             if not name or name in ("iat", "exp") or name in claims:
-                raise ConfigurationError(f"{_WHAT}: {key}: claim {name!r} cannot be set "
-                                         "(empty, iat or exp, or given twice)")
+                raise ConfigurationError(f"{where}: the claim cannot be set (an empty name, iat "
+                                         "or exp, or a claim given twice)")
             if kind == "String":
                 claims[name] = value
             elif kind == "Number":
-                claims[name] = _number(key, value)
+                claims[name] = _number(where, value)
             else:
                 claims[name] = [v for v in value[1:].split(value[0]) if v] if value else []
     principal_claim = options.get("unsecuredLoginPrincipalClaimName", "sub").strip() or "sub"
     scope_claim = options.get("unsecuredLoginScopeClaimName", "scope").strip() or "scope"
     principal = claims.get(principal_claim)
     if not isinstance(principal, str) or not principal.strip():
+        claim = "sub" if principal_claim == "sub" else \
+            "<the claim unsecuredLoginPrincipalClaimName names>"
         raise ConfigurationError(
             f"{_WHAT}: an unsecured OAUTHBEARER token needs its principal: set "
-            f'unsecuredLoginStringClaim_{principal_claim}="<user>" in {OAUTH_MODULE}, or '
+            f'unsecuredLoginStringClaim_{claim}="<user>" in {OAUTH_MODULE}, or '
             "kafka.sasl.oauthbearer.token.endpoint.url with clientId/clientSecret for tokens "
             "from an identity provider")
     if scope_claim in claims and not isinstance(claims[scope_claim], (str, list)):
-        raise ConfigurationError(f"{_WHAT}: the scope claim {scope_claim!r} must be a string "
-                                 "or a list")
-    lifetime = _number("unsecuredLoginLifetimeSeconds",
+        raise ConfigurationError(f"{_WHAT}: the scope claim (unsecuredLoginScopeClaimName, "
+                                 "scope by default) must be a string or a list")
+    lifetime = _number(f"{_WHAT}: unsecuredLoginLifetimeSeconds",
                        options.get("unsecuredLoginLifetimeSeconds", "3600"))
     if not 0 < lifetime <= MAX_LIFETIME_S:
         raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive and "

@@ -16,6 +16,15 @@ unknown client) fails at once: repeating it cannot help and may lock the client 
 
 A ``file:`` URL names a file holding the token itself (KIP-768 allows it for tokens another
 tool refreshes); it is read again at each refresh. https uses the system's trusted CAs.
+
+What a query may make this module do (issue 27): no URL is read, file or http(s), unless the
+cluster operator listed it exactly (``spark.kafkawire.sasl.oauthbearer.allowed.urls``, checked
+in ``oauth_config.check_url_allowed`` when the options are parsed and again here, in the
+process that reads it), so a plain ``http:`` endpoint, which carries the client secret in
+clear, is used only when the operator named it. No redirect is followed (see
+``_NoRedirect``), and a refusal is reported by its HTTP status and the RFC 6749 ``error`` and
+``error_description`` fields only: an endpoint's other text (an HTML page, a proxy's echo of
+the request) may hold anything and is never copied into an error or a log.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from urllib.parse import quote_plus, unquote, urlencode, urlsplit
 
 from spark_kafka_wire.client.errors import OAuthTokenError
 from spark_kafka_wire.client.sasl.bearer import Token, epoch_ms, token_from
-from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, safe_url
+from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, check_url_allowed, safe_url
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +48,28 @@ log = logging.getLogger(__name__)
 # (5xx, 429, ...) and connection failures are retried.
 UNRETRYABLE = frozenset({400, 401, 402, 403, 404, 405, 406, 407, 409, 410, 411, 412, 413, 414,
                          415})
-_BODY_SHOWN = 300
+#: The most characters of an endpoint's ``error`` / ``error_description`` shown in a message.
+FIELD_SHOWN = 200
 
 
 class _Unretryable(Exception):
     pass
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: a 3xx answer is reported as the endpoint's failure.
+
+    urllib follows redirects to any host and scheme and re-sends every header, the Basic
+    ``Authorization`` with the client secret included, to wherever a 3xx points; and the
+    operator's allow-list names exact URLs, so the target of a redirect is a URL nobody
+    allowed. A token endpoint has no reason to redirect a client-credentials POST (RFC 6749
+    section 3.2 gives it a fixed URL; urllib would even turn the POST into a GET without its
+    body), so refusing them all is simpler and safer than judging each target.
+    """
+
+    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str,
+                         headers: object, newurl: str) -> None:
+        return None  # urllib then raises the 3xx as an HTTPError
 
 
 def basic_authorization(client_id: str, secret: str, urlencode_first: bool) -> str:
@@ -60,18 +86,29 @@ def request_body(scope: str) -> bytes:
     return urlencode(fields).encode()
 
 
+def _printable(value: object) -> str:
+    """At most FIELD_SHOWN printable ASCII characters of ``value`` (others become ``?``): an
+    endpoint's words go into messages and logs, where control characters must not."""
+    text = str(value)
+    shown = "".join(c if " " <= c <= "~" else "?" for c in text[:FIELD_SHOWN])
+    return shown + ("..." if len(text) > FIELD_SHOWN else "")
+
+
 def _explain(status: int, body: bytes) -> str:
-    """The endpoint's own words (RFC 6749 section 5.2 error, error_description)."""
+    """The status and the endpoint's RFC 6749 section 5.2 ``error`` and ``error_description``;
+    nothing else of the body, which may hold anything (an HTML page, an echoed request)."""
     try:
         answer = json.loads(body)
     except (ValueError, RecursionError):
         answer = None
-    if isinstance(answer, dict) and "error" in answer:
-        said = str(answer["error"])
-        if answer.get("error_description"):
-            said += f": {answer['error_description']}"
+    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
+        said = _printable(answer["error"])
+        if isinstance(answer.get("error_description"), str) and answer["error_description"]:
+            said += f": {_printable(answer['error_description'])}"
     else:
-        said = body[:_BODY_SHOWN].decode("utf-8", "replace").strip() or "no body"
+        said = "no OAuth error in the answer"
+    if 300 <= status < 400:
+        said += "; a redirect, which kafkawire does not follow: configure the final URL"
     return f"HTTP {status} ({said})"
 
 
@@ -85,15 +122,22 @@ def _post(config: OAuthConfig) -> bytes:
                  "Accept": "application/json", "Cache-Control": "no-cache"})
     # urllib applies one timeout to connecting and to each read.
     timeout = max(http.connect_timeout_ms, http.read_timeout_ms) / 1000
-    context = ssl.create_default_context() if config.endpoint_url.lower().startswith(
-        "https:") else None
+    handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+    if config.endpoint_url.lower().startswith("https:"):
+        handlers.append(urllib.request.HTTPSHandler(context=ssl.create_default_context()))
+    opener = urllib.request.build_opener(*handlers)
     try:
-        with urllib.request.urlopen(req, timeout=timeout, context=context) as answer:
+        with opener.open(req, timeout=timeout) as answer:
             return answer.read()
     except urllib.error.HTTPError as exc:
-        body = exc.read() if exc.fp is not None else b""
+        try:
+            body = exc.read() if exc.fp is not None else b""
+        except OSError:
+            body = b""
+        finally:
+            exc.close()
         reason = _explain(exc.code, body)
-        if exc.code in UNRETRYABLE:
+        if exc.code in UNRETRYABLE or 300 <= exc.code < 400:
             raise _Unretryable(reason) from None
         raise OSError(reason) from None
     except urllib.error.URLError as exc:
@@ -148,14 +192,18 @@ def _checked(token: Token, source: str, config: OAuthConfig) -> Token:
 def oidc_token(config: OAuthConfig) -> Token:
     """A token for ``config``'s client from its endpoint (or token file)."""
     source = f"token endpoint {safe_url(config.endpoint_url)}"
+    # Again here, in the process that reads it: the allow-list is this machine's operator's.
+    check_url_allowed(config.endpoint_url)
     if config.endpoint_url.lower().startswith("file:"):
         return _from_file(config, source)
     try:
         body = _with_retries(config)
     except _Unretryable as exc:
         raise OAuthTokenError(source, f"the endpoint refused the request: {exc}. Check clientId "
-                              "and clientSecret in kafka.sasl.jaas.config, the scope, and "
-                              "that the client may use the client_credentials grant",
+                              "and clientSecret in kafka.sasl.jaas.config, the scope, "
+                              "that the client may use the client_credentials grant, and "
+                              "that kafka.sasl.oauthbearer.token.endpoint.url is the "
+                              "endpoint's own URL",
                               config.client_id) from None
     except OSError as exc:
         raise OAuthTokenError(source, f"the endpoint could not be reached or failed: {exc}. "

@@ -24,7 +24,12 @@ from collections.abc import Callable
 from spark_kafka_wire.client.errors import OAuthTokenError
 from spark_kafka_wire.client.sasl.aws_iam import aws_token
 from spark_kafka_wire.client.sasl.bearer import Token, epoch_ms, token_from
-from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, RefreshSettings
+from spark_kafka_wire.client.sasl.oauth_config import (
+    OAuthConfig,
+    RefreshSettings,
+    check_provider_allowed,
+    provider_module,
+)
 from spark_kafka_wire.client.sasl.oidc import oidc_token
 
 
@@ -65,13 +70,14 @@ def unsecured_token(config: OAuthConfig, now_ms: int | None = None) -> Token:
 
 
 def provider_token(config: OAuthConfig) -> Token:
-    """Call the configured ``module:callable`` (or ``module.callable``); it returns a token
-    string or ``(token, expiry in ms since the epoch)``."""
+    """Call the configured ``module:callable`` (or ``module.callable``), if the operator
+    allows its module; it returns a token string or ``(token, expiry in ms since the epoch)``."""
     name = config.provider
     source = f"token provider {name!r} (kafka.sasl.oauthbearer.token.provider)"
-    module_name, sep, attr = name.partition(":")
-    if not sep:
-        module_name, _, attr = name.rpartition(".")
+    # Before the import, which runs the module's code: the allow-list is this process's
+    # operator's (the driver checked its own when the options were parsed).
+    check_provider_allowed(name)
+    module_name, attr = provider_module(name)
     try:
         fn: Callable[[], object] = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError, ValueError) as exc:

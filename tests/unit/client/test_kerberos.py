@@ -174,7 +174,7 @@ def test_service_name_option_and_librdkafka_names(keytab_file: str) -> None:
      "useKeyTab must be true or false"),
     ({"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=true keyTab="/nonexistent.keytab" '
                                 'principal="a";'},
-     "cannot read the keytab '/nonexistent.keytab'"),
+     "cannot read the keytab named by keyTab in kafka.sasl.jaas.config: No such file"),
     ({"kafka.sasl.jaas.config": f'{KRB5} required useTicketCache=true serviceName="a";',
       "kafka.sasl.kerberos.service.name": "b"},
      "conflicting Kerberos service names"),
@@ -189,14 +189,22 @@ def test_refusals(options: dict, message: str) -> None:
     with pytest.raises(ConfigurationError, match=message) as info:
         _config(**options)
     assert "s3cret" not in str(info.value)
+    assert "nonexistent" not in str(info.value)  # no text of the JAAS entry (issue 27)
 
 
 def test_keytab_without_the_principal_names_what_it_holds(keytab_file: str, tmp_path) -> None:
+    # from JAAS, the principal and path are named by their keys (issue 27: no JAAS text)
+    with pytest.raises(ConfigurationError, match=(
+            "holds no key for the principal of kafka.sasl.jaas.config; it holds keys for "
+            "alice@EXAMPLE.COM, svc/host.example@EXAMPLE.COM")) as info:
+        _config(**{"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=true '
+                                             f'keyTab="{keytab_file}" principal="bob@EXAMPLE.COM";'})
+    assert "bob" not in str(info.value) and keytab_file not in str(info.value)
     with pytest.raises(ConfigurationError, match=(
             "holds no key for principal 'bob@EXAMPLE.COM'; it holds keys for "
             "alice@EXAMPLE.COM, svc/host.example@EXAMPLE.COM")):
-        _config(**{"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=true '
-                                             f'keyTab="{keytab_file}" principal="bob@EXAMPLE.COM";'})
+        _config(**{"kafka.sasl.kerberos.keytab": keytab_file,
+                   "kafka.sasl.kerberos.principal": "bob@EXAMPLE.COM"})
     junk = tmp_path / "junk.keytab"
     junk.write_bytes(b"-----BEGIN CERTIFICATE-----")
     with pytest.raises(ConfigurationError, match="is not a Kerberos keytab"):

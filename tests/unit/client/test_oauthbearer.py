@@ -132,10 +132,19 @@ def _oidc_options(**extra: str) -> dict[str, str]:
                 "https://user:pw@idp.example.com/oauth2/token?tenant=t#x", **extra}
 
 
+@pytest.fixture
+def operator_allows(monkeypatch: pytest.MonkeyPatch):
+    """The operator's allow-lists (client/operator.py) holding what these tests name: the
+    token URL of _oidc_options and the provider module of test_provider_settings."""
+    monkeypatch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS",
+                       _oidc_options()["kafka.sasl.oauthbearer.token.endpoint.url"])
+    monkeypatch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_TOKEN_PROVIDER_ALLOWED_MODULES", "mypkg")
+
+
 @pytest.mark.parametrize("handler", [
     None, "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
     "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler"])
-def test_oidc_settings(handler: str | None) -> None:
+def test_oidc_settings(handler: str | None, operator_allows: None) -> None:
     extra = {"kafka.sasl.login.callback.handler.class": handler} if handler else {}
     for use in (SOURCE, SINK):
         config = client_config(lower_keys({
@@ -223,7 +232,7 @@ def test_aws_settings() -> None:
             "kafka.sasl.login.callback.handler.class": handler}), SOURCE)
 
 
-def test_provider_settings() -> None:
+def test_provider_settings(operator_allows: None) -> None:
     oauth = _oauth(**{"kafka.sasl.oauthbearer.token.provider": "mypkg.tokens:azure_token"})
     assert oauth.source == "provider" and oauth.principal == "mypkg.tokens:azure_token"
 

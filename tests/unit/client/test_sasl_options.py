@@ -56,8 +56,13 @@ def test_bad_jaas(text: str, message: str) -> None:
 def test_jaas_module_must_fit_the_mechanism() -> None:
     with pytest.raises(ConfigurationError, match="does not fit kafka.sasl.mechanism=PLAIN"):
         jaas_credentials(f'{SCRAM} required username="a" password="b";', "PLAIN")
-    with pytest.raises(ConfigurationError, match="not supported yet"):
+    with pytest.raises(ConfigurationError, match="Krb5LoginModule' does not fit "
+                       "kafka.sasl.mechanism=PLAIN"):
         jaas_credentials("com.sun.security.auth.module.Krb5LoginModule required;", "PLAIN")
+    with pytest.raises(ConfigurationError, match=r"the login module \(the first word of "
+                       r"kafka.sasl.jaas.config\) is not one kafkawire supports") as info:
+        jaas_credentials('com.acme.s3cretLoginModule required username="a";', "PLAIN")
+    assert "s3cret" not in str(info.value)
     with pytest.raises(ConfigurationError, match="delegation tokens.*not supported yet"):
         jaas_credentials(f'{SCRAM} required username="a" password="b" tokenauth="true";',
                          "SCRAM-SHA-256")
