@@ -58,10 +58,11 @@ def _zigzag(v: int) -> bytes:
     return bytes(out)
 
 
-def _record_parts(value_len: int) -> tuple[bytes, bytes]:
+def _record_parts(value_len: int, offset_delta: int = 0) -> tuple[bytes, bytes]:
     """One v2 record with a null key and ``value_len`` zero bytes: (bytes before the value,
     bytes after it), laid out by the protocol guide's Record."""
-    body_head = b"\x00" + _zigzag(0) + _zigzag(0) + _zigzag(-1) + _zigzag(value_len)
+    body_head = (b"\x00" + _zigzag(0) + _zigzag(offset_delta) + _zigzag(-1)
+                 + _zigzag(value_len))
     tail = _zigzag(0)  # no headers
     return _zigzag(len(body_head) + value_len + len(tail)) + body_head, tail
 
