@@ -18,6 +18,9 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   │                                     end for the whole kafka.request.timeout.ms
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
     │   └── DecompressionBombError            records expand beyond the configured limit
+    │       └── DecompressionLimitError       one fetch answer's records (or what a task
+    │                                         holds) expand past
+    │                                         kafka.fetch.max.decompressed.bytes
     ├── KafkaError                            an error code answered by a broker (ErrorCode)
     │   ├── RetriableError                    retrying later may succeed
     │   │   ├── InvalidMetadataError          refresh metadata, then retry
@@ -74,7 +77,11 @@ from spark_kafka_wire.client.errors import (
     TlsHandshakeError,
     ZooKeeperError,
 )
-from spark_kafka_wire.protocol.compression import DecompressionBombError, UnsupportedCodecError
+from spark_kafka_wire.protocol.compression import (
+    DecompressionBombError,
+    DecompressionLimitError,
+    UnsupportedCodecError,
+)
 from spark_kafka_wire.protocol.errors import (
     AuthenticationError,
     AuthorizationError,
@@ -122,6 +129,7 @@ __all__ = [
     "CorruptRecordError",
     "DataLossError",
     "DecompressionBombError",
+    "DecompressionLimitError",
     "ErrorCode",
     "InvalidMetadataError",
     "InvalidRequestError",

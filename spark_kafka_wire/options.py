@@ -71,6 +71,11 @@ from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.config_files import file_kafka_options, resolve_placeholders
 from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.protocol.errors import FromPlaceholder, shown
+from spark_kafka_wire.protocol.records.entries import (
+    DECOMPRESSION_RATIO,
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    MAX_DECOMPRESSED_OPTION,
+)
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -501,6 +506,16 @@ OPTIONS: tuple[Option, ...] = (
            "is about twice that plus one output batch"),
     Option("kafka.fetch.max.bytes", SOURCE, kind=Kind.BYTES, default=50 << 20, minimum=1,
            doc="the request's byte budget; see `kafka.max.partition.fetch.bytes`"),
+    Option(MAX_DECOMPRESSED_OPTION, SOURCE, kind=Kind.BYTES, minimum=1, kafkawire_only=True,
+           default_doc=f"{DECOMPRESSION_RATIO} × the Fetch size, at least "
+           f"{DEFAULT_MAX_DECOMPRESSED_SIZE >> 20} MiB, at most 2 GiB",
+           doc="the most bytes the compressed records of one Fetch answer may decompress to, "
+           "all batches and wrappers together, and the most a task holds decompressed at "
+           "once: past it the read fails with `DecompressionLimitError` naming topic, "
+           "partition, offset and broker instead of running out of memory on a decompression "
+           "bomb. The default lets the default 1 MiB Fetch expand 256x and larger ones "
+           f"{DECOMPRESSION_RATIO}x (typical topics compress 3-10x, logs and JSON up to "
+           "20-50x); a task needs about three times this in memory at the worst"),
     Option("kafka.fetch.max.wait.ms", SOURCE, kind=Kind.INT, default=500,
            doc="how long a broker may hold a Fetch waiting for `kafka.fetch.min.bytes`"),
     Option("kafka.fetch.min.bytes", SOURCE, kind=Kind.BYTES, default=1,

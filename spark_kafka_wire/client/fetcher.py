@@ -64,6 +64,7 @@ from spark_kafka_wire.protocol.records import (
     decode_record_batches,
     next_batch_offset,
 )
+from spark_kafka_wire.protocol.records.entries import decompression_limit
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,13 @@ class FetchSettings:
     min_bytes: int = 1
     isolation_level: int = READ_UNCOMMITTED
     check_crcs: bool = True
+    # kafka.fetch.max.decompressed.bytes; None: derived from the fetch size (entries.py)
+    max_decompressed_bytes: int | None = None
+
+    def decompression_limit(self, fetch_bytes: int) -> int:
+        """What the records of an answer to a Fetch of ``fetch_bytes`` may decompress to, and
+        what a task may hold decompressed at once."""
+        return decompression_limit(fetch_bytes, self.max_decompressed_bytes)
 
 
 @dataclass
@@ -357,6 +365,7 @@ def _range_answers(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
             topic=topic, partition=partition, broker=answer.broker,
+            max_decompressed_size=settings.decompression_limit(max_bytes),
             aborted_transactions=answer.aborted, transactions=events if committed else None,
         )
         if decoded.next_offset is None:
@@ -455,6 +464,7 @@ def _find_markers(
             data if data is not None else b"",
             start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
             topic=topic, partition=partition, broker=answer.broker,
+            max_decompressed_size=settings.decompression_limit(max_bytes),
             aborted_transactions=[], transactions=events,
         )
         if decoded.next_offset is None:

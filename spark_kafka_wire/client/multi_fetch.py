@@ -18,7 +18,14 @@ next request. Under read_committed every range goes to ``fetch_range``: its tran
 held per partition until their markers are read, which a shared request would not speed up.
 
 Memory: a range is only asked for again once what was read for it has been handed out, so at
-most one answer per range is held, and each request is bounded by ``fetch.max.bytes``.
+most one answer per range is held, and each request is bounded by ``fetch.max.bytes``. What a
+task holds decoded is bounded too (``kafka.fetch.max.decompressed.bytes``, for a Fetch of the
+partition share): the answers of one request are decoded head first, each within what the
+records already held leave of that limit, and one that does not fit is dropped and asked for
+again once earlier ranges are handed out. A head range that does not fit, or that must be read
+alone, gets the whole limit: the records held for later ranges are dropped first (those ranges
+rewind to where they were and read them again), so 64 answers of compressible data never sit
+decompressed side by side.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from dataclasses import dataclass, field
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.offsets import READ_COMMITTED, fetch_body
+from spark_kafka_wire.protocol.compression import DecompressionLimitError
 from spark_kafka_wire.protocol.errors import ErrorCode, KafkaWireError, check_error
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import DecodedRecords, decode_record_batches
@@ -49,6 +57,7 @@ class _Range:
     end: int
     chunks: list[DecodedRecords] = field(default_factory=list)
     alone: bool = False
+    chunks_from: int = 0  # the offset the chunks start at: where to read again if dropped
 
     @property
     def open(self) -> bool:
@@ -81,6 +90,8 @@ def fetch_ranges(
             if not shared or r.alone or r.offset >= r.end:
                 break
         if r.offset < r.end:
+            if shared:
+                _drop_held(states[i + 1:])  # the range read alone may use the whole limit
             for chunk in fetch_range(client, r.topic, r.partition, r.offset, r.end, settings,
                                      fail_on_data_loss):
                 yield i, chunk
@@ -114,16 +125,46 @@ def _fetch_together(client: KafkaClient, states: list[_Range], head: int,
         # reader retries under the client's rules, or reports what is wrong, naming the range.
         states[head].alone = True
         return
+    answers: list[tuple[_Range, dict]] = []
     for t in resp["responses"]:
         for p in t["partitions"]:
             tp = (t["topic"], p["partition_index"])
             if tp in wanted:  # a partition not asked for, or named twice, is ignored
-                _take(wanted.pop(tp), p, settings, conn.name)
+                answers.append((wanted.pop(tp), p))
+    answers.sort(key=lambda a: a[0] is not states[head])  # the head's answer first
+    limit = settings.decompression_limit(part_bytes)
+    held = _held(states)
+    for r, p in answers:
+        if held >= limit and r is not states[head]:
+            continue  # no room left: asked for again once earlier ranges are handed out
+        try:
+            _take(r, p, settings, conn.name, limit - held)
+        except DecompressionLimitError:
+            if r is states[head]:
+                r.alone = True  # read alone with the whole limit (others dropped first)
+            continue  # another range: asked for again later, with more room
+        held += _held([r])
 
 
-def _take(r: _Range, answer: dict, settings: FetchSettings, broker: str) -> None:
+def _held(states: list[_Range]) -> int:
+    """Bytes of the records decoded and not handed out yet (keys and values)."""
+    return sum(c.keys.nbytes + c.values.nbytes for r in states for c in r.chunks)
+
+
+def _drop_held(states: list[_Range]) -> None:
+    """Forget the records decoded for ``states`` and not handed out: each range reads them
+    again from where they started, so a range read alone can use the task's whole limit."""
+    for r in states:
+        if r.chunks:
+            r.chunks = []
+            r.offset = r.chunks_from
+
+
+def _take(r: _Range, answer: dict, settings: FetchSettings, broker: str,
+          max_decompressed: int) -> None:
     """Decode one partition's answer into its range if it is plainly a step forward; anything
-    else makes the range read the rest alone (see the module docstring)."""
+    else makes the range read the rest alone (see the module docstring). Its compressed
+    records may decompress to ``max_decompressed`` bytes (DecompressionLimitError past it)."""
     if answer["error_code"] != ErrorCode.NONE:
         r.alone = True
         return
@@ -132,11 +173,13 @@ def _take(r: _Range, answer: dict, settings: FetchSettings, broker: str) -> None
         return  # the answer's budget went to other partitions: ask again
     decoded = decode_record_batches(
         data, start_offset=r.offset, end_offset=r.end, check_crcs=settings.check_crcs,
-        topic=r.topic, partition=r.partition, broker=broker)
+        topic=r.topic, partition=r.partition, broker=broker,
+        max_decompressed_size=max(max_decompressed, 0))
     if decoded.next_offset is None or decoded.next_offset <= r.offset or (
             decoded.num_records and int(decoded.offsets[0]) > r.offset
             and answer["log_start_offset"] > r.offset):
         r.alone = True  # a batch larger than the budget, no progress, or records deleted
         return
+    r.chunks_from = r.offset
     r.chunks.append(decoded)
     r.offset = decoded.next_offset

@@ -48,6 +48,7 @@ __all__ = [
     "CODEC_ZSTD",
     "Codec",
     "DecompressionBombError",
+    "DecompressionLimitError",
     "UnsupportedCodecError",
     "codec_id",
     "codec_name",
@@ -80,6 +81,21 @@ class UnsupportedCodecError(ProtocolError):
 
 class DecompressionBombError(ProtocolError):
     """Decompressing would produce more than the caller's ``max_size`` bytes."""
+
+
+class DecompressionLimitError(DecompressionBombError):
+    """The records of one fetch answer (or those a task holds at once) decompress to more
+    than the reader's limit: raised by the record decoders, naming topic, partition, the
+    offset of the batch or message that crossed it, the broker and the option to raise.
+
+    A per-batch limit alone is not enough: one answer may hold many small batches that
+    each expand to just under it, and every decompressed batch is held until the answer's
+    records are joined into columns.
+    """
+
+    def __init__(self, reason: str, *, limit: int, **where: object) -> None:
+        super().__init__(reason, **where)  # type: ignore[arg-type]
+        self.limit = limit
 
 
 @dataclass(frozen=True)

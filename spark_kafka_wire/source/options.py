@@ -111,17 +111,20 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
         min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
         isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
         check_crcs=bool_value(opts, "kafka.check.crcs"),
+        max_decompressed_bytes=optional_int(opts, "kafka.fetch.max.decompressed.bytes"),
     )
 
 
 def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
     """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
     kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
-    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs as for 0.8+."""
+    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs and
+    kafka.fetch.max.decompressed.bytes as for 0.8+."""
     return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
                            max_fetch_size=max(fetch.fetch_max_bytes,
                                               fetch.max_partition_fetch_bytes),
-                           check_crcs=fetch.check_crcs)
+                           check_crcs=fetch.check_crcs,
+                           max_decompressed_size=fetch.max_decompressed_bytes)
 
 
 def check_trigger_limits(opts: Mapping[str, str]) -> None:

@@ -43,7 +43,7 @@ from spark_kafka_wire.protocol.kafka07 import (
     encode_multifetch,
 )
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
-from spark_kafka_wire.protocol.records.entries import DEFAULT_MAX_DECOMPRESSED_SIZE
+from spark_kafka_wire.protocol.records.entries import decompression_limit
 
 __all__ = ["FetchSettings07", "fetch_once", "fetch_range", "multifetch"]
 
@@ -55,7 +55,8 @@ class FetchSettings07:
     fetch_size: int = 1 << 20
     max_fetch_size: int = 64 << 20
     check_crcs: bool = True
-    max_decompressed_size: int = DEFAULT_MAX_DECOMPRESSED_SIZE
+    # kafka.fetch.max.decompressed.bytes; None: derived from the FETCH's size, as for 0.8+
+    max_decompressed_size: int | None = None
 
 
 def _decode(broker: str, topic: str, partition: int, offset: int,
@@ -63,7 +64,8 @@ def _decode(broker: str, topic: str, partition: int, offset: int,
             s: FetchSettings07) -> MessageSetRead:
     return decode_message_set(body, offset, end_offset=end, check_crcs=s.check_crcs,
                               start_is_boundary=boundary, max_size=max_size,
-                              max_decompressed_size=s.max_decompressed_size, topic=topic,
+                              max_decompressed_size=decompression_limit(
+                                  max_size, s.max_decompressed_size), topic=topic,
                               partition=partition, broker=broker)
 
 

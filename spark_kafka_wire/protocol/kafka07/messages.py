@@ -62,6 +62,7 @@ from spark_kafka_wire.protocol.records.columns import (
 )
 from spark_kafka_wire.protocol.records.entries import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DecompressionBudget,
     decompress_records,
 )
 
@@ -203,6 +204,9 @@ def decode_message_set(
     segment end, and no message is cut there ("a single message is never split across
     multiple files"), so a message that claims more bytes than such an answer holds is damage
     too (a first one: most likely an offset inside a message, whose bytes read as a length).
+
+    ``max_decompressed_size`` bounds what all compressed messages of the answer, at every
+    level of nesting, decompress to together (a DecompressionLimitError past it).
     """
     view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data
     where = {"topic": topic, "partition": partition, "broker": broker}
@@ -210,6 +214,7 @@ def decode_message_set(
     limit = n if end_offset is None else max(0, min(n, end_offset - start_offset))
     runs: list[_Run] = []
     plain: _Run | None = None  # the current run of uncompressed messages of ``view``
+    budget = DecompressionBudget(max_decompressed_size)
     unpack = _HEAD.unpack_from
     crc32 = zlib.crc32
     pos = 0
@@ -246,8 +251,7 @@ def decode_message_set(
             plain.offsets.append(offset)
         else:
             plain = None
-            _unwrap(view[body:end], codec, offset, runs, check_crcs, max_decompressed_size,
-                    where, 1)
+            _unwrap(view[body:end], codec, offset, runs, check_crcs, budget, where, 1)
         count += 1
         pos = end
     return MessageSetRead(_columns(runs, view, where, start_offset + pos if count else None),
@@ -313,12 +317,15 @@ def _damage(why: str, first: bool, offset: int, where: dict[str, Any]) -> Protoc
 
 
 def _unwrap(payload: memoryview, codec: int, offset: int, runs: list[_Run], check_crcs: bool,
-            max_size: int, where: dict[str, Any], depth: int) -> None:
-    """The records of a compressed message's payload, all at the message's ``offset``."""
+            budget: DecompressionBudget, where: dict[str, Any], depth: int) -> None:
+    """The records of a compressed message's payload, all at the message's ``offset``.
+
+    Every level of nesting takes its decompressed bytes from the answer's one ``budget``:
+    each level's set is held while the levels inside it are decompressed."""
     if depth > _MAX_NESTING:
         raise CorruptRecordError(f"compressed messages nested more than {_MAX_NESTING} deep",
                                  offset=offset, **where)
-    blob = decompress_records(codec, payload, max_size, offset, _where_text(where),
+    blob = decompress_records(codec, payload, budget, offset, _where_text(where),
                               magic=MAGIC_COMPRESSION)
     inner = memoryview(blob)
     n = len(inner)
@@ -354,7 +361,7 @@ def _unwrap(payload: memoryview, codec: int, offset: int, runs: list[_Run], chec
             run.offsets.append(offset)
         else:
             run = None
-            _unwrap(inner[body:end], inner_codec, offset, runs, check_crcs, max_size, where,
+            _unwrap(inner[body:end], inner_codec, offset, runs, check_crcs, budget, where,
                     depth + 1)
         pos = end
 

@@ -43,7 +43,14 @@ from .columns import (
     timestamp_column,
 )
 from .control import CONTROL_ABORT, AbortedTransactions, TransactionEvents, control_type
-from .entries import LOG_OVERHEAD, MAGIC_POS, OFFSET_LENGTH, decompress_records, peek_magic
+from .entries import (
+    LOG_OVERHEAD,
+    MAGIC_POS,
+    OFFSET_LENGTH,
+    DecompressionBudget,
+    decompress_records,
+    peek_magic,
+)
 from .varint import (
     Malformed,
     put_varints,
@@ -210,14 +217,14 @@ def next_batch_offset(data: bytes | memoryview | None) -> int | None:
 
 
 def _marker_type(view: memoryview, rstart: int, rend: int, codec: int, count: int,
-                 base_offset: int, max_decompressed_size: int, where: dict[str, Any]
+                 base_offset: int, budget: DecompressionBudget, where: dict[str, Any]
                  ) -> tuple[int, str | None]:
     """(control type, None) of the control batch whose records are ``view[rstart:rend]``, or
     (-1, why) when its record cannot be read. Kafka never compresses control batches; one that
     is compressed is decompressed like data rather than misread (records that do not
     decompress raise, as a data batch's would)."""
     records: Any = view[rstart:rend] if codec == CODEC_NONE else decompress_records(
-        codec, view[rstart:rend], max_decompressed_size, base_offset, where)
+        codec, view[rstart:rend], budget, base_offset, where)
     try:
         return control_type(records, count), None
     except Malformed as exc:
@@ -228,7 +235,7 @@ def _marker_type(view: memoryview, rstart: int, rend: int, codec: int, count: in
 
 def decode_batches(
     view: memoryview, buf: Any, pos: int, next_offset: int | None, start_offset: int,
-    end_offset: int | None, check_crcs: bool, max_decompressed_size: int,
+    end_offset: int | None, check_crcs: bool, budget: DecompressionBudget,
     aborted: AbortedTransactions | None, where: dict[str, Any],
     events: TransactionEvents | None = None,
 ) -> tuple[DecodedRecords | None, int, int | None]:
@@ -272,7 +279,7 @@ def decode_batches(
                     try:
                         ctype, problem = _marker_type(
                             view, pos + HEADER_SIZE, end, attrs & ATTR_CODEC_MASK, count,
-                            base_offset, max_decompressed_size, where)
+                            base_offset, budget, where)
                     except ProtocolError:
                         problem = "its records do not decompress"
                 events.marker(producer_id, base_offset, ctype, problem)
@@ -299,7 +306,7 @@ def decode_batches(
                 listed = producer_id in aborted.active
                 if listed or events is not None:
                     ctype, problem = _marker_type(view, rstart, rend, codec, count, base_offset,
-                                                  max_decompressed_size, where)
+                                                  budget, where)
                     if listed:
                         if problem is not None:
                             raise CorruptRecordError(problem, offset=base_offset, **where)
@@ -316,8 +323,7 @@ def decode_batches(
                 or (end_offset is not None and base_offset >= end_offset)):
             continue
         if codec != CODEC_NONE:
-            blob = decompress_records(codec, view[rstart:rend], max_decompressed_size,
-                                      base_offset, where)
+            blob = decompress_records(codec, view[rstart:rend], budget, base_offset, where)
             compressed = True
             pieces.append(blob)
         else:

@@ -13,7 +13,7 @@ from spark_kafka_wire.protocol.errors import ProtocolError
 from .batch import decode_batches
 from .columns import DecodedRecords
 from .control import AbortedTransactions, TransactionEvents
-from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, peek_magic
+from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, DecompressionBudget, peek_magic
 from .legacy import decode_message_sets
 
 
@@ -45,6 +45,10 @@ def decode_record_batches(
     :class:`~.control.CommittedFilter` to decide by the markers what the list leaves out.
     Legacy message sets (magic 0/1) predate transactions and add nothing to it.
 
+    ``max_decompressed_size`` bounds the bytes every compressed batch and wrapper of ``data``
+    decompress to together, checked before each one and enforced by the decompressors as
+    they go (:class:`~spark_kafka_wire.protocol.compression.DecompressionLimitError` past it).
+
     Damaged data raises ProtocolError (CorruptRecordError for a CRC mismatch or an
     inconsistent structure) naming ``topic``, ``partition`` and ``broker`` when given, and the
     base offset of the batch or message at fault.
@@ -59,6 +63,7 @@ def decode_record_batches(
     aborted = AbortedTransactions(aborted_transactions or ()) \
         if aborted_transactions is not None or transactions is not None else None
 
+    budget = DecompressionBudget(max_decompressed_size)
     parts: list[DecodedRecords] = []
     next_offset: int | None = None
     pos = 0
@@ -69,12 +74,11 @@ def decode_record_batches(
         if magic == 2:
             part, pos, next_offset = decode_batches(
                 view, buf, pos, next_offset, start_offset, end_offset, check_crcs,
-                max_decompressed_size, aborted, where, transactions)
+                budget, aborted, where, transactions)
         else:
             part, pos, next_offset = decode_message_sets(
                 view, pos, next_offset, start_offset=start_offset, end_offset=end_offset,
-                check_crcs=check_crcs, max_decompressed_size=max_decompressed_size,
-                where=where)
+                check_crcs=check_crcs, budget=budget, where=where)
         if part is not None and part.num_records:
             parts.append(part)
     return _concat(parts, next_offset, where)

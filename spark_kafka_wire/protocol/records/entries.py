@@ -13,20 +13,62 @@ from typing import Any
 
 from spark_kafka_wire.protocol.compression import (
     DecompressionBombError,
+    DecompressionLimitError,
     UnsupportedCodecError,
     codec_name,
 )
 from spark_kafka_wire.protocol.compression import decompress as _decompress
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 
+from .columns import MAX_COLUMN_BYTES
+
 LOG_OVERHEAD = 12  # offset + length: the part an entry's length does not count
 MAGIC_POS = 16
 OFFSET_LENGTH = struct.Struct(">qi")
 
-# Largest records section one batch may decompress to. A broker caps a batch at
-# message.max.bytes (1 MiB by default) *compressed*; 256 MiB leaves room for very
-# compressible data while keeping a hostile batch from exhausting an executor.
+# Decompression is bounded per fetch answer, not only per batch: an answer of many small
+# batches that each expand to just under a per-batch cap would otherwise be held whole
+# (6 re-stamped copies of one 6 KB zstd batch of 200 MiB took a reader from 0.5 to 2.9 GiB).
+# The limit counts every byte decompressed for one answer (nested wrappers included) and is
+# checked before each decompression, which stops producing output once it is used up.
+#
+# Default: DECOMPRESSION_RATIO times the bytes a Fetch asks for, at least
+# DEFAULT_MAX_DECOMPRESSED_SIZE, at most what one Arrow column holds. A broker caps a batch at
+# message.max.bytes (1 MiB) compressed, and typical topics compress 3-10x, logs and JSON up to
+# 20-50x: the floor lets an answer of the default 1 MiB fetch expand 256x (a single batch read
+# before this limit existed still reads), and larger fetch sizes keep 64x, above that range.
+# Past it the data is far more likely a bomb than records; the option raises it.
 DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
+DECOMPRESSION_RATIO = 64
+# The option that sets the limit (declared in ``spark_kafka_wire/options.py`` under this name);
+# errors name it, so that a user knows what to raise.
+MAX_DECOMPRESSED_OPTION = "kafka.fetch.max.decompressed.bytes"
+
+
+def decompression_limit(fetch_bytes: int, configured: int | None = None) -> int:
+    """Bytes the records of one answer to a Fetch of ``fetch_bytes`` may decompress to:
+    ``configured`` when given, else the derived default (see DECOMPRESSION_RATIO)."""
+    if configured is not None:
+        return configured
+    return min(MAX_COLUMN_BYTES,
+               max(DEFAULT_MAX_DECOMPRESSED_SIZE, DECOMPRESSION_RATIO * fetch_bytes))
+
+
+class DecompressionBudget:
+    """What is left of the decompression limit while one answer's records are decoded.
+
+    Every decompression of the answer (batches, control batches, legacy wrappers, nested
+    0.7 wrappers) is told only what is left, so the decompressors stop producing output as
+    soon as the whole answer's share is used up, before anything is joined.
+    """
+
+    __slots__ = ("limit", "remaining")
+
+    def __init__(self, limit: int) -> None:
+        if limit < 0:
+            raise ValueError("a decompression limit must be >= 0")
+        self.limit = limit
+        self.remaining = limit
 
 
 def peek_magic(view: memoryview, pos: int, n: int, where: dict[str, Any]) -> int | None:
@@ -52,18 +94,24 @@ def peek_magic(view: memoryview, pos: int, n: int, where: dict[str, Any]) -> int
     return magic
 
 
-def decompress_records(codec: int, data: memoryview, max_size: int, offset: int,
+def decompress_records(codec: int, data: memoryview, budget: DecompressionBudget, offset: int,
                        where: dict[str, Any], magic: int = 2) -> bytes | bytearray:
-    """Decompress a batch's records (or a legacy wrapper's message set), errors located."""
+    """Decompress a batch's records (or a legacy wrapper's message set) within what is left
+    of ``budget``, which it then takes; errors located."""
     try:
-        return _decompress(codec, data, max_size, magic=magic)
+        blob = _decompress(codec, data, budget.remaining, magic=magic)
     except UnsupportedCodecError as exc:
         raise UnsupportedCodecError(exc.reason, offset=offset, **where) from None
-    except DecompressionBombError as exc:
-        raise ProtocolError(
-            f"{exc.reason}; raise max_decompressed_size if such batches are expected",
-            offset=offset, **where) from None
+    except DecompressionBombError:
+        raise DecompressionLimitError(
+            f"{codec_name(codec)} records expand past the limit of {budget.limit} bytes that "
+            f"the records of one fetch answer may decompress to ({budget.limit - budget.remaining}"
+            f" bytes decompressed before these). Data that compresses this well is more likely "
+            f"a decompression bomb than records; if it is expected, raise the option "
+            f"{MAX_DECOMPRESSED_OPTION}", limit=budget.limit, offset=offset, **where) from None
     except ProtocolError as exc:
         raise CorruptRecordError(
             f"cannot decompress {codec_name(codec)} records: {exc.reason}",
             offset=offset, **where) from None
+    budget.remaining -= len(blob)
+    return blob

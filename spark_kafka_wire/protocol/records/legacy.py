@@ -50,7 +50,7 @@ from .columns import (
     spans_to_binary,
     timestamp_column,
 )
-from .entries import LOG_OVERHEAD, MAGIC_POS, decompress_records, peek_magic
+from .entries import LOG_OVERHEAD, MAGIC_POS, DecompressionBudget, decompress_records, peek_magic
 
 __all__ = ["decode_message_sets", "encode_message_set"]
 
@@ -88,7 +88,7 @@ def _message_size_error(size: int, magic: int) -> str:
 
 def decode_message_sets(
     view: memoryview, pos: int, next_offset: int | None, *, start_offset: int,
-    end_offset: int | None, check_crcs: bool, max_decompressed_size: int,
+    end_offset: int | None, check_crcs: bool, budget: DecompressionBudget,
     where: dict[str, Any],
 ) -> tuple[DecodedRecords | None, int, int | None]:
     """Decode the run of legacy messages at ``pos`` in ``view``; stop before a v2 batch.
@@ -141,7 +141,7 @@ def decode_message_sets(
         else:
             positions = None
             group, last_inner = _unwrap(view, pos, end, offset, magic, codec, check_crcs,
-                                        max_decompressed_size, where)
+                                        budget, where)
             groups.append(group)
             next_offset = offset + 1 if magic == 1 else last_inner + 1
         pos = end
@@ -151,7 +151,7 @@ def decode_message_sets(
 
 
 def _unwrap(view: memoryview, pos: int, end: int, offset: int, magic: int, codec: int,
-            check_crcs: bool, max_decompressed_size: int,
+            check_crcs: bool, budget: DecompressionBudget,
             where: dict[str, Any]) -> tuple[_Group, int]:
     """Decompress a wrapper message and find its inner messages -> (group, last offset)."""
     attrs = view[pos + _ATTR_POS]
@@ -168,8 +168,7 @@ def _unwrap(view: memoryview, pos: int, end: int, offset: int, magic: int, codec
             f"invalid value length {vlen} in the compressed message of {end - pos} bytes"
             + (" (a compressed message needs a value)" if vlen == -1 else ""),
             offset=offset, **where)
-    blob = decompress_records(codec, view[vpos:end], max_decompressed_size, offset, where,
-                              magic=magic)
+    blob = decompress_records(codec, view[vpos:end], budget, offset, where, magic=magic)
     inner = memoryview(blob)
     if magic == 1 and attrs & _ATTR_LOG_APPEND_TIME:
         wrapper_ts_type = 1

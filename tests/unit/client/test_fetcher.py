@@ -20,6 +20,7 @@ from spark_kafka_wire.client import fetcher
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
 from spark_kafka_wire.errors import DataLossError
+from spark_kafka_wire.protocol.compression import DecompressionLimitError
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError, error_for_code
 from spark_kafka_wire.protocol.records import encode_message_set, encode_record_batch
 
@@ -510,3 +511,20 @@ def test_a_topic_metadata_keeps_calling_unknown_is_deleted_after_a_few_answers(m
                                             r"partition no longer exists"):
         list(fetch_range(Retrying(), "t", 0, 0, 4, FetchSettings()))
     assert len(calls) == fetcher.MAX_UNKNOWN_TOPIC
+
+
+def test_the_decompression_limit_bounds_each_answer(broker) -> None:
+    """kafka.fetch.max.decompressed.bytes bounds the batches of one answer together: two
+    compressed batches that each fit, but not both, fail the read naming the option."""
+    script, _, _ = broker
+    big = [b"\0" * 1000] * 100  # 100 KB of records per batch, a few hundred bytes in gzip
+    script[0] = answer(encode_record_batch(None, big, timestamps=7, compression="gzip")
+                       + encode_record_batch(None, big, timestamps=7, base_offset=100,
+                                             compression="gzip"), 200)
+    s = FetchSettings(max_decompressed_bytes=150_000)
+    with pytest.raises(DecompressionLimitError,
+                       match="kafka.fetch.max.decompressed.bytes.*partition 0, offset 100"):
+        list(fetch_range(_Client(), "t", 0, 0, 200, s))
+    ok = FetchSettings(max_decompressed_bytes=250_000)
+    assert sum(c.num_records for c in fetch_range(_Client(), "t", 0, 0, 200, ok)) == 200
+    assert FetchSettings().decompression_limit(1 << 20) == 256 << 20

@@ -19,7 +19,11 @@ from hypothesis import strategies as st
 from kafka.record.legacy_records import LegacyRecordBatchBuilder
 from kafka.record.memory_records import MemoryRecords
 
-from spark_kafka_wire.protocol.compression import UnsupportedCodecError, compress
+from spark_kafka_wire.protocol.compression import (
+    DecompressionLimitError,
+    UnsupportedCodecError,
+    compress,
+)
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 from spark_kafka_wire.protocol.records import (
     decode_record_batches,
@@ -473,7 +477,8 @@ def test_wrapper_decompression_is_bounded(codec: int) -> None:
     assert decode_record_batches(raw, start_offset=0).num_records == 20
     tracemalloc.start()
     try:
-        with pytest.raises(ProtocolError, match="max_decompressed_size.*offset 19"):
+        with pytest.raises(DecompressionLimitError,
+                           match="kafka.fetch.max.decompressed.bytes.*offset 19"):
             decode_record_batches(raw, start_offset=0, max_decompressed_size=500_000)
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch
 from kafka.record.memory_records import MemoryRecords, MemoryRecordsBuilder
 
-from spark_kafka_wire.protocol.compression import UnsupportedCodecError
+from spark_kafka_wire.protocol.compression import DecompressionLimitError, UnsupportedCodecError
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 from spark_kafka_wire.protocol.records import (
     HEADER_SIZE,
@@ -520,7 +520,7 @@ def test_decompressed_size_is_bounded() -> None:
     raw = encode_record_batch(None, [b"\x00" * 100_000] * 10, timestamps=0, compression=1)
     assert len(raw) < 10_000
     assert decode_record_batches(raw, start_offset=0).num_records == 10
-    with pytest.raises(ProtocolError, match="max_decompressed_size"):
+    with pytest.raises(DecompressionLimitError, match="kafka.fetch.max.decompressed.bytes"):
         decode_record_batches(raw, start_offset=0, max_decompressed_size=500_000)
 
 

@@ -309,3 +309,19 @@ def test_streams_take_topic_words_both_ways() -> None:
 
     o = parse_stream_options({**BASE, "startingOffsets": '{"a":"latest","b":"earliest"}'})
     assert o.starting.for_partitions([("a", 0), ("b", 0)]) == {("a", 0): -1, ("b", 0): -2}
+
+
+def test_max_decompressed_bytes() -> None:
+    """kafka.fetch.max.decompressed.bytes: unset, derived from the Fetch size; set, taken as
+    is by 0.8+ and Kafka 0.7 reads; checked like every byte count."""
+    default = parse()
+    assert default.fetch.max_decompressed_bytes is None
+    assert default.fetch.decompression_limit(1 << 20) == 256 << 20
+    assert default.fetch.decompression_limit(16 << 20) == 1 << 30
+    o = parse(**{"kafka.fetch.max.decompressed.bytes": "1048576"})
+    assert o.fetch.max_decompressed_bytes == 1 << 20
+    assert o.fetch.decompression_limit(16 << 20) == 1 << 20
+    fails("kafka.fetch.max.decompressed.bytes must be >= 1",
+          {**BASE, "kafka.fetch.max.decompressed.bytes": "0"})
+    fails("kafka.fetch.max.decompressed.bytes must be an integer",
+          {**BASE, "kafka.fetch.max.decompressed.bytes": "1g"})
