@@ -62,3 +62,32 @@ def test_compose_comments_match_the_notebooks_variable() -> None:
     jupyter = yaml.safe_load(text)["services"]["jupyter"]["environment"]
     assert "KAFKAWIRE_SPARK_CONNECT" in jupyter
     assert "SPARK_REMOTE" not in text, "the notebooks read KAFKAWIRE_SPARK_CONNECT"
+
+
+def _security_section() -> str:
+    return README.split("## Security model", 1)[1].split("\n## ", 1)[0]
+
+
+def test_security_model_names_real_operator_settings() -> None:
+    """Every ``spark.kafkawire.*`` setting the Security model names is read by the code, and
+    its environment variable is the one operator.env_name derives."""
+    from spark_kafka_wire.client.operator import env_name
+
+    section = _security_section()
+    pairs = re.findall(r"`(spark\.kafkawire\.[\w.]+)` \(`(KAFKAWIRE_\w+)`\)", section)
+    assert len(pairs) >= 4, pairs
+    code = "\n".join(p.read_text() for p in (ROOT / "spark_kafka_wire").rglob("*.py"))
+    for setting, env in pairs:
+        assert env == env_name(setting), setting
+        assert f'"{setting}"' in code, f"{setting} is named in the README but read nowhere"
+
+
+def test_security_model_spark_settings_exist() -> None:
+    """The Spark settings it recommends to operators are Spark's (strings in its jars)."""
+    from tests.unit.test_conf_dir import _spark_jar_strings
+
+    keys = set(re.findall(r"`(spark\.(?!kafkawire)[\w.]+)(?:=\w+)?`", _security_section()))
+    assert {"spark.authenticate", "spark.io.encryption.enabled"} <= keys
+    blob = _spark_jar_strings()
+    for key in keys:
+        assert key.rstrip(".*").encode() in blob or key.endswith(".*"), key
