@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.offsets import LATEST, list_offsets
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     TopicAlreadyExistsError,
@@ -24,7 +25,10 @@ def create_topics(
     timeout_ms: int = 30_000,
 ) -> None:
     """Create (name, partitions) topics through the controller; -1 = broker default
-    replication. Waits until every new topic shows its partitions in metadata."""
+    replication. Waits until every new topic is ready for writes: its partitions in metadata,
+    each with a leader that answers for it. A KRaft broker lists the leader of a new partition
+    before it has loaded it and refuses the first writes (NOT_LEADER_OR_FOLLOWER); a writer
+    without idempotence retrying them would reorder its batches."""
     wanted = list(topics)
     cfg = [{"name": k, "value": v} for k, v in (configs or {}).items()]
     body = {
@@ -57,9 +61,12 @@ def create_topics(
         md = client.fetch_metadata(names)
         for name, n in wanted:
             info = md.topics.get(name)
-            if info is None or info.error_code or len(info.partitions) < n:
+            if info is None or info.error_code or len(info.partitions) < n \
+                    or any(p.leader < 0 for p in info.partitions.values()):
                 raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, topic=name,
                                      context="waiting for the new topic")
+        # the leaders answer for every new partition (an error here is retried)
+        list_offsets(client, {(name, p): LATEST for name, n in wanted for p in range(n)})
 
     client.retry(visible, "topic creation", retries=20)
 
