@@ -22,6 +22,8 @@ import time
 JARS = ["zookeeper", "zookeeper-jute", "netty-all", "slf4j-api", "slf4j-nop", "metrics-core",
         "commons-io", "commons-cli"]
 JAVA_DIR = "/usr/share/java"
+#: The SASL DIGEST-MD5 user of the tests' secured ZooKeeper (tests/conftest.py).
+ZK_USER, ZK_PASSWORD = "alice", "zk-alice-Secret-9"
 # Debian's netty-all.jar is an empty umbrella (no Class-Path): the Netty server connection
 # factory, which the TLS port needs, needs the parts themselves.
 NETTY_JARS = ["netty-common", "netty-buffer", "netty-transport", "netty-resolver",
