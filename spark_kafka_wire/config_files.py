@@ -115,8 +115,10 @@ def _split(line: str) -> tuple[str, str, str]:
     return key, sep, line[j:]
 
 
-#: The keys of a Kafka client config file: Kafka's config names are lower case, dotted words.
-CONFIG_NAMES = re.compile(r"[a-z][a-z0-9._-]*")
+#: The keys of a Kafka client config file: Kafka's config names are dotted words starting in
+#: lower case; ZooKeeper's client settings, which Kafka passes through, are camel case
+#: (``zookeeper.clientCnxnSocket``).
+CONFIG_NAMES = re.compile(r"[a-z][A-Za-z0-9._-]*")
 #: The keys of a secrets file read by ``${file:PATH:KEY}``, which users name freely.
 SECRET_NAMES = re.compile(r"[A-Za-z][A-Za-z0-9._-]*")
 

@@ -52,6 +52,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
     └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
+        ├── ZooKeeperTlsError                 TLS to ZooKeeper failed (certificate, host name)
+        ├── ZooKeeperAuthError                ZooKeeper refused (or requires) a SASL login
         ├── NoBrokersRegisteredError          zookeeper.connect: no broker (for the protocol)
         └── BrokerRegistrationError           a /brokers node in no layout Kafka wrote
 """
@@ -75,7 +77,9 @@ from spark_kafka_wire.client.errors import (
     SaslAuthenticationError,
     StartAfterEndError,
     TlsHandshakeError,
+    ZooKeeperAuthError,
     ZooKeeperError,
+    ZooKeeperTlsError,
 )
 from spark_kafka_wire.protocol.compression import (
     DecompressionBombError,
@@ -155,5 +159,7 @@ __all__ = [
     "UnknownTopicOrPartitionError",
     "UnsupportedCodecError",
     "UnsupportedVersionError",
+    "ZooKeeperAuthError",
     "ZooKeeperError",
+    "ZooKeeperTlsError",
 ]

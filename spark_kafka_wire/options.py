@@ -33,6 +33,7 @@ from spark_kafka_wire.client.sasl.gssapi import load_gssapi
 from spark_kafka_wire.client.sasl.jaas import (
     PLAIN_MODULE,
     SCRAM_MODULE,
+    digest_credentials,
     jaas_credentials,
     parse_jaas,
     shown_module,
@@ -68,6 +69,7 @@ from spark_kafka_wire.client.tls import (
     version_name,
 )
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity, check_sasl_support
 from spark_kafka_wire.config_files import file_kafka_options, resolve_placeholders
 from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.protocol.errors import FromPlaceholder, shown
@@ -206,6 +208,43 @@ OPTIONS: tuple[Option, ...] = (
            "Stream reads with `commitOffsets` `zookeeper` or `both` also commit here. A Kafka "
            "0.7 cluster (0.7's registrations) is found only this way: its topics' partitions "
            "are read from ZooKeeper on the driver (see the README's Kafka 0.7 section)"),
+    # ---------------------------------------- ZooKeeper security (Kafka's broker settings)
+    Option("zookeeper.ssl.client.enable", EVERYWHERE, kind=Kind.BOOL, default=False,
+           kafkawire_only=True,
+           doc="connect to ZooKeeper with TLS (its `secureClientPort`), checking its "
+           "certificate against `zookeeper.ssl.truststore.*` (else the system's CAs) and the "
+           "host names of `zookeeper.connect`; a refused certificate is a `ZooKeeperTlsError` "
+           "naming the server. Every `zookeeper.ssl.*` store setting needs this"),
+    Option("zookeeper.ssl.truststore.location", EVERYWHERE, kafkawire_only=True,
+           doc="the CAs that sign ZooKeeper's certificate (JKS, PKCS12 or PEM), read where the "
+           "query is defined"),
+    Option("zookeeper.ssl.truststore.type", EVERYWHERE, kafkawire_only=True,
+           default_doc="from the file", doc="`JKS`, `PKCS12` or `PEM`"),
+    Option("zookeeper.ssl.truststore.password", EVERYWHERE, kafkawire_only=True,
+           doc="the truststore's password; never shown"),
+    Option("zookeeper.ssl.keystore.location", EVERYWHERE, kafkawire_only=True,
+           doc="a client certificate and key for ZooKeepers that require one "
+           "(`ssl.clientAuth=need`): JKS, PKCS12 or PEM"),
+    Option("zookeeper.ssl.keystore.type", EVERYWHERE, kafkawire_only=True,
+           default_doc="from the file", doc="`JKS`, `PKCS12` or `PEM`"),
+    Option("zookeeper.ssl.keystore.password", EVERYWHERE, kafkawire_only=True,
+           doc="the keystore's (and its key's) password; never shown"),
+    Option("zookeeper.ssl.endpoint.identification.enable", EVERYWHERE, kind=Kind.BOOL,
+           default=True, kafkawire_only=True,
+           doc="check that ZooKeeper's certificate is valid for the host name in "
+           "`zookeeper.connect` (ZooKeeper's `zookeeper.ssl.hostnameVerification`); `false` "
+           "only if you accept the risk"),
+    Option("zookeeper.ssl.endpoint.identification.algorithm", EVERYWHERE, kafkawire_only=True,
+           default_doc="`HTTPS`",
+           doc="Kafka brokers' name for the same check: `HTTPS`, or empty for none"),
+    Option("zookeeper.clientCnxnSocket", NOWHERE, ignored_in=EVERYWHERE, kafkawire_only=True,
+           doc="Java's ZooKeeper client needs `org.apache.zookeeper.ClientCnxnSocketNetty` for "
+           "TLS (`zookeeper.ssl.client.enable`); kafkawire's speaks TLS without it"),
+    Option("zookeeper.sasl.jaas.config", EVERYWHERE, kafkawire_only=True,
+           doc="log in to ZooKeeper with SASL DIGEST-MD5, as Kafka brokers do from their JAAS "
+           "file's `Client` section: `org.apache.zookeeper.server.auth.DigestLoginModule "
+           "required username=\"...\" password=\"...\";`; a refused login is a "
+           "`ZooKeeperAuthError`; never shown"),
     Option("kafkaConfigFile", EVERYWHERE, kafkawire_only=True,
            doc="a Kafka client config file (`client.properties`: `key=value`, Java's "
            "`.properties` syntax) whose keys become `kafka.<key>` options; options given "
@@ -768,16 +807,17 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use, precise: b
     accepted = _accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
     taken: dict[str, str] = {}
     skipped: list[str] = []
-    zookeeper = option("zookeeper.connect").key
+    zookeeper = {o.key for o in OPTIONS if o.key.startswith("zookeeper.")}
     for key, value in file_kafka_options(path, precise).items():
         k = key.lower()
-        if k == f"kafka.{zookeeper}":
-            # a ZooKeeper-era client's own key (its consumer.properties): the option of that
-            # name, not a Kafka client setting
-            k = zookeeper
+        if k[len("kafka."):] in zookeeper:
+            # zookeeper.connect of a ZooKeeper-era client's consumer.properties, and the
+            # zookeeper.ssl.* / zookeeper.sasl.* of a broker's server.properties (or a
+            # --command-config): the options of those names, not Kafka client settings
+            k = k[len("kafka."):]
         if k in opts:
             continue
-        if k == zookeeper or k in accepted or k.startswith(_SECURITY_PREFIXES):
+        if k in zookeeper or k in accepted or k.startswith(_SECURITY_PREFIXES):
             taken[k] = value
         else:
             skipped.append(key[len("kafka."):])
@@ -989,6 +1029,7 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
     tls = tls_config(opts) if tls_on else None
     sasl = sasl_config(opts) if sasl_on else None
+    zk_security = zookeeper_security(opts) if zookeeper and (kafka07 or not servers) else None
     # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
     if servers and not kafka07:
         bootstrap = tuple(parse_bootstrap(servers))
@@ -997,7 +1038,8 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         # unreachable broker would
         bootstrap, registered07 = find_cluster(
             zookeeper, protocol,
-            timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000)
+            timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,
+            zookeeper_security=zk_security)
         if registered07 and not kafka07:
             if named:
                 raise ConfigurationError(
@@ -1025,7 +1067,88 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         tls=tls,
         sasl=sasl,
         zookeeper_connect=(zookeeper or None) if kafka07 else None,
+        zookeeper_security=zk_security if kafka07 else None,
     )
+
+
+# ------------------------------------------------------------------------------ ZooKeeper
+
+# Settings that mean something only with zookeeper.ssl.client.enable=true.
+_ZK_TLS_ONLY = tuple(o for o in OPTIONS if o.key.startswith("zookeeper.ssl.")
+                     and o is not option("zookeeper.ssl.client.enable"))
+
+
+def zookeeper_security(opts: Mapping[str, str]) -> ZooKeeperSecurity | None:
+    """How to reach ``zookeeper.connect``: TLS from ``zookeeper.ssl.*`` (Kafka brokers' names,
+    KIP-515: https://cwiki.apache.org/confluence/display/KAFKA/KIP-515%3A+Enable+ZK+client+to+use+the+new+TLS+supported+authentication)
+    and a SASL DIGEST-MD5 login from ``zookeeper.sasl.jaas.config``; None for plain TCP.
+
+    Stores are read here, on the driver, with the broker TLS loaders (JKS through keytool),
+    into the same :class:`TlsConfig` of bytes. A store setting without
+    ``zookeeper.ssl.client.enable=true`` is refused, as ``kafka.ssl.*`` without SSL is: it
+    would otherwise connect in plaintext although a truststore was given. Messages name
+    options, never their values.
+    """
+    tls: TlsConfig | None = None
+    if bool_value(opts, "zookeeper.ssl.client.enable"):
+        tls = _zookeeper_tls(opts)
+    else:
+        stray = [o.name for o in _ZK_TLS_ONLY if given(opts, o) is not None]
+        if stray:
+            raise ConfigurationError(
+                f"'{stray[0]}' is set but zookeeper.ssl.client.enable is not true: set "
+                "zookeeper.ssl.client.enable=true to connect to ZooKeeper with TLS (its "
+                "secureClientPort)")
+    user = password = None
+    jaas_opt = option("zookeeper.sasl.jaas.config")
+    jaas = given(opts, jaas_opt)
+    if jaas is not None:
+        user, password = digest_credentials(jaas, jaas_opt.name)
+        check_sasl_support()
+    if tls is None and user is None:
+        return None
+    return ZooKeeperSecurity(tls=tls, sasl_user=user, sasl_password=password)
+
+
+def _zookeeper_tls(opts: Mapping[str, str]) -> TlsConfig:
+    """``zookeeper.ssl.*`` read into a :class:`TlsConfig` (the CAs; a client certificate
+    when a keystore is given; the host name check)."""
+    cadata: str | None = None
+    truststore = option("zookeeper.ssl.truststore.location")
+    data = _read_file(opts, truststore)
+    if data is not None:
+        kind = store_type(data, given(opts, "zookeeper.ssl.truststore.type"),
+                          "zookeeper.ssl.truststore")
+        cadata = load_truststore(data, kind, given(opts, "zookeeper.ssl.truststore.password"),
+                                 truststore.name)
+    chain = key = None
+    keystore = option("zookeeper.ssl.keystore.location")
+    data = _read_file(opts, keystore)
+    if data is not None:
+        kind = store_type(data, given(opts, "zookeeper.ssl.keystore.type"),
+                          "zookeeper.ssl.keystore")
+        password = given(opts, "zookeeper.ssl.keystore.password")
+        # Kafka's ZooKeeper client has no key password: the key is under the store's (a PEM
+        # keystore's key only when encrypted)
+        key_password = password if kind != "PEM" or b"ENCRYPTED" in data else None
+        chain, key = load_keystore(data, kind, password, key_password, keystore.name)
+    check = bool_value(opts, "zookeeper.ssl.endpoint.identification.enable")
+    algorithm_opt = option("zookeeper.ssl.endpoint.identification.algorithm")
+    algorithm = given(opts, algorithm_opt)
+    if algorithm is not None:
+        value = algorithm.strip().lower()
+        if value not in ("https", ""):
+            raise ConfigurationError(f"{algorithm_opt.name} must be HTTPS or empty (no host "
+                                     f"name check), got {shown(algorithm)}")
+        enable = given(opts, "zookeeper.ssl.endpoint.identification.enable")
+        if enable is not None and check != (value == "https"):
+            raise ConfigurationError(
+                f"{algorithm_opt.name} and zookeeper.ssl.endpoint.identification.enable "
+                "disagree: give one of them")
+        check = value == "https"
+    tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key, check_hostname=check)
+    context_for(tls)  # a key that does not match its certificate fails here, on the driver
+    return tls
 
 
 

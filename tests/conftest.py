@@ -172,6 +172,44 @@ def pki():
     remove_pki(made)
 
 
+def _secure_zookeeper_server(**kwargs):
+    from tests.support.zookeeper_server import ZooKeeperServer, missing_jars
+
+    missing = missing_jars(secure=True)
+    if missing:
+        pytest.skip("ZooKeeper TLS tests need Debian's zookeeper and netty packages "
+                    "(missing jars: " + ", ".join(missing) + ")")
+    return ZooKeeperServer(**kwargs).start()
+
+
+@pytest.fixture(scope="session")
+def secure_zookeeper(pki):
+    """A ZooKeeper locked down as Kafka's security guide describes: a secureClientPort
+    (Netty) with the localhost certificate that requires a client certificate signed by the
+    tests' CA, and SASL DIGEST-MD5 required of every session (user ZK_USER)."""
+    from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER
+
+    server = _secure_zookeeper_server(
+        keystore=(pki.server.p12, pki.store_password, "PKCS12"),
+        truststore=(pki.ca_p12, pki.store_password, "PKCS12"),
+        sasl_users={ZK_USER: ZK_PASSWORD}, require_sasl=True)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def wrong_host_zookeeper(pki):
+    """A ZooKeeper TLS port whose certificate names wrong-host.invalid only."""
+    server = _secure_zookeeper_server(
+        keystore=(pki.wrong_host.p12, pki.store_password, "PKCS12"))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="session")
 def tls_broker(pki):
     """TlsBroker: SSL with the localhost/127.0.0.1 certificate, no client certificate needed."""

@@ -29,7 +29,7 @@ from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.group_offsets import fetch_committed
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.offsets import LATEST
-from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore, ZooKeeperSecurity
 from spark_kafka_wire.protocol.errors import ErrorCode
 
 
@@ -58,11 +58,13 @@ def zookeeper_timeout_s(client: Cluster) -> float:
     return client.config.connect_timeout_ms / 1000
 
 
-def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics: list[str]
+def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics: list[str],
+                        security: ZooKeeperSecurity | None = None,
                         ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, str]]:
-    """The group's offsets in ZooKeeper, and the owner of each partition by the range
-    assignment of its live consumers (empty when none is registered)."""
-    with ZooKeeperOffsetStore(zookeeper, zookeeper_timeout_s(client)) as store:
+    """The group's offsets in ZooKeeper (reached as ``security`` says), and the owner of each
+    partition by the range assignment of its live consumers (empty when none is
+    registered)."""
+    with ZooKeeperOffsetStore(zookeeper, zookeeper_timeout_s(client), security) as store:
         if topics:
             committed = store.fetch(group, topic_partitions(client, topics))
         else:
@@ -79,8 +81,8 @@ def zookeeper_committed07(cluster: Kafka07Cluster, group: str, topics: list[str]
     """A 0.7 group's offsets (0.7's node names, ``<broker id>-<partition>``) by global
     partition number, and the owner of each partition as in :func:`zookeeper_committed`."""
     assert cluster.config.zookeeper_connect is not None
-    with ZooKeeperOffsetStore(cluster.config.zookeeper_connect,
-                              zookeeper_timeout_s(cluster)) as store:
+    with ZooKeeperOffsetStore(cluster.config.zookeeper_connect, zookeeper_timeout_s(cluster),
+                              cluster.config.zookeeper_security) as store:
         if topics:
             tps = topic_partitions(cluster, topics)
         else:
@@ -141,13 +143,15 @@ def lag(g: GlobalOptions, group: str, topics: tuple[str, ...], zookeeper: str | 
     """Committed offset, end offset and lag of GROUP per partition."""
     wanted = list(dict.fromkeys(topics))
     owners: dict[TopicPartition, str] = {}
-    config = g.client_config(extra={ZOOKEEPER_KEY: zookeeper} if zookeeper else None)
+    extra = {ZOOKEEPER_KEY: zookeeper} if zookeeper else None
+    config = g.client_config(extra=extra)
     with connected_any(config) as client:
         if isinstance(client, Kafka07Cluster):
             zookeeper = client.config.zookeeper_connect
             committed, owners = zookeeper_committed07(client, group, wanted)
         elif zookeeper:
-            committed, owners = zookeeper_committed(client, zookeeper, group, wanted)
+            committed, owners = zookeeper_committed(client, zookeeper, group, wanted,
+                                                    g.zookeeper_security(extra))
         else:
             committed = kafka_committed(client, group, wanted)
         ends = cluster_offsets(client, {tp: LATEST for tp in committed})

@@ -21,6 +21,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SINK,
     SOURCE,
@@ -30,6 +31,7 @@ from spark_kafka_wire.options import (
     lower_keys,
     option,
     unknown_client_configs,
+    zookeeper_security,
 )
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 from spark_kafka_wire.source.options import fetch_settings
@@ -88,6 +90,12 @@ class GlobalOptions:
         bootstrap server, the brokers registered in ZooKeeper (a Kafka 0.7 cluster's give a
         config whose ``kafka07`` is true)."""
         return client_config(self.kafka_options(use, extra), use)
+
+    def zookeeper_security(self, extra: dict[str, str] | None = None
+                           ) -> ZooKeeperSecurity | None:
+        """``zookeeper.ssl.*`` and ``zookeeper.sasl.jaas.config`` (from --command-config, as
+        Kafka's tools take them from ``--zk-tls-config-file``), parsed as a query's."""
+        return zookeeper_security(self.kafka_options(SOURCE, extra))
 
     def fetch_settings(self) -> FetchSettings:
         """Fetch sizes and isolation level from the config file's consumer keys, parsed as a

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.versions import is_kafka07
 
@@ -93,6 +94,9 @@ class ClientConfig:
     # Kafka 0.7 only (broker_version_fallback 0.7.x): the ZooKeeper the driver reads the
     # brokers and topic layouts from (client/kafka07/cluster.py); tasks never use it.
     zookeeper_connect: str | None = None
+    # ... and how to reach it (zookeeper.ssl.*, zookeeper.sasl.jaas.config); its repr hides
+    # the password and the key.
+    zookeeper_security: ZooKeeperSecurity | None = None
 
     @property
     def kafka07(self) -> bool:

@@ -269,6 +269,23 @@ class ZooKeeperError(KafkaWireError):
     """ZooKeeper could not be reached or refused an operation."""
 
 
+class ZooKeeperTlsError(ZooKeeperError):
+    """The TLS handshake with a ZooKeeper server failed (``zookeeper.ssl.client.enable``): its
+    certificate is not trusted or not valid for the name in ``zookeeper.connect``, or the port
+    does not speak TLS. Not retried: every attempt meets the same certificate. The message
+    names the server (host:port) and what to check."""
+
+    retriable = False
+
+
+class ZooKeeperAuthError(ZooKeeperError):
+    """ZooKeeper refused our SASL login (wrong password, unknown user), or requires one that
+    was not configured (``sessionRequireClientSASLAuth``). The message names the server and
+    the user, never the password."""
+
+    retriable = False
+
+
 class NoBrokersRegisteredError(ZooKeeperError):
     """``zookeeper.connect`` found no broker to bootstrap from: none registered under
     ``/brokers/ids`` (brokers down, or the chroot missing), or none with a listener for the

@@ -187,6 +187,14 @@ def _private_key_aliases(listing: str) -> list[str]:
     return aliases
 
 
+def _password_option(what: str) -> str:
+    """The password setting of the store option ``what`` (``zookeeper.ssl.keystore.location``
+    -> ``zookeeper.ssl.keystore.password``), for messages; Kafka's keystore's by default."""
+    if what.endswith(".location"):
+        return what[:-len(".location")] + ".password"
+    return "kafka.ssl.keystore.password"
+
+
 def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
     try:
         certs = x509.load_pem_x509_certificates(data)
@@ -265,7 +273,7 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
                     "and chain as PEM (kafka.ssl.keystore.type=PEM) or store the key under the "
                     "store password")
         raise ConfigurationError(
-            f"{what}: cannot read the PKCS12 keystore (wrong kafka.ssl.keystore.password, or "
+            f"{what}: cannot read the PKCS12 keystore (wrong {_password_option(what)}, or "
             f"not PKCS12){hint}") from None
     if p12.key is None or p12.cert is None:
         raise ConfigurationError(f"{what}: the PKCS12 keystore holds no private key entry")
@@ -399,24 +407,36 @@ _EXPIRED, _NOT_YET_VALID = 10, 9
 _HOSTNAME_MISMATCH, _IP_MISMATCH = 62, 64
 
 
+@dataclass(frozen=True)
+class VerifyAdvice:
+    """Who the peer is and which settings to name when its certificate is refused: a
+    broker's (``kafka.ssl.*``) by default, a ZooKeeper server's for ``zookeeper.ssl.*``."""
+
+    peer: str = "broker"
+    reached_by: str = "brokers are reached by their advertised listeners"
+    no_hostname_check: str = "kafka.ssl.endpoint.identification.algorithm=''"
+    truststore: str = "kafka.ssl.truststore.* or kafka.ssl.ca.location"
+
+
 def explain_verify_failure(exc: ssl.SSLCertVerificationError, host: str,
-                           cert: PeerCertificate | None) -> str:
+                           cert: PeerCertificate | None,
+                           advice: VerifyAdvice = VerifyAdvice()) -> str:
     """What went wrong and what to check, from OpenSSL's verify result and the certificate."""
     code = exc.verify_code
-    about = (f" The broker's certificate: subject {cert.subject!r}, issuer {cert.issuer!r}"
+    peer = advice.peer
+    about = (f" The {peer}'s certificate: subject {cert.subject!r}, issuer {cert.issuer!r}"
              if cert else "")
     if code in (_HOSTNAME_MISMATCH, _IP_MISMATCH):
         names = ", ".join(cert.names) if cert and cert.names else "none readable"
-        return (f"hostname mismatch: the broker's certificate is not valid for {host!r} (names "
+        return (f"hostname mismatch: the {peer}'s certificate is not valid for {host!r} (names "
                 f"in the certificate: {names}).{about}. Connect with a name the certificate "
-                "holds (brokers are reached by their advertised listeners), or, only if you "
-                "accept the risk, turn the check off with "
-                "kafka.ssl.endpoint.identification.algorithm=''")
+                f"holds ({advice.reached_by}), or, only if you accept the risk, turn the check "
+                f"off with {advice.no_hostname_check}")
     if code in (_EXPIRED, _NOT_YET_VALID):
         when = f" (valid until {cert.not_after})" if cert and code == _EXPIRED else ""
         state = "has expired" if code == _EXPIRED else "is not valid yet"
-        return (f"the broker's certificate {state}{when}.{about}. Renew the broker's "
+        return (f"the {peer}'s certificate {state}{when}.{about}. Renew the {peer}'s "
                 "certificate, or check this machine's clock")
     return (f"untrusted certificate: {exc.verify_message}.{about}. Check that the truststore "
-            "(kafka.ssl.truststore.* or kafka.ssl.ca.location) holds the CA that issued it; "
-            "without a truststore the system's default CAs are used")
+            f"({advice.truststore}) holds the CA that issued it; without a truststore the "
+            "system's default CAs are used")

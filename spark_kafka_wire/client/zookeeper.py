@@ -13,13 +13,33 @@ consumers from ZooKeeper to Kafka-based offset storage (``offsets.storage``,
 from __future__ import annotations
 
 import json
+import socket
+import ssl
+import threading
+import time
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.errors import ConfigurationError, ZooKeeperError
+from spark_kafka_wire.client.errors import (
+    ConfigurationError,
+    ZooKeeperAuthError,
+    ZooKeeperError,
+    ZooKeeperTlsError,
+)
+from spark_kafka_wire.client.tls import (
+    TlsConfig,
+    VerifyAdvice,
+    context_for,
+    explain_verify_failure,
+    peer_certificate,
+)
+from spark_kafka_wire.client.zookeeper_security import DIGEST_MD5, ZooKeeperSecurity
 from spark_kafka_wire.protocol.errors import shown
+
+__all__ = ["ZOOKEEPER_TIMEOUT_S", "ZooKeeperError", "ZooKeeperOffsetStore", "ZooKeeperSecurity",
+           "offset_path", "parse_registration", "start_zookeeper", "stop_zookeeper"]
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -36,37 +56,215 @@ def offset_path(group: str, topic: str, partition: int | str) -> str:
 
 # How long a ZooKeeper session may take to start before the ensemble counts as unreachable.
 ZOOKEEPER_TIMEOUT_S = 15.0
+_ADVICE = VerifyAdvice(
+    peer="ZooKeeper server",
+    reached_by="the host names of zookeeper.connect",
+    no_hostname_check="zookeeper.ssl.endpoint.identification.enable=false",
+    truststore="zookeeper.ssl.truststore.*")
 
 
-def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S) -> KazooClient:
+class _Attempts:
+    """What the connection attempts of one session start met, shared with kazoo's thread:
+    whether any TCP connection was made, and the first TLS failure (which ends the start at
+    once: another attempt meets the same certificate)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reached = False
+        self.tls_failure: ZooKeeperTlsError | None = None
+
+    def failed(self, error: ZooKeeperTlsError) -> None:
+        with self.lock:
+            if self.tls_failure is None:
+                self.tls_failure = error
+
+
+def _handler(tls: TlsConfig | None, attempts: _Attempts) -> Any:
+    """A kazoo threading handler whose connections are made here: plain TCP, or TLS with the
+    context of ``tls`` (:func:`context_for`, shared with the broker connections).
+
+    kazoo's own TLS takes file paths and builds a context at every connection attempt, always
+    adding the system's CAs to the given one (so a truststore would not limit trust, as it
+    does in Java) and retrying a refused certificate until the session timeout. Making the
+    socket here keeps the truststore exact, leaves no key file on disk, and lets a refused
+    certificate end the start at once with what to check.
+    """
+    from kazoo.handlers import utils  # noqa: PLC0415 (kazoo on first use, see start_zookeeper)
+    from kazoo.handlers.threading import SequentialThreadingHandler  # noqa: PLC0415
+
+    context = context_for(tls) if tls is not None else None
+
+    class Handler(SequentialThreadingHandler):
+        def create_connection(self, address: tuple[str, int], hostname: str | None = None,
+                              timeout: float | None = None, **_kazoo_tls: object
+                              ) -> socket.socket:
+            # _kazoo_tls: kazoo's own TLS arguments, unused (use_ssl is never set)
+            raw = utils.create_tcp_connection(socket, address, timeout=timeout)
+            attempts.reached = True
+            if context is None:
+                return raw
+            host = hostname or address[0]
+            where = f"{host}:{address[1]}"
+            try:
+                return context.wrap_socket(raw, server_hostname=host)
+            except ssl.SSLCertVerificationError as exc:
+                raw.close()
+                cert = peer_certificate(address[0], address[1], timeout or 5.0)
+                attempts.failed(ZooKeeperTlsError(
+                    f"TLS handshake with ZooKeeper at {where} failed "
+                    f"(zookeeper.ssl.client.enable=true): "
+                    f"{explain_verify_failure(exc, host, cert, _ADVICE)}"))
+                raise
+            except ssl.SSLError as exc:
+                raw.close()
+                reason = exc.reason or exc.strerror or str(exc)
+                plaintext = "WRONG_VERSION_NUMBER" in str(reason).upper()
+                attempts.failed(ZooKeeperTlsError(
+                    f"TLS handshake with ZooKeeper at {where} failed "
+                    f"(zookeeper.ssl.client.enable=true): {reason}. " + (
+                        "The port does not speak TLS: name ZooKeeper's secureClientPort in "
+                        "zookeeper.connect, or leave zookeeper.ssl.client.enable unset for "
+                        "its plaintext clientPort" if plaintext else
+                        "Check that this is ZooKeeper's secureClientPort and, if it requires "
+                        "client certificates (ssl.clientAuth=need), set "
+                        "zookeeper.ssl.keystore.*")))
+                raise
+
+    return Handler()
+
+
+def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                    security: ZooKeeperSecurity | None = None) -> KazooClient:
     """A started kazoo client on ``connect`` (``host:port[,host:port][/chroot]``, Kafka's
-    zookeeper.connect: kazoo applies the chroot to every path).
+    zookeeper.connect: kazoo applies the chroot to every path), over TLS and logged in as
+    ``security`` says. Every ZooKeeper session kafkawire opens starts here (broker discovery,
+    offsets, the Kafka 0.7 cluster view, the CLI), so the settings apply everywhere.
 
     kazoo is imported here, on first use: it takes ~40 ms, every Spark worker imports this
     module, and only queries that use ZooKeeper need it. A connect string kazoo cannot read is
     a :class:`ConfigurationError`; an ensemble that does not answer within ``timeout_s`` a
-    :class:`ZooKeeperError` naming it.
+    :class:`ZooKeeperError` naming it; a refused certificate a :class:`ZooKeeperTlsError`; a
+    refused (or missing, where required) login a :class:`ZooKeeperAuthError`. The session is
+    checked with one request before it is returned, because kazoo reports a session as
+    connected before its SASL login has been answered.
     """
     from kazoo.client import KazooClient  # noqa: PLC0415
-    from kazoo.handlers.threading import KazooTimeoutError  # noqa: PLC0415
 
+    security = security or ZooKeeperSecurity()
+    attempts = _Attempts()
     try:
-        zk = KazooClient(hosts=connect, timeout=timeout_s)
+        zk = KazooClient(hosts=connect, timeout=timeout_s,
+                         handler=_handler(security.tls, attempts),
+                         sasl_options=security.sasl_options())
     except ValueError as exc:
         raise ConfigurationError(f"zookeeper.connect {shown(connect)} is not "
                                  f"host:port[,host:port][/chroot]: {exc}") from None
+    if security.sasl_user is not None:
+        _refusal_ends_session(zk)
+    try:
+        live = zk.start_async()
+        deadline = time.monotonic() + timeout_s
+        while not live.wait(0.05):
+            if attempts.tls_failure is not None:
+                raise attempts.tls_failure
+            if time.monotonic() >= deadline:
+                raise _silent(connect, timeout_s, attempts, security)
+        _check_session(zk, connect, security)
+    except BaseException:
+        stop_zookeeper(zk)
+        raise
+    return zk
+
+
+def _refusal_ends_session(zk: KazooClient) -> None:
+    """Make a refused login end the session as kazoo means it to (state AUTH_FAILED, no
+    reconnection), also where the server refuses it by closing the session.
+
+    kazoo handles ``AuthFailedError`` from its SASL exchange, but a ZooKeeper that requires
+    SASL (``sessionRequireClientSASLAuth``) answers a wrong password with
+    ``SessionClosedRequireSaslError``, which kazoo lets escape its connection thread: a
+    traceback on stderr and a session that is merely lost. The exchange is kazoo's (a private
+    method, hence the guard: a kazoo without it keeps its own behaviour, and the session check
+    still reports the refusal)."""
+    from kazoo.exceptions import (  # noqa: PLC0415 (see start_zookeeper)
+        AuthFailedError,
+        SessionClosedRequireSaslError,
+    )
+
+    connection = getattr(zk, "_connection", None)
+    exchange = getattr(connection, "_authenticate_with_sasl", None)
+    if connection is None or exchange is None:
+        return
+
+    def authenticate(host: str, timeout: float) -> None:
+        try:
+            exchange(host, timeout)
+        except SessionClosedRequireSaslError as exc:
+            raise AuthFailedError("the server closed the session during the SASL login") from exc
+
+    connection._authenticate_with_sasl = authenticate
+
+
+def _silent(connect: str, timeout_s: float, attempts: _Attempts,
+            security: ZooKeeperSecurity) -> ZooKeeperError:
+    """The error of a start that timed out, saying what the attempts met."""
+    message = (f"ZooKeeper at {connect} did not answer within {timeout_s:g} s; "
+               "check zookeeper.connect and that the ensemble is up and reachable from here")
+    if attempts.reached and security.tls is None:
+        message = (f"ZooKeeper at {connect} accepted connections but started no session within "
+                   f"{timeout_s:g} s: if this is ZooKeeper's TLS port (secureClientPort), set "
+                   "zookeeper.ssl.client.enable=true and zookeeper.ssl.truststore.*; else check "
+                   "that the ensemble is healthy")
+    elif attempts.reached:
+        message = (f"ZooKeeper at {connect} completed the TLS handshake but started no session "
+                   f"within {timeout_s:g} s: if it requires client certificates "
+                   "(ssl.clientAuth=need), set zookeeper.ssl.keystore.* to one it trusts; else "
+                   "check that the ensemble is healthy")
+    return ZooKeeperError(message)
+
+
+def _check_session(zk: KazooClient, connect: str, security: ZooKeeperSecurity) -> None:
+    """One request, answered only once the SASL login (if any) has been: a refused login and
+    a session ZooKeeper closes for want of one (``sessionRequireClientSASLAuth``) are told
+    apart here, not at the first real read."""
+    from kazoo.exceptions import (  # noqa: PLC0415 (see start_zookeeper)
+        AuthFailedError,
+        ConnectionClosedError,
+        ConnectionLoss,
+        KazooException,
+        SessionClosedRequireSaslError,
+    )
+    from kazoo.protocol.states import KeeperState  # noqa: PLC0415
+
+    user = security.sasl_user
+    refused = (f"ZooKeeper at {connect} refused the SASL {DIGEST_MD5} login of user {user!r}: "
+               "wrong password or unknown user; check the username and password in "
+               "zookeeper.sasl.jaas.config (the ensemble's JAAS Server section names the users)")
     try:
         with warnings.catch_warnings():
             # kazoo warns of a chroot that does not exist; the callers say so in their errors
             warnings.filterwarnings("ignore", "No chroot path exists", UserWarning)
-            zk.start(timeout=timeout_s)
-    except KazooTimeoutError:
-        zk.close()
-        raise ZooKeeperError(
-            f"ZooKeeper at {connect} did not answer within {timeout_s:g} s; "
-            "check zookeeper.connect and that the ensemble is up and reachable from here"
-        ) from None
-    return zk
+            zk.exists("/")
+    except SessionClosedRequireSaslError:
+        if user is not None:
+            raise ZooKeeperAuthError(refused) from None
+        raise ZooKeeperAuthError(
+            f"ZooKeeper at {connect} requires a SASL login (sessionRequireClientSASLAuth) and "
+            "closed the session: set zookeeper.sasl.jaas.config to "
+            'org.apache.zookeeper.server.auth.DigestLoginModule required username="..." '
+            'password="...";') from None
+    except AuthFailedError:
+        raise ZooKeeperAuthError(refused) from None
+    except (ConnectionLoss, ConnectionClosedError) as exc:
+        if user is not None and zk.client_state in (KeeperState.AUTH_FAILED,
+                                                     KeeperState.CLOSED):
+            # the login ended the session (kazoo without _refusal_ends_session's hook)
+            raise ZooKeeperAuthError(refused) from None
+        raise ZooKeeperError(f"ZooKeeper at {connect} ended the session at its first request: "
+                             f"{exc!r}") from None
+    except KazooException as exc:
+        raise ZooKeeperError(f"ZooKeeper at {connect} refused its first request: {exc!r}"
+                             ) from None
 
 
 def stop_zookeeper(zk: KazooClient) -> None:
@@ -77,16 +275,19 @@ def stop_zookeeper(zk: KazooClient) -> None:
 
 class ZooKeeperOffsetStore:
     """Reads and writes group offsets on the ensemble named by ``connect`` (host:port list,
-    optionally with a chroot path, as in Kafka's zookeeper.connect)."""
+    optionally with a chroot path, as in Kafka's zookeeper.connect), over TLS and logged in
+    as ``security`` says."""
 
-    def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S) -> None:
+    def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                 security: ZooKeeperSecurity | None = None) -> None:
         self.connect = connect
         self.timeout_s = timeout_s
+        self.security = security
         self._zk: KazooClient | None = None
 
     def _client(self) -> KazooClient:
         if self._zk is None:
-            self._zk = start_zookeeper(self.connect, self.timeout_s)
+            self._zk = start_zookeeper(self.connect, self.timeout_s, self.security)
         return self._zk
 
     def commit(self, group: str, offsets: Mapping[TopicPartition, int],

@@ -23,8 +23,9 @@ an old consumer's configuration needs no broker list. Two layouts exist:
   admin layer reads the same nodes).
 
 The parsers are pure functions over a node's bytes, so each layout is tested without a
-ZooKeeper; :class:`BrokerRegistry` reads the nodes. Nothing here holds credentials: a
-ZooKeeper connect string has none, and messages show node paths and their first bytes only.
+ZooKeeper; :class:`BrokerRegistry` reads the nodes. Credentials (``zookeeper.ssl.*``,
+``zookeeper.sasl.jaas.config``) travel in a :class:`ZooKeeperSecurity`, whose repr hides them;
+messages show connect strings, node paths and nodes' first bytes only.
 """
 
 from __future__ import annotations
@@ -41,7 +42,12 @@ from spark_kafka_wire.client.errors import (
     NoBrokersRegisteredError,
     ZooKeeperError,
 )
-from spark_kafka_wire.client.zookeeper import ZOOKEEPER_TIMEOUT_S, start_zookeeper, stop_zookeeper
+from spark_kafka_wire.client.zookeeper import (
+    ZOOKEEPER_TIMEOUT_S,
+    ZooKeeperSecurity,
+    start_zookeeper,
+    stop_zookeeper,
+)
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -310,17 +316,19 @@ def _broker_id(child: str, parent: str) -> int:
 
 class BrokerRegistry:
     """Reads the brokers and topics registered on the ensemble named by ``connect``
-    (``host:port[,host:port][/chroot]``). One ZooKeeper session, opened on first use and
-    ended by :meth:`close` (a context manager)."""
+    (``host:port[,host:port][/chroot]``), over TLS and logged in as ``security`` says. One
+    ZooKeeper session, opened on first use and ended by :meth:`close` (a context manager)."""
 
-    def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S) -> None:
+    def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                 security: ZooKeeperSecurity | None = None) -> None:
         self.connect = connect
         self.timeout_s = timeout_s
+        self.security = security
         self._zk: KazooClient | None = None
 
     def _client(self) -> KazooClient:
         if self._zk is None:
-            self._zk = start_zookeeper(self.connect, self.timeout_s)
+            self._zk = start_zookeeper(self.connect, self.timeout_s, self.security)
         return self._zk
 
     def _failed(self, what: str, exc: Exception) -> ZooKeeperError:
@@ -435,22 +443,24 @@ def bootstrap_addresses(brokers: dict[int, BrokerRegistration], security_protoco
 
 
 def discover_brokers(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                     security: ZooKeeperSecurity | None = None,
                      ) -> dict[int, BrokerRegistration]:
     """Every broker registered on ``connect``, read in one short ZooKeeper session (none
     is kept open: a Spark driver plans many queries, and executors never need one)."""
-    with BrokerRegistry(connect, timeout_s) as registry:
+    with BrokerRegistry(connect, timeout_s, security) as registry:
         return registry.brokers()
 
 
 def find_cluster(connect: str, security_protocol: str = "PLAINTEXT",
                  timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                 zookeeper_security: ZooKeeperSecurity | None = None,
                  ) -> tuple[tuple[tuple[str, int], ...], bool]:
     """The brokers registered on ``connect`` as (addresses, whether they are Kafka 0.7
     brokers). For 0.8+ brokers the addresses are each one's listener for
     ``security_protocol``, to bootstrap from (leaders and every broker's address then come
     from Metadata, as with bootstrap servers given); 0.7 brokers (0.7's text registrations)
     have no Metadata request, and their addresses are those they registered."""
-    brokers = discover_brokers(connect, timeout_s)
+    brokers = discover_brokers(connect, timeout_s, zookeeper_security)
     old = [b for b in brokers.values() if b.kafka07]
     if old:
         if len(old) < len(brokers):
@@ -468,11 +478,12 @@ def find_cluster(connect: str, security_protocol: str = "PLAINTEXT",
 
 def bootstrap_from_zookeeper(connect: str, security_protocol: str = "PLAINTEXT",
                              timeout_s: float = ZOOKEEPER_TIMEOUT_S,
+                             zookeeper_security: ZooKeeperSecurity | None = None,
                              ) -> tuple[tuple[str, int], ...]:
     """The bootstrap servers of the 0.8+ cluster whose ZooKeeper is ``connect`` (see
     :func:`find_cluster`). Kafka 0.7 brokers are a :class:`ConfigurationError`: nothing
     bootstraps from them."""
-    addresses, kafka07 = find_cluster(connect, security_protocol, timeout_s)
+    addresses, kafka07 = find_cluster(connect, security_protocol, timeout_s, zookeeper_security)
     if kafka07:
         raise ConfigurationError(
             f"the brokers registered in ZooKeeper at {connect} are Kafka 0.7 brokers, which "

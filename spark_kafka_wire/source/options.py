@@ -22,6 +22,7 @@ from spark_kafka_wire.client.offsets import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
 )
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SOURCE,
     Option,
@@ -37,6 +38,7 @@ from spark_kafka_wire.options import (
     text_value,
     wire_text,
     with_config_file,
+    zookeeper_security,
 )
 from spark_kafka_wire.source.limits import (
     LIMIT_OPTIONS,
@@ -227,6 +229,8 @@ class StreamOptions:
     commit_offsets: str = "none"
     group_id: str | None = None
     zookeeper_connect: str | None = None
+    # how to reach it (zookeeper.ssl.*, zookeeper.sasl.jaas.config); the repr hides secrets
+    zookeeper_security: ZooKeeperSecurity | None = None
 
     @property
     def commits_to_kafka(self) -> bool:
@@ -305,4 +309,5 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
         commit_offsets=commit,
         group_id=group_id,
         zookeeper_connect=zk.strip() if zk else None,
+        zookeeper_security=zookeeper_security(opts) if commit in ("zookeeper", "both") else None,
     )

@@ -123,7 +123,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _zookeeper(self) -> ZooKeeperOffsetStore:
         if self._zk is None:
             assert self.options.zookeeper_connect
-            self._zk = ZooKeeperOffsetStore(self.options.zookeeper_connect)
+            self._zk = ZooKeeperOffsetStore(self.options.zookeeper_connect,
+                                            security=self.options.zookeeper_security)
         return self._zk
 
     # -- offsets -----------------------------------------------------------------------------

@@ -12,7 +12,9 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.zookeeper import ZooKeeperError, ZooKeeperOffsetStore, offset_path
+from spark_kafka_wire.source.options import parse_stream_options
 from spark_kafka_wire.testing.embedded import free_port
+from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER
 
 
 def _group() -> str:
@@ -89,6 +91,41 @@ def test_zookeeper_layout_seen_by_kazoo(zookeeper: str) -> None:
         zk.stop()
     with ZooKeeperOffsetStore(zookeeper) as store:
         assert store.fetch(group, [("legacy", 0)]) == {("legacy", 0): 55}
+
+
+def test_zookeeper_offsets_over_tls_with_a_sasl_login(pki, secure_zookeeper) -> None:
+    """commitOffsets=zookeeper on a ZooKeeper that requires TLS with client certificates and a
+    SASL login: the stream's options carry the settings to the offset store, whose commits
+    kazoo's own TLS client (files, not kafkawire's context) logged in as the same user reads."""
+    group = _group()
+    opts = parse_stream_options({
+        "kafka.bootstrap.servers": "localhost:9092", "subscribe": "orders",
+        "kafka.group.id": group, "commitOffsets": "zookeeper",
+        "zookeeper.connect": secure_zookeeper.secure_connect,
+        "zookeeper.ssl.client.enable": "true",
+        "zookeeper.ssl.truststore.location": pki.ca_pem,
+        "zookeeper.ssl.keystore.location": pki.client.p12,
+        "zookeeper.ssl.keystore.password": pki.store_password,
+        "zookeeper.sasl.jaas.config": "org.apache.zookeeper.server.auth.DigestLoginModule "
+                                      f'required username="{ZK_USER}" password="{ZK_PASSWORD}";',
+    })
+    assert opts.zookeeper_security is not None
+    assert ZK_PASSWORD not in repr(opts) and pki.store_password not in repr(opts)
+    with ZooKeeperOffsetStore(opts.zookeeper_connect or "", 10, opts.zookeeper_security) as store:
+        store.commit(group, {("orders", 0): 42, ("orders", 1): 7})
+        assert store.fetch(group, [("orders", 0), ("orders", 1)]) == {
+            ("orders", 0): 42, ("orders", 1): 7}
+    zk = KazooClient(hosts=secure_zookeeper.secure_connect, use_ssl=True, ca=pki.ca_pem,
+                     certfile=pki.client.cert_pem, keyfile=pki.client.key_pem,
+                     sasl_options={"mechanism": "DIGEST-MD5", "username": ZK_USER,
+                                   "password": ZK_PASSWORD})
+    zk.start(timeout=15)
+    try:
+        assert zk.get(offset_path(group, "orders", 0))[0] == b"42"
+        assert zk.get(offset_path(group, "orders", 1))[0] == b"7"
+    finally:
+        zk.stop()
+        zk.close()
 
 
 def test_zookeeper_unreachable_is_a_clear_error() -> None:

@@ -9,6 +9,7 @@ register 0.7's text layout themselves (tests/support/kafka07_broker.py).
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -22,16 +23,25 @@ from spark_kafka_wire.client.errors import (
     BrokerRegistrationError,
     ConfigurationError,
     NoBrokersRegisteredError,
+    ZooKeeperAuthError,
     ZooKeeperError,
+    ZooKeeperTlsError,
 )
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import resolve_offsets
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
-from spark_kafka_wire.client.zookeeper_registry import BrokerRegistry, bootstrap_from_zookeeper
+from spark_kafka_wire.client.zookeeper import start_zookeeper, stop_zookeeper
+from spark_kafka_wire.client.zookeeper_registry import (
+    BrokerRegistry,
+    bootstrap_from_zookeeper,
+    discover_brokers,
+)
+from spark_kafka_wire.options import SOURCE, client_config, zookeeper_security
 from spark_kafka_wire.protocol.records import encode_record_batch
 from spark_kafka_wire.source.options import parse_source_options
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.kafka07_broker import Kafka07Broker
+from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER
 
 
 def _session(hosts: str) -> KazooClient:
@@ -235,3 +245,141 @@ def test_an_unreachable_zookeeper_names_the_connect_string() -> None:
     with pytest.raises(ZooKeeperError, match=rf"ZooKeeper at {connect} did not answer within "
                        r"1 s; check zookeeper.connect"):
         bootstrap_from_zookeeper(connect, timeout_s=1)
+
+
+# ------------------------------------------------- ZooKeeper over TLS, with a SASL login
+# secure_zookeeper (tests/conftest.py): a secureClientPort that requires a client
+# certificate, and SASL DIGEST-MD5 required of every session.
+
+
+def _secure_options(pki, connect: str, **overrides: str) -> dict[str, str]:
+    """The options of a query reaching ``secure_zookeeper``: a JKS truststore, a PKCS12
+    keystore (the formats Kafka brokers' own ZooKeeper settings use) and the JAAS login."""
+    assert pki.ca_jks is not None, "needs the JDK's keytool"
+    opts = {
+        "zookeeper.connect": connect,
+        "zookeeper.ssl.client.enable": "true",
+        "zookeeper.clientcnxnsocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
+        "zookeeper.ssl.truststore.location": pki.ca_jks,
+        "zookeeper.ssl.truststore.password": pki.store_password,
+        "zookeeper.ssl.truststore.type": "JKS",
+        "zookeeper.ssl.keystore.location": pki.client.p12,
+        "zookeeper.ssl.keystore.password": pki.store_password,
+        "zookeeper.ssl.keystore.type": "PKCS12",
+        "zookeeper.sasl.jaas.config": "org.apache.zookeeper.server.auth.DigestLoginModule "
+                                      f'required username="{ZK_USER}" password="{ZK_PASSWORD}";',
+        "kafka.socket.connection.setup.timeout.ms": "5000",
+    }
+    opts.update(overrides)
+    return {k: v for k, v in opts.items() if v is not None}
+
+
+def _no_secret(text: str, pki) -> None:
+    for secret in (ZK_PASSWORD, pki.store_password):
+        assert secret not in text
+
+
+def test_discovery_over_tls_with_a_sasl_login(bootstrap, pki, secure_zookeeper) -> None:
+    """A broker registered on a ZooKeeper that only speaks TLS with client certificates and
+    only to logged-in sessions is found through the options, and the client it bootstraps
+    writes and reads; the settings' reprs show no password."""
+    chroot = f"/kafka-{uuid.uuid4().hex[:10]}"
+    opts = _secure_options(pki, secure_zookeeper.secure_connect + chroot)
+    security = zookeeper_security(opts)
+    assert security is not None and security.tls is not None and security.sasl_user == ZK_USER
+    _no_secret(repr(security), pki)
+    host, port = parse_bootstrap(bootstrap)[0]
+    registrar = start_zookeeper(secure_zookeeper.secure_connect, 10, security)
+    try:
+        registrar.create(f"{chroot}/brokers/ids/1", json.dumps(_v1(host, port)).encode(),
+                         ephemeral=True, makepath=True)
+        config = client_config(opts, SOURCE)
+        assert config.bootstrap_servers == ((host, port),)
+        _no_secret(repr(config), pki)
+        topic = f"zk-tls-{uuid.uuid4().hex[:10]}"
+        assert len(_round_trip(config, topic)) == 6
+    finally:
+        stop_zookeeper(registrar)
+
+
+def test_a_wrong_ca_is_a_tls_error_naming_the_zookeeper(pki, secure_zookeeper) -> None:
+    opts = _secure_options(pki, secure_zookeeper.secure_connect,
+                           **{"zookeeper.ssl.truststore.location": pki.other_ca_pem,
+                              "zookeeper.ssl.truststore.type": "PEM",
+                              "zookeeper.ssl.truststore.password": None})
+    started = time.monotonic()
+    with pytest.raises(ZooKeeperTlsError) as caught:
+        BrokerRegistry(opts["zookeeper.connect"], 10, zookeeper_security(opts)).brokers()
+    message = str(caught.value)
+    assert f"ZooKeeper at {secure_zookeeper.secure_connect}" in message
+    assert "untrusted certificate" in message and "zookeeper.ssl.truststore" in message
+    assert time.monotonic() - started < 5, "a refused certificate ends the start at once"
+    _no_secret(message, pki)
+
+
+def test_a_wrong_host_name_is_a_tls_error_unless_the_check_is_off(pki,
+                                                                   wrong_host_zookeeper) -> None:
+    connect = wrong_host_zookeeper.secure_connect
+    opts = {"zookeeper.ssl.client.enable": "true",
+            "zookeeper.ssl.truststore.location": pki.ca_p12,
+            "zookeeper.ssl.truststore.password": pki.store_password}
+    with pytest.raises(ZooKeeperTlsError, match=r"hostname mismatch.*not valid for 'localhost'"
+                       r".*wrong-host\.invalid.*zookeeper\.ssl\.endpoint\.identification"
+                       r"\.enable=false") as caught:
+        BrokerRegistry(connect, 10, zookeeper_security(opts)).topics()
+    assert connect in str(caught.value)
+    _no_secret(str(caught.value), pki)
+    # Kafka brokers' name for turning the check off works too
+    for off in ({"zookeeper.ssl.endpoint.identification.enable": "false"},
+                {"zookeeper.ssl.endpoint.identification.algorithm": ""}):
+        with BrokerRegistry(connect, 10, zookeeper_security({**opts, **off})) as registry:
+            assert registry.topics() == []
+
+
+def test_a_wrong_password_is_an_auth_error(pki, secure_zookeeper) -> None:
+    wrong = "not-the-Password-42"
+    opts = _secure_options(pki, secure_zookeeper.secure_connect, **{
+        "zookeeper.sasl.jaas.config": "org.apache.zookeeper.server.auth.DigestLoginModule "
+                                      f'required username="{ZK_USER}" password="{wrong}";'})
+    security = zookeeper_security(opts)
+    assert wrong not in repr(security)
+    with pytest.raises(ZooKeeperAuthError) as caught:
+        start_zookeeper(secure_zookeeper.secure_connect, 10, security)
+    message = str(caught.value)
+    assert f"ZooKeeper at {secure_zookeeper.secure_connect} refused the SASL DIGEST-MD5 login " \
+           f"of user '{ZK_USER}'" in message and "zookeeper.sasl.jaas.config" in message
+    assert wrong not in message
+    _no_secret(message, pki)
+
+
+def test_no_login_where_one_is_required_is_an_auth_error(pki, secure_zookeeper) -> None:
+    opts = _secure_options(pki, secure_zookeeper.secure_connect,
+                           **{"zookeeper.sasl.jaas.config": None})
+    with pytest.raises(ZooKeeperAuthError, match="requires a SASL login.*zookeeper.sasl.jaas"):
+        discover_brokers(secure_zookeeper.secure_connect, 10, zookeeper_security(opts))
+
+
+def test_no_tls_against_the_secure_port_fails_clearly(secure_zookeeper) -> None:
+    with pytest.raises(ZooKeeperError, match=r"accepted connections but started no session "
+                       r"within 2 s: if this is ZooKeeper's TLS port \(secureClientPort\), set "
+                       r"zookeeper\.ssl\.client\.enable=true"):
+        client_config({"zookeeper.connect": secure_zookeeper.secure_connect,
+                       "kafka.socket.connection.setup.timeout.ms": "2000"}, SOURCE)
+
+
+def test_tls_against_the_plaintext_port_is_a_tls_error(pki, secure_zookeeper) -> None:
+    connect = secure_zookeeper.connect.replace("127.0.0.1", "localhost")
+    opts = _secure_options(pki, connect)
+    with pytest.raises(ZooKeeperTlsError, match=f"TLS handshake with ZooKeeper at {connect} "
+                       "failed.*secureClientPort"):
+        start_zookeeper(connect, 10, zookeeper_security(opts))
+
+
+def test_no_client_certificate_where_one_is_required_fails_clearly(pki,
+                                                                   secure_zookeeper) -> None:
+    opts = _secure_options(pki, secure_zookeeper.secure_connect, **{
+        "zookeeper.ssl.keystore.location": None, "zookeeper.ssl.keystore.password": None,
+        "zookeeper.ssl.keystore.type": None})
+    # the server's alert ends the handshake (TLS 1.2), or the session after it (TLS 1.3)
+    with pytest.raises(ZooKeeperError, match=r"client certificates.*zookeeper\.ssl\.keystore"):
+        start_zookeeper(secure_zookeeper.secure_connect, 2, zookeeper_security(opts))

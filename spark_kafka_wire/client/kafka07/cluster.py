@@ -160,7 +160,8 @@ class Kafka07Cluster:
                 "(host:port[,host:port][/chroot])")
         self.config = config
         self.connections = Kafka07Connections(config)
-        self._registry = BrokerRegistry(config.zookeeper_connect)
+        self._registry = BrokerRegistry(config.zookeeper_connect,
+                                        security=config.zookeeper_security)
         self._layouts: dict[str, TopicLayout] = {}
 
     def close(self) -> None:

@@ -19,6 +19,10 @@ from spark_kafka_wire.protocol.errors import same_origin
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+#: ZooKeeper's login module for SASL DIGEST-MD5, in the ``Client`` section of the JAAS file of
+#: ZooKeeper's Java clients (Kafka brokers among them) and, with ``user_<name>`` options, in the
+#: server's ``Server`` section (https://zookeeper.apache.org/doc/r3.8.0/zookeeperProgrammers.html).
+DIGEST_MODULE = "org.apache.zookeeper.server.auth.DigestLoginModule"
 MODULES = {PLAIN_MODULE: ("PLAIN",), SCRAM_MODULE: ("SCRAM-SHA-256", "SCRAM-SHA-512")}
 FLAGS = ("required", "requisite", "sufficient", "optional")
 _WHAT = "kafka.sasl.jaas.config"
@@ -40,7 +44,7 @@ def shown_module(module: str) -> str:
     return repr(module) if module in KNOWN_MODULES else MODULE_POSITION
 
 
-def _tokens(text: str) -> list[tuple[str, bool]]:
+def _tokens(text: str, what: str = _WHAT) -> list[tuple[str, bool]]:
     """Words, ``=``, ``;`` and quoted strings (flagged True), in order."""
     out: list[tuple[str, bool]] = []
     i, n = 0, len(text)
@@ -57,7 +61,7 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
             buf: list[str] = []
             while True:
                 if i >= n:
-                    raise ConfigurationError(f"{_WHAT}: a quoted value is not closed")
+                    raise ConfigurationError(f"{what}: a quoted value is not closed")
                 c = text[i]
                 if c == "\\" and i + 1 < n:
                     buf.append(text[i + 1])
@@ -77,30 +81,31 @@ def _tokens(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def parse_jaas(text: str) -> tuple[str, dict[str, str]]:
-    """(login module class, options) of a single-module JAAS entry."""
-    toks = _tokens(text)
+def parse_jaas(text: str, what: str = _WHAT) -> tuple[str, dict[str, str]]:
+    """(login module class, options) of a single-module JAAS entry; ``what`` names the option
+    in messages."""
+    toks = _tokens(text, what)
     if len(toks) < 2 or toks[0][1] or toks[1][1]:
         raise ConfigurationError(
-            f"{_WHAT} must read '<LoginModule> required key=\"value\" ...;'")
+            f"{what} must read '<LoginModule> required key=\"value\" ...;'")
     module, flag = toks[0][0], toks[1][0]
     if flag.lower() not in FLAGS:
         raise ConfigurationError(
-            f"{_WHAT}: the login module must be followed by one of {', '.join(FLAGS)}")
+            f"{what}: the login module must be followed by one of {', '.join(FLAGS)}")
     options: dict[str, str] = {}
     i = 2
     while i < len(toks) and toks[i] != (";", False):
         key, quoted = toks[i]
         if quoted or i + 2 >= len(toks) or toks[i + 1] != ("=", False) \
                 or toks[i + 2] in ((";", False), ("=", False)):
-            raise ConfigurationError(f"{_WHAT}: expected key=value after the module name "
+            raise ConfigurationError(f"{what}: expected key=value after the module name "
                                      f"(near option {len(options) + 1})")
         options[key] = toks[i + 2][0]
         i += 3
     if i >= len(toks):
-        raise ConfigurationError(f"{_WHAT} must end with ';'")
+        raise ConfigurationError(f"{what} must end with ';'")
     if i + 1 != len(toks):
-        raise ConfigurationError(f"{_WHAT} holds more than one login module: give exactly one")
+        raise ConfigurationError(f"{what} holds more than one login module: give exactly one")
     return module, options
 
 
@@ -123,4 +128,22 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
     missing = [k for k in ("username", "password") if k not in options]
     if missing:
         raise ConfigurationError(f"{_WHAT}: {' and '.join(missing)} missing")
+    return options["username"], options["password"]
+
+
+def digest_credentials(text: str, what: str) -> tuple[str, str]:
+    """(username, password) of a ZooKeeper ``DigestLoginModule`` entry, the JAAS ``Client``
+    section a Java ZooKeeper client logs in with (SASL DIGEST-MD5); ``what`` names the option
+    in messages, which never show a value."""
+    module, options = parse_jaas(text, what)
+    if module != DIGEST_MODULE:
+        raise ConfigurationError(
+            f"{what}: login module {module!r} is not supported for ZooKeeper; kafkawire logs in "
+            f"to ZooKeeper with SASL DIGEST-MD5: {DIGEST_MODULE} required username=\"...\" "
+            'password="...";')
+    missing = [k for k in ("username", "password") if k not in options]
+    if missing:
+        raise ConfigurationError(f"{what}: {' and '.join(missing)} missing")
+    if not options["username"]:
+        raise ConfigurationError(f"{what}: the user name is empty")
     return options["username"], options["password"]

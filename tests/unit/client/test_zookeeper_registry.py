@@ -26,6 +26,8 @@ from spark_kafka_wire.client.zookeeper_registry import (
     parse_partition_state,
     parse_topic_json,
 )
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.options import SOURCE, client_config
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
@@ -226,18 +228,36 @@ def discovered(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
     """Replaces the ZooKeeper lookup; records (connect, protocol) of each call."""
     calls: list[tuple[str, str]] = []
 
-    def fake(connect: str, protocol: str, timeout_s: float = 15.0
-             ) -> tuple[tuple[tuple[str, int], ...], bool]:
+    def fake(connect: str, protocol: str, timeout_s: float = 15.0,
+             zookeeper_security: object = None) -> tuple[tuple[tuple[str, int], ...], bool]:
         calls.append((connect, protocol))
         LOOKUP_TIMEOUTS.append(timeout_s)
+        LOOKUP_SECURITY.append(zookeeper_security)
         return (("k1", 9092), ("k2", 9092)), False
 
     LOOKUP_TIMEOUTS.clear()
+    LOOKUP_SECURITY.clear()
     monkeypatch.setattr(options_module, "find_cluster", fake)
     return calls
 
 
 LOOKUP_TIMEOUTS: list[float] = []  # the timeout of each lookup the fake above saw
+LOOKUP_SECURITY: list[object] = []  # the ZooKeeperSecurity of each lookup
+
+
+def test_the_zookeeper_security_settings_reach_the_lookup(discovered) -> None:
+    """zookeeper.ssl.* and zookeeper.sasl.jaas.config are parsed with the query's options and
+    handed to the ZooKeeper lookup (client/zookeeper.py applies them to the session)."""
+    client_config({"zookeeper.connect": "zk:2182", "zookeeper.ssl.client.enable": "true",
+                   "zookeeper.sasl.jaas.config":
+                   'org.apache.zookeeper.server.auth.DigestLoginModule required username="u" '
+                   'password="p";'}, SOURCE)
+    (security,) = LOOKUP_SECURITY
+    assert isinstance(security, ZooKeeperSecurity)
+    assert security.tls is not None and security.tls.check_hostname
+    assert (security.sasl_user, security.sasl_password) == ("u", "p")
+    client_config({"zookeeper.connect": "zk:2181"}, SOURCE)
+    assert LOOKUP_SECURITY[1] is None
 
 
 def test_the_zookeeper_lookup_is_bounded_by_the_connection_setup_timeout(discovered) -> None:
