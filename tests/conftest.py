@@ -37,6 +37,13 @@ if TEST_BROKER not in ("kafka", "tansu"):
 
 
 @pytest.fixture(scope="session")
+def broker_kind() -> str:
+    """What ``bootstrap`` is: "kafka", "tansu", or "external" (KAFKA_BOOTSTRAP_SERVERS, whose
+    kind the suite does not guess). For the few tests that check a broker's own behaviour."""
+    return "external" if EXTERNAL else TEST_BROKER
+
+
+@pytest.fixture(scope="session")
 def apache_kafka(request):
     """The session's Apache Kafka 4 broker (KRaft; PLAINTEXT, SSL, MTLS, SASL_PLAINTEXT and
     SASL_SSL listeners; StandardAuthorizer). Its log directory is kept when a test failed."""

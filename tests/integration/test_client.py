@@ -130,9 +130,9 @@ def test_reading_a_partition_holds_two_fetches_not_the_range(client: KafkaClient
     topic = new_topic(1)
     value = b"v" * 1024
     p = Producer(client, ProduceSettings())
-    for i in range(0, 96 * 1024, 4096):
-        p.send([PendingBatch(topic, 0, encode_record_batch(None, [value] * 1024, timestamps=i),
-                             1024) for _ in range(4)])
+    for i in range(0, 96 * 1024, 4096):  # batches under Kafka's 1 MiB message.max.bytes
+        p.send([PendingBatch(topic, 0, encode_record_batch(None, [value] * 512, timestamps=i),
+                             512) for _ in range(8)])
     config = client.config
     part = KafkaInputPartition(0, [OffsetRange(topic, 0, 0, 96 * 1024)], config,
                                FetchSettings(max_partition_fetch_bytes=1 << 20), 10_000)
