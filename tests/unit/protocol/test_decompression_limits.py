@@ -161,7 +161,7 @@ def m07_stream(size: int) -> Iterator[bytes]:
 # ------------------------------------------------------------------ bombs, in a child process
 
 _CHILD = """
-import json, resource, sys
+import json, sys
 from spark_kafka_wire.protocol.compression import DecompressionLimitError
 kind, path = sys.argv[1], sys.argv[2]
 data = open(path, "rb").read()
@@ -178,7 +178,12 @@ try:
 except DecompressionLimitError as exc:
     out.update(error=type(exc).__name__, message=str(exc), offset=exc.offset,
                topic=exc.topic, partition=exc.partition, broker=exc.broker)
-out["maxrss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM: this process's own peak. getrusage's ru_maxrss is not: Linux carries the peak of
+# the process that forked this one across exec, so a child of a large pytest process would
+# report the parent's size.
+with open("/proc/self/status") as status:
+    out["maxrss"] = next(int(line.split()[1]) for line in status
+                         if line.startswith("VmHWM:")) * 1024
 print(json.dumps(out))
 """
 
