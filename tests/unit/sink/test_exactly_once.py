@@ -66,7 +66,9 @@ def test_task_transactional_ids() -> None:
                                 "kafka.transaction.timeout.ms"),
     (ErrorCode.INVALID_PRODUCER_EPOCH, "taken over by a newer producer epoch"),
     (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-     "may not use transactional id 'p-3': grant it WRITE and DESCRIBE on TransactionalId"),
+     "not authorized to WRITE transactional id 'p-3': grant the client's principal WRITE on "
+     "transactional id 'p-3' (kafka-acls --add --allow-principal User:<principal> "
+     "--operation Write --transactional-id p-3)"),
     (ErrorCode.INVALID_TRANSACTION_TIMEOUT, "kafka.transaction.timeout.ms is above the "
                                             "broker's transaction.max.timeout.ms"),
     (ErrorCode.INVALID_TXN_STATE, "not in a state that allows this"),
