@@ -34,7 +34,11 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   │   └── DataLossError                 planned offsets left the log (failOnDataLoss)
     │   ├── RecordTooLargeError
     │   │   └── MessageTooLargeError
-    │   ├── AuthorizationError
+    │   ├── AuthorizationError                no ACL allows it; names the ACL to grant
+    │   │   ├── TopicAuthorizationError
+    │   │   ├── GroupAuthorizationError
+    │   │   ├── TransactionalIdAuthorizationError
+    │   │   └── ClusterAuthorizationError
     │   ├── AuthenticationError
     │   ├── UnsupportedVersionError
     │   ├── TopicAlreadyExistsError
@@ -89,9 +93,11 @@ from spark_kafka_wire.protocol.compression import (
 from spark_kafka_wire.protocol.errors import (
     AuthenticationError,
     AuthorizationError,
+    ClusterAuthorizationError,
     CorruptRecordError,
     ErrorCode,
     FetchSizeLimitError,
+    GroupAuthorizationError,
     InvalidFetchSizeError,
     InvalidMessageError,
     InvalidMetadataError,
@@ -109,6 +115,8 @@ from spark_kafka_wire.protocol.errors import (
     RequestTimedOutError,
     RetriableError,
     TopicAlreadyExistsError,
+    TopicAuthorizationError,
+    TransactionalIdAuthorizationError,
     UnknownTopicOrPartitionError,
     UnsupportedVersionError,
     WrongPartitionError,
@@ -124,6 +132,10 @@ __all__ = [
     "ApiVersionsClosedError",
     "AuthenticationError",
     "AuthorizationError",
+    "TopicAuthorizationError",
+    "GroupAuthorizationError",
+    "TransactionalIdAuthorizationError",
+    "ClusterAuthorizationError",
     "BrokerConnectionError",
     "BrokerRegistrationError",
     "CheckpointError",

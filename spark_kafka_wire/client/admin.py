@@ -51,7 +51,8 @@ def create_topics(
         code = t["error_code"]
         if code:
             exc = error_for_code(code, topic=t["name"], context="CreateTopics",
-                                 message=t.get("error_message"))
+                                 message=t.get("error_message"),
+                                 principal=client.config.principal)
             if isinstance(exc, TopicAlreadyExistsError) and exist_ok:
                 continue
             raise exc
@@ -138,4 +139,5 @@ def delete_topics(client: KafkaClient, topics: Iterable[str], timeout_ms: int = 
     for r in resp["responses"]:
         if r["error_code"]:
             raise error_for_code(r["error_code"], topic=r["name"], context="DeleteTopics",
-                                 message=r.get("error_message"))
+                                 message=r.get("error_message"),
+                                 principal=client.config.principal)

@@ -237,7 +237,8 @@ class KafkaClient:
             t = md.topics.get(name)
             if t is None or t.error_code:
                 raise error_for_code(t.error_code if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                     topic=name, context="Metadata")
+                                     topic=name, context="Metadata",
+                                     principal=self.config.principal)
             info = t
         return info
 

@@ -103,6 +103,22 @@ class ClientConfig:
         """Whether the brokers are Kafka 0.7 brokers (their own protocol, byte offsets)."""
         return is_kafka07(self.broker_version_fallback)
 
+    @property
+    def principal(self) -> str | None:
+        """The principal a broker's authorizer sees for this client, as ACLs name it, when
+        the settings tell it: the SASL user (User:alice; a Kerberos principal's first
+        component, what Kafka's default principal-to-local rule keeps), User:ANONYMOUS with
+        no authentication. None where the broker decides it from what the client cannot
+        read: a client certificate's subject, mapped by ssl.principal.mapping.rules."""
+        if self.sasl is not None:
+            user = self.sasl.username
+            if self.sasl.mechanism == "GSSAPI":
+                user = user.split("@", 1)[0].split("/", 1)[0]
+            return f"User:{user}" if user else None
+        if self.security_protocol == "SSL" and self.tls is not None and self.tls.cert_chain:
+            return None
+        return "User:ANONYMOUS"
+
     @classmethod
     def from_servers(cls, servers: str, **kwargs: object) -> ClientConfig:
         return cls(tuple(parse_bootstrap(servers)), **kwargs)  # type: ignore[arg-type]

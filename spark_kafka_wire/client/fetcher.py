@@ -54,7 +54,7 @@ from spark_kafka_wire.protocol.errors import (
     OffsetOutOfRangeError,
     ProtocolError,
     UnknownTopicOrPartitionError,
-    check_error,
+    error_for_code,
 )
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import (
@@ -143,16 +143,18 @@ def read_answer(sent: SentFetch, topic: str, partition: int, s: FetchSettings) -
     typed error naming topic, partition and broker."""
     conn, offset = sent.conn, sent.offset
     resp = conn.receive(sent.inflight)
-    check_error(resp["error_code"], topic=topic, partition=partition, broker=conn.name, context="Fetch")
+    if resp["error_code"]:
+        raise error_for_code(resp["error_code"], topic=topic, partition=partition,
+                             broker=conn.name, context="Fetch", principal=conn.config.principal)
     for t in resp["responses"]:
         if t["topic"] != topic:
             continue
         for p in t["partitions"]:
             if p["partition_index"] == partition:
-                check_error(
-                    p["error_code"], topic=topic, partition=partition, offset=offset,
-                    broker=conn.name, context="Fetch",
-                )
+                if p["error_code"]:
+                    raise error_for_code(
+                        p["error_code"], topic=topic, partition=partition, offset=offset,
+                        broker=conn.name, context="Fetch", principal=conn.config.principal)
                 aborted = None
                 if s.isolation_level == READ_COMMITTED:  # the decoder drops aborted data
                     aborted = [(a["producer_id"], a["first_offset"])

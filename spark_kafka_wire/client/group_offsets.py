@@ -15,7 +15,13 @@ from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import CoordinatorMovedError
 from spark_kafka_wire.client.offsets import by_topic
-from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, check_error, error_for_code
+from spark_kafka_wire.protocol.errors import (
+    AuthorizationError,
+    ErrorCode,
+    KafkaError,
+    check_error,
+    error_for_code,
+)
 from spark_kafka_wire.protocol.messages import FIND_COORDINATOR, OFFSET_COMMIT, OFFSET_FETCH
 
 GROUP_KEY_TYPE = 0
@@ -45,7 +51,9 @@ def find_coordinator(client: KafkaClient, key: str, key_type: int = GROUP_KEY_TY
         answer = conn.request(FIND_COORDINATOR, {"key": key, "key_type": key_type})
     code = answer["error_code"]
     if code:
-        check_coordinated(code, what, None, None, conn, "FindCoordinator")
+        check_coordinated(code, what, None, None, conn, "FindCoordinator",
+                          **{"transactional_id" if key_type == TRANSACTION_KEY_TYPE
+                             else "group": key})
     return client.broker(answer["node_id"])  # a cluster member: metadata knows its address
 
 
@@ -160,20 +168,26 @@ def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] 
 
 
 def check_coordinated(code: int, what: str, topic: str | None, partition: int | None,
-                      conn: BrokerConnection, context: str) -> None:
+                      conn: BrokerConnection, context: str, **ids: str) -> None:
     """Raise the error ``code`` names, saying ``what`` (``coordinated(...)``) it concerns; a
-    coordinator that moved or is loading is a CoordinatorMovedError (look it up again)."""
+    coordinator that moved or is loading is a CoordinatorMovedError (look it up again).
+    ``ids``: the group and transactional id of the request (``group=``,
+    ``transactional_id=``), which an authorization error names with the ACL to grant."""
+    if not code:
+        return
     if code in _COORDINATOR_MOVED:
         base = error_for_code(code)
         raise CoordinatorMovedError(base.spec, topic=topic, partition=partition, broker=conn.name,
                                     context=context, message=what)
     try:
-        check_error(code, topic=topic, partition=partition, broker=conn.name, context=context)
+        check_error(code, topic=topic, partition=partition, broker=conn.name, context=context,
+                    principal=conn.config.principal, **ids)
     except KafkaError as exc:
-        exc.args = (f"{exc.args[0]} ({what})",)
+        if not isinstance(exc, AuthorizationError) or exc.resource_type == "Topic":
+            exc.args = (f"{exc.args[0]} ({what})",)  # (an ACL error names its group or id)
         raise
 
 
 def _check(code: int, group: str, topic: str | None, partition: int | None,
            conn: BrokerConnection, context: str) -> None:
-    check_coordinated(code, coordinated(group), topic, partition, conn, context)
+    check_coordinated(code, coordinated(group), topic, partition, conn, context, group=group)

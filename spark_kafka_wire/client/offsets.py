@@ -123,10 +123,11 @@ def list_offsets_with_timestamps(
             )
             for t in resp["topics"]:
                 for p in t["partitions"]:
-                    check_error(
-                        p["error_code"], topic=t["name"], partition=p["partition_index"],
-                        broker=conn.name, context="ListOffsets",
-                    )
+                    if p["error_code"]:
+                        raise error_for_code(
+                            p["error_code"], topic=t["name"], partition=p["partition_index"],
+                            broker=conn.name, context="ListOffsets",
+                            principal=conn.config.principal)
                     if version == 0:
                         olds = p["old_style_offsets"]
                         answer = (olds[0] if olds else -1, -1)
@@ -173,27 +174,35 @@ def fetch_watermarks(
             for t in resp["responses"]:
                 for p in t["partitions"]:
                     tp = (t["topic"], p["partition_index"])
-                    if tp not in offsets or tp in answered or p["high_watermark"] < 0:
-                        # not a partition left out: a damaged answer, whose values for the
-                        # partitions asked for cannot be trusted either
-                        raise ProtocolError(
-                            "the Fetch answer (watermarks) lists a partition that was not asked "
-                            "for, twice, or with a negative high watermark: it is damaged",
-                            topic=tp[0], partition=tp[1], broker=conn.name)
+                    if tp not in offsets or tp in answered:
+                        raise _damaged(tp, conn.name)
                     answered.add(tp)
                     if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
                         continue
-                    check_error(
-                        p["error_code"], topic=t["topic"], partition=p["partition_index"],
-                        offset=offsets.get((t["topic"], p["partition_index"])),
-                        broker=conn.name, context="Fetch",
-                    )
+                    # an error answer carries high watermark -1 (Kafka's Fetch for a partition
+                    # it refuses, e.g. TOPIC_AUTHORIZATION_FAILED): the error is the answer
+                    if p["error_code"]:
+                        raise error_for_code(
+                            p["error_code"], topic=t["topic"], partition=p["partition_index"],
+                            offset=offsets.get(tp), broker=conn.name, context="Fetch",
+                            principal=conn.config.principal)
+                    if p["high_watermark"] < 0:
+                        raise _damaged(tp, conn.name)
                     result[(t["topic"], p["partition_index"])] = (
                         p["high_watermark"], p["last_stable_offset"], p["log_start_offset"]
                     )
         return result
 
     return client.retry(attempt, "Fetch (watermarks)")
+
+
+def _damaged(tp: TopicPartition, broker: str) -> ProtocolError:
+    """Not a partition left out: a damaged answer, whose values for the partitions asked for
+    cannot be trusted either."""
+    return ProtocolError(
+        "the Fetch answer (watermarks) lists a partition that was not asked for, twice, or "
+        "without an error but with a negative high watermark: it is damaged",
+        topic=tp[0], partition=tp[1], broker=broker)
 
 
 def resolve_offsets(

@@ -12,6 +12,7 @@ because the protocol is the lowest layer; ``spark_kafka_wire.errors`` shows the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import SupportsIndex
@@ -327,17 +328,26 @@ class KafkaError(KafkaWireError):
         self.offset = offset
         self.broker = broker
         self.context = context
+        self.message = message
+        super().__init__(self._text())
+
+    def _text(self) -> str:
         text = f"Kafka error {self.spec.name} ({self.spec.code})"
-        if context:
-            text += f" in {context}"
-        where = _where(topic, partition, offset, broker)
+        if self.context:
+            text += f" in {self.context}"
+        where = _where(self.topic, self.partition, self.offset, self.broker)
         if where:
             text += f" for {where}"
-        if message:
-            text += f": {message}"
-        if self.spec.hint:
-            text += f". {self.spec.hint}"
-        super().__init__(text)
+        if self.message:
+            text += f": {self.message}"
+        hint = self.advice()
+        if hint:
+            text += f". {hint}"
+        return text
+
+    def advice(self) -> str:
+        """What to do about it (the code's hint)."""
+        return self.spec.hint
 
     @property
     def code(self) -> int:
@@ -369,8 +379,161 @@ class RecordTooLargeError(KafkaError):
     """A record or request exceeds a broker size limit; retrying cannot help."""
 
 
+#: The ACL operation each request needs on each kind of resource, by the request's name (the
+#: error's ``context``) and the resource kind (Kafka's authorization checks per API:
+#: https://kafka.apache.org/documentation/#operations_resources_and_protocols). READ, WRITE,
+#: DELETE and ALTER each include DESCRIBE.
+ACL_OPERATIONS: dict[tuple[str, str], str] = {
+    ("Metadata", "Topic"): "Describe",
+    ("ListOffsets", "Topic"): "Describe",
+    ("Fetch", "Topic"): "Read",
+    ("Produce", "Topic"): "Write",
+    ("CreateTopics", "Topic"): "Create",
+    ("DeleteTopics", "Topic"): "Delete",
+    ("DeleteRecords", "Topic"): "Delete",
+    ("FindCoordinator", "Group"): "Describe",
+    ("OffsetFetch", "Group"): "Describe",
+    ("OffsetFetch", "Topic"): "Describe",
+    ("OffsetCommit", "Group"): "Read",
+    ("OffsetCommit", "Topic"): "Read",
+    ("FindCoordinator", "TransactionalId"): "Describe",
+    ("InitProducerId", "TransactionalId"): "Write",
+    ("InitProducerId", "Cluster"): "IdempotentWrite",
+    ("AddPartitionsToTxn", "TransactionalId"): "Write",
+    ("AddPartitionsToTxn", "Topic"): "Write",
+    ("AddOffsetsToTxn", "TransactionalId"): "Write",
+    ("AddOffsetsToTxn", "Group"): "Read",
+    ("TxnOffsetCommit", "TransactionalId"): "Write",
+    ("TxnOffsetCommit", "Group"): "Read",
+    ("TxnOffsetCommit", "Topic"): "Read",
+    ("EndTxn", "TransactionalId"): "Write",
+}
+#: What DESCRIBE alone does not give, where a user granting it would fail at the next step.
+_DESCRIBE_IS_NOT_ENOUGH = {
+    "Topic": "a reader needs Read and a writer Write, each of which includes Describe",
+    "Group": "committing offsets needs Read, which includes Describe",
+    "TransactionalId": "a transactional writer needs Write, which includes Describe",
+}
+#: kafka-acls' option naming a resource of each kind.
+_ACL_OPTIONS = {"Topic": "--topic", "Group": "--group", "TransactionalId": "--transactional-id",
+                "Cluster": "--cluster"}
+_ACL_NAMES = {"Topic": "topic", "Group": "group", "TransactionalId": "transactional id",
+              "Cluster": "the cluster"}
+
+
+def acl_grant(resource_type: str, name: str | None, operation: str, principal: str | None,
+              prefix: str | None = None) -> str:
+    """The one wording of "grant this ACL": who (``principal``, User:alice; None when the
+    client cannot know it) needs ``operation`` (Read) on the resource of ``resource_type``
+    (Topic, Group, TransactionalId, Cluster) named ``name``, as a kafka-acls command.
+    ``prefix``: the names to cover start with it (a PREFIXED ACL, e.g. every task's
+    transactional id of the exactly-once sink)."""
+    who = principal or "the client's principal"
+    flag = principal or "User:<principal>"
+    kind = _ACL_NAMES[resource_type]
+    if resource_type == "Cluster":
+        target, option = kind, _ACL_OPTIONS["Cluster"]
+    elif prefix is not None:
+        target = f"every {kind} starting with {prefix!r}"
+        option = f"--resource-pattern-type prefixed {_ACL_OPTIONS[resource_type]} {prefix}"
+    else:
+        target = f"{kind} {name!r}" if name is not None else kind
+        option = f"{_ACL_OPTIONS[resource_type]} {name if name is not None else '<name>'}"
+    text = (f"grant {who} {operation.upper()} on {target} (kafka-acls --add "
+            f"--allow-principal {flag} --operation {operation} {option})")
+    if operation == "Describe" and resource_type in _DESCRIBE_IS_NOT_ENOUGH:
+        text += f"; {_DESCRIBE_IS_NOT_ENOUGH[resource_type]}"
+    return text
+
+
 class AuthorizationError(KafkaError):
-    """The principal lacks an ACL for the operation."""
+    """The principal lacks an ACL for the operation. The message names the resource, the
+    principal (when the client knows it: the SASL user, ANONYMOUS without authentication),
+    the operation the request needs and the ACL to grant (``acl_grant``).
+
+    Not retriable: another attempt meets the same ACLs, so it fails at once."""
+
+    #: the kind of resource the error code is about (Kafka's ResourceType name)
+    resource_type = "Topic"
+
+    def __init__(self, spec: ErrorSpec | None = None, *, group: str | None = None,
+                 transactional_id: str | None = None, principal: str | None = None,
+                 prefix: str | None = None, **where: object) -> None:
+        self.group = group
+        self.transactional_id = transactional_id
+        self.principal = principal
+        self.prefix = prefix
+        super().__init__(spec, **where)  # type: ignore[arg-type]
+
+    @property
+    def resource_name(self) -> str | None:
+        return {"Topic": self.topic, "Group": self.group,
+                "TransactionalId": self.transactional_id}.get(self.resource_type)
+
+    @property
+    def operation(self) -> str | None:
+        """The ACL operation the failed request needs (None for a request not in
+        ACL_OPERATIONS)."""
+        request = re.match(r"[A-Za-z]*", self.context).group()  # type: ignore[union-attr]
+        return ACL_OPERATIONS.get((request, self.resource_type))
+
+    def with_details(self, **changes: str | None) -> AuthorizationError:
+        """The same error with ``changes`` (group, transactional_id, principal, prefix): e.g.
+        ``prefix`` advises a PREFIXED ACL on every name starting with it (the exactly-once
+        sink's transactional ids and their marker groups)."""
+        details: dict[str, object] = dict(
+            topic=self.topic, partition=self.partition, offset=self.offset, broker=self.broker,
+            context=self.context, message=self.message, group=self.group,
+            transactional_id=self.transactional_id, principal=self.principal,
+            prefix=self.prefix)
+        details.update(changes)
+        return type(self)(self.spec, **details)  # type: ignore[arg-type]
+
+    def advice(self) -> str:
+        name = self.resource_name
+        kind = _ACL_NAMES[self.resource_type]
+        shown_name = kind if self.resource_type == "Cluster" else \
+            f"{kind} {name!r}" if name is not None else kind
+        who = self.principal or "the client's principal"
+        operation = self.operation
+        if operation is None:
+            return (f"{who} lacks an ACL on {shown_name} for this request: grant the "
+                    "operation it needs (kafka-acls --add --allow-principal ...)")
+        return (f"{who} is not authorized to {operation.upper()} {shown_name}: "
+                + acl_grant(self.resource_type, name, operation, self.principal, self.prefix))
+
+
+class TopicAuthorizationError(AuthorizationError):
+    """TOPIC_AUTHORIZATION_FAILED: no ACL lets the principal read, write or describe a topic."""
+
+    resource_type = "Topic"
+
+
+class GroupAuthorizationError(AuthorizationError):
+    """GROUP_AUTHORIZATION_FAILED: no ACL lets the principal use a consumer group (commit or
+    fetch its offsets, find its coordinator)."""
+
+    resource_type = "Group"
+
+
+class TransactionalIdAuthorizationError(AuthorizationError):
+    """TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no ACL lets the principal use a transactional
+    id (the exactly-once sink's ``kafka.transactional.id`` plus the task's partition)."""
+
+    resource_type = "TransactionalId"
+
+
+class ClusterAuthorizationError(AuthorizationError):
+    """CLUSTER_AUTHORIZATION_FAILED: an operation on the cluster itself is refused (an
+    idempotent producer's InitProducerId on brokers before Kafka 3.0, which need
+    IDEMPOTENT_WRITE on the cluster)."""
+
+    resource_type = "Cluster"
+
+
+#: Keywords only an AuthorizationError takes; error_for_code drops them for other codes, so
+#: that a call site passes them whatever code the broker answered.
+_AUTHORIZATION_DETAILS = ("group", "transactional_id", "principal", "prefix")
 
 
 class AuthenticationError(KafkaError):
@@ -460,10 +623,9 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.UNKNOWN_MEMBER_ID), KafkaError),
     (ErrorSpec.of(ErrorCode.REBALANCE_IN_PROGRESS, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_COMMIT_OFFSET_SIZE), InvalidRequestError),
-    (ErrorSpec.of(ErrorCode.TOPIC_AUTHORIZATION_FAILED, hint="Grant the principal access to the "
-                  "topic"), AuthorizationError),
-    (ErrorSpec.of(ErrorCode.GROUP_AUTHORIZATION_FAILED), AuthorizationError),
-    (ErrorSpec.of(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), AuthorizationError),
+    (ErrorSpec.of(ErrorCode.TOPIC_AUTHORIZATION_FAILED), TopicAuthorizationError),
+    (ErrorSpec.of(ErrorCode.GROUP_AUTHORIZATION_FAILED), GroupAuthorizationError),
+    (ErrorSpec.of(ErrorCode.CLUSTER_AUTHORIZATION_FAILED), ClusterAuthorizationError),
     (ErrorSpec.of(ErrorCode.INVALID_TIMESTAMP), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.UNSUPPORTED_SASL_MECHANISM), AuthenticationError),
     (ErrorSpec.of(ErrorCode.ILLEGAL_SASL_STATE), AuthenticationError),
@@ -486,7 +648,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.INVALID_TRANSACTION_TIMEOUT), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.CONCURRENT_TRANSACTIONS, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.TRANSACTION_COORDINATOR_FENCED), ProducerStateError),
-    (ErrorSpec.of(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), AuthorizationError),
+    (ErrorSpec.of(ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED), TransactionalIdAuthorizationError),
     (ErrorSpec.of(ErrorCode.SECURITY_DISABLED), AuthenticationError),
     (ErrorSpec.of(ErrorCode.KAFKA_STORAGE_ERROR, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.SASL_AUTHENTICATION_FAILED, hint="Check the SASL mechanism and "
@@ -516,6 +678,8 @@ ERRORS: dict[int, tuple[ErrorSpec, type[KafkaError]]] = {s.code: (s, c) for s, c
 def error_for_code(code: int, **where: object) -> KafkaError:
     """The typed exception for a non-zero Kafka error code."""
     spec, cls = ERRORS.get(code, (ErrorSpec(code, f"UNKNOWN_ERROR_CODE_{code}"), KafkaError))
+    if not issubclass(cls, AuthorizationError):
+        where = {k: v for k, v in where.items() if k not in _AUTHORIZATION_DETAILS}
     return cls(spec, **where)  # type: ignore[arg-type]
 
 

@@ -58,6 +58,7 @@ from spark_kafka_wire.client.pool import (
 )
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
+from spark_kafka_wire.protocol.errors import AuthorizationError
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
     abort_transactions,
@@ -163,6 +164,20 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         o = self.options
         if o.client.kafka07:
             return self._write07(iterator)
+        try:
+            return self._write(iterator)
+        except AuthorizationError as exc:
+            # A task's transactional id (and its marker group) is the prefix plus the task's
+            # partition: one PREFIXED ACL covers every task of every batch.
+            prefix = o.transactional_prefix
+            name = exc.resource_name
+            if prefix is None or exc.resource_type not in ("TransactionalId", "Group") \
+                    or name is None or not name.startswith(prefix):
+                raise
+            raise exc.with_details(prefix=prefix) from None
+
+    def _write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
+        o = self.options
         client = task_client(o.client)
         settings, batch = o.produce, None
         if o.transactional_prefix is not None:

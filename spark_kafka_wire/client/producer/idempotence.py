@@ -69,7 +69,7 @@ def init_producer_id(client: KafkaClient, current: ProducerIdentity | None = Non
                                                    "transaction_timeout_ms": 60_000})
         if resp["error_code"]:
             raise error_for_code(resp["error_code"], context="InitProducerId",
-                                 broker=conn.name)
+                                 broker=conn.name, principal=conn.config.principal)
         return ProducerIdentity(resp["producer_id"], resp["producer_epoch"])
 
     return client.retry(attempt, "InitProducerId")

@@ -255,7 +255,8 @@ class Sender:
             if isinstance(error_for_code(code), RecordTooLargeError):
                 message = f"a batch of {b.records} records is {len(b.data)} bytes"
             self._fail(b, error_for_code(code, topic=b.topic, partition=b.partition,
-                                         broker=r.conn.name, context="Produce", message=message))
+                                         broker=r.conn.name, context="Produce", message=message,
+                                         principal=r.conn.config.principal))
 
     def _drain(self) -> None:
         for window in self._windows.values():

@@ -38,7 +38,13 @@ from spark_kafka_wire.client.group_offsets import (
 )
 from spark_kafka_wire.client.offsets import by_topic
 from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
-from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, error_for_code
+from spark_kafka_wire.protocol.errors import (
+    AuthorizationError,
+    ErrorCode,
+    KafkaError,
+    TransactionalIdAuthorizationError,
+    error_for_code,
+)
 from spark_kafka_wire.protocol.messages import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,
@@ -69,15 +75,15 @@ class OpenTransaction:
 def explain_transaction_error(exc: KafkaError, transactional_id: str) -> KafkaError:
     """The error with what it means for a transactional writer and what to do."""
     code = exc.code
+    if isinstance(exc, AuthorizationError):  # it names the ACL to grant (protocol/errors.py)
+        if isinstance(exc, TransactionalIdAuthorizationError) and exc.transactional_id is None:
+            return exc.with_details(transactional_id=transactional_id)
+        return exc
     if code in _FENCED:
         hint = (f"transactional id {transactional_id!r} was taken over by a newer producer "
                 "epoch: another task attempt or query uses the same kafka.transactional.id "
                 "prefix, or the transaction outlived kafka.transaction.timeout.ms and the "
                 "coordinator aborted it")
-    elif code == ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED:
-        hint = (f"the principal may not use transactional id {transactional_id!r}: grant it "
-                "WRITE and DESCRIBE on TransactionalId resources with the "
-                f"{TRANSACTIONAL_ID} prefix (a PREFIXED ACL covers every task's id)")
     elif code == ErrorCode.INVALID_TRANSACTION_TIMEOUT:
         hint = (f"{TRANSACTION_TIMEOUT} is above the broker's transaction.max.timeout.ms "
                 "(15 minutes unless changed): lower it, or raise the broker's limit")
@@ -95,10 +101,10 @@ def _coordinator(client: KafkaClient, transactional_id: str) -> BrokerConnection
 
 
 def _check(code: int, transactional_id: str, conn: BrokerConnection, context: str,
-           topic: str | None = None, partition: int | None = None) -> None:
+           topic: str | None = None, partition: int | None = None, **ids: str) -> None:
     try:
         check_coordinated(code, coordinated(transactional_id, TRANSACTION_KEY_TYPE), topic,
-                          partition, conn, context)
+                          partition, conn, context, transactional_id=transactional_id, **ids)
     except KafkaError as exc:
         raise explain_transaction_error(exc, transactional_id) from None
 
@@ -179,7 +185,7 @@ def commit_offsets_in_transaction(
         resp = conn.request(ADD_OFFSETS_TO_TXN, {
             "transactional_id": transactional_id, "producer_id": identity.producer_id,
             "producer_epoch": identity.epoch, "group_id": group})
-        _check(resp["error_code"], transactional_id, conn, "AddOffsetsToTxn")
+        _check(resp["error_code"], transactional_id, conn, "AddOffsetsToTxn", group=group)
 
     def commit() -> None:
         conn = find_coordinator(client, group)
@@ -196,7 +202,8 @@ def commit_offsets_in_transaction(
                 if p["error_code"]:
                     try:
                         check_coordinated(p["error_code"], coordinated(group), t["name"],
-                                          p["partition_index"], conn, "TxnOffsetCommit")
+                                          p["partition_index"], conn, "TxnOffsetCommit",
+                                          group=group, transactional_id=transactional_id)
                     except KafkaError as exc:
                         raise explain_transaction_error(exc, transactional_id) from None
 

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED, resolve_offsets
-from spark_kafka_wire.protocol.errors import ErrorCode
+from spark_kafka_wire.protocol.errors import ErrorCode, ProtocolError, TopicAuthorizationError
 from spark_kafka_wire.protocol.messages import FETCH, LIST_OFFSETS
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "tansu_concurrent_producers.json")
@@ -39,6 +40,7 @@ class _Conn:
     request, and fails on any request that was not recorded."""
 
     name = "127.0.0.1:9092 (node 111)"
+    config = ClientConfig.from_servers("127.0.0.1:9092")
 
     def __init__(self, answers: dict[str, dict]) -> None:
         self.answers = answers
@@ -125,3 +127,21 @@ def test_a_later_log_start_never_raises_the_listed_earliest(answers):
     answers["fetch_at_earliest"]["responses"][0]["partitions"][0]["log_start_offset"] = 9
     conn = _Conn(answers)
     assert resolve_offsets(_Client(conn), {TP: EARLIEST}) == {TP: 5}
+
+
+def test_a_refused_partition_in_the_watermark_fetch_is_its_error_not_damage(answers):
+    """Kafka answers a Fetch for a topic the principal may describe but not read with
+    TOPIC_AUTHORIZATION_FAILED and high watermark -1: the error is the answer (it was reported
+    as a damaged answer), naming the ACL to grant."""
+    part = answers["fetch_at_latest"]["responses"][0]["partitions"][0]
+    part.update(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, records=None,
+                high_watermark=-1, last_stable_offset=-1, log_start_offset=-1)
+    with pytest.raises(TopicAuthorizationError) as raised:
+        resolve_offsets(_Client(_Conn(answers)), {TP: LATEST})
+    assert "grant User:ANONYMOUS READ on topic" in str(raised.value)
+
+
+def test_a_negative_high_watermark_without_an_error_is_damage(answers):
+    answers["fetch_at_latest"]["responses"][0]["partitions"][0]["high_watermark"] = -1
+    with pytest.raises(ProtocolError, match="damaged"):
+        resolve_offsets(_Client(_Conn(answers)), {TP: LATEST})

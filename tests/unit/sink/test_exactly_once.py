@@ -66,7 +66,9 @@ def test_task_transactional_ids() -> None:
                                 "kafka.transaction.timeout.ms"),
     (ErrorCode.INVALID_PRODUCER_EPOCH, "taken over by a newer producer epoch"),
     (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-     "may not use transactional id 'p-3': grant it WRITE and DESCRIBE on TransactionalId"),
+     "not authorized to WRITE transactional id 'p-3': grant the client's principal WRITE on "
+     "transactional id 'p-3' (kafka-acls --add --allow-principal User:<principal> "
+     "--operation Write --transactional-id p-3)"),
     (ErrorCode.INVALID_TRANSACTION_TIMEOUT, "kafka.transaction.timeout.ms is above the "
                                             "broker's transaction.max.timeout.ms"),
     (ErrorCode.INVALID_TXN_STATE, "not in a state that allows this"),
@@ -87,3 +89,34 @@ def test_an_unauthorized_transactional_id_is_an_authorization_error() -> None:
 def test_other_errors_pass_unchanged() -> None:
     raw = error_for_code(ErrorCode.NOT_LEADER_OR_FOLLOWER)
     assert explain_transaction_error(raw, "p-0") is raw
+
+
+@pytest.mark.parametrize(("code", "where", "says"), [
+    (ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+     {"transactional_id": "job-3", "context": "InitProducerId"},
+     "grant User:a WRITE on every transactional id starting with 'job' (kafka-acls --add "
+     "--allow-principal User:a --operation Write --resource-pattern-type prefixed "
+     "--transactional-id job)"),
+    (ErrorCode.GROUP_AUTHORIZATION_FAILED, {"group": "job-3", "context": "TxnOffsetCommit"},
+     "--operation Read --resource-pattern-type prefixed --group job)"),
+    (ErrorCode.TOPIC_AUTHORIZATION_FAILED, {"topic": "out", "context": "Produce"},
+     "--operation Write --topic out)"),
+])
+def test_a_task_refused_its_id_is_told_to_grant_the_prefix(code, where, says) -> None:
+    """Every task's transactional id (and marker group) is the prefix plus its partition: the
+    writer advises one PREFIXED ACL, not an ACL per task."""
+    from types import SimpleNamespace
+
+    from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
+
+    writer = object.__new__(KafkaWireBatchWriter)
+    writer.options = SimpleNamespace(client=SimpleNamespace(kafka07=False),  # type: ignore[assignment]
+                                     transactional_prefix="job")
+
+    def refuse(iterator: object) -> None:
+        raise error_for_code(code, principal="User:a", **where)
+
+    writer._write = refuse  # type: ignore[method-assign,assignment]
+    with pytest.raises(AuthorizationError) as raised:
+        writer.write(iter(()))
+    assert raised.value.code == code and says in str(raised.value)
