@@ -136,13 +136,9 @@ def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] 
                                  broker=conn.name,
                                  message="listing a group's offsets needs OffsetFetch v2 "
                                          "(Kafka 0.10.2+)")
-        # require_stable (v7+, KIP-447): offsets a transaction is committing are answered
-        # UNSTABLE_OFFSET_COMMIT, retried, until its markers are written, not left out: EndTxn
-        # returns before then, and a commit just made must be seen (the exactly-once sink's
-        # markers, lag right after a transactional commit)
         if version >= 8:
-            resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}],
-                                               "require_stable": True}, version)
+            resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}]},
+                                version)
             groups = [g for g in resp["groups"] if g["group_id"] == group]
             if not groups:
                 raise error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, context="OffsetFetch",
@@ -150,8 +146,7 @@ def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] 
             _check(groups[0]["error_code"], group, None, None, conn, "OffsetFetch")
             answer_topics = groups[0]["topics"]
         else:
-            resp = conn.request(OFFSET_FETCH, {"group_id": group, "topics": topics,
-                                               "require_stable": True}, version)
+            resp = conn.request(OFFSET_FETCH, {"group_id": group, "topics": topics}, version)
             _check(resp["error_code"], group, None, None, conn, "OffsetFetch")
             answer_topics = resp["topics"]
         result = {}

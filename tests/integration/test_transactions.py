@@ -158,7 +158,13 @@ def test_offsets_in_a_transaction_appear_only_when_it_commits(bootstrap, client,
         producer.commit_offsets(group, {(topic, 0): (12345, "kafkawire marker")})
         assert fetch_group(client, group) == {}
         end_transaction(client, txn, commit=commit)
+        # EndTxn returns before the markers are written, and until then Kafka leaves the
+        # transaction's offsets out of OffsetFetch: they appear within moments
+        deadline = time.monotonic() + 10
         offsets = fetch_group(client, group)
+        while commit and not offsets and time.monotonic() < deadline:
+            time.sleep(0.05)
+            offsets = fetch_group(client, group)
         if commit:
             assert {tp: o for tp, (o, _) in offsets.items()} == {(topic, 0): 12345}
         else:

@@ -165,7 +165,10 @@ class ApacheKafka:
             "transaction.state.log.min.isr": "1",
             "transaction.state.log.num.partitions": "4",
             "group.initial.rebalance.delay.ms": "0",
-            "auto.create.topics.enable": "false",
+            # the tests write records stamped years ago: Kafka's 7-day time retention would
+            # delete them as soon as their segment rolls (Tansu applies none); retention tests
+            # set their topics' own retention.ms
+            "log.retention.ms": "-1",
             "log.message.timestamp.after.max.ms": str(2**63 - 1),
             "log.message.timestamp.before.max.ms": str(2**63 - 1),
             "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
