@@ -47,8 +47,11 @@ def broker_kind() -> str:
 def apache_kafka(request):
     """The session's Apache Kafka 4 broker (KRaft; PLAINTEXT, SSL, MTLS, SASL_PLAINTEXT and
     SASL_SSL listeners; StandardAuthorizer). Its log directory is kept when a test failed."""
-    from tests.support.apache_kafka import ApacheKafka
+    from tests.support.apache_kafka import ApacheKafka, missing_tools
 
+    missing = missing_tools()
+    if missing:
+        pytest.skip(missing)
     broker = ApacheKafka(pki=request.getfixturevalue("pki")).start()
     failed_before = request.session.testsfailed
     try:

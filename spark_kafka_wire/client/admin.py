@@ -1,19 +1,26 @@
-"""Topic administration needed by the connector and its tests (CreateTopics)."""
+"""Topic administration needed by the connector and its tests (CreateTopics, DeleteTopics,
+CreatePartitions, DeleteRecords)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from functools import partial
 
-from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
+from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.offsets import LATEST, list_offsets
+from spark_kafka_wire.client.offsets import LATEST, by_topic, list_offsets
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
     error_for_code,
 )
-from spark_kafka_wire.protocol.messages import CREATE_TOPICS, DELETE_TOPICS
+from spark_kafka_wire.protocol.messages import (
+    CREATE_PARTITIONS,
+    CREATE_TOPICS,
+    DELETE_RECORDS,
+    DELETE_TOPICS,
+)
 
 
 def create_topics(
@@ -56,6 +63,13 @@ def create_topics(
             if isinstance(exc, TopicAlreadyExistsError) and exist_ok:
                 continue
             raise exc
+    _wait_until_ready(client, wanted, "waiting for the new topic", "topic creation")
+
+
+def _wait_until_ready(client: KafkaClient, wanted: list[tuple[str, int]], context: str,
+                      what: str) -> None:
+    """Until each (topic, partitions) has that many partitions in metadata, each with a
+    leader that answers ListOffsets for it (an error here is retried)."""
     names = [name for name, _ in wanted]
 
     def visible() -> None:
@@ -65,11 +79,37 @@ def create_topics(
             if info is None or info.error_code or len(info.partitions) < n \
                     or any(p.leader < 0 for p in info.partitions.values()):
                 raise error_for_code(ErrorCode.LEADER_NOT_AVAILABLE, topic=name,
-                                     context="waiting for the new topic")
-        # the leaders answer for every new partition (an error here is retried)
+                                     context=context)
         list_offsets(client, {(name, p): LATEST for name, n in wanted for p in range(n)})
 
-    client.retry(visible, "topic creation", retries=20)
+    client.retry(visible, what, retries=20)
+
+
+def create_partitions(client: KafkaClient, totals: dict[str, int],
+                      timeout_ms: int = 30_000) -> None:
+    """Grow each topic to ``totals[topic]`` partitions (the new total, as in Kafka's
+    ``kafka-topics --alter --partitions``) through the controller, which places the new
+    partitions (CreatePartitions, Kafka 1.0+). A total not above the current count is
+    INVALID_PARTITIONS; a topic that does not exist UNKNOWN_TOPIC_OR_PARTITION. Returns once
+    every new partition has a leader that answers for it, as ``create_topics`` does."""
+    wanted = list(totals.items())
+    body = {
+        "topics": [{"name": name, "count": n, "assignments": None} for name, n in wanted],
+        "timeout_ms": timeout_ms,
+        "validate_only": False,
+    }
+
+    def attempt() -> dict:
+        md = client.fetch_metadata([])
+        conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
+        return conn.request(CREATE_PARTITIONS, body)
+
+    resp = client.retry(attempt, "CreatePartitions")
+    for r in resp["results"]:
+        if r["error_code"]:
+            raise error_for_code(r["error_code"], topic=r["name"], context="CreatePartitions",
+                                 message=r.get("error_message"))
+    _wait_until_ready(client, wanted, "waiting for the new partitions", "partition creation")
 
 
 def ensure_topic(
@@ -141,3 +181,33 @@ def delete_topics(client: KafkaClient, topics: Iterable[str], timeout_ms: int = 
             raise error_for_code(r["error_code"], topic=r["name"], context="DeleteTopics",
                                  message=r.get("error_message"),
                                  principal=client.config.principal)
+
+
+def delete_records(client: KafkaClient, offsets: Mapping[TopicPartition, int],
+                   timeout_ms: int = 30_000) -> dict[TopicPartition, int]:
+    """Delete every record below ``offsets[(topic, partition)]`` (-1: up to the high
+    watermark) through each partition's leader (DeleteRecords, Kafka 0.11+): the partition's
+    log start offset moves there, as retention would move it. Returns the new log start
+    offset (low watermark) of each partition."""
+    out: dict[TopicPartition, int] = {}
+    by_leader: dict[int, list[TopicPartition]] = {}
+    for tp in offsets:
+        by_leader.setdefault(client.leader(*tp), []).append(tp)
+    for leader, tps in by_leader.items():
+        body = {"topics": [{"name": t, "partitions": [
+                    {"partition_index": p, "offset": offsets[(t, p)]} for p in parts]}
+                    for t, parts in by_topic(tps).items()],
+                "timeout_ms": timeout_ms}
+        resp = client.retry(partial(_request_to, client, leader, body), "DeleteRecords")
+        for t in resp["topics"]:
+            for p in t["partitions"]:
+                if p["error_code"]:
+                    raise error_for_code(p["error_code"], topic=t["name"],
+                                         partition=p["partition_index"], context="DeleteRecords",
+                                         principal=client.config.principal)
+                out[(t["name"], p["partition_index"])] = p["low_watermark"]
+    return out
+
+
+def _request_to(client: KafkaClient, node_id: int, body: dict) -> dict:
+    return client.broker(node_id).request(DELETE_RECORDS, body)

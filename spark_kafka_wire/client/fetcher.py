@@ -113,6 +113,7 @@ class FetchAnswer:
     broker: str
     aborted: list[tuple[int, int]] | None
     throttle_ms: int = 0  # KIP-219 throttle time the connection honours (empty_answers.py)
+    throttled: bool = False  # a quota's answer without the partition: ask again (read_answer)
 
 
 @dataclass
@@ -163,6 +164,13 @@ def read_answer(sent: SentFetch, topic: str, partition: int, s: FetchSettings) -
                     p["records"], p["high_watermark"], p["last_stable_offset"],
                     p["log_start_offset"], conn.name, aborted, sent.inflight.throttle_ms,
                 )
+    if sent.inflight.throttle_ms > 0 and not resp["responses"]:
+        # KIP-219: a client over its quota gets an answer at once, without any topic
+        # (Kafka's getThrottledResponse); the connection holds the next Fetch until the
+        # throttle time has passed, and the reader asks again. (An answer that names other
+        # partitions than the one asked for is damaged, throttled or not.)
+        return FetchAnswer(None, -1, -1, -1, conn.name, None, sent.inflight.throttle_ms,
+                           throttled=True)
     raise ProtocolError("Fetch response lacks the requested partition", topic=topic,
                         partition=partition, offset=offset, broker=conn.name)
 
@@ -358,6 +366,8 @@ def _range_answers(
                     return
             continue
         progress.broker = answer.broker
+        if answer.throttled:  # no data: the same Fetch again, once the throttle has passed
+            continue
         data = answer.records
         ahead = next_batch_offset(data)
         if ahead is not None and offset < ahead < end:

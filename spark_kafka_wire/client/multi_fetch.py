@@ -80,7 +80,8 @@ def fetch_ranges(
     for i, r in enumerate(states):
         while True:
             if shared and r.open:
-                _fetch_together(client, states, i, settings)
+                if _fetch_together(client, states, i, settings):
+                    continue  # throttled (KIP-219): asked again once the throttle passed
                 if not r.chunks and r.open:  # its own answer held nothing to hand out
                     r.alone = True
             for chunk in r.chunks:
@@ -98,9 +99,11 @@ def fetch_ranges(
 
 
 def _fetch_together(client: KafkaClient, states: list[_Range], head: int,
-                    settings: FetchSettings) -> None:
+                    settings: FetchSettings) -> bool:
     """One Fetch to the leader of ``states[head]`` for it and the following open ranges that
-    leader leads (one range per partition), each answer decoded into its range."""
+    leader leads (one range per partition), each answer decoded into its range. True when
+    the answer was a quota's throttle without any partition (KIP-219: Kafka answers a client
+    over its quota at once, with no data; the connection holds the next Fetch meanwhile)."""
     try:
         leader = client.leader(states[head].topic, states[head].partition)
         group = [states[head]]
@@ -124,13 +127,15 @@ def _fetch_together(client: KafkaClient, states: list[_Range], head: int,
         # The whole request failed (no leader known, connection lost, ...): each range's own
         # reader retries under the client's rules, or reports what is wrong, naming the range.
         states[head].alone = True
-        return
+        return False
     answers: list[tuple[_Range, dict]] = []
     for t in resp["responses"]:
         for p in t["partitions"]:
             tp = (t["topic"], p["partition_index"])
             if tp in wanted:  # a partition not asked for, or named twice, is ignored
                 answers.append((wanted.pop(tp), p))
+    if not answers and resp.get("throttle_time_ms", 0) > 0:
+        return True
     answers.sort(key=lambda a: a[0] is not states[head])  # the head's answer first
     limit = settings.decompression_limit(part_bytes)
     held = _held(states)
@@ -144,6 +149,7 @@ def _fetch_together(client: KafkaClient, states: list[_Range], head: int,
                 r.alone = True  # read alone with the whole limit (others dropped first)
             continue  # another range: asked for again later, with more room
         held += _held([r])
+    return False
 
 
 def _held(states: list[_Range]) -> int:

@@ -574,7 +574,9 @@ class RequestTimedOutError(RetriableError):
 
 
 class MessageTooLargeError(RecordTooLargeError):
-    """A batch exceeds the broker's or topic's message.max.bytes."""
+    """A batch exceeds the topic's max.message.bytes (the broker's message.max.bytes by
+    default). The producer splits a refused batch of several records and sends the halves
+    (as the Java producer does); a single record too large fails with this error."""
 
 
 class WrongPartitionError(InvalidMetadataError):
@@ -604,8 +606,9 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.REQUEST_TIMED_OUT, _R), RequestTimedOutError),
     (ErrorSpec.of(ErrorCode.BROKER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.REPLICA_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
-    (ErrorSpec.of(ErrorCode.MESSAGE_TOO_LARGE, hint="Raise the broker's message.max.bytes or send "
-                  "smaller records"), MessageTooLargeError),
+    (ErrorSpec.of(ErrorCode.MESSAGE_TOO_LARGE, hint="Raise the topic's max.message.bytes (or the "
+                  "broker's message.max.bytes, its default) or send smaller records"),
+     MessageTooLargeError),
     (ErrorSpec.of(ErrorCode.STALE_CONTROLLER_EPOCH), KafkaError),
     (ErrorSpec.of(ErrorCode.OFFSET_METADATA_TOO_LARGE), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.NETWORK_EXCEPTION, _R, _M), InvalidMetadataError),

@@ -537,7 +537,34 @@ DELETE_RECORDS = ApiSpec(
     ),
 )
 
-ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS)})
+# ---- CreatePartitions (37) -----------------------------------------------------------------
+# More partitions for existing topics (client/admin.py create_partitions), sent to the
+# controller; v3 is v2 that may answer THROTTLING_QUOTA_EXCEEDED (KIP-599). ``assignments``
+# null: the controller places the new partitions.
+CREATE_PARTITIONS = ApiSpec(
+    key=37, name="CreatePartitions", min_version=0, max_version=3, flexible_from=2,
+    request=(
+        F("topics", "[]", fields=(
+            F("name", "string"),
+            F("count", "int32"),
+            F("assignments", "[]", nullable="0+", default=None, fields=(
+                F("broker_ids", "[]int32"),
+            )),
+        )),
+        F("timeout_ms", "int32", default=30_000),
+        F("validate_only", "bool"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("results", "[]", fields=(
+            F("name", "string"),
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+        )),
+    ),
+)
+
+ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS)})
 
 # KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
 # once, with ``throttle_time_ms``, and expects the client to send nothing more on that

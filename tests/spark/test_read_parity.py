@@ -264,7 +264,9 @@ def test_ending_offset_beyond_the_log_without_fail_on_data_loss(spark, bootstrap
 def test_records_deleted_below_the_planned_start(spark, bootstrap, client, new_topic):
     """Retention, simulated with DeleteRecords. Tansu does not implement DeleteRecords (its
     memory storage panics "not yet implemented" and drops the connection): this runs against
-    a Kafka cluster (KAFKA_BOOTSTRAP_SERVERS); tests/unit/client/test_fetcher.py covers the logic."""
+    a Kafka cluster (KAFKAWIRE_TEST_BROKER=kafka or KAFKA_BOOTSTRAP_SERVERS);
+    tests/spark/test_apache_kafka_log.py::test_batch_reads_after_delete_records always runs
+    it against Apache Kafka, tests/unit/client/test_fetcher.py covers the logic."""
     topic = new_topic(1, "retention")
     produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": 0} for i in range(10)],
             linger_ms=20)

@@ -43,6 +43,8 @@ MAVEN_TIMEOUT_S = 900.0
 ADMIN = ("admin", "admin-secret")
 SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 LOG4J2_LINE = "[%d] %p %m (%c)%n"
+#: Errors only, on stderr: the tools' log (run_tool).
+QUIET_LOG4J2 = Path(__file__).parents[2] / "spark_kafka_wire" / "testing" / "log4j2-quiet.properties"
 
 
 def cache_dir() -> Path:
@@ -101,6 +103,17 @@ def kafka_libs(version: str = DEFAULT_VERSION, scala: str = SCALA) -> Path:
                                    f"{(done_.stdout + done_.stderr)[-3000:]}")
         done.write_text(version)
     return libs
+
+
+def missing_tools(version: str = DEFAULT_VERSION, scala: str = SCALA) -> str | None:
+    """Why no Apache Kafka broker can start here (tests skip with it), or None: Java is
+    needed, and Maven unless the version's jars are already in the cache."""
+    if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
+        return "Apache Kafka needs Java 17 or newer (apt-get install openjdk-17-jre-headless)"
+    done = cache_dir() / "apache-kafka" / f"kafka_{scala}-{version}" / ".complete"
+    if not done.exists() and not shutil.which("mvn"):
+        return "resolving Apache Kafka's jars needs Maven (apt-get install maven)"
+    return None
 
 
 def cluster_id() -> str:
@@ -241,6 +254,20 @@ class ApacheKafka:
             raise
         self.started_s = time.monotonic() - began
         return self
+
+    def run_tool(self, main_class: str, *args: str, timeout: float = 120.0) -> str:
+        """Run one of Kafka's command-line tools (``org.apache.kafka.tools.ConfigCommand``, ...)
+        from the broker's jars; its output, or RuntimeError with it when it fails."""
+        libs = kafka_libs(self.version)
+        done = subprocess.run(
+            [java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+             f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J2}",
+             "-cp", f"{libs}/*", main_class, *args],
+            capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"{main_class} {' '.join(args)} failed ({done.returncode}):\n"
+                               f"{(done.stdout + done.stderr)[-3000:]}")
+        return done.stdout
 
     @property
     def log_path(self) -> str:

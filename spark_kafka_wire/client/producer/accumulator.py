@@ -23,8 +23,9 @@ from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.errors import ErrorCode, RecordTooLargeError, error_for_code
 from spark_kafka_wire.protocol.ordering import stable_order
-from spark_kafka_wire.protocol.records import HEADER_SIZE, encode_message_set
+from spark_kafka_wire.protocol.records import HEADER_SIZE, decode_record_batches, encode_message_set
 from spark_kafka_wire.protocol.records.batch import encode_record_batch_buffer
+from spark_kafka_wire.protocol.records.entries import MAGIC_POS
 
 
 @dataclass
@@ -36,7 +37,10 @@ class PendingBatch:
     base_sequence: int = -1  # >= 0: an idempotent batch
     created: float = 0.0  # monotonic time of creation (delivery.timeout.ms runs from it)
     attempts: int = 0
-    order: int = 0  # dispatch order: retries go out in this order
+    # dispatch order: retries go out in this order. A batch split in two (split_batch) owns
+    # [order, order + span): its halves take each half of it, so they keep their place.
+    order: float = 0
+    span: float = 1.0
     generation: int = 0  # the producer's epoch bumps when its sequence was stamped
     renumbered: bool = False  # re-numbered under a bumped epoch (Sender._stamp)
 
@@ -76,6 +80,41 @@ def check_record_sizes(topic: str, sizes: np.ndarray, partitions: np.ndarray,
                 "setting (and the broker's message.max.bytes) or write smaller records"
             ),
         )
+
+
+def split_batch(batch: PendingBatch, settings: ProduceSettings, producer_id: int = -1,
+                producer_epoch: int = -1) -> list[PendingBatch] | None:
+    """Two batches holding ``batch``'s records, half each (by count), or None when it cannot
+    be split (one record, or a legacy message set): what the Java producer does with a batch
+    a broker refused as MESSAGE_TOO_LARGE (its topic's max.message.bytes is below the
+    producer's batch.size). Timestamps, headers and compression are kept; an idempotent
+    batch's sequence range is shared out (the halves start at its base sequence and at the
+    base plus the first half's count), so later batches of the partition keep theirs."""
+    data = bytes(batch.data)
+    if batch.records < 2 or len(data) <= MAGIC_POS or data[MAGIC_POS] != 2:
+        return None
+    rows = decode_record_batches(data, start_offset=0, check_crcs=False, topic=batch.topic,
+                                 partition=batch.partition, max_decompressed_size=1 << 31)
+    n = rows.num_records
+    if n < 2:
+        return None
+    half = n // 2
+    out = []
+    span = batch.span / 2
+    for i, (lo, hi) in enumerate(((0, half), (half, n))):
+        seq = -1 if batch.base_sequence < 0 else (batch.base_sequence + lo) & 0x7FFFFFFF
+        headers = None if rows.headers is None else rows.headers[lo:hi]
+        encoded = encode_record_batch_buffer(
+            rows.keys.slice(lo, hi - lo), rows.values.slice(lo, hi - lo),
+            timestamps=rows.timestamps[lo:hi], compression=settings.compression,
+            producer_id=producer_id if seq >= 0 else -1,
+            producer_epoch=producer_epoch if seq >= 0 else -1, base_sequence=seq,
+            transactional=settings.transactional_id is not None,
+            headers=headers if headers is not None and any(headers) else None)
+        out.append(PendingBatch(batch.topic, batch.partition, encoded, hi - lo, seq,
+                                batch.created, batch.attempts, batch.order + i * span, span,
+                                batch.generation, batch.renumbered))
+    return out
 
 
 def chunk_bounds(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:

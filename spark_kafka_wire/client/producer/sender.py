@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.cluster import KafkaClient, is_retriable
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
 from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
-from spark_kafka_wire.client.producer.accumulator import PendingBatch
+from spark_kafka_wire.client.producer.accumulator import PendingBatch, split_batch
 from spark_kafka_wire.client.producer.idempotence import (
     ProducerIdentity,
     init_producer_id,
@@ -252,7 +252,10 @@ class Sender:
                                           and b.base_sequence >= 0):
                 self.records_sent += b.records  # a duplicate: written by an earlier try
                 continue
-            if isinstance(error_for_code(code), RecordTooLargeError):
+            if code == ErrorCode.MESSAGE_TOO_LARGE:
+                message = (f"a batch of {b.records} record{'s' if b.records > 1 else ''} is "
+                           f"{len(b.data)} bytes, more than the topic's max.message.bytes")
+            elif isinstance(error_for_code(code), RecordTooLargeError):
                 message = f"a batch of {b.records} records is {len(b.data)} bytes"
             self._fail(b, error_for_code(code, topic=b.topic, partition=b.partition,
                                          broker=r.conn.name, context="Produce", message=message,
@@ -282,6 +285,11 @@ class Sender:
             now = time.monotonic()
             for b, exc in failed:
                 key = (b.topic, b.partition)
+                halves = self._split(b, exc)
+                if halves is not None:  # too large for the topic: sent again as two batches
+                    retry += halves
+                    earlier.add(key)
+                    continue
                 if exc is not _WAIT:
                     code = exc.code if isinstance(exc, KafkaError) else None
                     state_lost = code in _STATE_LOST and b.base_sequence >= 0
@@ -323,6 +331,20 @@ class Sender:
                 if bump:
                     self._bump_epoch(first)
                 self._route_and_transmit(retry, recovering=True)
+
+    def _split(self, b: PendingBatch, exc: BaseException) -> list[PendingBatch] | None:
+        """A batch of several records refused as MESSAGE_TOO_LARGE, in two halves (as the
+        Java producer splits it; a half still too large is split again when refused);
+        None for any other failure, or a batch that cannot be split (one record: the error
+        stands)."""
+        if not (isinstance(exc, KafkaError) and exc.code == ErrorCode.MESSAGE_TOO_LARGE):
+            return None
+        halves = split_batch(b, self.settings, self.producer_id, self.producer_epoch)
+        if halves is not None:
+            log.info("%s-%d refused a batch of %d records (%d bytes) as too large; sending "
+                     "it again as batches of %d and %d records", b.topic, b.partition,
+                     b.records, len(b.data), halves[0].records, halves[1].records)
+        return halves
 
     def _bump_epoch(self, why: BaseException | None) -> None:
         """A new epoch (or producer id) for this producer (see idempotence.py). Nothing is in

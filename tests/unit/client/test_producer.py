@@ -161,3 +161,30 @@ def test_a_frame_in_pieces_is_sent_whole_through_partial_sends() -> None:
         a.close()
         b.close()
     assert bytes(got) == expected
+
+
+def test_split_batch_halves_records_and_sequences():
+    """A batch refused as MESSAGE_TOO_LARGE becomes two halves with the same records, keys,
+    timestamps and headers, and the idempotent sequence range shared out."""
+    from spark_kafka_wire.client.producer.accumulator import PendingBatch, split_batch
+    from spark_kafka_wire.protocol.records import decode_record_batches
+    from spark_kafka_wire.protocol.records.batch import encode_record_batch
+
+    keys = [b"k%d" % i for i in range(5)]
+    values = [b"v%d" % i for i in range(5)]
+    headers = [[("h", b"%d" % i)] if i % 2 else None for i in range(5)]
+    data = encode_record_batch(keys, values, timestamps=[1000 + i for i in range(5)],
+                               producer_id=7, producer_epoch=1, base_sequence=40,
+                               headers=headers)
+    batch = PendingBatch("t", 3, data, 5, base_sequence=40, order=2, span=1.0)
+    halves = split_batch(batch, ProduceSettings(), producer_id=7, producer_epoch=1)
+    assert halves is not None
+    assert [(h.records, h.base_sequence, h.order, h.span) for h in halves] == \
+        [(2, 40, 2, 0.5), (3, 42, 2.5, 0.5)]
+    got = [decode_record_batches(bytes(h.data), start_offset=0) for h in halves]
+    assert [v for g in got for v in g.values.to_pylist()] == values
+    assert [k for g in got for k in g.keys.to_pylist()] == keys
+    assert [t for g in got for t in g.timestamps.tolist()] == [1000 + i for i in range(5)]
+    assert [h for g in got for h in (g.headers or [None] * g.num_records)] == headers
+    one = PendingBatch("t", 3, encode_record_batch(None, [b"x"]), 1)
+    assert split_batch(one, ProduceSettings()) is None

@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 from kafka.protocol.admin.topics import (
+    CreatePartitionsRequest,
+    CreatePartitionsResponse,
     CreateTopicsRequest,
     CreateTopicsResponse,
     DeleteRecordsRequest,
@@ -101,6 +103,7 @@ ORACLE = {
     25: (AddOffsetsToTxnRequest, AddOffsetsToTxnResponse),
     26: (EndTxnRequest, EndTxnResponse),
     28: (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
+    37: (CreatePartitionsRequest, CreatePartitionsResponse),
 }
 
 
