@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint docs bench soak check-java clean
+.PHONY: demo test test-tansu lint docs bench soak check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -26,8 +26,13 @@ check-java:
 demo: check-java $(STAMP)
 	$(PY) -m spark_kafka_wire.testing.demo
 
+# Against Apache Kafka (tests/support/apache_kafka.py: jars from Maven Central); test-tansu runs
+# the same suite against the embedded Tansu broker of `make demo`.
 test: check-java $(STAMP)
 	$(PY) -m pytest -q --durations=25
+
+test-tansu: check-java $(STAMP)
+	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25
 
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts

@@ -31,7 +31,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 #: The broker the suite runs against when KAFKA_BOOTSTRAP_SERVERS is unset: "kafka" (Apache
 #: Kafka from Maven Central, tests/support/apache_kafka.py) or "tansu" (the embedded broker).
-TEST_BROKER = os.environ.get("KAFKAWIRE_TEST_BROKER", "tansu").strip().lower()
+TEST_BROKER = os.environ.get("KAFKAWIRE_TEST_BROKER", "kafka").strip().lower()
 if TEST_BROKER not in ("kafka", "tansu"):
     raise pytest.UsageError(f"KAFKAWIRE_TEST_BROKER must be kafka or tansu, got {TEST_BROKER!r}")
 
