@@ -9,6 +9,7 @@ from functools import partial
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.offsets import LATEST, by_topic, list_offsets
+from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     TopicAlreadyExistsError,
@@ -48,12 +49,7 @@ def create_topics(
         "validate_only": False,
     }
 
-    def attempt() -> dict:
-        md = client.fetch_metadata([])
-        conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
-        return conn.request(CREATE_TOPICS, body)
-
-    resp = client.retry(attempt, "CreateTopics")
+    resp = client.retry(partial(_to_controller, client, CREATE_TOPICS, body), "CreateTopics")
     for t in resp["topics"]:
         code = t["error_code"]
         if code:
@@ -99,12 +95,8 @@ def create_partitions(client: KafkaClient, totals: dict[str, int],
         "validate_only": False,
     }
 
-    def attempt() -> dict:
-        md = client.fetch_metadata([])
-        conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
-        return conn.request(CREATE_PARTITIONS, body)
-
-    resp = client.retry(attempt, "CreatePartitions")
+    resp = client.retry(partial(_to_controller, client, CREATE_PARTITIONS, body),
+                        "CreatePartitions")
     for r in resp["results"]:
         if r["error_code"]:
             raise error_for_code(r["error_code"], topic=r["name"], context="CreatePartitions",
@@ -168,14 +160,9 @@ def delete_topics(client: KafkaClient, topics: Iterable[str], timeout_ms: int = 
     structs that may carry a topic id instead); a topic that does not exist is an error."""
     names = list(topics)
 
-    def attempt() -> dict:
-        md = client.fetch_metadata([])
-        conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
-        return conn.request(DELETE_TOPICS, {
-            "topic_names": names, "topics": [{"name": n} for n in names], "timeout_ms": timeout_ms,
-        })
-
-    resp = client.retry(attempt, "DeleteTopics")
+    body = {"topic_names": names, "topics": [{"name": n} for n in names],
+            "timeout_ms": timeout_ms}
+    resp = client.retry(partial(_to_controller, client, DELETE_TOPICS, body), "DeleteTopics")
     for r in resp["responses"]:
         if r["error_code"]:
             raise error_for_code(r["error_code"], topic=r["name"], context="DeleteTopics",
@@ -207,6 +194,14 @@ def delete_records(client: KafkaClient, offsets: Mapping[TopicPartition, int],
                                          principal=client.config.principal)
                 out[(t["name"], p["partition_index"])] = p["low_watermark"]
     return out
+
+
+def _to_controller(client: KafkaClient, spec: ApiSpec, body: dict) -> dict:
+    """``spec`` with ``body`` sent to the controller the metadata names, else to any broker
+    (which forwards it, as KRaft brokers do)."""
+    md = client.fetch_metadata([])
+    conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
+    return conn.request(spec, body)
 
 
 def _request_to(client: KafkaClient, node_id: int, body: dict) -> dict:
