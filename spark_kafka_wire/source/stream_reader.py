@@ -44,6 +44,7 @@ from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
 from spark_kafka_wire.client.pool import shared_client, shared_kafka07
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.protocol.errors import UnknownTopicOrPartitionError
 from spark_kafka_wire.source.batch_reader import read_partition
 from spark_kafka_wire.source.offsets_json import (
     START_KEY,
@@ -71,6 +72,8 @@ from spark_kafka_wire.source.planning import (
 from spark_kafka_wire.source.rate_limits import hold_back, rate_limit
 
 log = logging.getLogger(__name__)
+#: latestOffset's attempts when a subscribed topic vanishes during its lookups
+VANISHED_TOPIC_ATTEMPTS = 3
 
 class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
     """``default_tasks``: the number of tasks small ranges are packed into when minPartitions
@@ -168,6 +171,21 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._target = self._latest_offsets(client, self._partitions_now(client, started=False))
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        # A subscribed topic deleted between the metadata that listed its partitions and the
+        # offset lookups that followed (Kafka answers UNKNOWN_TOPIC_OR_PARTITION then) is no
+        # error: asked again, its partitions have vanished and failOnDataLoss decides, as in
+        # Spark. Each attempt starts over from the same start, so repeating one is harmless.
+        for attempt in range(VANISHED_TOPIC_ATTEMPTS):
+            try:
+                return self._latest_offset(start, limit)
+            except UnknownTopicOrPartitionError as exc:
+                if attempt == VANISHED_TOPIC_ATTEMPTS - 1:
+                    raise
+                log.info("a subscribed topic vanished while its offsets were looked up (%s); "
+                         "looking at the topics again", exc)
+        raise AssertionError("unreachable")
+
+    def _latest_offset(self, start: dict, limit: ReadLimit) -> dict:
         o = self.options
         client = self._client()
         begin = from_json(start)

@@ -196,3 +196,33 @@ def test_min_offsets_per_trigger_counts_what_is_available_not_the_capped_batch(
     first = _wire(reader.latestOffset(start, limit))  # a query's first trigger goes through
     second = _wire(reader.latestOffset(first, limit))
     assert second[topic] == {"0": 32, "1": 32, "2": 32}
+
+
+def test_a_topic_deleted_between_metadata_and_offsets_is_a_vanished_topic(
+        bootstrap, client, new_topic, monkeypatch):
+    """Kafka answers UNKNOWN_TOPIC_OR_PARTITION to the offset lookups of a topic deleted after
+    the metadata that listed it: latestOffset looks at the topics again and the partitions
+    have vanished (failOnDataLoss decides in partitions()), instead of failing the query."""
+    from spark_kafka_wire.client.admin import delete_topics
+    from spark_kafka_wire.source import stream_reader as module
+
+    kept, doomed = new_topic(1, "calls-kept"), new_topic(1, "calls-doomed")
+    _produce(client, kept, 1, 3)
+    _produce(client, doomed, 1, 2)
+    reader = _reader(bootstrap, subscribe=f"{kept},{doomed}", startingOffsets="earliest")
+    first = _wire(reader.latestOffset(_wire(reader.initialOffset()), ReadAllAvailable()))
+    assert first[doomed] == {"0": 2}
+    listed = module.assigned_partitions
+    stale = listed(reader._client(), reader.options.source.strategy, missing_ok=True)
+    delete_topics(client, [doomed])
+    calls = []
+
+    def stale_once(*args, **kwargs):  # the metadata read just before the deletion
+        calls.append(1)
+        return stale if len(calls) == 1 else listed(*args, **kwargs)
+
+    monkeypatch.setattr(module, "assigned_partitions", stale_once)
+    _produce(client, kept, 1, 2)
+    end = _wire(reader.latestOffset(first, ReadAllAvailable()))
+    assert len(calls) >= 2  # looked again after the lookups failed
+    assert end[kept] == {"0": 5} and doomed not in end
