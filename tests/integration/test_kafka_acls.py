@@ -231,6 +231,10 @@ def test_prefixed_acls_let_a_non_super_user_write_exactly_once(kafka, names):
         txn = producer.open_transaction()
         assert txn is not None
         end_transaction(driver, txn, commit=True)
+        # EndTxn returns before the markers are written; the offsets appear moments later
+        deadline = time.monotonic() + 10
+        while not fetch_group(driver, tid) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert fetch_group(driver, tid) == {(topic, 0): (7, "batch 0")}
     with _client(kafka, "bob", SINK) as bob:
         exc = _refused(TransactionalIdAuthorizationError,
