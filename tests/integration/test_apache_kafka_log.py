@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import create_partitions, create_topics, delete_records
+from spark_kafka_wire.client.admin import create_partitions, delete_records
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
@@ -29,6 +29,7 @@ from spark_kafka_wire.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 from spark_kafka_wire.protocol.messages import FETCH
+from tests.support.apache_kafka import topic_on
 
 pytestmark = [pytest.mark.broker]
 
@@ -43,13 +44,6 @@ def kclient(kafka) -> KafkaClient:
     c = KafkaClient(ClientConfig.from_servers(kafka.bootstrap_servers, request_timeout_ms=15_000))
     yield c
     c.close()
-
-
-def _topic(client: KafkaClient, partitions: int = 1, prefix: str = "log",
-           configs: dict[str, str] | None = None) -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    create_topics(client, [(name, partitions)], configs=configs)
-    return name
 
 
 def _write(client: KafkaClient, topic: str, partition: int, values: list[bytes],
@@ -78,7 +72,7 @@ def test_delete_records_moves_the_log_start_and_reads_follow(kclient, caplog):
     """DeleteRecords moves the log start offset (Kafka answers the new low watermark, and
     ListOffsets earliest says it too); a read of offsets below it is data loss naming the
     topic, partition and lost range, or (failOnDataLoss false) a warning and the rest."""
-    topic = _topic(kclient, prefix="delrec")
+    topic = topic_on(kclient, prefix="delrec")
     _write(kclient, topic, 0, [b"v%d" % i for i in range(10)])
     assert delete_records(kclient, {(topic, 0): 4}) == {(topic, 0): 4}
     assert list_offsets(kclient, {(topic, 0): EARLIEST}) == {(topic, 0): 4}
@@ -102,7 +96,7 @@ def test_delete_records_moves_the_log_start_and_reads_follow(kclient, caplog):
 
 
 def test_create_partitions_grows_a_live_topic(kclient):
-    topic = _topic(kclient, 1, "grow")
+    topic = topic_on(kclient, 1, "grow")
     _write(kclient, topic, 0, [b"a", b"b"])
     create_partitions(kclient, {topic: 3})
     md = kclient.fetch_metadata([topic])
@@ -124,7 +118,7 @@ def test_create_partitions_grows_a_live_topic(kclient):
 
 
 def test_a_record_larger_than_the_topic_accepts_names_the_setting(kclient):
-    topic = _topic(kclient, 1, "small", {"max.message.bytes": "2048"})
+    topic = topic_on(kclient, 1, "small", {"max.message.bytes": "2048"})
     with pytest.raises(MessageTooLargeError) as got:
         _write(kclient, topic, 0, [b"x" * 4000])
     assert (got.value.topic, got.value.partition) == (topic, 0)
@@ -140,7 +134,7 @@ def test_a_batch_larger_than_the_topic_accepts_is_split(kclient, idempotent):
     batches of 2 kB at most: Kafka refuses the batch (MESSAGE_TOO_LARGE) and the producer
     splits it in halves until each fits, as Java's producer does, keeping the records' order
     (and, idempotent, their sequence numbers: no duplicate, no gap)."""
-    topic = _topic(kclient, 1, "split", {"max.message.bytes": "2048"})
+    topic = topic_on(kclient, 1, "split", {"max.message.bytes": "2048"})
     settings = ProduceSettings(enable_idempotence=idempotent, acks=-1 if idempotent else 1)
     values = [b"%05d" % i + b"." * 95 for i in range(200)]
     producer = _write(kclient, topic, 0, values, settings)
@@ -178,7 +172,7 @@ def test_fetch_throttled_by_a_quota_waits_before_the_next_send(kclient, throttle
     """Kafka answers Fetch v8+ at once with throttle_time_ms when the client id is over its
     quota, and mutes the connection that long (KIP-219): the reader sends nothing more to
     that broker before the throttle has passed, and still reads every record."""
-    topic = _topic(kclient, 1, "quota")
+    topic = topic_on(kclient, 1, "quota")
     values = [b"%06d" % i + b"q" * 1018 for i in range(300)]  # ~300 KiB
     _write(kclient, topic, 0, values, ProduceSettings(batch_size=16 << 10))
 

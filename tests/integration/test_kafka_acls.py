@@ -12,7 +12,6 @@ fail at once: an ACL does not change between retries.
 
 from __future__ import annotations
 
-import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -45,24 +44,10 @@ FAIL_FAST_S = 2.0
 
 
 @pytest.fixture(scope="module")
-def kafka(request):
-    """The session's Apache Kafka, or a skip where it cannot run here."""
-    from tests.support.apache_kafka import cache_dir
-
-    if not (shutil.which("java") or _java_home()):
-        pytest.skip("the ACL tests need Apache Kafka, which needs Java 17+ (apt-get install "
-                    "openjdk-17-jre-headless)")
-    if not shutil.which("mvn") and not any(cache_dir().glob("apache-kafka/*/.complete")):
-        pytest.skip("the ACL tests need Apache Kafka's jars, which Maven resolves "
-                    "(apt-get install maven)")
-    return request.getfixturevalue("apache_kafka")
-
-
-def _java_home() -> str | None:
-    import os
-
-    home = os.environ.get("JAVA_HOME")
-    return home if home and os.path.exists(os.path.join(home, "bin", "java")) else None
+def kafka(apache_kafka):
+    """The session's Apache Kafka (its fixture skips, saying what to install, where Java or
+    Maven is missing)."""
+    return apache_kafka
 
 
 @pytest.fixture

@@ -16,11 +16,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import create_partitions, create_topics, delete_records
+from spark_kafka_wire.client.admin import create_partitions, delete_records
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, list_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
+from tests.support.apache_kafka import topic_on
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -49,13 +50,6 @@ def kclient(kafka) -> KafkaClient:
     c = KafkaClient(ClientConfig.from_servers(kafka.bootstrap_servers, request_timeout_ms=15_000))
     yield c
     c.close()
-
-
-def _topic(client: KafkaClient, partitions: int = 1, prefix: str = "log",
-           configs: dict[str, str] | None = None) -> str:
-    name = f"{prefix}-{uuid.uuid4().hex[:10]}"
-    create_topics(client, [(name, partitions)], configs=configs)
-    return name
 
 
 def _produce(client: KafkaClient, topic: str, partition: int, start: int, n: int) -> None:
@@ -129,7 +123,7 @@ def test_batch_reads_after_delete_records(spark, kafka, kclient):
     test_records_deleted_below_the_planned_start, which Tansu cannot run), or an explicit
     start below the log start, is data loss: a typed error naming topic, partition and the
     lost offsets, or with failOnDataLoss=false the rows from the log start on."""
-    topic = _topic(kclient, 1, "delrec")
+    topic = topic_on(kclient, 1, "delrec")
     _produce(kclient, topic, 0, 0, 10)
     strict = _load(spark, kafka, subscribe=topic)  # planned before the deletion
     lenient = _load(spark, kafka, subscribe=topic, failOnDataLoss="false")
@@ -161,7 +155,7 @@ def test_retention_deletes_segments_between_micro_batches(spark, kafka, kclient,
     log starts at 10. The next run of the query (its checkpoint says 5) meets the deleted
     offsets 5-9: data loss, a typed error saying where the log starts now, or with
     failOnDataLoss=false the records from the new log start on."""
-    topic = _topic(kclient, 1, "retention", {"retention.bytes": "1", "segment.ms": "200"})
+    topic = topic_on(kclient, 1, "retention", {"retention.bytes": "1", "segment.ms": "200"})
     _produce(kclient, topic, 0, 0, 5)
     checkpoint = str(tmp_path / "ckpt")
     df = _stream(spark, kafka, topic, startingOffsets="earliest",
@@ -190,7 +184,7 @@ def test_partitions_added_during_the_stream_are_read_from_offset_0(spark, kafka,
     """CreatePartitions on a subscribed topic while the query runs (failOnDataLoss true):
     the next micro-batches read the new partitions from their start, offset 0, as Spark
     does, and the query goes on."""
-    topic = _topic(kclient, 1, "added")
+    topic = topic_on(kclient, 1, "added")
     _produce(kclient, topic, 0, 0, 3)
     name = f"added_{uuid.uuid4().hex[:8]}"
     q = (_stream(spark, kafka, topic, startingOffsets="earliest").writeStream.format("memory")
@@ -227,7 +221,7 @@ def test_writes_to_a_topic_with_a_small_max_message_bytes(spark, kafka, kclient)
     """max.message.bytes=2048: 300 rows of ~100 bytes (one batch of ~35 kB for the producer)
     are written all the same, in order (the refused batch is split); a row larger than the
     limit fails the write with MessageTooLargeError naming the topic, partition and setting."""
-    topic = _topic(kclient, 1, "small", {"max.message.bytes": "2048"})
+    topic = topic_on(kclient, 1, "small", {"max.message.bytes": "2048"})
     rows = [(f"{i:05d}" + "." * 95,) for i in range(300)]
     (spark.createDataFrame(rows, "value string").coalesce(1).write.format("kafkawire")
      .mode("append").option("kafka.bootstrap.servers", kafka.bootstrap_servers).option("topic", topic).save())
