@@ -22,6 +22,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, list_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from tests.support.apache_kafka import topic_on
+from tests.support.parquet_runs import available_now, written
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -83,26 +84,6 @@ def _stream(spark, kafka, topic: str, **options: str):
             .option("subscribe", topic).options(**options).load())
 
 
-def _available_now(df, checkpoint: str) -> Exception | None:
-    """An availableNow run writing (partition, offset, value) to Parquet next to its
-    checkpoint: the query's exception, or None."""
-    q = (df.selectExpr("partition", "offset", "cast(value as string) as v").writeStream
-         .format("parquet").option("path", f"{checkpoint}-out")
-         .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
-    try:
-        q.awaitTermination(120)
-    except Exception as exc:  # noqa: BLE001 - the failure is what some tests expect
-        return exc
-    assert not q.isActive, "availableNow query did not finish"
-    return None
-
-
-def _written(spark, checkpoint: str) -> list[tuple[int, int, str]]:
-    return sorted((r.partition, r.offset, r.v) for r in spark.read
-                  .schema("partition int, offset long, v string")
-                  .parquet(f"{checkpoint}-out").collect())
-
-
 def _wait_log_start(client: KafkaClient, topic: str, wanted: int, timeout_s: float = 30) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
@@ -160,13 +141,13 @@ def test_retention_deletes_segments_between_micro_batches(spark, kafka, kclient,
     checkpoint = str(tmp_path / "ckpt")
     df = _stream(spark, kafka, topic, startingOffsets="earliest",
                  failOnDataLoss=str(fail_on_data_loss).lower())
-    assert _available_now(df, checkpoint) is None
-    assert _written(spark, checkpoint) == _values(0, range(5))
+    assert available_now(df, checkpoint) is None
+    assert written(spark, checkpoint) == _values(0, range(5))
     _produce(kclient, topic, 0, 5, 5)  # a new segment: 0-4's is deleted
     time.sleep(0.5)
     _produce(kclient, topic, 0, 10, 5)  # another: 5-9's is deleted
     _wait_log_start(kclient, topic, 10)
-    failed = _available_now(df, checkpoint)
+    failed = available_now(df, checkpoint)
     if fail_on_data_loss:
         assert failed is not None and re.search(
             rf"(?s)DataLossError.*cannot read offsets \[5, 10\) of {topic}-0: the log now starts "
@@ -174,7 +155,7 @@ def test_retention_deletes_segments_between_micro_batches(spark, kafka, kclient,
             str(failed)), failed
         return
     assert failed is None, failed
-    assert _written(spark, checkpoint) == _values(0, [*range(5), *range(10, 15)])
+    assert written(spark, checkpoint) == _values(0, [*range(5), *range(10, 15)])
 
 
 # ------------------------------------------------------------------- partitions added

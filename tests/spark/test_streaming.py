@@ -19,6 +19,7 @@ from kazoo.client import KazooClient
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.group_offsets import commit_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
+from tests.support.parquet_runs import available_now, written
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -416,28 +417,6 @@ def test_micro_batches_pack_small_ranges(spark, bootstrap, client, new_topic):
 # ------------------------------------------------- failOnDataLoss between micro-batches (issue 15)
 
 
-def _available_now(df, checkpoint: str) -> Exception | None:
-    """An availableNow run writing offsets and values to Parquet files next to its checkpoint
-    (the memory sink cannot restart from a checkpoint): the query's exception, or None."""
-    q = (df.selectExpr("partition", "offset", "cast(value as string) as v").writeStream
-         .format("parquet")
-         .option("path", f"{checkpoint}-out").option("checkpointLocation", checkpoint)
-         .trigger(availableNow=True).start())
-    try:
-        q.awaitTermination(120)
-    except Exception as exc:  # noqa: BLE001 - the failure is what some tests expect
-        return exc
-    assert not q.isActive, "availableNow query did not finish"
-    return None
-
-
-def _written(spark, checkpoint: str) -> list[tuple[int, int, str]]:
-    """(partition, offset, value) of every row the runs on ``checkpoint`` wrote."""
-    return sorted((r.partition, r.offset, r.v) for r in spark.read
-                  .schema("partition int, offset long, v string")
-                  .parquet(f"{checkpoint}-out").collect())
-
-
 @pytest.mark.parametrize("fail_on_data_loss", [True, False])
 def test_starting_offsets_beyond_the_end(spark, bootstrap, client, new_topic, tmp_path,
                                          fail_on_data_loss):
@@ -451,16 +430,16 @@ def test_starting_offsets_beyond_the_end(spark, bootstrap, client, new_topic, tm
     df = _stream(spark, bootstrap, topic, startingOffsets=json.dumps({topic: {"0": 100}}),
                  failOnDataLoss=str(fail_on_data_loss).lower(),
                  **{"fetchOffset.retryIntervalMs": "50"})
-    failed = _available_now(df, checkpoint)
+    failed = available_now(df, checkpoint)
     if fail_on_data_loss:
         assert failed is not None and re.search(
             rf"Partition {topic}-0's offset was changed from 100 to 5, some data may have been "
             r"missed.*set the source option failOnDataLoss to false", str(failed), re.S)
         return
-    assert failed is None and _written(spark, checkpoint) == []
+    assert failed is None and written(spark, checkpoint) == []
     _produce(client, topic, 0, 5, 3)
-    assert _available_now(df, checkpoint) is None
-    assert _written(spark, checkpoint) == [(0, i, f"p0-v{i:05d}") for i in (5, 6, 7)]
+    assert available_now(df, checkpoint) is None
+    assert written(spark, checkpoint) == [(0, i, f"p0-v{i:05d}") for i in (5, 6, 7)]
 
 
 @pytest.mark.parametrize("fail_on_data_loss", [True, False])
@@ -481,21 +460,21 @@ def test_topic_recreated_with_more_partitions_between_batches(spark, bootstrap, 
     df = _stream(spark, bootstrap, topic, startingOffsets="earliest",
                  failOnDataLoss=str(fail_on_data_loss).lower(),
                  **{"fetchOffset.retryIntervalMs": "50"})
-    assert _available_now(df, checkpoint) is None
+    assert available_now(df, checkpoint) is None
     old = [(0, i, f"p0-v{i:05d}") for i in range(5)]
-    assert _written(spark, checkpoint) == old
+    assert written(spark, checkpoint) == old
     delete_topics(client, [topic])
     create_topics(client, [(topic, 2)])
     _produce(client, topic, 0, 100, 2)
     _produce(client, topic, 1, 0, 4)
-    failed = _available_now(df, checkpoint)
+    failed = available_now(df, checkpoint)
     if fail_on_data_loss:
         assert failed is not None and re.search(
             rf"Partition {topic}-0's offset was changed from 5 to 2", str(failed))
         return
     assert failed is None
     _produce(client, topic, 0, 102, 3)
-    assert _available_now(df, checkpoint) is None
-    assert _written(spark, checkpoint) == sorted(
+    assert available_now(df, checkpoint) is None
+    assert written(spark, checkpoint) == sorted(
         old + [(0, i, f"p0-v{100 + i:05d}") for i in (2, 3, 4)]
         + [(1, i, f"p1-v{i:05d}") for i in range(4)])
