@@ -1,0 +1,267 @@
+"""ZooKeeper-era Kafka for real (issue 28, part 4): Apache Kafka 3.9.1, the last release with
+ZooKeeper mode, registered on Debian's ZooKeeper (tests/support/apache_kafka_zk.py).
+
+The other ZooKeeper tests write the registrations themselves; here Kafka writes them, so a
+difference between what kafkawire expects and what a broker writes (JSON fields, chroot,
+listener names and protocols) fails here. Two brokers, one at a time per module fixture:
+
+- ``chrooted``: listeners PLAINTEXT and SSL, ``zookeeper.connect=<ensemble>/kafka39-<id>``
+  (the usual production setup: several clusters share an ensemble);
+- ``rooted``: KIP-103 named listeners INTERNAL (PLAINTEXT, between brokers) and EXTERNAL
+  (SSL), registered at the root of a ZooKeeper of its own.
+
+Offsets: Kafka 3.9 has no tool that reads the old consumers' ZooKeeper offsets any more:
+ConsumerGroupCommand (kafka-consumer-groups.sh, in 3.9 the separate kafka-tools artifact)
+lost ``--zookeeper`` when Kafka 2.0 removed the old ZooKeeper-based Scala consumers, and
+describes only groups the brokers' coordinator keeps. What Kafka 3.9 still ships for those
+nodes is its ZooKeeper shell (bin/zookeeper-shell.sh, ``ZooKeeperMainWithTlsSupportForKafka``),
+so the shell is the independent reader and writer of ``/consumers/<group>/offsets/<topic>/
+<partition>`` here. The records themselves are judged by librdkafka and Kafka 3.9's own
+console producer.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from kazoo.client import KazooClient
+from pyspark.sql import functions as F
+
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import NoBrokersRegisteredError
+from spark_kafka_wire.client.zookeeper_registry import (
+    BrokerAddress,
+    BrokerRegistration,
+    BrokerRegistry,
+    Endpoint,
+    PartitionAssignment,
+    TopicRegistration,
+)
+from spark_kafka_wire.source.options import parse_source_options
+from tests.support import librdkafka
+from tests.support.apache_kafka import java, kafka_libs, topic_on
+from tests.support.apache_kafka_zk import ZK_MODE_VERSION, ZooKeeperKafka, missing_zk_mode_tools
+from tests.support.parquet_runs import available_now, written
+
+pytestmark = [pytest.mark.broker]
+
+LOCAL = "127.0.0.1"
+
+
+def _skip_without_tools() -> None:
+    missing = missing_zk_mode_tools()
+    if missing:
+        pytest.skip(missing)
+
+
+@pytest.fixture(scope="module")
+def chrooted(zookeeper: str, pki) -> Iterator[ZooKeeperKafka]:
+    """Kafka 3.9 (PLAINTEXT and SSL) in a chroot of the session's ZooKeeper."""
+    _skip_without_tools()
+    kafka = ZooKeeperKafka(zookeeper=f"{zookeeper}/kafka39-{uuid.uuid4().hex[:8]}",
+                           pki=pki).start()
+    print(f"\nKafka {ZK_MODE_VERSION} (ZooKeeper mode) started in {kafka.started_s:.1f} s, "
+          f"RSS {kafka.rss_mb():.0f} MB")
+    yield kafka
+    kafka.stop()
+
+
+@pytest.fixture(scope="module")
+def rooted(pki) -> Iterator[ZooKeeperKafka]:
+    """Kafka 3.9 with named listeners INTERNAL (PLAINTEXT) and EXTERNAL (SSL), at the root of
+    a ZooKeeper of its own (nothing else registers there)."""
+    from tests.support.zookeeper_server import ZooKeeperServer, missing_jars
+
+    _skip_without_tools()
+    if missing_jars():
+        pytest.skip("ZooKeeper tests need a ZooKeeper server: install Debian's package with "
+                    "'apt-get install zookeeper' (missing jars: " + ", ".join(missing_jars())
+                    + ")")
+    server = ZooKeeperServer().start()
+    try:
+        kafka = ZooKeeperKafka(zookeeper=server.connect, pki=pki,
+                               listeners={"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}).start()
+        yield kafka
+        kafka.stop()
+    finally:
+        server.stop()
+
+
+def _ssl_options(pki) -> dict[str, str]:
+    return {"kafka.security.protocol": "SSL", "kafka.ssl.truststore.location": pki.ca_p12,
+            "kafka.ssl.truststore.password": pki.store_password}
+
+
+def _topic(kafka: ZooKeeperKafka, partitions: int = 1) -> str:
+    client = KafkaClient(ClientConfig.from_servers(kafka.bootstrap(next(iter(kafka.ports))),
+                                                   request_timeout_ms=10_000))
+    try:
+        return topic_on(client, partitions, prefix="zk39")
+    finally:
+        client.close()
+
+
+def _raw_registration(connect: str, broker_id: int) -> dict[str, object]:
+    zk = KazooClient(hosts=connect, timeout=15)
+    zk.start(timeout=15)
+    try:
+        value: dict[str, object] = json.loads(zk.get(f"/brokers/ids/{broker_id}")[0])
+        return value
+    finally:
+        zk.stop()
+        zk.close()
+
+
+# ------------------------------------------------------------------------------ discovery
+
+
+def test_discovery_reads_what_kafka_39_registered_in_a_chroot(chrooted, zookeeper, pki) -> None:
+    """Kafka 3.9 writes version 5 (``features`` beside KIP-103's map); the query's security
+    protocol picks the endpoint, and the ensemble's root (the chroot forgotten) has none."""
+    plain, tls = chrooted.ports["PLAINTEXT"], chrooted.ports["SSL"]
+    raw = _raw_registration(chrooted.zookeeper, 1)
+    assert raw["version"] == 5 and raw["features"] == {}
+    assert raw["endpoints"] == [f"PLAINTEXT://{LOCAL}:{plain}", f"SSL://{LOCAL}:{tls}"]
+    assert raw["listener_security_protocol_map"] == {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL"}
+    topic = _topic(chrooted, partitions=2)  # version 3 topic nodes (topic_id, ...)
+    with BrokerRegistry(chrooted.zookeeper) as registry:
+        assert registry.brokers() == {1: BrokerRegistration(1, (
+            Endpoint("PLAINTEXT", "PLAINTEXT", BrokerAddress(LOCAL, plain)),
+            Endpoint("SSL", "SSL", BrokerAddress(LOCAL, tls))))}
+        assert topic in registry.topics()
+        assert registry.topic(topic) == TopicRegistration(topic, {
+            0: PartitionAssignment((1,), 1), 1: PartitionAssignment((1,), 1)}, {})
+    base = {"zookeeper.connect": chrooted.zookeeper, "subscribe": "t"}
+    assert parse_source_options(base).client.bootstrap_servers == ((LOCAL, plain),)
+    assert parse_source_options({**base, **_ssl_options(pki)}).client.bootstrap_servers == (
+        (LOCAL, tls),)
+    with pytest.raises(NoBrokersRegisteredError, match="lacks the cluster's chroot"):
+        parse_source_options({**base, "zookeeper.connect": zookeeper})
+
+
+def test_discovery_of_named_listeners_at_the_root(rooted, pki) -> None:
+    """KIP-103 names: no listener is called PLAINTEXT or SSL, the map says what each speaks
+    (host and port at the top are the first PLAINTEXT-speaking listener's, INTERNAL)."""
+    internal, external = rooted.ports["INTERNAL"], rooted.ports["EXTERNAL"]
+    raw = _raw_registration(rooted.zookeeper, 1)
+    assert (raw["host"], raw["port"]) == (LOCAL, internal)
+    assert raw["listener_security_protocol_map"] == {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}
+    base = {"zookeeper.connect": rooted.zookeeper, "subscribe": "t"}
+    assert parse_source_options(base).client.bootstrap_servers == ((LOCAL, internal),)
+    assert parse_source_options({**base, **_ssl_options(pki)}).client.bootstrap_servers == (
+        (LOCAL, external),)
+    with pytest.raises(NoBrokersRegisteredError,
+                       match=rf"has a SASL_SSL listener \(broker 1: INTERNAL://{LOCAL}:{internal}"
+                       rf" \(PLAINTEXT\), EXTERNAL://{LOCAL}:{external} \(SSL\)\)"):
+        parse_source_options({**base, **_ssl_options(pki), "kafka.security.protocol": "SASL_SSL",
+                              "kafka.sasl.mechanism": "PLAIN",
+                              "kafka.sasl.jaas.config": "org.apache.kafka.common.security."
+                              'plain.PlainLoginModule required username="u" password="p";'})
+
+
+# ------------------------------------------------------------------------ records (Spark)
+
+
+@pytest.mark.spark
+def test_spark_writes_over_the_discovered_ssl_listener_librdkafka_reads(spark, chrooted,
+                                                                         pki) -> None:
+    topic = _topic(chrooted)
+    rows = [(f"k{i}", f"v{i}-" + "x" * i) for i in range(40)]
+    (spark.createDataFrame(rows, "key string, value string").coalesce(1)
+     .write.format("kafkawire").mode("append")
+     .options(**{"zookeeper.connect": chrooted.zookeeper, "topic": topic, **_ssl_options(pki)})
+     .save())
+    got = librdkafka.consume({"bootstrap.servers": chrooted.bootstrap("SSL"),
+                              "security.protocol": "SSL", "ssl.ca.location": pki.ca_pem},
+                             topic, len(rows) + 1, timeout_s=20)
+    assert [(k.decode(), v.decode()) for k, v in got] == rows
+
+
+@pytest.mark.spark
+def test_kafkas_console_producer_writes_spark_reads_through_a_named_listener(spark,
+                                                                             rooted) -> None:
+    """Kafka 3.9's own producer (kafka.tools.ConsoleProducer, from the broker's jars) writes;
+    kafkawire, given only the ZooKeeper root, reads INTERNAL's records exactly."""
+    topic = _topic(rooted)
+    lines = [f"key-{i}\tvalue {i}" for i in range(25)]
+    done = subprocess.run(
+        [java(), "-Xmx128m", "-XX:+UseSerialGC", "-cp", f"{kafka_libs(ZK_MODE_VERSION)}/*",
+         "kafka.tools.ConsoleProducer", "--bootstrap-server", rooted.bootstrap("INTERNAL"),
+         "--topic", topic, "--property", "parse.key=true", "--request-required-acks", "all"],
+        input="".join(f"{line}\n" for line in lines), capture_output=True, text=True,
+        timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    read = (spark.read.format("kafkawire")
+            .options(**{"zookeeper.connect": rooted.zookeeper, "subscribe": topic}).load()
+            .select("partition", "offset", F.col("key").cast("string"),
+                    F.col("value").cast("string")))
+    assert [tuple(r) for r in read.orderBy("offset").collect()] == [
+        (0, i, f"key-{i}", f"value {i}") for i in range(25)]
+
+
+# ------------------------------------------------------------------- offsets in ZooKeeper
+
+
+def _produce(kafka: ZooKeeperKafka, topic: str, counts: dict[int, int]) -> None:
+    """``counts[p]`` records into partition p, with librdkafka."""
+    import confluent_kafka
+
+    producer = confluent_kafka.Producer({"bootstrap.servers": kafka.bootstrap("PLAINTEXT")})
+    for partition, n in counts.items():
+        for i in range(n):
+            producer.produce(topic, f"{partition}-{i}".encode(), partition=partition)
+    assert producer.flush(30) == 0
+
+
+def _shell_value(kafka: ZooKeeperKafka, path: str) -> str:
+    """What ``get <path>`` prints in Kafka's ZooKeeper shell: the node's data, on the line
+    after the session's connection notices."""
+    out = kafka.zookeeper_shell("get", path)
+    return out.rstrip("\n").splitlines()[-1]
+
+
+@pytest.mark.spark
+def test_commit_offsets_zookeeper_is_what_kafkas_shell_reads(spark, chrooted,
+                                                             tmp_path) -> None:
+    topic = _topic(chrooted, partitions=2)
+    _produce(chrooted, topic, {0: 33, 1: 7})
+    group = f"zk39-{uuid.uuid4().hex[:8]}"
+    df = (spark.readStream.format("kafkawire").options(**{
+        "zookeeper.connect": chrooted.zookeeper, "subscribe": topic,
+        "startingOffsets": "earliest", "maxOffsetsPerTrigger": "20",
+        "commitOffsets": "zookeeper", "kafka.group.id": group}).load())
+    assert available_now(df, str(tmp_path / "cp")) is None
+    # the ends of the last batch, under the chroot, where the old consumers of a cluster
+    # with this zookeeper.connect kept them
+    assert _shell_value(chrooted, f"/consumers/{group}/offsets/{topic}/0") == "33"
+    assert _shell_value(chrooted, f"/consumers/{group}/offsets/{topic}/1") == "7"
+
+
+@pytest.mark.spark
+def test_starting_offsets_group_from_offsets_kafkas_shell_wrote(spark, chrooted,
+                                                                tmp_path) -> None:
+    """The shell writes partition 0's offset (15) as the old consumers did (decimal text);
+    partition 1 has none and starts at the earliest. The run then commits its ends there."""
+    topic = _topic(chrooted, partitions=2)
+    _produce(chrooted, topic, {0: 20, 1: 6})
+    group = f"zk39-{uuid.uuid4().hex[:8]}"
+    base = f"/consumers/{group}/offsets/{topic}"
+    out = chrooted.zookeeper_shell_script([
+        f"create /consumers/{group}", f"create /consumers/{group}/offsets", f"create {base}",
+        f"create {base}/0 15", f"get {base}/0"])
+    assert "15\n" in out, out
+    checkpoint = str(tmp_path / "cp")
+    df = (spark.readStream.format("kafkawire").options(**{
+        "zookeeper.connect": chrooted.zookeeper, "subscribe": topic,
+        "startingOffsets": "group", "commitOffsets": "zookeeper",
+        "kafka.group.id": group}).load())
+    assert available_now(df, checkpoint) is None
+    assert [(p, o) for p, o, _ in written(spark, checkpoint)] == (
+        [(0, o) for o in range(15, 20)] + [(1, o) for o in range(6)])
+    assert _shell_value(chrooted, f"{base}/0") == "20"
+    assert _shell_value(chrooted, f"{base}/1") == "6"
