@@ -8,7 +8,8 @@ listener names and protocols) fails here. Two brokers, one at a time per module 
 - ``chrooted``: listeners PLAINTEXT and SSL, ``zookeeper.connect=<ensemble>/kafka39-<id>``
   (the usual production setup: several clusters share an ensemble);
 - ``rooted``: KIP-103 named listeners INTERNAL (PLAINTEXT, between brokers) and EXTERNAL
-  (SSL), registered at the root of a ZooKeeper of its own.
+  (SSL) on the IPv6 loopback (registered as ``[::1]:port``), at the root of a ZooKeeper of
+  its own.
 
 Offsets: Kafka 3.9 has no tool that reads the old consumers' ZooKeeper offsets any more:
 ConsumerGroupCommand (kafka-consumer-groups.sh, in 3.9 the separate kafka-tools artifact)
@@ -50,7 +51,7 @@ from tests.support.parquet_runs import available_now, written
 
 pytestmark = [pytest.mark.broker]
 
-LOCAL = "127.0.0.1"
+LOCAL, LOCAL6 = "127.0.0.1", "::1"
 
 
 def _skip_without_tools() -> None:
@@ -73,8 +74,9 @@ def chrooted(zookeeper: str, pki) -> Iterator[ZooKeeperKafka]:
 
 @pytest.fixture(scope="module")
 def rooted(pki) -> Iterator[ZooKeeperKafka]:
-    """Kafka 3.9 with named listeners INTERNAL (PLAINTEXT) and EXTERNAL (SSL), at the root of
-    a ZooKeeper of its own (nothing else registers there)."""
+    """Kafka 3.9 with named listeners INTERNAL (PLAINTEXT) and EXTERNAL (SSL) on ``::1``, at
+    the root of a ZooKeeper of its own (nothing else registers there). The tests' certificate
+    names localhost and 127.0.0.1 only, so EXTERNAL is discovered here, not connected to."""
     from tests.support.zookeeper_server import ZooKeeperServer, missing_jars
 
     _skip_without_tools()
@@ -84,7 +86,7 @@ def rooted(pki) -> Iterator[ZooKeeperKafka]:
                     + ")")
     server = ZooKeeperServer().start()
     try:
-        kafka = ZooKeeperKafka(zookeeper=server.connect, pki=pki,
+        kafka = ZooKeeperKafka(zookeeper=server.connect, pki=pki, host=LOCAL6,
                                listeners={"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}).start()
         yield kafka
         kafka.stop()
@@ -146,18 +148,20 @@ def test_discovery_reads_what_kafka_39_registered_in_a_chroot(chrooted, zookeepe
 
 def test_discovery_of_named_listeners_at_the_root(rooted, pki) -> None:
     """KIP-103 names: no listener is called PLAINTEXT or SSL, the map says what each speaks
-    (host and port at the top are the first PLAINTEXT-speaking listener's, INTERNAL)."""
+    (host and port at the top are the first PLAINTEXT-speaking listener's, INTERNAL); IPv6
+    endpoints are bracketed, the host at the top is not."""
     internal, external = rooted.ports["INTERNAL"], rooted.ports["EXTERNAL"]
     raw = _raw_registration(rooted.zookeeper, 1)
-    assert (raw["host"], raw["port"]) == (LOCAL, internal)
+    assert (raw["host"], raw["port"]) == (LOCAL6, internal)
+    assert raw["endpoints"] == [f"INTERNAL://[::1]:{internal}", f"EXTERNAL://[::1]:{external}"]
     assert raw["listener_security_protocol_map"] == {"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}
     base = {"zookeeper.connect": rooted.zookeeper, "subscribe": "t"}
-    assert parse_source_options(base).client.bootstrap_servers == ((LOCAL, internal),)
+    assert parse_source_options(base).client.bootstrap_servers == ((LOCAL6, internal),)
     assert parse_source_options({**base, **_ssl_options(pki)}).client.bootstrap_servers == (
-        (LOCAL, external),)
+        (LOCAL6, external),)
     with pytest.raises(NoBrokersRegisteredError,
-                       match=rf"has a SASL_SSL listener \(broker 1: INTERNAL://{LOCAL}:{internal}"
-                       rf" \(PLAINTEXT\), EXTERNAL://{LOCAL}:{external} \(SSL\)\)"):
+                       match=rf"has a SASL_SSL listener \(broker 1: INTERNAL://\[::1\]:{internal}"
+                       rf" \(PLAINTEXT\), EXTERNAL://\[::1\]:{external} \(SSL\)\)"):
         parse_source_options({**base, **_ssl_options(pki), "kafka.security.protocol": "SASL_SSL",
                               "kafka.sasl.mechanism": "PLAIN",
                               "kafka.sasl.jaas.config": "org.apache.kafka.common.security."
@@ -186,7 +190,8 @@ def test_spark_writes_over_the_discovered_ssl_listener_librdkafka_reads(spark, c
 def test_kafkas_console_producer_writes_spark_reads_through_a_named_listener(spark,
                                                                              rooted) -> None:
     """Kafka 3.9's own producer (kafka.tools.ConsoleProducer, from the broker's jars) writes;
-    kafkawire, given only the ZooKeeper root, reads INTERNAL's records exactly."""
+    kafkawire, given only the ZooKeeper root, reads INTERNAL's records exactly (over IPv6:
+    the address travels to the tasks as the registration gave it)."""
     topic = _topic(rooted)
     lines = [f"key-{i}\tvalue {i}" for i in range(25)]
     done = subprocess.run(

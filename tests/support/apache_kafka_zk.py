@@ -25,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -36,7 +37,6 @@ from tests.support.apache_kafka import (
     MAVEN_TIMEOUT_S,
     START_TIMEOUT_S,
     ApacheKafka,
-    _port_open,
     cache_dir,
     java,
     kafka_libs,
@@ -50,6 +50,14 @@ ZK_MODE_VERSION = "3.9.1"
 LOG_BINDING = ("org.slf4j", "slf4j-reload4j", "1.7.36")
 #: Kafka's own ZooKeeper shell (bin/zookeeper-shell.sh runs this class).
 ZOOKEEPER_SHELL = "org.apache.zookeeper.ZooKeeperMainWithTlsSupportForKafka"
+
+
+def _accepts(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def missing_zk_mode_tools() -> str | None:
@@ -116,6 +124,12 @@ class ZooKeeperKafka(ApacheKafka):
     broker_id: int = 1
     listeners: dict[str, str] = field(default_factory=dict)
     inter_broker: str = ""
+    #: The address every listener binds and advertises (``::1``: registered as ``[::1]``).
+    host: str = "127.0.0.1"
+
+    @property
+    def _host_port(self) -> str:
+        return f"[{self.host}]" if ":" in self.host else self.host
 
     def _listeners(self) -> dict[str, str]:
         if self.listeners:
@@ -133,8 +147,9 @@ class ZooKeeperKafka(ApacheKafka):
             "broker.id": str(self.broker_id),
             "zookeeper.connect": self.zookeeper,
             "zookeeper.connection.timeout.ms": "30000",
-            "listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in self.ports.items()),
-            "advertised.listeners": ",".join(f"{n}://127.0.0.1:{p}"
+            "listeners": ",".join(f"{n}://{self._host_port}:{p}"
+                                  for n, p in self.ports.items()),
+            "advertised.listeners": ",".join(f"{n}://{self._host_port}:{p}"
                                              for n, p in self.ports.items()),
             "listener.security.protocol.map": ",".join(f"{n}:{p}" for n, p in listeners.items()),
             "inter.broker.listener.name": inter,
@@ -207,11 +222,14 @@ class ZooKeeperKafka(ApacheKafka):
                                    f"log: {self.log_tail()}")
             if os.path.exists(self.log_path) and marker in Path(self.log_path).read_text(
                     errors="replace"):
-                if all(_port_open(p) for p in self.ports.values()):
+                if all(_accepts(self.host, p) for p in self.ports.values()):
                     return
             time.sleep(0.2)
         raise RuntimeError(f"Kafka {self.version} did not start within {START_TIMEOUT_S:.0f} s; "
                            f"log: {self.log_tail()}")
+
+    def bootstrap(self, listener: str = "PLAINTEXT") -> str:
+        return f"{self._host_port}:{self.ports[listener]}"
 
     def rss_mb(self) -> float:
         """The broker JVM's resident memory (for the README's figure)."""
