@@ -19,7 +19,7 @@ import click
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.protocol.errors import KafkaWireError
 from spark_kafka_wire.protocol.messages import (
@@ -93,7 +93,7 @@ def api_rows(conn: BrokerConnection) -> tuple[list[tuple[str, int, str, str, str
 
 
 def broker_report(client: KafkaClient, node_id: int, address: tuple[str, int]) -> BrokerReport:
-    where = f"{address[0]}:{address[1]}"
+    where = format_address(*address)
     try:
         conn = client.broker(node_id)
     except KafkaWireError as exc:
@@ -124,7 +124,7 @@ def check(g: GlobalOptions) -> None:
                    "Kafka 0.7 has not)") as client:
         md = client.fetch_metadata()
         reports = [broker_report(client, node, addr) for node, addr in sorted(md.brokers.items())]
-    servers = ",".join(f"{h}:{p}" for h, p in config.bootstrap_servers)
+    servers = ",".join(format_address(h, p) for h, p in config.bootstrap_servers)
     click.echo(f"bootstrap: {servers} ({security_line(config)}): connected")
     click.echo(f"cluster: id {md.cluster_id or '-'}, controller {md.controller_id}, "
                f"{len(md.brokers)} broker(s), {len(md.topics)} topic(s)")

@@ -28,7 +28,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
-from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
@@ -163,9 +163,10 @@ class KafkaClient:
             try:
                 return self._connection(host, port)
             except BrokerConnectionError as exc:
-                log.info("bootstrap server %s:%d unavailable: %s", host, port, exc.reason)
+                log.info("bootstrap server %s unavailable: %s", format_address(host, port),
+                         exc.reason)
                 last = exc
-        raise NoBrokersAvailableError([f"{h}:{p}" for h, p in candidates], last)
+        raise NoBrokersAvailableError([format_address(h, p) for h, p in candidates], last)
 
     # -- metadata ----------------------------------------------------------------------------
     def fetch_metadata(

@@ -14,6 +14,13 @@ from spark_kafka_wire.protocol.versions import is_kafka07
 DEFAULT_PORT = 9092
 
 
+def format_address(host: str, port: int) -> str:
+    """``host:port`` as kafka.bootstrap.servers takes it back: an IPv6 host in brackets
+    (``[::1]:9092``; unbracketed, ``::1:9092`` reads as a host without a port). Brokers found
+    in ZooKeeper or Metadata carry bare IPv6 hosts (Kafka registers ``"host": "::1"``)."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _bad_address(item: str, why: str) -> ConfigurationError:
     return ConfigurationError(f"kafka.bootstrap.servers: {shown(item)} is not host:port ({why}); "
                               "give a comma-separated list such as broker1:9092,broker2:9092")

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
     BrokerConnectionError,
@@ -121,7 +121,8 @@ class BrokerConnection:
         self.node_id = node_id
         self.config = config
         self._deadline = deadline
-        self.name = f"{host}:{port}" + (f" (node {node_id})" if node_id is not None else "")
+        self.name = format_address(host, port) + (
+            f" (node {node_id})" if node_id is not None else "")
         self._sock: socket.socket | None = None
         self._next_id = 1
         self._in_flight: deque[InFlight] = deque()

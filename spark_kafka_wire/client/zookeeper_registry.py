@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from spark_kafka_wire.client.config import format_address
 from spark_kafka_wire.client.errors import (
     BrokerRegistrationError,
     ConfigurationError,
@@ -82,7 +83,7 @@ class BrokerAddress(NamedTuple):
     port: int
 
     def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+        return format_address(self.host, self.port)
 
 
 class Endpoint(NamedTuple):

@@ -5,7 +5,7 @@ The other ZooKeeper tests write the registrations themselves; here Kafka writes 
 difference between what kafkawire expects and what a broker writes (JSON fields, chroot,
 listener names and protocols) fails here. Two brokers, one at a time per module fixture:
 
-- ``chrooted``: listeners PLAINTEXT and SSL, ``zookeeper.connect=<ensemble>/kafka39-<id>``
+- ``chrooted``: listeners PLAINTEXT and SSL, ``zookeeper.connect=<ensemble>/kafka39-<id>/cluster-a``
   (the usual production setup: several clusters share an ensemble);
 - ``rooted``: KIP-103 named listeners INTERNAL (PLAINTEXT, between brokers) and EXTERNAL
   (SSL) on the IPv6 loopback (registered as ``[::1]:port``), at the root of a ZooKeeper of
@@ -29,9 +29,11 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from click.testing import CliRunner
 from kazoo.client import KazooClient
 from pyspark.sql import functions as F
 
+from spark_kafka_wire.cli import cli
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import NoBrokersRegisteredError
@@ -64,7 +66,7 @@ def _skip_without_tools() -> None:
 def chrooted(zookeeper: str, pki) -> Iterator[ZooKeeperKafka]:
     """Kafka 3.9 (PLAINTEXT and SSL) in a chroot of the session's ZooKeeper."""
     _skip_without_tools()
-    kafka = ZooKeeperKafka(zookeeper=f"{zookeeper}/kafka39-{uuid.uuid4().hex[:8]}",
+    kafka = ZooKeeperKafka(zookeeper=f"{zookeeper}/kafka39-{uuid.uuid4().hex[:8]}/cluster-a",
                            pki=pki).start()
     print(f"\nKafka {ZK_MODE_VERSION} (ZooKeeper mode) started in {kafka.started_s:.1f} s, "
           f"RSS {kafka.rss_mb():.0f} MB")
@@ -166,6 +168,18 @@ def test_discovery_of_named_listeners_at_the_root(rooted, pki) -> None:
                               "kafka.sasl.mechanism": "PLAIN",
                               "kafka.sasl.jaas.config": "org.apache.kafka.common.security."
                               'plain.PlainLoginModule required username="u" password="p";'})
+
+
+def test_the_cli_names_the_ipv6_broker_it_found_as_it_is_given_back(rooted) -> None:
+    """``kafkawire --zookeeper ... check`` shows the discovered bootstrap server and the
+    Metadata broker in brackets (it printed ``::1:port``, which reads as a host without a
+    port, before client/config.py's format_address)."""
+    internal = rooted.ports["INTERNAL"]
+    result = CliRunner().invoke(cli, ["--zookeeper", rooted.zookeeper, "check"],
+                                env={"KAFKA_BOOTSTRAP_SERVERS": None}, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"bootstrap: [::1]:{internal} (PLAINTEXT): connected\n")
+    assert f"\nbroker 1 at [::1]:{internal}: " in result.stdout
 
 
 # ------------------------------------------------------------------------ records (Spark)

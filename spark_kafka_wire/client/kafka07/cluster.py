@@ -31,7 +31,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, PartitionInfo, TopicInfo
-from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import ConfigurationError, NoBrokersRegisteredError
 from spark_kafka_wire.client.fetcher import report_data_loss
@@ -87,8 +87,8 @@ class PartitionLocation:
     @property
     def broker(self) -> str:
         """The broker as errors show it."""
-        address = f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-        return f"{self.broker_id} at {address} (its partition {self.partition})"
+        return (f"{self.broker_id} at {format_address(self.host, self.port)} "
+                f"(its partition {self.partition})")
 
     def shown(self) -> dict[str, int | str]:
         """Keyword arguments of the 0.7 client's functions that make errors name this
