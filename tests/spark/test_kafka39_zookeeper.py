@@ -28,6 +28,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 
+import confluent_kafka
 import pytest
 from click.testing import CliRunner
 from kazoo.client import KazooClient
@@ -194,10 +195,16 @@ def test_spark_writes_over_the_discovered_ssl_listener_librdkafka_reads(spark, c
      .write.format("kafkawire").mode("append")
      .options(**{"zookeeper.connect": chrooted.zookeeper, "topic": topic, **_ssl_options(pki)})
      .save())
-    got = librdkafka.consume({"bootstrap.servers": chrooted.bootstrap("SSL"),
-                              "security.protocol": "SSL", "ssl.ca.location": pki.ca_pem},
-                             topic, len(rows) + 1, timeout_s=20)
+    conf = {"bootstrap.servers": chrooted.bootstrap("SSL"), "security.protocol": "SSL",
+            "ssl.ca.location": pki.ca_pem}
+    got = librdkafka.consume(conf, topic, len(rows), timeout_s=30)
     assert [(k.decode(), v.decode()) for k, v in got] == rows
+    consumer = confluent_kafka.Consumer({**conf, "group.id": f"wm-{topic}"})
+    try:  # and nothing more: the log ends after them
+        assert consumer.get_watermark_offsets(confluent_kafka.TopicPartition(topic, 0),
+                                              timeout=20) == (0, len(rows))
+    finally:
+        consumer.close()
 
 
 @pytest.mark.spark
@@ -228,8 +235,6 @@ def test_kafkas_console_producer_writes_spark_reads_through_a_named_listener(spa
 
 def _produce(kafka: ZooKeeperKafka, topic: str, counts: dict[int, int]) -> None:
     """``counts[p]`` records into partition p, with librdkafka."""
-    import confluent_kafka
-
     producer = confluent_kafka.Producer({"bootstrap.servers": kafka.bootstrap("PLAINTEXT")})
     for partition, n in counts.items():
         for i in range(n):
