@@ -39,7 +39,7 @@ from spark_kafka_wire.client.zookeeper_security import DIGEST_MD5, ZooKeeperSecu
 from spark_kafka_wire.protocol.errors import shown
 
 __all__ = ["ZOOKEEPER_TIMEOUT_S", "ZooKeeperError", "ZooKeeperOffsetStore", "ZooKeeperSecurity",
-           "offset_path", "parse_registration", "start_zookeeper", "stop_zookeeper"]
+           "offset_path", "parse_offset", "parse_registration", "start_zookeeper", "stop_zookeeper"]
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -318,14 +318,16 @@ class ZooKeeperOffsetStore:
         out: dict[TopicPartition, int] = {}
         for topic, partition in sorted(set(partitions)):
             node = names[(topic, partition)] if names is not None else partition
+            path = offset_path(group, topic, node)
             try:
-                data, _ = zk.get(offset_path(group, topic, node))
-                out[(topic, partition)] = int(data.decode().strip())
+                data, _ = zk.get(path)
             except NoNodeError:
                 out[(topic, partition)] = -1
-            except (KazooException, ValueError) as exc:
+                continue
+            except KazooException as exc:
                 raise ZooKeeperError(f"reading the offset of {topic}-{partition} for group "
                                      f"{group!r} from ZooKeeper failed: {exc!r}") from exc
+            out[(topic, partition)] = parse_offset(data, path, self.connect)
         return out
 
     def topics(self, group: str) -> list[str]:
@@ -384,8 +386,29 @@ class ZooKeeperOffsetStore:
         self.close()
 
 
-def parse_registration(data: bytes, group: str, consumer: str) -> dict[str, int]:
-    """A consumer id node's subscription: topic (or ``*<pattern>:<regex>``) -> streams."""
+def parse_offset(data: bytes | None, path: str, connect: str) -> int:
+    """An offset node's decimal text, as ZooKeeper-era consumers wrote it. A node without
+    data (kazoo's None: ZooKeeper's null, which Kafka's own ZooKeeper shell writes for
+    ``create <path>`` without a value) or with anything else is a ZooKeeperError naming the
+    node: the old consumers failed on it too (``toLong`` of null), and guessing an offset
+    would read from somewhere nobody committed."""
+    text = (data or b"").decode("utf-8", "replace").strip()
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    held = "no data" if data is None else shown(text)
+    raise ZooKeeperError(
+        f"ZooKeeper node {path} on {connect} holds {held}, not an offset (the decimal text "
+        "ZooKeeper-era consumers write): set it to an offset or delete it (then the group "
+        "has no offset for that partition)")
+
+
+def parse_registration(data: bytes | None, group: str, consumer: str) -> dict[str, int]:
+    """A consumer id node's subscription: topic (or ``*<pattern>:<regex>``) -> streams; a
+    node without data (kazoo's None, ZooKeeper's null) subscribes to nothing, as an empty
+    one does."""
+    data = data or b""
     try:
         value = json.loads(data.decode() or "{}")
         if not isinstance(value, dict):

@@ -289,3 +289,23 @@ def test_starting_offsets_group_from_offsets_kafkas_shell_wrote(spark, chrooted,
         [(0, o) for o in range(15, 20)] + [(1, o) for o in range(6)])
     assert _shell_value(chrooted, f"{base}/0") == "20"
     assert _shell_value(chrooted, f"{base}/1") == "6"
+
+
+def test_an_offset_node_the_shell_left_without_data_is_named(chrooted) -> None:
+    """``create <path>`` without a value in Kafka's shell leaves ZooKeeper's null as the
+    node's data; kafkawire's lag (and startingOffsets=group, the same reader) names the node
+    instead of failing with an AttributeError (kazoo hands null over as None)."""
+    topic = _topic(chrooted)
+    group = f"zk39-{uuid.uuid4().hex[:8]}"
+    base = f"/consumers/{group}/offsets/{topic}"
+    chrooted.zookeeper_shell_script([
+        f"create /consumers/{group}", f"create /consumers/{group}/offsets", f"create {base}",
+        f"create {base}/0"])
+    result = CliRunner().invoke(
+        cli, ["--zookeeper", chrooted.zookeeper, "lag", group, "--zookeeper",
+              chrooted.zookeeper], env={"KAFKA_BOOTSTRAP_SERVERS": None},
+        catch_exceptions=False)
+    assert result.exit_code == 1
+    assert (f"ZooKeeper node {base}/0 on {chrooted.zookeeper} holds no data, not an offset"
+            in result.stderr), result.output
+

@@ -1,5 +1,5 @@
-"""Consumer registrations of ZooKeeper-era groups (client/zookeeper.py parse_registration) and
-the topics a wildcard registration names (cli/lag.py)."""
+"""Consumer registrations and offsets of ZooKeeper-era groups (client/zookeeper.py
+parse_registration, parse_offset) and the topics a wildcard registration names (cli/lag.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from spark_kafka_wire.cli.lag import subscribed_topics
 from spark_kafka_wire.client.errors import ZooKeeperError
-from spark_kafka_wire.client.zookeeper import parse_registration
+from spark_kafka_wire.client.zookeeper import parse_offset, parse_registration
 
 
 def test_registrations_of_each_era() -> None:
@@ -25,6 +25,30 @@ def test_registrations_of_each_era() -> None:
 def test_a_broken_registration_names_the_consumer(data: bytes) -> None:
     with pytest.raises(ZooKeeperError, match="consumer host-1 in group 'g'"):
         parse_registration(data, "g", "host-1")
+
+
+def test_a_registration_without_data_subscribes_to_nothing() -> None:
+    """ZooKeeper's null data reaches us as None (kazoo), not b"" (it was a TypeError)."""
+    assert parse_registration(None, "g", "c") == {}
+
+
+def test_offsets_are_decimal_text() -> None:
+    assert parse_offset(b"33", "/consumers/g/offsets/t/0", "zk:2181") == 33
+    assert parse_offset(b" 7\n", "/consumers/g/offsets/t/1", "zk:2181") == 7
+
+
+@pytest.mark.parametrize("data,held", [
+    (None, "no data"),  # `create <path>` without a value in Kafka's ZooKeeper shell
+    (b"", "''"),
+    (b"twelve", "'twelve'"),
+])
+def test_a_node_that_holds_no_offset_is_named(data: bytes | None, held: str) -> None:
+    """It was an AttributeError for None (no node, no ZooKeeperError) and a bare ValueError
+    message for the others."""
+    with pytest.raises(ZooKeeperError,
+                       match=rf"ZooKeeper node /consumers/g/offsets/t/0 on zk:2181/c holds "
+                       rf"{held}, not an offset \(the decimal text"):
+        parse_offset(data, "/consumers/g/offsets/t/0", "zk:2181/c")
 
 
 def test_wildcards_match_whole_names() -> None:
