@@ -29,6 +29,7 @@ import socket
 import subprocess
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import confluent_kafka
 import pytest
@@ -40,6 +41,11 @@ from spark_kafka_wire.cli import cli
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import NoBrokersRegisteredError
+from spark_kafka_wire.client.zookeeper import (
+    ZooKeeperOffsetStore,
+    start_zookeeper,
+    stop_zookeeper,
+)
 from spark_kafka_wire.client.zookeeper_registry import (
     BrokerAddress,
     BrokerRegistration,
@@ -48,11 +54,13 @@ from spark_kafka_wire.client.zookeeper_registry import (
     PartitionAssignment,
     TopicRegistration,
 )
+from spark_kafka_wire.options import SOURCE, client_config, zookeeper_security
 from spark_kafka_wire.source.options import parse_source_options
 from tests.support import librdkafka
 from tests.support.apache_kafka import java, kafka_libs, topic_on
 from tests.support.apache_kafka_zk import ZK_MODE_VERSION, ZooKeeperKafka, missing_zk_mode_tools
 from tests.support.parquet_runs import available_now, written
+from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER
 
 pytestmark = [pytest.mark.broker]
 
@@ -110,6 +118,65 @@ def rooted(pki) -> Iterator[ZooKeeperKafka]:
         kafka = ZooKeeperKafka(zookeeper=server.connect, pki=pki, host=ROOT_HOST,
                                listeners={"INTERNAL": "PLAINTEXT", "EXTERNAL": "SSL"}).start()
         yield kafka
+        kafka.stop()
+    finally:
+        server.stop()
+
+
+#: The SASL user Kafka logs in to the secured ZooKeeper as (kafkawire logs in as ZK_USER).
+KAFKA_ZK_USER, KAFKA_ZK_PASSWORD = "kafka", "zk-kafka-Secret-4"
+
+
+def _zookeeper_tls(pki) -> dict[str, str]:
+    """Kafka's zookeeper.ssl.* broker settings (the shell's -zk-tls-config-file takes the
+    same): mutual TLS with the tests' client certificate."""
+    return {"zookeeper.ssl.client.enable": "true",
+            "zookeeper.clientCnxnSocket": "org.apache.zookeeper.ClientCnxnSocketNetty",
+            "zookeeper.ssl.keystore.location": pki.client.p12,
+            "zookeeper.ssl.keystore.password": pki.store_password,
+            "zookeeper.ssl.keystore.type": "PKCS12",
+            "zookeeper.ssl.truststore.location": pki.ca_p12,
+            "zookeeper.ssl.truststore.password": pki.store_password,
+            "zookeeper.ssl.truststore.type": "PKCS12"}
+
+
+@dataclass
+class Secured:
+    kafka: ZooKeeperKafka
+    tls_config: str  # the shell's -zk-tls-config-file
+    login: str  # -Djava.security.auth.login.config=<Kafka's JAAS file>
+
+
+@pytest.fixture(scope="module")
+def secured(pki, tmp_path_factory) -> Iterator[Secured]:
+    """Kafka 3.9 set up as Kafka's ZooKeeper security guide describes: ZooKeeper reached over
+    mutual TLS only, with a SASL DIGEST-MD5 login required of every session, and
+    ``zookeeper.set.acl=true`` (Kafka's nodes writable by its own user only)."""
+    from tests.support.zookeeper_server import ZooKeeperServer, missing_jars
+
+    _skip_without_tools()
+    if missing_jars(secure=True):
+        pytest.skip("ZooKeeper TLS tests need Debian's zookeeper and netty packages (missing "
+                    "jars: " + ", ".join(missing_jars(secure=True)) + ")")
+    private = tmp_path_factory.mktemp("kafka39-zk-login")
+    private.chmod(0o700)
+    jaas, tls = private / "jaas.conf", private / "zookeeper-tls.properties"
+    jaas.write_text("Client {\n  org.apache.zookeeper.server.auth.DigestLoginModule required "
+                    f'username="{KAFKA_ZK_USER}" password="{KAFKA_ZK_PASSWORD}";\n}};\n')
+    tls.write_text("".join(f"{k}={v}\n" for k, v in _zookeeper_tls(pki).items()))
+    server = ZooKeeperServer(
+        keystore=(pki.server.p12, pki.store_password, "PKCS12"),
+        truststore=(pki.ca_p12, pki.store_password, "PKCS12"),
+        sasl_users={KAFKA_ZK_USER: KAFKA_ZK_PASSWORD, ZK_USER: ZK_PASSWORD},
+        require_sasl=True).start()
+    login = f"-Djava.security.auth.login.config={jaas}"
+    try:
+        kafka = ZooKeeperKafka(zookeeper=f"{server.secure_connect}/kafka39-secured",
+                               extra={**_zookeeper_tls(pki), "zookeeper.set.acl": "true"},
+                               jvm_options=[login]).start()
+        print(f"\nKafka {ZK_MODE_VERSION} on a TLS+SASL ZooKeeper started in "
+              f"{kafka.started_s:.1f} s")
+        yield Secured(kafka, str(tls), login)
         kafka.stop()
     finally:
         server.stop()
@@ -203,6 +270,42 @@ def test_the_cli_names_the_ipv6_broker_it_found_as_it_is_given_back(rooted) -> N
     assert f"\nbroker 1 at [::1]:{internal}: " in result.stdout
 
 
+def test_kafkas_acls_on_a_secured_zookeeper_let_kafkawire_find_it_and_commit(secured,
+                                                                          pki) -> None:
+    """With ``zookeeper.set.acl`` Kafka's nodes are writable by its own ZooKeeper user only,
+    readable by anyone where they hold nothing secret (its registration), and
+    ``/consumers`` stays open, for consumers of any user. kafkawire, logged in as another
+    SASL user over mutual TLS, finds the broker and commits offsets (through the store that
+    commitOffsets=zookeeper uses) that Kafka's shell, logged in as Kafka, reads."""
+    kafka = secured.kafka
+    opts = {"zookeeper.connect": kafka.zookeeper,
+            **{k: v for k, v in _zookeeper_tls(pki).items() if k != "zookeeper.clientCnxnSocket"},
+            "zookeeper.sasl.jaas.config": "org.apache.zookeeper.server.auth.DigestLoginModule "
+                                          f'required username="{ZK_USER}" '
+                                          f'password="{ZK_PASSWORD}";'}
+    security = zookeeper_security(opts)
+    zk = start_zookeeper(kafka.zookeeper, 15, security)
+    try:
+        registration_acl, _ = zk.get_acls("/brokers/ids/1")
+        consumers_acl, _ = zk.get_acls("/consumers")
+    finally:
+        stop_zookeeper(zk)
+    # ALL for Kafka's login (and for the x509 identity of its certificate, the tests' one
+    # client certificate, which kafkawire presents too); READ for anyone
+    assert {("sasl", KAFKA_ZK_USER, 31), ("world", "anyone", 1)} <= {
+        (a.id.scheme, a.id.id, a.perms) for a in registration_acl}
+    assert all(a.perms == 1 for a in registration_acl if a.id.scheme == "world")
+    assert {(a.id.scheme, a.id.id, a.perms) for a in consumers_acl} == {("world", "anyone", 31)}
+    assert client_config(opts, SOURCE).bootstrap_servers == ((LOCAL, kafka.ports["PLAINTEXT"]),)
+    group, topic = f"zk39-{uuid.uuid4().hex[:8]}", f"t-{uuid.uuid4().hex[:8]}"
+    with ZooKeeperOffsetStore(kafka.zookeeper, security=security) as store:
+        store.commit(group, {(topic, 0): 12, (topic, 1): 3})
+    out = kafka.zookeeper_shell_script(
+        [f"get /consumers/{group}/offsets/{topic}/{p}" for p in (0, 1)],
+        tls_config=secured.tls_config, jvm_options=(secured.login,))
+    assert _shell_data(out) == ["12", "3"], out
+
+
 # ------------------------------------------------------------------------ records (Spark)
 
 
@@ -262,35 +365,22 @@ def _produce(kafka: ZooKeeperKafka, topic: str, counts: dict[int, int]) -> None:
     assert producer.flush(30) == 0
 
 
-def _shell_value(kafka: ZooKeeperKafka, path: str) -> str:
-    """What ``get <path>`` prints in Kafka's ZooKeeper shell: the node's data, on the line
-    after the session's connection notices."""
-    out = kafka.zookeeper_shell("get", path)
-    return out.rstrip("\n").splitlines()[-1]
+def _shell_data(out: str) -> list[str]:
+    """The lines of the shell's output that answer its commands (``get`` prints a node's
+    data on a line of its own), without its session notices (``Connecting to``, ``WATCHER::``
+    and the ``WatchedEvent`` lines its watcher prints when the session starts and ends)."""
+    notices = ("Connecting to ", "Welcome to ZooKeeper", "JLine support", "WATCHER::",
+               "WatchedEvent ")
+    return [line for line in out.splitlines() if line.strip() and not line.startswith(notices)]
 
 
 @pytest.mark.spark
-def test_commit_offsets_zookeeper_is_what_kafkas_shell_reads(spark, chrooted,
-                                                             tmp_path) -> None:
-    topic = _topic(chrooted, partitions=2)
-    _produce(chrooted, topic, {0: 33, 1: 7})
-    group = f"zk39-{uuid.uuid4().hex[:8]}"
-    df = (spark.readStream.format("kafkawire").options(**{
-        "zookeeper.connect": chrooted.zookeeper, "subscribe": topic,
-        "startingOffsets": "earliest", "maxOffsetsPerTrigger": "20",
-        "commitOffsets": "zookeeper", "kafka.group.id": group}).load())
-    assert available_now(df, str(tmp_path / "cp")) is None
-    # the ends of the last batch, under the chroot, where the old consumers of a cluster
-    # with this zookeeper.connect kept them
-    assert _shell_value(chrooted, f"/consumers/{group}/offsets/{topic}/0") == "33"
-    assert _shell_value(chrooted, f"/consumers/{group}/offsets/{topic}/1") == "7"
-
-
-@pytest.mark.spark
-def test_starting_offsets_group_from_offsets_kafkas_shell_wrote(spark, chrooted,
-                                                                tmp_path) -> None:
-    """The shell writes partition 0's offset (15) as the old consumers did (decimal text);
-    partition 1 has none and starts at the earliest. The run then commits its ends there."""
+def test_group_offsets_in_zookeeper_are_where_kafkas_shell_reads_and_writes(spark, chrooted,
+                                                                            tmp_path) -> None:
+    """startingOffsets=group: the shell writes partition 0's offset (15) as the old consumers
+    did (decimal text); partition 1 has none and starts at the earliest. commitOffsets=
+    zookeeper: the run (two micro-batches) commits the ends of its last batch there, under
+    the chroot, where the old consumers of a cluster with this zookeeper.connect kept them."""
     topic = _topic(chrooted, partitions=2)
     _produce(chrooted, topic, {0: 20, 1: 6})
     group = f"zk39-{uuid.uuid4().hex[:8]}"
@@ -298,17 +388,17 @@ def test_starting_offsets_group_from_offsets_kafkas_shell_wrote(spark, chrooted,
     out = chrooted.zookeeper_shell_script([
         f"create /consumers/{group}", f"create /consumers/{group}/offsets", f"create {base}",
         f"create {base}/0 15", f"get {base}/0"])
-    assert "15\n" in out, out
+    assert _shell_data(out) == ["15"], out
     checkpoint = str(tmp_path / "cp")
     df = (spark.readStream.format("kafkawire").options(**{
         "zookeeper.connect": chrooted.zookeeper, "subscribe": topic,
-        "startingOffsets": "group", "commitOffsets": "zookeeper",
+        "startingOffsets": "group", "commitOffsets": "zookeeper", "maxOffsetsPerTrigger": "6",
         "kafka.group.id": group}).load())
     assert available_now(df, checkpoint) is None
     assert [(p, o) for p, o, _ in written(spark, checkpoint)] == (
         [(0, o) for o in range(15, 20)] + [(1, o) for o in range(6)])
-    assert _shell_value(chrooted, f"{base}/0") == "20"
-    assert _shell_value(chrooted, f"{base}/1") == "6"
+    assert _shell_data(chrooted.zookeeper_shell_script([f"get {base}/0", f"get {base}/1"])
+                       ) == ["20", "6"]
 
 
 def test_an_offset_node_the_shell_left_without_data_is_named(chrooted) -> None:

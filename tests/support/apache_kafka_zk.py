@@ -126,6 +126,9 @@ class ZooKeeperKafka(ApacheKafka):
     inter_broker: str = ""
     #: The address every listener binds and advertises (``::1``: registered as ``[::1]``).
     host: str = "127.0.0.1"
+    #: More JVM options (``-Djava.security.auth.login.config=...`` for a SASL login to
+    #: ZooKeeper: Kafka reads its JAAS file's ``Client`` section).
+    jvm_options: list[str] = field(default_factory=list)
 
     @property
     def _host_port(self) -> str:
@@ -200,7 +203,8 @@ class ZooKeeperKafka(ApacheKafka):
             "log4j.logger.org.apache.zookeeper=WARN\n")
         jvm = [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-               f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{libs}/*:{binding}/*"]
+               f"-Dlog4j.configuration=file:{log4j}", *self.jvm_options,
+               "-cp", f"{libs}/*:{binding}/*"]
         began = time.monotonic()
         with open(os.path.join(self.directory, "stdout.log"), "wb") as out:
             self.process = subprocess.Popen([*jvm, "kafka.Kafka", config], stdout=out,
@@ -244,14 +248,19 @@ class ZooKeeperKafka(ApacheKafka):
         ``connect`` (default: the broker's zookeeper.connect, chroot included); its output."""
         return self.run_tool(ZOOKEEPER_SHELL, "-server", connect or self.zookeeper, *command)
 
-    def zookeeper_shell_script(self, lines: list[str], connect: str | None = None) -> str:
+    def zookeeper_shell_script(self, lines: list[str], connect: str | None = None,
+                               tls_config: str | None = None,
+                               jvm_options: tuple[str, ...] = ()) -> str:
         """Run several shell commands in one session (one JVM), given on stdin as a user
         types them; the shell's output. The shell answers failures on its output, not with
-        its exit status, so callers check the output."""
+        its exit status, so callers check the output. ``tls_config``: the shell's
+        ``-zk-tls-config-file`` (zookeeper.ssl.* properties); ``jvm_options``: e.g. the JAAS
+        file of a SASL login."""
         libs = kafka_libs(self.version)
+        tls = ["-zk-tls-config-file", tls_config] if tls_config else []
         done = subprocess.run(
-            [java(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp",
-             f"{libs}/*", ZOOKEEPER_SHELL, "-server", connect or self.zookeeper],
+            [java(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *jvm_options,
+             "-cp", f"{libs}/*", ZOOKEEPER_SHELL, "-server", connect or self.zookeeper, *tls],
             input="".join(f"{line}\n" for line in [*lines, "quit"]), capture_output=True,
             text=True, timeout=60)
         if done.returncode != 0:
