@@ -115,7 +115,8 @@ class ZooKeeperKafka(ApacheKafka):
     (``host:port[/chroot]``, as in server.properties). ``listeners``: listener name ->
     security protocol (default PLAINTEXT, and SSL with ``pki``); listeners speaking SSL use
     the tests' localhost certificate (tests.support.certs). ``inter_broker``: the listener
-    brokers use among themselves (default: the first PLAINTEXT one)."""
+    brokers use among themselves (default: the first PLAINTEXT one). No SASL listeners and
+    no authorizer: the tests of this broker are about what it writes to ZooKeeper."""
 
     version: str = ZK_MODE_VERSION
     authorizer: bool = False
@@ -142,6 +143,8 @@ class ZooKeeperKafka(ApacheKafka):
     def _properties(self, data_dir: str) -> dict[str, str]:
         if not self.zookeeper:
             raise ValueError("ZooKeeperKafka needs zookeeper= (host:port[/chroot])")
+        if self.authorizer:  # KRaft's StandardAuthorizer does not run here (AclAuthorizer would)
+            raise ValueError("ZooKeeperKafka runs without an authorizer")
         listeners = self._listeners()
         self.ports = {name: free_port() for name in listeners}
         inter = self.inter_broker.upper() or next(
