@@ -13,12 +13,12 @@ listener names and protocols) fails here. Two brokers, one at a time per module 
 
 Offsets: Kafka 3.9 has no tool that reads the old consumers' ZooKeeper offsets any more:
 ConsumerGroupCommand (kafka-consumer-groups.sh, in 3.9 the separate kafka-tools artifact)
-lost ``--zookeeper`` when Kafka 2.0 removed the old ZooKeeper-based Scala consumers, and
-describes only groups the brokers' coordinator keeps. What Kafka 3.9 still ships for those
-nodes is its ZooKeeper shell (bin/zookeeper-shell.sh, ``ZooKeeperMainWithTlsSupportForKafka``),
-so the shell is the independent reader and writer of ``/consumers/<group>/offsets/<topic>/
-<partition>`` here. The records themselves are judged by librdkafka and Kafka 3.9's own
-console producer.
+lost ``--zookeeper`` when Kafka 2.0 removed the old ZooKeeper-based Scala consumers
+(KAFKA-2983), and describes only groups the brokers' coordinator keeps. What Kafka 3.9
+still ships for those nodes is its ZooKeeper shell (bin/zookeeper-shell.sh,
+``ZooKeeperMainWithTlsSupportForKafka``), so the shell is the independent reader and
+writer of ``/consumers/<group>/offsets/<topic>/<partition>`` here. The records themselves
+are judged by librdkafka and Kafka 3.9's own console producer.
 """
 
 from __future__ import annotations
