@@ -3,13 +3,17 @@ ZooKeeper mode, registered on Debian's ZooKeeper (tests/support/apache_kafka_zk.
 
 The other ZooKeeper tests write the registrations themselves; here Kafka writes them, so a
 difference between what kafkawire expects and what a broker writes (JSON fields, chroot,
-listener names and protocols) fails here. Two brokers, one at a time per module fixture:
+listener names and protocols) fails here. Three single-broker clusters (module fixtures,
+about 300 MB of memory each, 2 to 9 s to start):
 
-- ``chrooted``: listeners PLAINTEXT and SSL, ``zookeeper.connect=<ensemble>/kafka39-<id>/cluster-a``
-  (the usual production setup: several clusters share an ensemble);
+- ``chrooted``: listeners PLAINTEXT and SSL, in a nested chroot of the session's ZooKeeper
+  (``zookeeper.connect=<ensemble>/kafka39-<id>/cluster-a``: several clusters share an
+  ensemble, as in production);
 - ``rooted``: KIP-103 named listeners INTERNAL (PLAINTEXT, between brokers) and EXTERNAL
   (SSL) on the IPv6 loopback (registered as ``[::1]:port``; 127.0.0.1 on machines without
-  IPv6), at the root of a ZooKeeper of its own.
+  IPv6), at the root of a ZooKeeper of its own;
+- ``secured``: a ZooKeeper of its own that requires mutual TLS and a SASL login, with
+  ``zookeeper.set.acl=true``.
 
 Offsets: Kafka 3.9 has no tool that reads the old consumers' ZooKeeper offsets any more:
 ConsumerGroupCommand (kafka-consumer-groups.sh, in 3.9 the separate kafka-tools artifact)
