@@ -2,10 +2,12 @@
 on (EndTxn from another connection, fencing, offsets inside a transaction) and what the broker
 does where it departs from Kafka (no transaction timeout).
 
-librdkafka's read_committed consumer is the oracle where every transaction committed. Where a
-transaction was aborted, Tansu does not list it in Fetch answers, so librdkafka would return its
-records; there kafkawire's read_committed reader (which drops a transaction when its marker is
-an abort) and the last stable offset are checked instead.
+librdkafka's read_committed consumer is the oracle where every transaction committed, and on
+Apache Kafka where some aborted too. Where a transaction was aborted, Tansu does not list it in
+Fetch answers, so librdkafka would return its records; there kafkawire's read_committed reader
+(which drops a transaction when its marker is an abort) and the last stable offset are checked
+instead. Where the two brokers answer differently (the transaction timeout, fencing), each test
+asserts Kafka's exact answer on Kafka (``broker_kind``) and Tansu's on Tansu.
 """
 
 from __future__ import annotations
@@ -17,12 +19,17 @@ from dataclasses import replace
 import numpy as np
 import pyarrow as pa
 import pytest
+from pyspark.sql.types import BinaryType, StructField, StructType
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
-from spark_kafka_wire.client.group_offsets import fetch_group
+from spark_kafka_wire.client.group_offsets import (
+    TRANSACTION_KEY_TYPE,
+    fetch_group,
+    find_coordinator,
+)
 from spark_kafka_wire.client.offsets import (
     LATEST,
     READ_COMMITTED,
@@ -33,15 +40,29 @@ from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.client.producer.transactions import (
     OpenTransaction,
     end_transaction,
+    explain_transaction_error,
     init_transactions,
 )
-from spark_kafka_wire.protocol.errors import ProducerStateError
+from spark_kafka_wire.protocol.errors import ErrorCode, ProducerStateError, error_for_code
+from spark_kafka_wire.protocol.messages import END_TXN
+from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
+from spark_kafka_wire.sink.exactly_once import TaskBatch
+from spark_kafka_wire.sink.options import parse_sink_options
+from tests.support.id_oracle import assert_exactly_once
 from tests.support.librdkafka import consume_all
-from tests.support.log_oracle import committed_records, read_log
+from tests.support.log_oracle import committed_records, decisions, read_log
+from tests.support.transactions import task_transaction
+from tests.support.txn_log_oracle import assert_committed_exactly_once
 
 pytestmark = pytest.mark.broker
 
 SETTINGS = ProduceSettings(linger_ms=0)
+#: transaction.timeout.ms of the transactions left open on purpose: long enough for a task's
+#: writes on two busy cores, short enough to wait for.
+TIMEOUT_MS = 2_000
+#: When Kafka's coordinator must have aborted such a transaction: its timeout, the test
+#: broker's abort check interval (0.5 s), the markers written, and room for a busy machine.
+ABORTED_WITHIN_S = TIMEOUT_MS / 1000 + 10
 
 
 def _txn_settings(tid: str | None = None, **kw: object) -> ProduceSettings:
@@ -97,7 +118,10 @@ def test_a_transaction_written_in_one_client_commits_from_another(bootstrap, cli
     assert _latest(client, topic, READ_COMMITTED) == 51  # 50 records + the commit marker
 
 
-def test_an_aborted_transaction_leaves_nothing_for_read_committed(bootstrap, client, new_topic):
+def test_an_aborted_transaction_leaves_nothing_for_read_committed(bootstrap, client, new_topic,
+                                                                  broker_kind):
+    """On Kafka librdkafka's read_committed consumer agrees (the broker lists the transaction
+    as aborted); Tansu lists nothing, so there only the markers decide."""
     topic = new_topic(1, "txn")
     producer = Producer(client, _txn_settings())
     _write(producer, topic, [b"x"] * 20)
@@ -106,11 +130,16 @@ def test_an_aborted_transaction_leaves_nothing_for_read_committed(bootstrap, cli
     end_transaction(client, txn, commit=False)
     assert _latest(client, topic, READ_COMMITTED) == 21  # the abort marker ends it
     assert _committed_values(bootstrap, client, topic) == []
+    if broker_kind == "kafka":
+        rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+        assert consume_all(rc, topic, 30) == []
 
 
-def test_a_new_holder_of_the_transactional_id_fences_the_old_one(bootstrap, client, new_topic):
+def test_a_new_holder_of_the_transactional_id_fences_the_old_one(bootstrap, client, new_topic,
+                                                                 broker_kind):
     """Zombie fencing: a second InitProducerId for the id (a task's retry) aborts the first
-    holder's open transaction; the first holder's next write fails, saying why."""
+    holder's open transaction; the first holder's next write fails, saying why (Kafka answers
+    the stale epoch's Produce with INVALID_PRODUCER_EPOCH, whatever the Produce version)."""
     topic = new_topic(1, "txn")
     tid = f"tx-{uuid.uuid4().hex[:10]}"
     zombie = Producer(client, _txn_settings(tid))
@@ -121,28 +150,186 @@ def test_a_new_holder_of_the_transactional_id_fences_the_old_one(bootstrap, clie
     old = zombie.open_transaction()
     assert new is not None and old is not None
     assert (new.producer_id, new.epoch) != (old.producer_id, old.epoch)
-    with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"):
+    with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"
+                       ) as fenced:
         _write(zombie, topic, [b"late"])
+    if broker_kind == "kafka":
+        assert fenced.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
+        assert fenced.value.context == "Produce"
     end_transaction(client, new, commit=True)
     assert _committed_values(bootstrap, client, topic) == [b"retry-%d" % i for i in range(5)]
 
 
-def test_a_transaction_left_open_is_ended_by_the_next_holder(bootstrap, client, new_topic):
-    """Kafka aborts a transaction open longer than transaction.timeout.ms; Tansu never does,
-    so a transaction a killed task left open blocks read_committed readers until the
-    transactional id is initialised again (the task's retry, or the driver's abort). Either
-    way, after that InitProducerId the transaction is aborted and readers move on."""
+def _wait_for_read_committed_end(client: KafkaClient, topic: str, partitions: int,
+                                 within_s: float) -> float:
+    """Seconds until every partition's read_committed end (last stable offset) reaches its
+    high watermark, i.e. no transaction is open on the topic; AssertionError after
+    ``within_s``."""
+    began = time.monotonic()
+    tps = [(topic, p) for p in range(partitions)]
+    while True:
+        stable = resolve_offsets(client, dict.fromkeys(tps, LATEST), READ_COMMITTED)
+        ends = resolve_offsets(client, dict.fromkeys(tps, LATEST), READ_UNCOMMITTED)
+        if stable == ends:
+            return time.monotonic() - began
+        assert time.monotonic() - began < within_s, (
+            f"a transaction is still open on {topic} after {within_s}s: last stable offsets "
+            f"{stable}, high watermarks {ends}")
+        time.sleep(0.1)
+
+
+def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder(
+        bootstrap, client, new_topic, broker_kind):
+    """A task killed with its transaction open. Kafka's coordinator aborts the transaction
+    once it is older than its transaction.timeout.ms (KIP-98; it looks every
+    transaction.abort.timed.out.transaction.cleanup.interval.ms, 0.5 s on the test broker): it
+    writes the ABORT marker and bumps the epoch, so read_committed readers move on by
+    themselves, librdkafka's read_committed consumer sees nothing of it, and the abandoned
+    holder's EndTxn(commit) is fenced. Tansu never enforces the timeout: the transaction
+    blocks read_committed readers until the transactional id is initialised again (the task's
+    retry, or the driver's abort), which aborts it."""
     topic = new_topic(1, "txn")
     tid = f"tx-{uuid.uuid4().hex[:10]}"
-    left = Producer(client, _txn_settings(tid, transaction_timeout_ms=1_000))
+    left = Producer(client, _txn_settings(tid, transaction_timeout_ms=TIMEOUT_MS))
     _write(left, topic, [b"left-open"] * 3)
-    time.sleep(2.5)
-    after_timeout = _latest(client, topic, READ_COMMITTED)
-    # 0: still open (Tansu); 4: the coordinator aborted it at its timeout (Kafka).
-    assert after_timeout in (0, 4)
-    init_transactions(client, tid, 60_000)
-    assert _latest(client, topic, READ_COMMITTED) == 4
+    began = time.monotonic()
+    abandoned = left.open_transaction()
+    assert abandoned is not None
+    assert _latest(client, topic, READ_COMMITTED) == 0  # open: readers stop before it
+    if broker_kind == "kafka":
+        waited = _wait_for_read_committed_end(client, topic, 1, within_s=ABORTED_WITHIN_S)
+        assert time.monotonic() - began >= TIMEOUT_MS / 1000 - 0.1, "aborted before its timeout"
+        assert _latest(client, topic, READ_COMMITTED) == 4  # 3 records + the ABORT marker
+        batches, _ = read_log(bootstrap, topic, 0)
+        assert list(decisions(batches).values()) == [False]  # the marker is an ABORT
+        rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+        assert consume_all(rc, topic, 30) == []  # the broker lists it as aborted
+        with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"
+                           ) as fenced:
+            end_transaction(client, abandoned, commit=True)
+        assert fenced.value.code == ErrorCode.PRODUCER_FENCED
+        print(f"Kafka aborted the abandoned transaction {waited:.1f}s after it was flushed")
+    else:
+        time.sleep(TIMEOUT_MS / 1000 + 1.5)
+        assert _latest(client, topic, READ_COMMITTED) == 0  # still open (no timeout)
+        init_transactions(client, tid, 60_000)
+        assert _latest(client, topic, READ_COMMITTED) == 4
     assert _committed_values(bootstrap, client, topic) == []
+    # The transactional id is usable again: the next holder's transaction commits.
+    again = Producer(client, _txn_settings(tid))
+    _write(again, topic, [b"after"])
+    txn = again.open_transaction()
+    assert txn is not None
+    end_transaction(client, txn, commit=True)
+    assert _committed_values(bootstrap, client, topic) == [b"after"]
+
+
+def test_the_sink_recovers_from_a_dead_write_through_the_transaction_timeout(
+        bootstrap, client, new_topic, broker_kind):
+    """The exactly-once sink's story on Kafka when a micro-batch's task and driver both die
+    mid-transaction (nothing is left to send EndTxn(abort) or initialise the ids again): with
+    a small ``kafka.transaction.timeout.ms`` the coordinator aborts the dead tasks'
+    transactions by itself, so read_committed readers of the topic are not blocked until the
+    query restarts; the dead driver's commit (had it survived) is fenced; and the replay of
+    the batch, same transactional ids, commits each id exactly once (librdkafka's
+    read_committed consumer and the log-walking oracle agree). Tansu never times a
+    transaction out (there the replay's InitProducerId aborts them:
+    tests/faults/test_exactly_once_faults.py)."""
+    if broker_kind != "kafka":
+        pytest.skip("the transaction timeout is Kafka's (Tansu never aborts a transaction "
+                    "by itself)")
+    partitions = 2
+    topic = new_topic(partitions, "eo-timeout")
+    prefix = f"eo-{uuid.uuid4().hex[:8]}"
+    options = parse_sink_options({"kafka.bootstrap.servers": bootstrap, "topic": topic,
+                                  "kafka.transactional.id": prefix,
+                                  "kafka.transaction.timeout.ms": str(TIMEOUT_MS)})
+    assert options.produce.transaction_timeout_ms == TIMEOUT_MS
+    schema = StructType([StructField("key", BinaryType()), StructField("value", BinaryType())])
+    writer = KafkaWireBatchWriter(options, schema, streaming=True)
+    query = str(uuid.uuid4())
+    shares = [range(0, 100), range(100, 200)]
+    rc = {"isolation.level": "read_committed"}
+
+    # Batch 0 commits; batch 1's tasks write and flush, then the tasks and the driver die.
+    writer.commit([task_transaction(client, options, prefix, i, TaskBatch(query, 0),
+                                    shares[i], partitions) for i in range(2)])
+    later = [range(200, 300), range(300, 400)]
+    dead = [task_transaction(client, options, prefix, i, TaskBatch(query, 1), later[i],
+                             partitions) for i in range(2)]
+    assert _latest(client, topic, READ_COMMITTED) < _latest(client, topic, READ_UNCOMMITTED)
+
+    _wait_for_read_committed_end(client, topic, partitions, within_s=ABORTED_WITHIN_S)
+    assert_exactly_once(bootstrap, topic, range(200), rc)  # batch 0, nothing of batch 1
+    for message in dead:  # the dead driver's EndTxn(commit), had it come now
+        assert message.transaction is not None
+        with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"):
+            end_transaction(client, message.transaction, commit=True)
+
+    # The query restarts and replays batch 1 with the same transactional ids.
+    replay = [task_transaction(client, options, prefix, i, TaskBatch(query, 1), later[i],
+                               partitions) for i in range(2)]
+    for old, new in zip(dead, replay, strict=True):
+        assert old.transaction is not None and new.transaction is not None
+        assert (new.transaction.producer_id, new.transaction.epoch) != (
+            old.transaction.producer_id, old.transaction.epoch)
+    writer.commit(list(replay))
+    assert_exactly_once(bootstrap, topic, range(400), rc)
+    _, log = assert_committed_exactly_once(bootstrap, topic, range(400))
+    assert log.aborted == 200  # the dead batch's rows are in the log, aborted
+
+
+def test_a_zombies_end_txn_is_fenced_and_the_connection_stays_usable(
+        bootstrap, client, new_topic, broker_kind):
+    """A task attempt left behind (a zombie) sends EndTxn after a newer holder of its
+    transactional id initialised it. Kafka refuses it with PRODUCER_FENCED (EndTxn v2+; v0 and
+    v1 answer INVALID_PRODUCER_EPOCH, KIP-588) on a connection that stays open; kafkawire
+    raises ProducerStateError saying the id was taken over and what causes that, for either
+    code. The newer holder's transaction is untouched and commits. Tansu closes the connection
+    on the fenced EndTxn instead of answering."""
+    topic = new_topic(1, "txn")
+    tid = f"tx-{uuid.uuid4().hex[:10]}"
+    zombie = Producer(client, _txn_settings(tid))
+    _write(zombie, topic, [b"zombie"] * 3)
+    old = zombie.open_transaction()
+    newer = Producer(client, _txn_settings(tid))
+    _write(newer, topic, [b"newer"] * 2)
+    new = newer.open_transaction()
+    assert old is not None and new is not None
+    if broker_kind == "tansu":
+        # Tansu closes the connection instead of answering; kafkawire takes that for a lost
+        # connection and retries within kafka.request.timeout.ms, then says what happened
+        zombie_driver = KafkaClient(ClientConfig.from_servers(bootstrap,
+                                                              request_timeout_ms=2_000))
+        try:
+            with pytest.raises(BrokerConnectionError,
+                               match="connection closed by the broker while waiting for EndTxn"):
+                end_transaction(zombie_driver, old, commit=True)
+        finally:
+            zombie_driver.close()
+    else:
+        coordinator = find_coordinator(client, tid, TRANSACTION_KEY_TYPE)
+        with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"
+                           ) as err:
+            end_transaction(client, old, commit=True)
+        assert "kafka.transaction.timeout.ms" in str(err.value)  # the other cause, named
+    if broker_kind == "kafka":
+        assert err.value.code == ErrorCode.PRODUCER_FENCED
+        assert coordinator.version(END_TXN) == END_TXN.max_version
+        assert coordinator.connected  # the answer did not close the connection
+        fields = {"transactional_id": tid, "producer_id": old.producer_id,
+                  "producer_epoch": old.epoch, "committed": True}
+        # the same connection answers again; v1 is refused with the older code
+        v1 = coordinator.request(END_TXN, fields, version=1)
+        assert v1["error_code"] == ErrorCode.INVALID_PRODUCER_EPOCH
+        explained = explain_transaction_error(
+            error_for_code(v1["error_code"], context="EndTxn(commit)"), tid)
+        assert isinstance(explained, ProducerStateError)
+        assert "taken over by a newer producer epoch" in str(explained)
+        assert coordinator.connected
+        assert find_coordinator(client, tid, TRANSACTION_KEY_TYPE) is coordinator
+    end_transaction(client, new, commit=True)
+    assert _committed_values(bootstrap, client, topic) == [b"newer"] * 2
 
 
 def test_offsets_in_a_transaction_appear_only_when_it_commits(bootstrap, client, new_topic):
