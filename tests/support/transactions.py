@@ -65,14 +65,16 @@ def task_transaction(client: KafkaClient, options: SinkOptions, prefix: str, tas
     ``partitions`` partitions and flushed, for a streaming ``batch`` its marker committed in
     the transaction, which is left open for the driver (``KafkaWireBatchWriter.commit``)."""
     tid = task_transactional_id(prefix, task)
+    topic = options.topic
+    assert topic is not None, "the sink options name no topic"
     producer = Producer(client, replace(options.produce, transactional_id=tid))
     values = pa.array([str(i).encode() for i in ids], pa.binary())
-    producer.append(options.topic, values, values, np.arange(len(ids)) % partitions, 0)
+    producer.append(topic, values, values, np.arange(len(ids)) % partitions, 0)
     producer.flush()
     txn = producer.open_transaction()
     assert txn is not None
     if batch is not None:
-        producer.commit_offsets(tid, {(options.topic, 0): (marker_offset(batch),
+        producer.commit_offsets(tid, {(topic, 0): (marker_offset(batch),
                                                            marker_metadata(batch))})
     return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
                                    producer.producer_id, txn, batch=batch)
