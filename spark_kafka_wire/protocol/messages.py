@@ -394,7 +394,10 @@ SASL_AUTHENTICATE = ApiSpec(
 # ---- Transactions (KIP-98): AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
 # TxnOffsetCommit (28). Clients use AddPartitionsToTxn up to v3 (v4+ batch several
 # transactions, for brokers); EndTxn v5 (KIP-890 part 2) bumps the epoch on every end, which
-# this client does not follow, so v4 is the highest offered.
+# this client does not follow, so v4 is the highest offered. A Kafka 4 coordinator picks the
+# transaction protocol by the request versions (EndTxn v5, Produce v12, TxnOffsetCommit v5 mean
+# v2), not by the finalized transaction.version, so these keep the classic rules there
+# (tests/integration/test_transactions.py checks it on a broker that finalizes level 2).
 ADD_PARTITIONS_TO_TXN = ApiSpec(
     key=24, name="AddPartitionsToTxn", min_version=0, max_version=3, flexible_from=3,
     request=(  # Kafka's names: v4+ moved these fields under a Transactions[] array

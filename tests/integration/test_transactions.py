@@ -45,7 +45,14 @@ from spark_kafka_wire.client.producer.transactions import (
     init_transactions,
 )
 from spark_kafka_wire.protocol.errors import ErrorCode, ProducerStateError, error_for_code
-from spark_kafka_wire.protocol.messages import END_TXN
+from spark_kafka_wire.protocol.messages import (
+    ADD_PARTITIONS_TO_TXN,
+    API_VERSIONS,
+    END_TXN,
+    PRODUCE,
+    TXN_OFFSET_COMMIT,
+)
+from spark_kafka_wire.protocol.records.batch import ATTR_CONTROL
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import TaskBatch
 from spark_kafka_wire.sink.options import parse_sink_options
@@ -54,6 +61,7 @@ from tests.support.librdkafka import consume_all
 from tests.support.log_oracle import committed_records, decisions, read_log
 from tests.support.transactions import task_transaction
 from tests.support.txn_log_oracle import assert_committed_exactly_once
+from tests.support.write_support import stored_batches
 
 pytestmark = pytest.mark.broker
 
@@ -386,3 +394,55 @@ def test_a_broker_without_transactions_is_refused_clearly(legacy_broker):
             _write(producer, "old", [b"v"])
     finally:
         c.close()
+
+
+def test_a_transaction_version_2_broker_keeps_kafkawires_transactions_classic(
+        bootstrap, client, new_topic, broker_kind):
+    """Kafka 4 finalizes ``transaction.version`` 2 (KIP-890 part 2, the transaction protocol
+    v2) and offers EndTxn v5, Produce v12+ and TxnOffsetCommit v5, whose use tells the
+    coordinator that the client follows v2: an epoch bump at every EndTxn (v5 answers the new
+    producer id and epoch), partitions and offsets added implicitly by Produce v12 and
+    TxnOffsetCommit v5. The coordinator decides by the request versions, not the feature
+    level, so a client that stops at EndTxn v4, Produce v8, AddPartitionsToTxn v3 and
+    TxnOffsetCommit v3 (protocol/messages.py says why) keeps the classic rules on such a
+    broker: its markers carry the transaction's own epoch (v5 would write them one epoch
+    higher), and the exactly-once commit is what it is on any Kafka since 0.11."""
+    if broker_kind != "kafka":
+        pytest.skip("transaction.version is a feature Apache Kafka 4 finalizes")
+    conn = client.any_connection()
+    answer = API_VERSIONS.decode_response(
+        3, conn.request(API_VERSIONS, {}, version=3)["__raw__"])
+    finalized = {f["name"]: f["max_version_level"] for f in answer["finalized_features"]}
+    assert finalized.get("transaction.version") == 2, finalized
+    offered = {spec.key: conn.api_versions[spec.key][1]
+               for spec in (END_TXN, PRODUCE, ADD_PARTITIONS_TO_TXN, TXN_OFFSET_COMMIT)}
+    assert offered[END_TXN.key] >= 5 and offered[PRODUCE.key] >= 12
+    assert offered[TXN_OFFSET_COMMIT.key] >= 5
+    # what kafkawire negotiates: its own maxima, all below the v2 protocol's
+    assert {spec.name: conn.version(spec) for spec in (
+        END_TXN, PRODUCE, ADD_PARTITIONS_TO_TXN, TXN_OFFSET_COMMIT)} == {
+        "EndTxn": 4, "Produce": 8, "AddPartitionsToTxn": 3, "TxnOffsetCommit": 3}
+
+    topic = new_topic(2, "txn-tv2")
+    producer = Producer(client, _txn_settings())
+    _write(producer, topic, [b"a%d" % i for i in range(5)], 0)
+    _write(producer, topic, [b"b%d" % i for i in range(3)], 1)
+    txn = producer.open_transaction()
+    assert txn is not None
+    group = txn.transactional_id
+    producer.commit_offsets(group, {(topic, 0): (777, "tv2 marker")})
+    end_transaction(client, txn, commit=True)
+    for partition, count in ((0, 5), (1, 3)):
+        batches = stored_batches(client, topic, partition)
+        data = [b for b in batches if not b.attributes & ATTR_CONTROL]
+        markers = [b for b in batches if b.attributes & ATTR_CONTROL]
+        assert sum(b.records for b in data) == count and len(markers) == 1
+        assert {(b.producer_id, b.producer_epoch) for b in data + markers} == {
+            (txn.producer_id, txn.epoch)}  # classic: no epoch bump at the end
+    rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+    assert sorted(m.value() or b"" for m in consume_all(rc, topic, 30)) == sorted(
+        [b"a%d" % i for i in range(5)] + [b"b%d" % i for i in range(3)])
+    deadline = time.monotonic() + 10  # the offsets appear once the markers are written
+    while not fetch_group(client, group) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert {tp: o for tp, (o, _) in fetch_group(client, group).items()} == {(topic, 0): 777}
