@@ -24,6 +24,7 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import BrokerConnection, InFlight
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.group_offsets import (
@@ -38,20 +39,16 @@ from spark_kafka_wire.client.offsets import (
     resolve_offsets,
 )
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
+from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
 from spark_kafka_wire.client.producer.transactions import (
     OpenTransaction,
     end_transaction,
     explain_transaction_error,
     init_transactions,
 )
+from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ErrorCode, ProducerStateError, error_for_code
-from spark_kafka_wire.protocol.messages import (
-    ADD_PARTITIONS_TO_TXN,
-    API_VERSIONS,
-    END_TXN,
-    PRODUCE,
-    TXN_OFFSET_COMMIT,
-)
+from spark_kafka_wire.protocol.messages import END_TXN
 from spark_kafka_wire.protocol.records.batch import ATTR_CONTROL
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import TaskBatch
@@ -194,7 +191,8 @@ def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder
     transaction.abort.timed.out.transaction.cleanup.interval.ms, 0.5 s on the test broker): it
     writes the ABORT marker and bumps the epoch, so read_committed readers move on by
     themselves, librdkafka's read_committed consumer sees nothing of it, and the abandoned
-    holder's EndTxn(commit) is fenced. Tansu never enforces the timeout: the transaction
+    holder's EndTxn(commit) is refused (INVALID_TXN_STATE under the v2 protocol, fenced under
+    the classic one). Tansu never enforces the timeout: the transaction
     blocks read_committed readers until the transactional id is initialised again (the task's
     retry, or the driver's abort), which aborts it."""
     topic = new_topic(1, "txn")
@@ -213,10 +211,13 @@ def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder
         assert list(decisions(batches).values()) == [False]  # the marker is an ABORT
         rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
         assert consume_all(rc, topic, 30) == []  # the broker lists it as aborted
-        with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"
-                           ) as fenced:
+        with pytest.raises(ProducerStateError, match="kafka.transaction.timeout.ms") as late:
             end_transaction(client, abandoned, commit=True)
-        assert fenced.value.code == ErrorCode.PRODUCER_FENCED
+        # the transaction protocol v2 (KIP-890) takes the late commit for a retry of the
+        # coordinator's abort (its epoch is the one before that abort's bump), with another
+        # outcome; the classic protocol answers it as fenced
+        assert late.value.code == (ErrorCode.INVALID_TXN_STATE if abandoned.v2
+                                   else ErrorCode.PRODUCER_FENCED)
         print(f"Kafka aborted the abandoned transaction {waited:.1f}s after it was flushed")
     else:
         time.sleep(TIMEOUT_MS / 1000 + 1.5)
@@ -270,10 +271,11 @@ def test_the_sink_recovers_from_a_dead_write_through_the_transaction_timeout(
 
     _wait_for_read_committed_end(client, topic, partitions, within_s=ABORTED_WITHIN_S)
     assert_exactly_once(bootstrap, topic, range(200), rc)  # batch 0, nothing of batch 1
-    for message in dead:  # the dead driver's EndTxn(commit), had it come now
+    for message in dead:  # the dead driver's EndTxn(commit), had it come now, is refused
         assert message.transaction is not None
-        with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"):
+        with pytest.raises(ProducerStateError, match="kafka.transaction.timeout.ms") as late:
             end_transaction(client, message.transaction, commit=True)
+        assert late.value.code in (ErrorCode.INVALID_TXN_STATE, ErrorCode.PRODUCER_FENCED)
 
     # The query restarts and replays batch 1 with the same transactional ids.
     replay = [task_transaction(client, options, prefix, i, TaskBatch(query, 1), later[i],
@@ -396,33 +398,33 @@ def test_a_broker_without_transactions_is_refused_clearly(legacy_broker):
         c.close()
 
 
-def test_a_transaction_version_2_broker_keeps_kafkawires_transactions_classic(
-        bootstrap, client, new_topic, broker_kind):
-    """Kafka 4 finalizes ``transaction.version`` 2 (KIP-890 part 2, the transaction protocol
-    v2) and offers EndTxn v5, Produce v12+ and TxnOffsetCommit v5, whose use tells the
-    coordinator that the client follows v2: an epoch bump at every EndTxn (v5 answers the new
-    producer id and epoch), partitions and offsets added implicitly by Produce v12 and
-    TxnOffsetCommit v5. The coordinator decides by the request versions, not the feature
-    level, so a client that stops at EndTxn v4, Produce v8, AddPartitionsToTxn v3 and
-    TxnOffsetCommit v3 (protocol/messages.py says why) keeps the classic rules on such a
-    broker: its markers carry the transaction's own epoch (v5 would write them one epoch
-    higher), and the exactly-once commit is what it is on any Kafka since 0.11."""
-    if broker_kind != "kafka":
-        pytest.skip("transaction.version is a feature Apache Kafka 4 finalizes")
-    conn = client.any_connection()
-    answer = API_VERSIONS.decode_response(
-        3, conn.request(API_VERSIONS, {}, version=3)["__raw__"])
-    finalized = {f["name"]: f["max_version_level"] for f in answer["finalized_features"]}
-    assert finalized.get("transaction.version") == 2, finalized
-    offered = {spec.key: conn.api_versions[spec.key][1]
-               for spec in (END_TXN, PRODUCE, ADD_PARTITIONS_TO_TXN, TXN_OFFSET_COMMIT)}
-    assert offered[END_TXN.key] >= 5 and offered[PRODUCE.key] >= 12
-    assert offered[TXN_OFFSET_COMMIT.key] >= 5
-    # what kafkawire negotiates: its own maxima, all below the v2 protocol's
-    assert {spec.name: conn.version(spec) for spec in (
-        END_TXN, PRODUCE, ADD_PARTITIONS_TO_TXN, TXN_OFFSET_COMMIT)} == {
-        "EndTxn": 4, "Produce": 8, "AddPartitionsToTxn": 3, "TxnOffsetCommit": 3}
+@pytest.fixture
+def sent_requests(monkeypatch) -> list[tuple[str, int]]:
+    """(API name, version) of every request kafkawire's connections send, in order: what
+    went on the wire (the real send, recorded)."""
+    sent: list[tuple[str, int]] = []
+    real = BrokerConnection.send
 
+    def send(self: BrokerConnection, spec: ApiSpec, body: dict, version: int | None = None,
+             expect_response: bool = True) -> InFlight:
+        inflight = real(self, spec, body, version, expect_response)
+        sent.append((spec.name, inflight.version))
+        return inflight
+
+    monkeypatch.setattr(BrokerConnection, "send", send)
+    return sent
+
+
+def test_on_a_transaction_version_2_broker_kafkawire_writes_with_the_v2_protocol(
+        bootstrap, client, new_topic, broker_kind, sent_requests):
+    """Kafka 4 finalizes ``transaction.version`` 2 (KIP-890 part 2). kafkawire then writes
+    its transactions with the v2 protocol, as Java's producer does: Produce v12 adds each
+    partition to the transaction (no AddPartitionsToTxn), TxnOffsetCommit v5 adds the group
+    (no AddOffsetsToTxn), and EndTxn v5 ends the transaction, bumping the epoch: the markers
+    carry the epoch after the bump, and EndTxn answers the producer id and epoch of the next
+    transaction. Committed records and offsets are what they are with the classic protocol
+    (librdkafka's read_committed consumer as the oracle). Tansu finalizes nothing: there the
+    classic requests go out."""
     topic = new_topic(2, "txn-tv2")
     producer = Producer(client, _txn_settings())
     _write(producer, topic, [b"a%d" % i for i in range(5)], 0)
@@ -431,18 +433,66 @@ def test_a_transaction_version_2_broker_keeps_kafkawires_transactions_classic(
     assert txn is not None
     group = txn.transactional_id
     producer.commit_offsets(group, {(topic, 0): (777, "tv2 marker")})
-    end_transaction(client, txn, commit=True)
+    following = end_transaction(client, txn, commit=True)
+    names = [name for name, _ in sent_requests]
+    versions = {name: {v for n, v in sent_requests if n == name} for name in names}
+    v2 = broker_kind == "kafka"
+    if broker_kind != "external":
+        assert producer.transaction_v2 == txn.v2 == v2
+        assert ("AddPartitionsToTxn" in names) != v2 and ("AddOffsetsToTxn" in names) != v2
+    if v2:
+        conn = client.any_connection()
+        assert conn.finalized_features.get("transaction.version") == 2
+        assert versions["Produce"] == {12}
+        assert versions["TxnOffsetCommit"] == {5} and versions["EndTxn"] == {5}
+        assert following == ProducerIdentity(txn.producer_id, txn.epoch + 1)
+    elif broker_kind == "tansu":
+        assert versions["Produce"] == {8} and versions["EndTxn"] == {4}
+        assert following == ProducerIdentity(txn.producer_id, txn.epoch)
     for partition, count in ((0, 5), (1, 3)):
         batches = stored_batches(client, topic, partition)
         data = [b for b in batches if not b.attributes & ATTR_CONTROL]
         markers = [b for b in batches if b.attributes & ATTR_CONTROL]
         assert sum(b.records for b in data) == count and len(markers) == 1
-        assert {(b.producer_id, b.producer_epoch) for b in data + markers} == {
-            (txn.producer_id, txn.epoch)}  # classic: no epoch bump at the end
-    rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
-    assert sorted(m.value() or b"" for m in consume_all(rc, topic, 30)) == sorted(
-        [b"a%d" % i for i in range(5)] + [b"b%d" % i for i in range(3)])
+        assert {(b.producer_id, b.producer_epoch) for b in data} == {
+            (txn.producer_id, txn.epoch)}
+        if broker_kind != "external":  # v2: the marker is written after the bump
+            assert (markers[0].producer_id, markers[0].producer_epoch) == (
+                following.producer_id, following.epoch)
+    assert _committed_values(bootstrap, client, topic, 1) == [b"b%d" % i for i in range(3)]
+    if v2:
+        rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+        assert sorted(m.value() or b"" for m in consume_all(rc, topic, 30)) == sorted(
+            [b"a%d" % i for i in range(5)] + [b"b%d" % i for i in range(3)])
     deadline = time.monotonic() + 10  # the offsets appear once the markers are written
     while not fetch_group(client, group) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert {tp: o for tp, (o, _) in fetch_group(client, group).items()} == {(topic, 0): 777}
+
+
+def test_a_producer_writes_its_next_transaction_with_the_identity_endtxn_answered(
+        bootstrap, client, new_topic, broker_kind):
+    """A producer that ends its own transaction goes on with the next one without a new
+    InitProducerId: under the v2 protocol (Kafka 4) with the epoch EndTxn v5 bumped, its
+    sequences numbered from 0 again; classic (Tansu) with the same epoch. Kafka accepts the
+    second transaction's batches only with the new epoch, so both committing shows the
+    producer followed the bump."""
+    topic = new_topic(1, "txn-next")
+    producer = Producer(client, _txn_settings())
+    _write(producer, topic, [b"first-%d" % i for i in range(4)])
+    first = producer.open_transaction()
+    assert first is not None
+    producer.end_own_transaction(commit=True)
+    _write(producer, topic, [b"second-%d" % i for i in range(3)])
+    second = producer.open_transaction()
+    assert second is not None and second.producer_id == first.producer_id
+    if broker_kind == "kafka":
+        assert second.epoch == first.epoch + 1
+    elif broker_kind == "tansu":
+        assert second.epoch == first.epoch
+    producer.end_own_transaction(commit=True)
+    data = [b for b in stored_batches(client, topic, 0) if not b.attributes & ATTR_CONTROL]
+    assert [(b.producer_epoch, b.base_sequence) for b in data] == [
+        (first.epoch, 0), (second.epoch, 0 if second.epoch != first.epoch else 4)]
+    assert _committed_values(bootstrap, client, topic) == (
+        [b"first-%d" % i for i in range(4)] + [b"second-%d" % i for i in range(3)])
