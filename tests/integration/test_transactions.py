@@ -53,6 +53,7 @@ from spark_kafka_wire.protocol.records.batch import ATTR_CONTROL
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import TaskBatch
 from spark_kafka_wire.sink.options import parse_sink_options
+from tests.support.apache_kafka import topic_on
 from tests.support.id_oracle import assert_exactly_once
 from tests.support.librdkafka import consume_all
 from tests.support.log_oracle import committed_records, decisions, read_log
@@ -415,6 +416,83 @@ def sent_requests(monkeypatch) -> list[tuple[str, int]]:
     return sent
 
 
+@pytest.fixture(scope="module")
+def transaction_v1_kafka(broker_kind):
+    """bootstrap servers of a dedicated Apache Kafka 4 broker whose ``transaction.version``
+    is downgraded to 1 (UpdateFeatures, KIP-584, sent by kafka-python's admin client, as an
+    operator keeps a cluster on the classic transaction protocol with kafka-features.sh),
+    once new connections report the new level."""
+    if broker_kind != "kafka":
+        pytest.skip("transaction.version is a feature Apache Kafka 4 finalizes")
+    from tests.support.apache_kafka import ApacheKafka, missing_tools
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(missing)
+    broker = ApacheKafka(authorizer=False, heap_mb=384).start()
+    try:
+        from kafka.admin import KafkaAdminClient  # type: ignore[import-untyped]
+
+        admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap_servers)
+        try:
+            done = admin.update_features({"transaction.version": ("SAFE_DOWNGRADE", 1)})
+        finally:
+            admin.close()
+        assert done == {"transaction.version": "OK"}, done
+        deadline = time.monotonic() + 30
+        while True:
+            probe = KafkaClient(ClientConfig.from_servers(broker.bootstrap_servers))
+            try:
+                level = probe.any_connection().finalized_features.get("transaction.version")
+            finally:
+                probe.close()
+            if level == 1:
+                break
+            assert time.monotonic() < deadline, f"transaction.version still {level}"
+            time.sleep(0.2)
+        yield broker.bootstrap_servers
+    finally:
+        broker.stop()
+
+
+def test_on_a_transaction_version_1_kafka_the_classic_protocol_is_used(
+        transaction_v1_kafka, sent_requests):
+    """The v2 protocol only where the cluster finalized it: on a Kafka 4 broker kept at
+    ``transaction.version`` 1 (which still offers EndTxn v5 and Produce v12, so the versions
+    alone would mislead), kafkawire adds partitions and the group with AddPartitionsToTxn and
+    AddOffsetsToTxn, sends Produce v8, TxnOffsetCommit v3 and EndTxn v4, and the markers carry
+    the transaction's own epoch; the commit is exactly what librdkafka reads committed."""
+    bootstrap = transaction_v1_kafka
+    c = KafkaClient(ClientConfig.from_servers(bootstrap))
+    try:
+        conn = c.any_connection()
+        assert conn.finalized_features.get("transaction.version") == 1
+        assert conn.api_versions[END_TXN.key][1] >= 5
+        topic = topic_on(c, 2, "txn-tv1")
+        producer = Producer(c, _txn_settings())
+        _write(producer, topic, [b"a%d" % i for i in range(4)], 0)
+        _write(producer, topic, [b"b%d" % i for i in range(2)], 1)
+        txn = producer.open_transaction()
+        assert txn is not None and not txn.v2 and not producer.transaction_v2
+        producer.commit_offsets(txn.transactional_id, {(topic, 0): (55, "tv1")})
+        assert end_transaction(c, txn, commit=True) == ProducerIdentity(txn.producer_id,
+                                                                        txn.epoch)
+        versions = {name: {v for n, v in sent_requests if n == name}
+                    for name, _ in sent_requests}
+        assert versions["Produce"] == {8} and versions["EndTxn"] == {4}
+        assert versions["AddPartitionsToTxn"] == {3} and versions["TxnOffsetCommit"] == {3}
+        assert "AddOffsetsToTxn" in versions
+        for partition in (0, 1):
+            assert {(b.producer_id, b.producer_epoch)
+                    for b in stored_batches(c, topic, partition)} == {
+                (txn.producer_id, txn.epoch)}  # data and marker: no bump
+        rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+        assert sorted(m.value() or b"" for m in consume_all(rc, topic, 30)) == sorted(
+            [b"a%d" % i for i in range(4)] + [b"b%d" % i for i in range(2)])
+    finally:
+        c.close()
+
+
 def test_on_a_transaction_version_2_broker_kafkawire_writes_with_the_v2_protocol(
         bootstrap, client, new_topic, broker_kind, sent_requests):
     """Kafka 4 finalizes ``transaction.version`` 2 (KIP-890 part 2). kafkawire then writes
@@ -446,6 +524,13 @@ def test_on_a_transaction_version_2_broker_kafkawire_writes_with_the_v2_protocol
         assert versions["Produce"] == {12}
         assert versions["TxnOffsetCommit"] == {5} and versions["EndTxn"] == {5}
         assert following == ProducerIdentity(txn.producer_id, txn.epoch + 1)
+        # the driver's retry after a lost answer carries the epoch before the bump: Kafka
+        # answers it as the same end, with the same identity (KIP-890's retry rule) ...
+        assert end_transaction(client, txn, commit=True) == following
+        # ... and refuses the other outcome
+        with pytest.raises(ProducerStateError) as other:
+            end_transaction(client, txn, commit=False)
+        assert other.value.code == ErrorCode.INVALID_TXN_STATE
     elif broker_kind == "tansu":
         assert versions["Produce"] == {8} and versions["EndTxn"] == {4}
         assert following == ProducerIdentity(txn.producer_id, txn.epoch)
