@@ -234,6 +234,8 @@ def fetch_range(
             _find_markers(client, topic, partition, start, end, settings, fail_on_data_loss,
                           fetches, progress, committed)
         yield from committed.ready()
+        log.debug("%s-%d [%d, %d) read_committed: %s", topic, partition, start, end,
+                  committed.counts)
     finally:
         fetches.abandon()  # the caller stopped early: nobody reads the answer sent ahead
 
