@@ -21,8 +21,10 @@ The transaction protocol v2 (KIP-890 part 2, Kafka 4.0+) is used where the clust
 ``transaction.version`` 2 (``uses_transaction_v2``): Produce v12 adds each partition to the
 transaction itself (no AddPartitionsToTxn), TxnOffsetCommit v5 adds the group (no
 AddOffsetsToTxn), and EndTxn v5 bumps the producer epoch at every end and answers the producer
-id and epoch the producer's next transaction uses (a late request of the ended transaction is
-then fenced). Which protocol a transaction was written with travels with it
+id and epoch the producer's next transaction uses (a request of the ended transaction that
+reaches a partition after its marker is then fenced; measured on Kafka 4.1.1: one that arrives
+before the marker, which EndTxn's answer does not wait for, is still appended to the ended
+transaction and committed with it). Which protocol a transaction was written with travels with it
 (``OpenTransaction.v2``), so whoever ends it sends the matching EndTxn. Elsewhere (Kafka before
 4.0, a cluster left at level 1, Tansu) the classic requests and versions are sent
 (``CLASSIC_MAX_VERSION``).
