@@ -21,14 +21,18 @@ from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.producer.transactions import transaction_v2_level
 from spark_kafka_wire.protocol.errors import KafkaWireError
 from spark_kafka_wire.protocol.messages import (
     ALL_APIS,
     API_VERSIONS,
+    CLASSIC_MAX_VERSION,
     FETCH,
     LIST_OFFSETS,
     METADATA,
     PRODUCE,
+    TRANSACTION_V2_FROM,
+    TRANSACTION_VERSION_FEATURE,
 )
 from spark_kafka_wire.protocol.versions import choose_version
 
@@ -82,7 +86,12 @@ def api_rows(conn: BrokerConnection) -> tuple[list[tuple[str, int, str, str, str
         theirs = conn.api_versions.get(key)
         offered = f"{theirs[0]}-{theirs[1]}" if theirs else "-"
         try:
-            use = f"v{choose_version(spec, conn.api_versions, conn.name)}"
+            chosen = choose_version(spec, conn.api_versions, conn.name)
+            use = f"v{chosen}"
+            if key in CLASSIC_MAX_VERSION:  # the v2 versions only in v2 transactions
+                use = f"v{min(chosen, CLASSIC_MAX_VERSION[key])}"
+                if chosen >= TRANSACTION_V2_FROM[key] and transaction_v2_level(conn):
+                    use += f" (v{chosen} in transactions: {TRANSACTION_VERSION_FEATURE} 2)"
         except KafkaWireError:
             use = "none" + (f" (needed for {NEEDED_FOR[spec.name]})"
                             if spec.name in NEEDED_FOR else "")

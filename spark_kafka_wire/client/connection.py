@@ -132,6 +132,8 @@ class BrokerConnection:
         self._unanswered_set: set[int] = set()
         self.unsolicited_dropped = 0  # responses to requests that expected none (see above)
         self.api_versions: BrokerVersions = {}
+        # the cluster's finalized features as this broker reported them (ApiVersions v3+)
+        self.finalized_features: dict[str, int] = {}
         self._reauth_at: float | None = None  # KIP-368: when to log in again (monotonic)
         self._throttled_until = 0.0  # KIP-219: no request before this (monotonic)
         self.throttled_s = 0.0  # seconds send() waited for throttles, in all
@@ -411,6 +413,7 @@ class BrokerConnection:
         result = parse_api_versions(version, body["__raw__"])
         if result.retry_version is None:
             self.api_versions = result.ranges
+            self.finalized_features = result.finalized
             return None
         if result.retry_version >= version:
             raise BrokerConnectionError(self.name, "ApiVersions negotiation did not converge")

@@ -12,7 +12,9 @@ has ended in the log. Its records are returned only if it committed, decided two
 https://kafka.apache.org/documentation/#recordbatch): transactions the broker lists as aborted
 in the Fetch response are dropped at once, as the Java consumer drops them; every other
 transactional batch is held until its producer's next control marker (COMMIT keeps it, ABORT
-drops it), so the read is exact on a broker that lists nothing (Tansu). A marker may lie at or
+drops it), so the read is exact on a broker that lists nothing (Tansu). Which rule decided
+how many batches is counted (``TransactionCounts``): on Kafka every aborted batch is dropped by
+the list, on Tansu by its marker. A marker may lie at or
 past the planned end (another transaction kept the last stable offset down, or the range was
 split inside a transaction by minPartitions / maxRecordsPerPartition): the reader then goes on
 fetching past the end, walking batch headers only (records past the end are never returned),
@@ -60,6 +62,7 @@ from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import (
     CommittedFilter,
     DecodedRecords,
+    TransactionCounts,
     TransactionEvents,
     decode_record_batches,
     next_batch_offset,
@@ -197,6 +200,7 @@ def fetch_range(
     end: int,
     settings: FetchSettings = FetchSettings(),
     fail_on_data_loss: bool = True,
+    counts: TransactionCounts | None = None,
 ) -> Iterator[DecodedRecords]:
     """Yield the records with start <= offset < end, in offset order, in decoded chunks.
 
@@ -206,6 +210,10 @@ def fetch_range(
     under read_committed, also by the chunks held while a transaction in them is open (see
     the module docstring and ``CommittedFilter``). Offsets of the range that the log no longer
     holds are data loss (see the module docstring).
+
+    ``counts`` (read_committed): filled as the read goes with which rule decided each
+    transactional batch of the range, the broker's aborted list or the markers (the rows are
+    the same either way; the counts show which path a broker made the read take).
     """
     fetches = _Fetches(client, topic, partition, settings)
     progress = _Progress(start)
@@ -217,7 +225,7 @@ def fetch_range(
                 if decoded.num_records:
                     yield decoded
             return
-        committed = CommittedFilter()
+        committed = CommittedFilter(counts)
         for decoded, events in answers:
             committed.add(decoded, events, {"topic": topic, "partition": partition,
                                             "broker": progress.broker})
@@ -226,6 +234,8 @@ def fetch_range(
             _find_markers(client, topic, partition, start, end, settings, fail_on_data_loss,
                           fetches, progress, committed)
         yield from committed.ready()
+        log.debug("%s-%d [%d, %d) read_committed: %s", topic, partition, start, end,
+                  committed.counts)
     finally:
         fetches.abandon()  # the caller stopped early: nobody reads the answer sent ahead
 

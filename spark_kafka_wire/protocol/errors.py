@@ -98,6 +98,7 @@ class ErrorCode(IntEnum):
     PRODUCER_FENCED = 90
     UNKNOWN_TOPIC_ID = 100
     INCONSISTENT_TOPIC_ID = 103
+    TRANSACTION_ABORTABLE = 120
 
 
 @dataclass(frozen=True)
@@ -674,6 +675,10 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
                   "failed"), KafkaError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_ID, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.INCONSISTENT_TOPIC_ID, _R, _M), InvalidMetadataError),
+    # KIP-890: the transaction can only be aborted now (e.g. the broker could not verify that
+    # a partition is in it); the write fails and the driver aborts every task's transaction
+    (ErrorSpec.of(ErrorCode.TRANSACTION_ABORTABLE, hint="The transaction can only be aborted; "
+                  "the write is retried as a whole"), ProducerStateError),
 ]
 ERRORS: dict[int, tuple[ErrorSpec, type[KafkaError]]] = {s.code: (s, c) for s, c in _SPECS}
 

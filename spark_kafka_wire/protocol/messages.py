@@ -166,8 +166,11 @@ FETCH = ApiSpec(
 )
 
 # ---- Produce (0) ---------------------------------------------------------------------------
+# v9 is flexible, v10 adds KIP-951's leader hints as tagged fields (decoded, not used: a moved
+# leader is found through Metadata), v11 the TRANSACTION_ABORTABLE error, v12 nothing to the layout: it
+# means the transaction protocol v2 (see TRANSACTION_V2_FROM); v13 names topics by id.
 PRODUCE = ApiSpec(
-    key=0, name="Produce", min_version=0, max_version=8, flexible_from=9,
+    key=0, name="Produce", min_version=0, max_version=12, flexible_from=9,
     request=(
         F("transactional_id", "string", "3+", nullable="3+", default=None),
         F("acks", "int16"),
@@ -194,9 +197,19 @@ PRODUCE = ApiSpec(
                     F("batch_index_error_message", "string", nullable="8+", default=None),
                 )),
                 F("error_message", "string", "8+", nullable="8+", default=None),
+                F("current_leader", "struct", "10+", tag=0, tagged="10+", fields=(
+                    F("leader_id", "int32", "10+", default=-1),
+                    F("leader_epoch", "int32", "10+", default=-1),
+                )),
             )),
         )),
         F("throttle_time_ms", "int32", "1+"),
+        F("node_endpoints", "[]", "10+", tag=0, tagged="10+", fields=(
+            F("node_id", "int32"),
+            F("host", "string"),
+            F("port", "int32"),
+            F("rack", "string", nullable="10+", default=None),
+        )),
     ),
 )
 
@@ -393,8 +406,8 @@ SASL_AUTHENTICATE = ApiSpec(
 
 # ---- Transactions (KIP-98): AddPartitionsToTxn (24), AddOffsetsToTxn (25), EndTxn (26),
 # TxnOffsetCommit (28). Clients use AddPartitionsToTxn up to v3 (v4+ batch several
-# transactions, for brokers); EndTxn v5 (KIP-890 part 2) bumps the epoch on every end, which
-# this client does not follow, so v4 is the highest offered.
+# transactions, for brokers). EndTxn v5 bumps the epoch on every end and answers the new
+# producer id and epoch (KIP-890 part 2); see TRANSACTION_V2_FROM for when it is sent.
 ADD_PARTITIONS_TO_TXN = ApiSpec(
     key=24, name="AddPartitionsToTxn", min_version=0, max_version=3, flexible_from=3,
     request=(  # Kafka's names: v4+ moved these fields under a Transactions[] array
@@ -433,7 +446,7 @@ ADD_OFFSETS_TO_TXN = ApiSpec(
 )
 
 END_TXN = ApiSpec(
-    key=26, name="EndTxn", min_version=0, max_version=4, flexible_from=3,
+    key=26, name="EndTxn", min_version=0, max_version=5, flexible_from=3,
     request=(
         F("transactional_id", "string"),
         F("producer_id", "int64"),
@@ -443,11 +456,15 @@ END_TXN = ApiSpec(
     response=(
         F("throttle_time_ms", "int32"),
         F("error_code", "int16"),
+        F("producer_id", "int64", "5+", default=-1),
+        F("producer_epoch", "int16", "5+", default=-1),
     ),
 )
 
+# v4 adds the TRANSACTION_ABORTABLE error, v5 nothing to the layout: it means the transaction
+# protocol v2, where the offsets join the transaction without AddOffsetsToTxn.
 TXN_OFFSET_COMMIT = ApiSpec(
-    key=28, name="TxnOffsetCommit", min_version=0, max_version=3, flexible_from=3,
+    key=28, name="TxnOffsetCommit", min_version=0, max_version=5, flexible_from=3,
     request=(
         F("transactional_id", "string"),
         F("group_id", "string"),
@@ -477,6 +494,22 @@ TXN_OFFSET_COMMIT = ApiSpec(
         )),
     ),
 )
+
+#: The transaction protocol v2 (KIP-890 part 2; Kafka 4.0+, feature ``transaction.version``
+#: level 2): the first version of each request that means it. A Kafka 4 coordinator or leader
+#: applies the v2 rules to these versions and up and the classic (KIP-98) rules below them,
+#: whatever level the cluster finalized; a client may use them only where the level is 2+.
+#: Under v2, Produce adds a partition to the transaction itself (no AddPartitionsToTxn),
+#: TxnOffsetCommit adds the group (no AddOffsetsToTxn), and EndTxn bumps the epoch.
+TRANSACTION_V2_FROM: dict[int, int] = {PRODUCE.key: 12, END_TXN.key: 5, TXN_OFFSET_COMMIT.key: 5}
+#: The highest version of each of those requests kafkawire sends outside the v2 protocol: in a
+#: classic transaction, and (Produce) outside any transaction. Produce v9-v11 bring only what
+#: kafkawire does not use (flexible encoding, leader hints, TRANSACTION_ABORTABLE).
+CLASSIC_MAX_VERSION: dict[int, int] = {PRODUCE.key: 8, END_TXN.key: 4, TXN_OFFSET_COMMIT.key: 3}
+#: The finalized feature (ApiVersions v3+, KIP-584) whose level says which transaction
+#: protocol the cluster runs, and the level of v2.
+TRANSACTION_VERSION_FEATURE = "transaction.version"
+TRANSACTION_V2_LEVEL = 2
 
 ALL_APIS: dict[int, ApiSpec] = {
     spec.key: spec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .engine import ApiSpec
 from .errors import ErrorCode, ProtocolError, check_error, error_for_code
@@ -14,10 +14,13 @@ BrokerVersions = dict[int, tuple[int, int]]
 @dataclass(frozen=True)
 class ApiVersionsResult:
     """Outcome of one ApiVersions exchange. ``retry_version`` is set when the broker did not
-    know our request version and told us (in a v0 body) which versions it does know."""
+    know our request version and told us (in a v0 body) which versions it does know.
+    ``finalized``: the cluster's finalized features and their levels (ApiVersions v3+,
+    KIP-584), e.g. ``transaction.version``; empty from older brokers and from Tansu."""
 
     ranges: BrokerVersions
     retry_version: int | None = None
+    finalized: dict[str, int] = field(default_factory=dict)
 
 
 def parse_api_versions(version: int, body: bytes | memoryview) -> ApiVersionsResult:
@@ -46,7 +49,9 @@ def parse_api_versions(version: int, body: bytes | memoryview) -> ApiVersionsRes
             raise error_for_code(ErrorCode.UNSUPPORTED_VERSION, context="ApiVersions")
         return ApiVersionsResult(ranges, retry_version=retry)
     check_error(resp["error_code"], context="ApiVersions")
-    return ApiVersionsResult(ranges)
+    finalized = {f["name"]: f["max_version_level"]
+                 for f in resp.get("finalized_features") or ()}
+    return ApiVersionsResult(ranges, finalized=finalized)
 
 
 def choose_version(spec: ApiSpec, broker: BrokerVersions, broker_name: str = "") -> int:

@@ -15,6 +15,13 @@ every attempt of the task) uses transactional id ``P-i``:
 A read_committed reader sees either nothing of a failed write or every row of a successful one
 exactly once; read_uncommitted readers see aborted rows too, as with any transactional writer.
 
+On a Kafka 4 cluster that finalized ``transaction.version`` 2 the tasks write with KIP-890's
+transaction protocol v2 (client/producer/transactions.py); the commit message's
+``OpenTransaction`` says so, and the driver ends such a transaction with EndTxn v5. A
+transaction left open by a dead task and driver is aborted by the coordinator once it
+outlives ``kafka.transaction.timeout.ms`` (Kafka; Tansu never times one out), so readers are
+blocked that long at most; the replay's InitProducerId aborts it sooner.
+
 Streaming adds a marker (``marker_offset``): each micro-batch's transaction also commits, for
 group ``P-i`` (TxnOffsetCommit), an offset that encodes the query and the batch id, visible only
 if the transaction commits. When Spark replays batch B after a failure (B has no entry in the

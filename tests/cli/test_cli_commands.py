@@ -473,7 +473,7 @@ def test_lag_names_the_owner_of_each_partition_by_the_range_assignment(
 # --------------------------------------------------------------------------- check
 
 
-def test_check_plaintext(kw, bootstrap) -> None:
+def test_check_plaintext(kw, bootstrap, broker_kind) -> None:
     result = kw("check")
     assert result.exit_code == 0, result.stderr
     admin = AdminClient({"bootstrap.servers": bootstrap})
@@ -482,6 +482,15 @@ def test_check_plaintext(kw, bootstrap) -> None:
         assert f"broker {node} at " in result.stdout
     assert "(PLAINTEXT): connected" in result.stdout
     assert "Fetch\t1\t" in result.stdout
+    # the versions of the transaction protocol v2 (KIP-890) only in its transactions
+    if broker_kind == "kafka":  # 4.1.1 finalizes transaction.version 2
+        assert "Produce\t0\t0-13\t0-12\tv8 (v12 in transactions: transaction.version 2)" \
+            in result.stdout
+        assert "EndTxn\t26\t0-5\t0-5\tv4 (v5 in transactions: transaction.version 2)" \
+            in result.stdout
+    elif broker_kind == "tansu":
+        assert "Produce\t0\t0-11\t0-12\tv8\n" in result.stdout
+        assert "EndTxn\t26\t0-4\t0-5\tv4\n" in result.stdout
     assert result.stdout.rstrip().endswith("usable: kafkawire can read and write through this "
                                            "cluster")
 

@@ -24,22 +24,16 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import replace
 
-import numpy as np
-import pyarrow as pa
 import pytest
 from pyspark.sql.types import BinaryType, StructField, StructType
 
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.producer import Producer
 from spark_kafka_wire.client.producer.transactions import end_transaction
-from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter, KafkaWriteCommitMessage
+from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
     already_committed,
-    marker_metadata,
-    marker_offset,
     task_transactional_id,
 )
 from spark_kafka_wire.sink.options import parse_sink_options
@@ -48,7 +42,11 @@ from tests.support.librdkafka import create_topic, produce
 from tests.support.processes import kill_processes, parent_of
 from tests.support.stream_job import JOB_START_S, REPO, StreamJob
 from tests.support.tansu import ProxiedTansu
-from tests.support.transactions import committed_aborted_committed, committed_then_open
+from tests.support.transactions import (
+    committed_aborted_committed,
+    committed_then_open,
+    task_transaction,
+)
 from tests.support.txn_log_oracle import assert_committed_exactly_once, read_log
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
@@ -92,24 +90,6 @@ def test_oracle_judges_commits_aborts_and_open_transactions(proxied_tansu):
 
 # --------------------------------------------- the driver's commit of a replayed batch
 
-def _task_transaction(client, options, prefix: str, task: int, batch: TaskBatch,
-                      ids: range) -> KafkaWriteCommitMessage:
-    """What a streaming write task does (batch_writer.write, without Spark's TaskContext):
-    InitProducerId for ``<prefix>-<task>``, the rows written to every partition and flushed,
-    the batch's marker committed in the transaction, which is left open."""
-    tid = task_transactional_id(prefix, task)
-    producer = Producer(client, replace(options.produce, transactional_id=tid))
-    values = pa.array([str(i).encode() for i in ids], pa.binary())
-    producer.append(options.topic, values, values, np.arange(len(ids)) % PARTITIONS, 0)
-    producer.flush()
-    txn = producer.open_transaction()
-    assert txn is not None
-    producer.commit_offsets(tid, {(options.topic, 0): (marker_offset(batch),
-                                                       marker_metadata(batch))})
-    return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
-                                   producer.producer_id, txn, batch=batch)
-
-
 def test_driver_aborts_a_replayed_task_whose_batch_committed(memory_tansu, record_fact):
     """The driver died between EndTxn calls of batch 0 (task 0 committed, task 1 open), and
     the replay's task 0 did not see its marker when it started, so it wrote its rows again:
@@ -130,14 +110,14 @@ def test_driver_aborts_a_replayed_task_whose_batch_committed(memory_tansu, recor
     batch = TaskBatch(str(uuid.uuid4()), 0)
     shares = [range(0, 100), range(100, 200)]
     try:
-        first_run = [_task_transaction(client, options, prefix, i, batch, shares[i])
+        first_run = [task_transaction(client, options, prefix, i, batch, shares[i], PARTITIONS)
                      for i in range(2)]
         assert first_run[0].transaction is not None
         end_transaction(client, first_run[0].transaction, commit=True)  # then the driver dies
 
         tid0 = task_transactional_id(prefix, 0)
         seen_at_start = already_committed(client, tid0, batch)
-        replay = [_task_transaction(client, options, prefix, i, batch, shares[i])
+        replay = [task_transaction(client, options, prefix, i, batch, shares[i], PARTITIONS)
                   for i in range(2)]  # task 0 as if it had not seen its marker
         writer.commit(list(replay))
         count, log = assert_committed_exactly_once(bootstrap, topic, range(200))

@@ -27,6 +27,8 @@ from spark_kafka_wire.client.offsets import (
 )
 from spark_kafka_wire.client.timestamps import offsets_for_times, timestamp_answer_problem
 from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
+from spark_kafka_wire.protocol.records import TransactionCounts
+from tests.support.librdkafka import consume_all
 from tests.support.transactions import committed_aborted_committed, committed_then_open
 
 pytestmark = pytest.mark.broker
@@ -131,10 +133,13 @@ def test_latest_under_read_committed_is_the_last_stable_offset(bootstrap, client
         p.abort_transaction(20)
 
 
-def test_read_committed_never_returns_aborted_records(bootstrap, client, new_topic):
+def test_read_committed_never_returns_aborted_records(bootstrap, client, new_topic,
+                                                      broker_kind):
     """Tansu lists no aborted transactions in its Fetch answers; the ABORT marker decides, so
     the committed records come back exactly, from the whole range and from pieces of it (one
-    ending inside the aborted transaction looks past its end for the marker)."""
+    ending inside the aborted transaction looks past its end for the marker). Kafka lists the
+    aborted transaction, and its list decides (``TransactionCounts``); librdkafka's
+    read_committed consumer agrees there."""
     topic = new_topic(1, "aborted")
     committed_aborted_committed(bootstrap, topic)
     tp = (topic, 0)
@@ -153,6 +158,15 @@ def test_read_committed_never_returns_aborted_records(bootstrap, client, new_top
     assert read(0, end) == [(0, b"c0"), (1, b"c1"), (6, b"c2")]
     assert read(0, 4) + read(4, end) == read(0, end)
     assert read(3, 4) == [] and read(0, 1) == [(0, b"c0")]
+    counts = TransactionCounts()
+    assert sum(ch.num_records for ch in fetch_range(client, topic, 0, 0, end, committed,
+                                                    counts=counts)) == 3
+    if broker_kind == "kafka":
+        assert counts == TransactionCounts(listed_aborted=1, marker_committed=2)
+        rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
+        assert [m.value() for m in consume_all(rc, topic, 30)] == [b"c0", b"c1", b"c2"]
+    elif broker_kind == "tansu":
+        assert counts == TransactionCounts(marker_aborted=1, marker_committed=2)
 
 
 # ------------------------------------------------------------------------------ data loss

@@ -1,9 +1,10 @@
 """Exactly-once writes (``kafka.transactional.id``) through a real SparkSession and broker.
 
-Oracles: librdkafka's read_committed consumer where every transaction committed; where a
-write aborted, Tansu does not list aborted transactions in its Fetch answers (librdkafka would
-return their records), so the log-walking oracle (tests/support/txn_log_oracle.py), the last
-stable offset and kafkawire's read_committed reader are checked. Faults (killed tasks and drivers) are in
+Oracles: librdkafka's read_committed consumer where every transaction committed, and on Apache
+Kafka where a write aborted too; where a write aborted, Tansu does not list aborted
+transactions in its Fetch answers (librdkafka would return their records), so the log-walking
+oracle (tests/support/txn_log_oracle.py), the last stable offset and kafkawire's
+read_committed reader are checked. Faults (killed tasks and drivers) are in
 tests/faults/test_exactly_once_faults.py.
 """
 
@@ -25,7 +26,7 @@ from spark_kafka_wire.client.offsets import (
 )
 from spark_kafka_wire.protocol.records import ATTR_TRANSACTIONAL
 from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records
-from tests.support.librdkafka import produce
+from tests.support.librdkafka import consume_all, produce
 from tests.support.txn_log_oracle import assert_committed_exactly_once
 from tests.support.write_support import stored_batches
 
@@ -67,9 +68,12 @@ def test_a_batch_write_commits_every_task_in_one_step(spark, bootstrap, client, 
     assert all(fetch_group(client, f"{prefix}-{i}") == {} for i in range(4))
 
 
-def test_a_failed_write_leaves_nothing_visible(spark, bootstrap, client, new_topic):
+def test_a_failed_write_leaves_nothing_visible(spark, bootstrap, client, new_topic,
+                                               broker_kind):
     """One task fails after the others wrote (and flushed) their rows: the driver aborts every
-    transaction, including the failed task's, so readers are not blocked and see nothing."""
+    transaction, including the failed task's, so readers are not blocked and see nothing. On
+    Kafka, which lists aborted transactions in Fetch answers, librdkafka's read_committed
+    consumer agrees."""
     topic = new_topic(2, "eo-fail")
     prefix = f"eo-{uuid.uuid4().hex[:8]}"
 
@@ -87,10 +91,14 @@ def test_a_failed_write_leaves_nothing_visible(spark, bootstrap, client, new_top
     assert _ends(client, topic, 2, READ_COMMITTED) == written  # nothing left open
     assert _committed_ids(spark, bootstrap, topic) == []
     assert_committed_exactly_once(bootstrap, topic, [])  # the log-walking oracle agrees
+    if broker_kind == "kafka":
+        assert consume_all({"bootstrap.servers": bootstrap, **RC}, topic, 30) == []
     # The prefix can be used again at once: the next write is visible, exactly once.
     _write(id_dataframe(spark, 100, partitions=2), bootstrap, topic, prefix)
     assert _committed_ids(spark, bootstrap, topic) == list(range(100))
     assert_committed_exactly_once(bootstrap, topic, range(100))
+    if broker_kind == "kafka":
+        assert_exactly_once(bootstrap, topic, range(100), RC)
 
 
 def _copy_stream(spark, bootstrap: str, source: str, target: str, prefix: str,

@@ -472,9 +472,10 @@ def test_read_committed_stops_at_the_last_stable_offset(spark, bootstrap, client
 
 
 def test_read_committed_never_returns_aborted_records(spark, bootstrap, client, new_topic):
-    """Tansu lists no aborted transactions in its Fetch answers; the ABORT marker decides, so
-    exactly the committed records come back, also from ranges cut inside the aborted
-    transaction (maxRecordsPerPartition)."""
+    """Tansu lists no aborted transactions in its Fetch answers; the ABORT marker decides
+    (Kafka lists it, and the list decides: tests/integration/test_offsets.py), so exactly the
+    committed records come back, also from ranges cut inside the aborted transaction
+    (maxRecordsPerPartition)."""
     topic = new_topic(1, "aborted")
     committed_aborted_committed(bootstrap, topic)
     assert resolve_offsets(client, {(topic, 0): LATEST}, READ_COMMITTED) == {(topic, 0): 8}

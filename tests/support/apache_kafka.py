@@ -178,6 +178,10 @@ class ApacheKafka:
             "transaction.state.log.min.isr": "1",
             "transaction.state.log.num.partitions": "4",
             "group.initial.rebalance.delay.ms": "0",
+            # the coordinator looks for transactions past their transaction.timeout.ms every
+            # 10 s by default; the timeout tests (tests/integration/test_transactions.py) give
+            # their transactions 1 s and expect the abort within a few: harmless elsewhere
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms": "500",
             # the tests write records stamped years ago: Kafka's 7-day time retention would
             # delete them as soon as their segment rolls (Tansu applies none); retention tests
             # set their topics' own retention.ms

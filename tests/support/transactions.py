@@ -1,10 +1,25 @@
-"""Transactional data written by librdkafka, shared by the read_committed tests."""
+"""Transactional data written by librdkafka, shared by the read_committed tests, and an
+exactly-once write task's steps without Spark (``task_transaction``)."""
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 
 import confluent_kafka as ck
+import numpy as np
+import pyarrow as pa
+
+from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.producer import Producer
+from spark_kafka_wire.sink.batch_writer import KafkaWriteCommitMessage
+from spark_kafka_wire.sink.exactly_once import (
+    TaskBatch,
+    marker_metadata,
+    marker_offset,
+    task_transactional_id,
+)
+from spark_kafka_wire.sink.options import SinkOptions
 
 
 def transactional_producer(bootstrap: str, **config: object) -> ck.Producer:
@@ -39,3 +54,27 @@ def committed_aborted_committed(bootstrap: str, topic: str) -> None:
             p.produce(topic, value=v, partition=0)
         p.flush(20)
         p.commit_transaction(20) if commit else p.abort_transaction(20)
+
+
+def task_transaction(client: KafkaClient, options: SinkOptions, prefix: str, task: int,
+                     batch: TaskBatch | None, ids: range, partitions: int
+                     ) -> KafkaWriteCommitMessage:
+    """What an exactly-once write task does (``batch_writer.write`` without Spark's
+    TaskContext, so a test can stop a task or its driver between the steps of the two-phase
+    commit): InitProducerId for ``<prefix>-<task>``, the ids written round robin to
+    ``partitions`` partitions and flushed, for a streaming ``batch`` its marker committed in
+    the transaction, which is left open for the driver (``KafkaWireBatchWriter.commit``)."""
+    tid = task_transactional_id(prefix, task)
+    topic = options.topic
+    assert topic is not None, "the sink options name no topic"
+    producer = Producer(client, replace(options.produce, transactional_id=tid))
+    values = pa.array([str(i).encode() for i in ids], pa.binary())
+    producer.append(topic, values, values, np.arange(len(ids)) % partitions, 0)
+    producer.flush()
+    txn = producer.open_transaction()
+    assert txn is not None
+    if batch is not None:
+        producer.commit_offsets(tid, {(topic, 0): (marker_offset(batch),
+                                                           marker_metadata(batch))})
+    return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
+                                   producer.producer_id, txn, batch=batch)

@@ -47,6 +47,8 @@ from spark_kafka_wire.client.producer.transactions import (
     commit_offsets_in_transaction,
     end_transaction,
     init_transactions,
+    offers_v2,
+    uses_transaction_v2,
 )
 from spark_kafka_wire.protocol.compression import CODEC_ZSTD
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
@@ -145,6 +147,8 @@ class Producer(Sender):
         if self.settings.transactional_id is not None:
             identity = init_transactions(self.client, self.settings.transactional_id,
                                          self.settings.transaction_timeout_ms)
+            self.transaction_v2 = uses_transaction_v2(self.client,
+                                                      self.settings.transactional_id)
         else:
             identity = init_producer_id(self.client)
         self.producer_id, self.producer_epoch = identity.producer_id, identity.epoch
@@ -196,11 +200,19 @@ class Producer(Sender):
 
     def _join_transaction(self, partitions: set[TopicPartition]) -> None:
         """AddPartitionsToTxn for partitions not in the transaction yet, before any batch of
-        theirs is sent (a broker may accept an unadded partition's batch and never mark it)."""
+        theirs is sent (a broker may accept an unadded partition's batch and never mark it).
+        Under the v2 protocol the Produce v12 of a partition adds it (KIP-890): only those
+        whose leader does not speak v12 are added here (and written with a classic Produce)."""
         new = partitions.difference(self._in_transaction)
         if new:
             assert self.settings.transactional_id is not None
-            add_partitions(self.client, self.settings.transactional_id, self.identity, new)
+            explicit = new
+            if self.transaction_v2:
+                explicit = {tp for tp in new
+                            if not offers_v2(self.client.leader_connection(*tp), PRODUCE)}
+            if explicit:
+                add_partitions(self.client, self.settings.transactional_id, self.identity,
+                               explicit)
             self._in_transaction += sorted(new)
 
     @property
@@ -214,14 +226,31 @@ class Producer(Sender):
         if self.settings.transactional_id is None or not self._in_transaction:
             return None
         return OpenTransaction(self.settings.transactional_id, self.producer_id,
-                               self.producer_epoch, tuple(self._in_transaction))
+                               self.producer_epoch, tuple(self._in_transaction),
+                               self.transaction_v2)
 
     def commit_offsets(self, group: str, offsets: dict[TopicPartition, tuple[int, str]]
                        ) -> None:
         """Commit (offset, metadata) for ``group`` inside the transaction."""
         assert self.settings.transactional_id is not None and self.producer_id >= 0
         commit_offsets_in_transaction(self.client, self.settings.transactional_id,
-                                      self.identity, group, offsets)
+                                      self.identity, group, offsets, self.transaction_v2)
+
+    def end_own_transaction(self, commit: bool) -> None:
+        """End the open transaction from this producer (call after ``flush``) and make it
+        ready to write the next one without a new InitProducerId: under the v2 protocol with
+        the producer id and epoch EndTxn v5 answered (the epoch bumped at every end, KIP-890;
+        sequences start again at 0), classic with the same ones. (The exactly-once sink does
+        not do this: its driver ends each task's transaction, and the next task initialises
+        the id again.)"""
+        txn = self.open_transaction()
+        if txn is None:
+            return
+        identity = end_transaction(self.client, txn, commit)
+        if identity != self.identity:
+            self.producer_id, self.producer_epoch = identity.producer_id, identity.epoch
+            self.sequences.clear()
+        self._in_transaction = []
 
     def abort_transaction(self) -> None:
         """Abort the open transaction, best effort (a task failing): whatever this leaves

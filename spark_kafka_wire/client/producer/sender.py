@@ -42,7 +42,11 @@ from spark_kafka_wire.client.producer.idempotence import (
     next_sequence,
 )
 from spark_kafka_wire.client.producer.settings import ProduceSettings
-from spark_kafka_wire.client.producer.transactions import explain_transaction_error
+from spark_kafka_wire.client.producer.transactions import (
+    explain_transaction_error,
+    offers_v2,
+    request_version,
+)
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaError,
@@ -116,6 +120,8 @@ class Sender:
         self.producer_epoch = -1
         self.sequences: dict[tuple[str, int], int] = {}
         self.epoch_bumps = 0
+        # a transaction of the v2 protocol (KIP-890): Produce v12 to leaders that speak it
+        self.transaction_v2 = False
         self._windows: dict[int, deque[_Request]] = defaultdict(deque)
         self._failed: list[tuple[PendingBatch, BaseException]] = []
         self._blocked: set[tuple[str, int]] = set()
@@ -216,7 +222,9 @@ class Sender:
         }
         try:
             conn = self.client.broker(leader)
-            inflight = conn.send(PRODUCE, body, expect_response=s.acks != 0)
+            version = request_version(conn, PRODUCE,
+                                      self.transaction_v2 and offers_v2(conn, PRODUCE))
+            inflight = conn.send(PRODUCE, body, version, expect_response=s.acks != 0)
         except (KafkaError, BrokerConnectionError, NoBrokersAvailableError) as exc:
             for b in req:
                 self._fail(b, exc)

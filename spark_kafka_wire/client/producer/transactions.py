@@ -17,7 +17,19 @@ A transaction open longer than ``transaction.timeout.ms`` is aborted by a Kafka 
 which also bumps the epoch; EndTxn(commit) is then refused as fenced. (Tansu never enforces the
 timeout: there a transaction stays open until ended or fenced.)
 
-References: Kafka's protocol guide (https://kafka.apache.org/protocol) and KIP-98.
+The transaction protocol v2 (KIP-890 part 2, Kafka 4.0+) is used where the cluster finalized
+``transaction.version`` 2 (``uses_transaction_v2``): Produce v12 adds each partition to the
+transaction itself (no AddPartitionsToTxn), TxnOffsetCommit v5 adds the group (no
+AddOffsetsToTxn), and EndTxn v5 bumps the producer epoch at every end and answers the producer
+id and epoch the producer's next transaction uses (a request of the ended transaction that
+reaches a partition after its marker is then fenced; measured on Kafka 4.1.1: one that arrives
+before the marker, which EndTxn's answer does not wait for, is still appended to the ended
+transaction and committed with it). Which protocol a transaction was written with travels with it
+(``OpenTransaction.v2``), so whoever ends it sends the matching EndTxn. Elsewhere (Kafka before
+4.0, a cluster left at level 1, Tansu) the classic requests and versions are sent
+(``CLASSIC_MAX_VERSION``).
+
+References: Kafka's protocol guide (https://kafka.apache.org/protocol), KIP-98, KIP-890.
 """
 
 from __future__ import annotations
@@ -38,18 +50,24 @@ from spark_kafka_wire.client.group_offsets import (
 )
 from spark_kafka_wire.client.offsets import by_topic
 from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
+from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import (
     AuthorizationError,
     ErrorCode,
     KafkaError,
+    ProtocolError,
     TransactionalIdAuthorizationError,
     error_for_code,
 )
 from spark_kafka_wire.protocol.messages import (
     ADD_OFFSETS_TO_TXN,
     ADD_PARTITIONS_TO_TXN,
+    CLASSIC_MAX_VERSION,
     END_TXN,
     INIT_PRODUCER_ID,
+    TRANSACTION_V2_FROM,
+    TRANSACTION_V2_LEVEL,
+    TRANSACTION_VERSION_FEATURE,
     TXN_OFFSET_COMMIT,
 )
 
@@ -70,6 +88,46 @@ class OpenTransaction:
     producer_id: int
     epoch: int
     partitions: tuple[TopicPartition, ...] = ()
+    # written with the transaction protocol v2 (KIP-890): ended with EndTxn v5
+    v2: bool = False
+
+
+def transaction_v2_level(conn: BrokerConnection) -> bool:
+    """Whether the cluster, as ``conn``'s broker reports it, finalized ``transaction.version``
+    2 or higher (the transaction protocol v2 may be used)."""
+    return conn.finalized_features.get(TRANSACTION_VERSION_FEATURE, 0) >= TRANSACTION_V2_LEVEL
+
+
+def offers_v2(conn: BrokerConnection, spec: ApiSpec) -> bool:
+    """Whether ``conn``'s broker speaks the v2 version of ``spec`` (both sides do)."""
+    return conn.version(spec) >= TRANSACTION_V2_FROM[spec.key]
+
+
+def request_version(conn: BrokerConnection, spec: ApiSpec, v2: bool) -> int:
+    """The version of ``spec`` (Produce, EndTxn or TxnOffsetCommit) to send: its v2 version
+    or higher in a transaction of the v2 protocol, the classic maximum otherwise (a v2 version
+    would make a Kafka 4 broker apply the v2 rules to a classic transaction)."""
+    version = conn.version(spec)
+    if v2:
+        if version < TRANSACTION_V2_FROM[spec.key]:
+            raise ConfigurationError(
+                f"broker {conn.name} speaks {spec.name} up to v{version}, but the transaction "
+                f"was begun with the transaction protocol v2 (KIP-890), which needs "
+                f"v{TRANSACTION_V2_FROM[spec.key]}: the cluster finalized "
+                f"{TRANSACTION_VERSION_FEATURE} {TRANSACTION_V2_LEVEL} while this broker does "
+                "not support it (a rolling upgrade or downgrade under way?). Retry the write "
+                "once every broker runs the same Kafka")
+        return version
+    return min(version, CLASSIC_MAX_VERSION[spec.key])
+
+
+def uses_transaction_v2(client: KafkaClient, transactional_id: str) -> bool:
+    """Whether transactions of ``transactional_id`` are written with the v2 protocol: the
+    cluster finalized it and the id's coordinator speaks EndTxn v5 and TxnOffsetCommit v5
+    (as Java's producer decides, from the finalized feature level)."""
+    conn = _coordinator(client, transactional_id)
+    return (transaction_v2_level(conn) and offers_v2(conn, END_TXN)
+            and offers_v2(conn, TXN_OFFSET_COMMIT))
 
 
 def explain_transaction_error(exc: KafkaError, transactional_id: str) -> KafkaError:
@@ -88,8 +146,11 @@ def explain_transaction_error(exc: KafkaError, transactional_id: str) -> KafkaEr
         hint = (f"{TRANSACTION_TIMEOUT} is above the broker's transaction.max.timeout.ms "
                 "(15 minutes unless changed): lower it, or raise the broker's limit")
     elif code == ErrorCode.INVALID_TXN_STATE:
-        hint = (f"the transaction of {transactional_id!r} is not in a state that allows this "
-                "(already ended, or aborted by the coordinator)")
+        hint = (f"the transaction of {transactional_id!r} is not in a state that allows this: "
+                "it already ended, or the coordinator aborted it because it outlived "
+                f"{TRANSACTION_TIMEOUT} (under the transaction protocol v2 of Kafka 4, a "
+                "commit that comes after that abort is answered so, not as fenced); the "
+                "write is not committed")
     else:
         return exc
     return error_for_code(code, topic=exc.topic, partition=exc.partition, broker=exc.broker,
@@ -174,11 +235,12 @@ def add_partitions(client: KafkaClient, transactional_id: str, identity: Produce
 
 def commit_offsets_in_transaction(
     client: KafkaClient, transactional_id: str, identity: ProducerIdentity, group: str,
-    offsets: Mapping[TopicPartition, tuple[int, str]],
+    offsets: Mapping[TopicPartition, tuple[int, str]], v2: bool = False,
 ) -> None:
     """Commit ``offsets`` (offset, metadata) for ``group`` as part of the transaction: hidden
     until it commits, discarded if it aborts (AddOffsetsToTxn, then TxnOffsetCommit to the
-    group's coordinator)."""
+    group's coordinator; under the v2 protocol TxnOffsetCommit v5 alone, which adds the group
+    to the transaction itself)."""
 
     def add() -> None:
         conn = _coordinator(client, transactional_id)
@@ -189,7 +251,8 @@ def commit_offsets_in_transaction(
 
     def commit() -> None:
         conn = find_coordinator(client, group)
-        resp = conn.request(TXN_OFFSET_COMMIT, {
+        resp = conn.request(TXN_OFFSET_COMMIT, version=request_version(
+            conn, TXN_OFFSET_COMMIT, v2), body={
             "transactional_id": transactional_id, "group_id": group,
             "producer_id": identity.producer_id, "producer_epoch": identity.epoch,
             "topics": [{"name": t, "partitions": [
@@ -207,20 +270,33 @@ def commit_offsets_in_transaction(
                     except KafkaError as exc:
                         raise explain_transaction_error(exc, transactional_id) from None
 
-    _retried(client, transactional_id, "AddOffsetsToTxn", add)
+    if not v2:
+        _retried(client, transactional_id, "AddOffsetsToTxn", add)
     _retried(client, transactional_id, f"TxnOffsetCommit for group {group!r}", commit)
 
 
-def end_transaction(client: KafkaClient, txn: OpenTransaction, commit: bool) -> None:
+def end_transaction(client: KafkaClient, txn: OpenTransaction, commit: bool
+                    ) -> ProducerIdentity:
     """EndTxn: commit or abort ``txn``, from any process. A retry after a lost answer is
-    answered as success by Kafka when the same end already completed."""
+    answered as success by Kafka when the same end already completed (under the v2 protocol
+    too, where the retry carries the epoch before the bump). Returns the producer id and
+    epoch of the id's next transaction: under the v2 protocol the ones EndTxn v5 answered
+    (the epoch bumped, or a new producer id when the epoch ran out), else ``txn``'s own."""
 
-    def attempt() -> None:
+    def attempt() -> ProducerIdentity:
         conn = _coordinator(client, txn.transactional_id)
-        resp = conn.request(END_TXN, {
+        resp = conn.request(END_TXN, version=request_version(conn, END_TXN, txn.v2), body={
             "transactional_id": txn.transactional_id, "producer_id": txn.producer_id,
             "producer_epoch": txn.epoch, "committed": commit})
         _check(resp["error_code"], txn.transactional_id, conn,
                "EndTxn(commit)" if commit else "EndTxn(abort)")
+        if txn.v2:
+            if resp["producer_id"] < 0 or resp["producer_epoch"] < 0:
+                raise ProtocolError(
+                    f"EndTxn v5 for transactional id {txn.transactional_id!r} answered no "
+                    f"producer id and epoch (got {resp['producer_id']}, "
+                    f"{resp['producer_epoch']}); KIP-890 requires them", broker=conn.name)
+            return ProducerIdentity(resp["producer_id"], resp["producer_epoch"])
+        return ProducerIdentity(txn.producer_id, txn.epoch)
 
-    _retried(client, txn.transactional_id, "EndTxn", attempt)
+    return _retried(client, txn.transactional_id, "EndTxn", attempt)

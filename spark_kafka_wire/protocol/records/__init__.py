@@ -31,6 +31,7 @@ from .batch import (
 from .columns import DecodedRecords
 from .control import (
     CommittedFilter,
+    TransactionCounts,
     TransactionEvents,
 )
 from .decode import decode_record_batches
@@ -44,6 +45,7 @@ __all__ = [
     "HEADER_SIZE",
     "LOG_OVERHEAD",
     "DecodedRecords",
+    "TransactionCounts",
     "TransactionEvents",
     "decode_record_batches",
     "encode_message_set",

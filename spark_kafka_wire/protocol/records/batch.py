@@ -315,8 +315,10 @@ def decode_batches(
                     if events is not None:
                         events.marker(producer_id, base_offset, ctype, problem)
             elif attrs & ATTR_TRANSACTIONAL:
-                if producer_id in aborted.active:
-                    continue  # an aborted transaction's data
+                if producer_id in aborted.active:  # an aborted transaction's data
+                    if events is not None and count > 0 and last_offset >= start_offset:
+                        events.listed += 1
+                    continue
                 if events is not None and count > 0 and last_offset >= start_offset:
                     events.data(producer_id, max(base_offset, start_offset), last_offset)
         if (count == 0 or attrs & ATTR_CONTROL or last_offset < start_offset

@@ -20,7 +20,10 @@ decide, and a record is dropped when either says so:
   transactions (Tansu) and agrees with the list on one that does.
 
 The decoder reports the batches and markers it meets (:class:`TransactionEvents`); the filter
-holds decoded chunks until they are decided and gives them back in offset order.
+holds decoded chunks until they are decided and gives them back in offset order, and counts
+which rule decided each transactional batch (:class:`TransactionCounts`): the two rules agree
+on the rows, so only the counts tell whether a broker's list was used (and how much was held
+waiting for markers instead).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 import struct
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -93,6 +97,21 @@ def control_type(records: Any, count: int) -> int:
     return ctype
 
 
+@dataclass
+class TransactionCounts:
+    """How a read_committed read decided its transactional data batches (of the range read),
+    per rule: ``listed_aborted`` dropped at once because the Fetch answer listed their
+    transaction as aborted (Kafka's brokers do, KIP-98); ``marker_committed`` kept and
+    ``marker_aborted`` dropped when their producer's marker was read (what a broker that
+    lists nothing, such as Tansu, leaves to the markers). Batches whose marker was lost with
+    the log are in neither. A read on Kafka with ``marker_aborted`` > 0 held aborted records
+    that the broker's list should have dropped."""
+
+    listed_aborted: int = 0
+    marker_committed: int = 0
+    marker_aborted: int = 0
+
+
 class TransactionEvents:
     """What one decoded Fetch answer tells about transactions, in log order.
 
@@ -104,11 +123,12 @@ class TransactionEvents:
     for it (a damaged marker nobody needs must not fail a read of other records).
     """
 
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "listed")
 
     def __init__(self) -> None:
         # (producer id, first offset, last offset, control type or None for data, problem)
         self.entries: list[tuple[int, int, int, int | None, str | None]] = []
+        self.listed = 0  # data batches dropped because the answer listed them as aborted
 
     def data(self, producer_id: int, first: int, last: int) -> None:
         self.entries.append((producer_id, first, last, None, None))
@@ -172,9 +192,10 @@ class CommittedFilter:
     in such a stretch are held once, as decoded columns.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, counts: TransactionCounts | None = None) -> None:
         self._waiting: dict[int, list[tuple[_Held, int]]] = {}  # producer id -> its batches
         self._queue: deque[_Held] = deque()
+        self.counts = counts if counts is not None else TransactionCounts()
 
     @property
     def undecided(self) -> dict[int, int]:
@@ -186,6 +207,7 @@ class CommittedFilter:
         """One decoded chunk (it may have no rows: a stretch of markers, or data past the
         range) and the events of the answer it came from."""
         held = _Held(records)
+        self.counts.listed_aborted += events.listed
         for pid, first, last, control, problem in events.entries:
             if control is None:
                 self._waiting.setdefault(pid, []).append((held, held.hold(first, last)))
@@ -195,8 +217,13 @@ class CommittedFilter:
                         f"the control batch ending producer {pid}'s transaction cannot be "
                         f"read ({problem})", offset=first, **where)
                 if control in (CONTROL_ABORT, CONTROL_COMMIT):
-                    for h, batch in self._waiting.pop(pid):
+                    decided = self._waiting.pop(pid)
+                    for h, batch in decided:
                         h.decide(batch, control == CONTROL_COMMIT)
+                    if control == CONTROL_COMMIT:
+                        self.counts.marker_committed += len(decided)
+                    else:
+                        self.counts.marker_aborted += len(decided)
                 # Other control types (none is written to data partitions) end nothing.
         if held.undecided or records.num_records:
             self._queue.append(held)
