@@ -216,3 +216,95 @@ def test_unpinned_client_negotiates_or_names_the_settings(old_kafka):
             assert time.monotonic() - started < 30
             assert "kafka.api.version.request=false" in str(info.value)
             assert "kafka.broker.version.fallback" in str(info.value)
+
+
+# -------------------------------------------------------------------------------------- Spark
+
+
+def spark_options(broker: OldKafka, **extra: str) -> dict[str, str]:
+    return {"kafka.bootstrap.servers": broker.bootstrap_servers,
+            "kafka.request.timeout.ms": "10000", **broker.release.client_options(), **extra}
+
+
+@pytest.mark.spark
+def test_spark_batch_write_and_read(spark, old_kafka, client):
+    """df.write.format("kafkawire") stores what the release's DumpLogSegments and kafka-python
+    find (its own message format, gzip), and spark.read.format("kafkawire") reads it back with
+    offsets and, from 0.10, the timestamps kafka-python sees."""
+    topic = new_topic(old_kafka, client, 2)
+    rows = [(f"k{i}" if i % 4 else None, f"spark-{i}-" + "z" * i, i % 2) for i in range(20)]
+    df = spark.createDataFrame(rows, "key string, value string, partition int").coalesce(1)
+    (df.write.format("kafkawire")
+       .options(**spark_options(old_kafka, **{"kafka.compression.type": "gzip"}))
+       .option("topic", topic).mode("append").save())
+    want = {p: [(k, v) for k, v, q in rows if q == p] for p in (0, 1)}
+    stored = dump_logs(old_kafka, topic, [0, 1])
+    for p in (0, 1):
+        assert (stored[p].magics, stored[p].codecs) == ({old_kafka.release.magic}, {"gzip"})
+        assert [(m.offset, m.key, m.value) for m in stored[p].records] == [
+            (o, k, v) for o, (k, v) in enumerate(want[p])]
+    oracle = kafka_python_read(old_kafka, topic, [0, 1], len(rows))
+    read = (spark.read.format("kafkawire").options(**spark_options(old_kafka))
+            .option("subscribe", topic).load())
+    got = sorted((r.partition, r.offset, None if r.key is None else bytes(r.key),
+                  bytes(r.value), r.timestamp) for r in read.collect())
+    assert [g[:4] for g in got] == [(p, o, k, v) for p, o, k, v, _ in oracle]
+    if old_kafka.release.magic:
+        assert [int(g[4].timestamp() * 1000) for g in got] == [t for *_, t in oracle]
+
+
+def _has_zk_offset_tools(broker: OldKafka) -> bool:
+    """ExportZkOffsets and ImportZkOffsets, the releases' own tools for the ZooKeeper offsets
+    of the old consumer, ship up to 1.1."""
+    return broker.release.numeric < (2,)
+
+
+def _export_zk_offsets(broker: OldKafka, group: str, path: str) -> dict[tuple[str, int], int]:
+    broker.run_tool("kafka.tools.ExportZkOffsets", "--zkconnect", broker.zookeeper_connect,
+                    "--group", group, "--output-file", path)
+    out = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                node, offset = line.strip().rsplit(":", 1)
+                *_, topic, partition = node.split("/")
+                out[(topic, int(partition))] = int(offset)
+    return out
+
+
+@pytest.mark.spark
+def test_stream_offsets_in_zookeeper(spark, old_kafka, client, tmp_path):
+    """commitOffsets=zookeeper writes the old consumer's /consumers/<group>/offsets nodes that
+    the release's ExportZkOffsets reads; startingOffsets=group starts from offsets the
+    release's ImportZkOffsets wrote."""
+    from tests.support.parquet_runs import available_now, written
+
+    if not _has_zk_offset_tools(old_kafka):
+        pytest.skip(f"Kafka {old_kafka.release.version} ships no ExportZkOffsets/ImportZkOffsets")
+    topic = new_topic(old_kafka, client, 2)
+    for p in (0, 1):
+        kafkawire_write(client, topic, p, [(f"k{i}", f"p{p}-{i}") for i in range(6)], "none")
+    zk = {"zookeeper.connect": old_kafka.zookeeper_connect, "commitOffsets": "zookeeper"}
+
+    def stream(group: str, checkpoint: str, **extra: str) -> list[tuple[int, int, str]]:
+        df = (spark.readStream.format("kafkawire")
+              .options(**spark_options(old_kafka, **zk, **{"kafka.group.id": group}, **extra))
+              .option("subscribe", topic).load())
+        assert available_now(df, checkpoint) is None
+        return written(spark, checkpoint)
+
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    got = stream(group, str(tmp_path / "first"), startingOffsets="earliest")
+    assert got == [(p, o, f"p{p}-{o}") for p in (0, 1) for o in range(6)]
+    assert _export_zk_offsets(old_kafka, group, str(tmp_path / "export1")) == {
+        (topic, 0): 6, (topic, 1): 6}
+
+    seeded = f"g-{uuid.uuid4().hex[:8]}"
+    (tmp_path / "import").write_text(f"/consumers/{seeded}/offsets/{topic}/0:2\n"
+                                     f"/consumers/{seeded}/offsets/{topic}/1:4\n")
+    old_kafka.run_tool("kafka.tools.ImportZkOffsets", "--zkconnect", old_kafka.zookeeper_connect,
+                       "--input-file", str(tmp_path / "import"))
+    got = stream(seeded, str(tmp_path / "second"), startingOffsets="group")
+    assert got == [(0, o, f"p0-{o}") for o in range(2, 6)] + [(1, o, f"p1-{o}") for o in (4, 5)]
+    assert _export_zk_offsets(old_kafka, seeded, str(tmp_path / "export2")) == {
+        (topic, 0): 6, (topic, 1): 6}

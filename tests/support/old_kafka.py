@@ -441,9 +441,10 @@ def dump_logs(broker: OldKafka, topic: str, partitions: list[int]) -> dict[int, 
             log.codecs.add(_CODEC_NAMES[f["compresscodec"].lower()])
     deep = broker.run_tool(tool, "--files", listed, "--deep-iteration", "--print-data-log")
     for log, f in per_file(deep.stdout):
-        # a record line; for a null value 2.x prints no payload field (valueSize: -1), and
-        # 0.10 prints neither payload nor key (payloadsize: -1), whose key is then unknown
-        if "offset" in f and ("payload" in f or "valueSize" in f or "payloadsize" in f):
+        # a record line; for a null value 0.11 to 2.x print no payload field (valuesize or
+        # valueSize -1), and 0.10 neither payload nor key (payloadsize -1): its key is unknown
+        names = {name.lower() for name in f}
+        if "offset" in f and names & {"payload", "valuesize", "payloadsize"}:
             key, value = f.get("key"), f.get("payload")
             log.records.append(StoredMessage(
                 int(f["offset"]), None if key in (None, "null") else key,
