@@ -218,6 +218,50 @@ def test_unpinned_client_negotiates_or_names_the_settings(old_kafka):
             assert "kafka.broker.version.fallback" in str(info.value)
 
 
+@pytest.mark.parametrize("fallback", ["0.8.2", "0.9.0", "0.10.0"])
+def test_pinned_older_release_works_on_newer_brokers(old_kafka, fallback):
+    """api.version.request=false with an older broker.version.fallback than the broker's: the
+    request versions of that release (and its message format, which the broker converts) are
+    still served, so a pin left in place after a broker upgrade keeps working."""
+    pinned = tuple(int(p) for p in fallback.split("."))
+    if pinned > old_kafka.release.numeric[:3]:
+        pytest.skip(f"Kafka {old_kafka.release.version} is older than {fallback}")
+    with KafkaClient(ClientConfig.from_servers(
+            old_kafka.bootstrap_servers, request_timeout_ms=10_000, api_version_request=False,
+            broker_version_fallback=fallback)) as client:
+        topic = new_topic(old_kafka, client, 1)
+        rows = rows_for("pinned")
+        assert kafkawire_write(client, topic, 0, rows, "gzip") == (0 if pinned < (0, 10) else 1)
+        assert [(o, k, v) for o, k, v, _ in kafkawire_read(client, topic, 0, len(rows))] == [
+            (o, _b(k), _b(v)) for o, (k, v) in enumerate(rows)]
+    got = kafka_python_read(old_kafka, topic, [0], len(rows))
+    assert [(o, k, v) for _, o, k, v, _ in got] == [
+        (o, _b(k), _b(v)) for o, (k, v) in enumerate(rows)]
+
+
+def test_group_offsets_in_kafka(old_kafka, client):
+    """kafkawire commits a group's offsets to the broker (OffsetCommit v1 and later: Kafka's
+    own store, 0.8.2 included) and reads them back; kafka-python, an independent client,
+    sees the same commits."""
+    from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+
+    topic = new_topic(old_kafka, client, 2)
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    assert fetch_committed(client, group, [(topic, 0), (topic, 1)]) == {
+        (topic, 0): -1, (topic, 1): -1}
+    commit_offsets(client, group, {(topic, 0): 7, (topic, 1): 3})
+    assert fetch_committed(client, group, [(topic, 0), (topic, 1)]) == {
+        (topic, 0): 7, (topic, 1): 3}
+    consumer = KafkaConsumer(
+        bootstrap_servers=old_kafka.bootstrap_servers,
+        api_version=KAFKA_PYTHON_PIN.get(old_kafka.release.version),
+        group_id=group, enable_auto_commit=False, request_timeout_ms=10_000)
+    try:
+        assert [consumer.committed(TopicPartition(topic, p)) for p in (0, 1)] == [7, 3]
+    finally:
+        consumer.close()
+
+
 # -------------------------------------------------------------------------------------- Spark
 
 
