@@ -491,3 +491,20 @@ def console_produce(broker: OldKafka, topic: str, lines: list[tuple[str, str]],
     if done.returncode != 0:
         raise RuntimeError(f"ConsoleProducer failed ({done.returncode}):\n"
                            f"{(done.stdout + done.stderr)[-3000:]}")
+
+
+def console_consume(broker: OldKafka, topic: str, count: int) -> list[tuple[str, str]]:
+    """(key, value) text of ``count`` messages from the beginning of ``topic``, read by the
+    release's own kafka.tools.ConsoleConsumer: the old ZooKeeper consumer (``--zookeeper``),
+    which 0.8.2 to 0.10 ship and which reads the legacy message formats as those releases'
+    own clients did. A null key or value prints as ``null``."""
+    done = broker.run_tool(
+        "kafka.tools.ConsoleConsumer", "--zookeeper", broker.zookeeper_connect,
+        "--topic", topic, "--from-beginning", "--max-messages", str(count),
+        "--property", "print.key=true", "--property", "key.separator=\t", timeout=120)
+    rows = []
+    for line in done.stdout.splitlines():
+        if "\t" in line:
+            key, value = line.split("\t", 1)
+            rows.append((key, value))
+    return rows
