@@ -371,3 +371,36 @@ def test_stream_offsets_in_zookeeper(spark, old_kafka, client, tmp_path):
     assert got == [(0, o, f"p0-{o}") for o in range(2, 6)] + [(1, o, f"p1-{o}") for o in (4, 5)]
     assert _export_zk_offsets(old_kafka, seeded, str(tmp_path / "export2")) == {
         (topic, 0): 6, (topic, 1): 6}
+
+
+@pytest.mark.spark
+def test_stream_offsets_in_kafka(spark, old_kafka, client, tmp_path):
+    """commitOffsets=kafka commits the end of each run for the group (kafka-python's
+    committed() sees it), and a new query with startingOffsets=group starts there."""
+    from tests.support.parquet_runs import available_now, written
+
+    topic = new_topic(old_kafka, client, 2)
+    for p in (0, 1):
+        kafkawire_write(client, topic, p, [(f"k{i}", f"p{p}-{i}") for i in range(5)], "gzip")
+    group = f"g-{uuid.uuid4().hex[:8]}"
+    opts = spark_options(old_kafka, commitOffsets="kafka", **{"kafka.group.id": group})
+
+    def stream(checkpoint: str, **extra: str) -> list[tuple[int, int, str]]:
+        df = (spark.readStream.format("kafkawire").options(**opts, **extra)
+              .option("subscribe", topic).load())
+        assert available_now(df, checkpoint) is None
+        return written(spark, checkpoint)
+
+    got = stream(str(tmp_path / "first"), startingOffsets="earliest")
+    assert got == [(p, o, f"p{p}-{o}") for p in (0, 1) for o in range(5)]
+    consumer = KafkaConsumer(
+        bootstrap_servers=old_kafka.bootstrap_servers,
+        api_version=KAFKA_PYTHON_PIN.get(old_kafka.release.version),
+        group_id=group, enable_auto_commit=False, request_timeout_ms=10_000)
+    try:
+        assert [consumer.committed(TopicPartition(topic, p)) for p in (0, 1)] == [5, 5]
+    finally:
+        consumer.close()
+    kafkawire_write(client, topic, 1, [("k5", "p1-5"), ("k6", "p1-6")], "none")
+    got = stream(str(tmp_path / "second"), startingOffsets="group")
+    assert got == [(1, 5, "p1-5"), (1, 6, "p1-6")]
