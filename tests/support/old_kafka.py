@@ -11,7 +11,8 @@ against a ZooKeeper (Debian's, the ``zookeeper`` fixture) under a chroot of its 
 ZooKeeper serves every release of a run. No ``--add-opens`` is needed (these releases unmap
 their index files through JDK internals on Windows only); what Java 17 lacks is added jar by
 jar (``Release.add``, ``Release.replace``), and a release that cannot start is recorded with
-the first error of its log (``first_error``).
+the first error of its log (``first_error``). ``JAVA_HOME`` picks another Java, as for
+tests/support/apache_kafka.py (every release here also starts on Temurin 25).
 
 The broker's own tools (``kafka.tools.ConsoleConsumer`` and others, same jars) are run with
 ``run_tool`` and serve as oracles of what was stored.
@@ -72,8 +73,6 @@ class Release:
                 "kafka.broker.version.fallback": self.fallback}
 
 
-
-
 #: Kafka 2.8's pom names no SLF4J binding (its distribution adds one): without a binding the
 #: broker logs nothing, and the start-up line is what ``start`` waits for.
 LOG_BINDING = (("org.slf4j", "slf4j-log4j12", "1.7.30"), ("log4j", "log4j", "1.2.17"))
@@ -89,9 +88,8 @@ ZK_CLIENT_3_4 = (("org.apache.zookeeper", "zookeeper", "3.4.10"),)
 
 _STARTED = re.compile(r"\[Kafka ?Server (id=)?0\],? started")
 
-
-#: The matrix of issue 28 part 5; Scala builds as published on Maven Central (2.12 exists from
-#: 0.10.2; 0.8.2.2 has 2.10 and 2.11 builds, the 2.11 one is taken like 0.9 and 0.10.0).
+#: The matrix of issue 28 part 5; Scala builds as published on Maven Central (2.12 where one
+#: exists, none for 0.10.0 and older; 0.8.2.2 has 2.10 and 2.11 builds: 2.11, like 0.9 and 0.10.0).
 RELEASES: dict[str, Release] = {r.version: r for r in [
     Release("2.8.2", "2.12"),
     Release("2.0.1", "2.12", add=ZK_CLIENT_3_4, replace=("zookeeper",)),
@@ -157,9 +155,12 @@ def missing_tools(release: Release) -> str | None:
     """Why this release cannot be started here (the tests skip with it), or None."""
     if not (os.environ.get("JAVA_HOME") or shutil.which("java")):
         return "old Kafka releases need Java (apt-get install openjdk-17-jre-headless)"
-    done = (cache_dir() / "apache-kafka" / f"kafka_{release.scala}-{release.version}"
-            / ".complete")
-    if not done.exists() and not shutil.which("mvn"):
+    done = [cache_dir() / "apache-kafka" / f"kafka_{release.scala}-{release.version}"
+            / ".complete"]
+    if release.add:
+        name = "+".join(f"{a}-{v}" for _, a, v in release.add)
+        done.append(cache_dir() / "apache-kafka" / "extra" / name / ".complete")
+    if not all(d.exists() for d in done) and not shutil.which("mvn"):
         return "resolving Kafka's jars needs Maven (apt-get install maven)"
     return None
 
