@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-tansu lint docs bench soak check-java clean
+.PHONY: demo test test-tansu test-compat lint docs bench soak check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -33,6 +33,12 @@ test: check-java $(STAMP)
 
 test-tansu: check-java $(STAMP)
 	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25
+
+# The older-releases matrix (tests/compat, marker compat; `make test` neither collects nor runs
+# it): real Kafka 2.8.2 back to 0.8.2.2 in ZooKeeper mode on Debian's ZooKeeper, jars from Maven
+# Central (tests/support/old_kafka.py). KAFKAWIRE_COMPAT_RELEASES=0.8.2.2,2.8.2 runs a part.
+test-compat: check-java $(STAMP)
+	$(PY) -m pytest -q -m compat --durations=25 tests/compat
 
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts

@@ -49,6 +49,7 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
     │   ├── ApiVersionsClosedError            closed on ApiVersions (a broker before 0.10)
     │   ├── RequestTimeoutError               no answer within kafka.request.timeout.ms
+    │   │   └── ApiVersionsTimeoutError       ApiVersions unanswered (a Kafka 0.9 broker)
     │   └── ConnectionSetupTimeoutError       no connection within
     │                                         kafka.socket.connection.setup.timeout.ms
     ├── TlsHandshakeError                     TLS handshake failed (certificate, hostname)
@@ -66,6 +67,7 @@ from __future__ import annotations
 
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
+    ApiVersionsTimeoutError,
     BrokerConnectionError,
     BrokerRegistrationError,
     CheckpointError,
@@ -130,6 +132,7 @@ __all__ = [
     "FetchSizeLimitError",
     "FetchStalledError",
     "ApiVersionsClosedError",
+    "ApiVersionsTimeoutError",
     "AuthenticationError",
     "AuthorizationError",
     "TopicAuthorizationError",

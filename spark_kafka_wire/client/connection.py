@@ -43,6 +43,7 @@ import numpy as np
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
+    ApiVersionsTimeoutError,
     BrokerConnectionError,
     ConfigurationError,
     ConnectionSetupTimeoutError,
@@ -167,9 +168,11 @@ class BrokerConnection:
             self._open()
             try:
                 version = self._negotiate(version)
-            except RequestTimeoutError:
-                self.close()  # no answer at all is no sign of an old broker: nothing to retry
-                raise
+            except RequestTimeoutError as exc:
+                # No answer at all: another version would wait as long again. A real Kafka
+                # 0.9.0.1 answers nothing to ApiVersions (tests/compat), so say how to pin it.
+                self.close()
+                raise ApiVersionsTimeoutError(exc) from None
             except BrokerConnectionError as exc:
                 self.close()
                 if version == 0:

@@ -72,6 +72,21 @@ class RequestTimeoutError(BrokerConnectionError):
         )
 
 
+class ApiVersionsTimeoutError(RequestTimeoutError):
+    """A broker left the first ApiVersions request unanswered. Kafka 0.9 does that: its
+    network thread fails on the API key it does not know and sends nothing back, keeping the
+    connection open (0.8 closes it: ApiVersionsClosedError). So the message says how to pin
+    the release, as well as that the broker may be overloaded."""
+
+    def __init__(self, timeout: RequestTimeoutError) -> None:
+        BrokerConnectionError.__init__(
+            self, timeout.broker,
+            f"{timeout.reason}. Kafka 0.9 brokers leave ApiVersions unanswered (0.8 brokers "
+            "close the connection on it): for a 0.8 or 0.9 broker set "
+            "kafka.api.version.request=false and kafka.broker.version.fallback to its release "
+            "(e.g. 0.8.2 or 0.9.0)")
+
+
 class ApiVersionsClosedError(BrokerConnectionError):
     """A broker closed the connection on every ApiVersions request: brokers before Kafka 0.10
     do that, so the message says how to pin their version."""

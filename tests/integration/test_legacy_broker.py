@@ -228,7 +228,6 @@ def test_kafka_python_round_trip(legacy_broker, release, codec):
 
 @pytest.mark.parametrize(("release", "cls", "version"), [
     ("0.8.2", ApiVersionsRequest, 0),
-    ("0.9.0", ApiVersionsRequest, 0),
     ("0.10.0", ApiVersionsRequest, 1),
     ("0.10.0", ApiVersionsRequest, 3),
     ("0.8.2", MetadataRequest, 1),
@@ -249,6 +248,26 @@ def test_unknown_api_or_version_closes_the_connection(legacy_broker, release, cl
     (logged,) = broker.requests
     assert (logged.api_key, logged.api_version) == (cls.API_KEY, version)
     assert logged.outcome == "closed: unknown api key or version"
+
+
+def test_0_9_0_leaves_api_versions_unanswered_and_the_connection_open(legacy_broker):
+    """As a real 0.9.0.1 does (tests/compat): no answer to ApiVersions, and the connection
+    still serves the requests the release knows."""
+    broker = legacy_broker("0.9.0")
+    broker.create_topic("t", 1)
+    raw = Raw(broker)
+    try:
+        raw.send(ApiVersionsRequest, 0, {})
+        raw.sock.settimeout(1)
+        with pytest.raises(TimeoutError):
+            raw.sock.recv(1)
+        raw.sock.settimeout(5)
+        resp = raw.request(MetadataRequest, MetadataResponse, 0, {"topics": [{"name": "t"}]})
+    finally:
+        raw.close()
+    assert [t.name for t in resp.topics] == ["t"]
+    assert [r.outcome for r in broker.requests] == [
+        "no response: api key past the release's table", "answered"]
 
 
 def test_api_versions_v0_on_0_10_0(legacy_broker):
@@ -673,6 +692,27 @@ def test_client_negotiates_with_0_10_0(legacy_broker):
     used = {(r.api_key, r.api_version) for r in later if r.api_key != 18}
     assert {(1, 2), (3, 1)} <= used  # the highest Fetch and Metadata 0.10.0 offers
     assert broker.connections_accepted >= 2
+
+
+def test_client_without_pinning_names_the_settings_on_0_9_0(legacy_broker):
+    """A 0.9 broker answers nothing to ApiVersions (it does not close the connection as 0.8
+    does): the request timeout ends the wait, and the error still says how to pin the
+    release (before, it only said the broker was overloaded or unreachable)."""
+    from spark_kafka_wire.client.errors import ApiVersionsTimeoutError, NoBrokersAvailableError
+
+    broker = legacy_broker("0.9.0")
+    broker.create_topic("t", 1)
+    started = time.monotonic()
+    with _client(broker, pinned=False) as client, \
+            pytest.raises(NoBrokersAvailableError) as info:
+        client.fetch_metadata(["t"])
+    assert time.monotonic() - started < 15
+    assert isinstance(info.value.last, ApiVersionsTimeoutError)
+    message = str(info.value)
+    assert "no response to ApiVersions within 5000 ms" in message
+    assert "kafka.api.version.request=false" in message
+    assert "kafka.broker.version.fallback" in message
+    assert {r.api_key for r in broker.requests} == {18}
 
 
 @pytest.mark.parametrize("release", ["0.8.2", "0.10.0"])

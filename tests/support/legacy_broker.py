@@ -100,6 +100,13 @@ class Release:
     strict_acks: bool  # acks outside {-1, 0, 1} answered with INVALID_REQUIRED_ACKS (0.9+)
     # Broker-internal APIs (4-7) that a 0.10.0 broker also lists in its ApiVersions answer.
     internal_apis: dict[int, tuple[int, int]] = field(default_factory=dict)
+    # API keys from this one on are past the end of the release's ApiKeys table, where the
+    # broker answers nothing and keeps the connection (None: it closes it). A real 0.9.0.1
+    # does that with ApiVersions (key 18): its network thread fails on ApiKeys.forId
+    # (ArrayIndexOutOfBoundsException "Index 18 out of bounds for length 17", logged as
+    # "Processor got uncaught exception") before the request is queued, so no response is
+    # ever sent (tests/compat ran it); 0.8.2.2 closes the connection.
+    silent_from_key: int | None = None
 
 
 # Sources (they agree): librdkafka src/rdkafka_feature.c (rd_kafka_ApiVersion_0_8_2 / 0_9_0,
@@ -116,7 +123,7 @@ RELEASES: dict[str, Release] = {
         "0.9.0",
         {0: (0, 1), 1: (0, 1), 2: (0, 0), 3: (0, 0), 8: (0, 2), 9: (0, 1), 10: (0, 0),
          **_GROUP_APIS_0_9},
-        magic=0, codecs=frozenset({1, 2, 3}), strict_acks=True,
+        magic=0, codecs=frozenset({1, 2, 3}), strict_acks=True, silent_from_key=17,
     ),
     "0.10.0": Release(
         "0.10.0",
@@ -488,6 +495,11 @@ class LegacyBroker(FrameServer):
             return None
         client_id = header.client_id
         known = self.release.apis.get(key)
+        silent = self.release.silent_from_key
+        if known is None and silent is not None and key >= silent:
+            self._log(key, version, client_id, "no response: api key past the release's table",
+                      {})
+            return b""
         if known is None or not known[0] <= version <= known[1]:
             self._log(key, version, client_id, "closed: unknown api key or version", {})
             return None
