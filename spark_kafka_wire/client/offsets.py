@@ -153,10 +153,15 @@ def fetch_watermarks(
     at the given offsets (ListOffsets answers) with a minimal byte budget (log_start_offset is
     -1 before Fetch v5).
 
-    min_bytes is 1, not 0: Tansu leaves every partition out of a min_bytes=0 answer. A
-    partition at its end makes the broker wait up to PROBE_WAIT_MS. A partition missing from
-    the answer, or answered OFFSET_OUT_OF_RANGE (retention moved the log start past the offset
-    since ListOffsets answered), is left out of the result: the caller keeps its ListOffsets
+    The Fetch is first sent with max_wait_ms 0: Kafka then answers at once for every
+    partition, also for one whose offset is its end (the usual case: "latest" answered right),
+    so the check costs one round trip without records and without waiting. Tansu leaves every
+    partition out of a max_wait_ms=0 answer, and of a min_bytes=0 one: the partitions left out
+    are asked again with min_bytes 1 and max_wait_ms PROBE_WAIT_MS, which a partition at its
+    end waits out. (Sending the wait at once, as before, cost every "latest" on Kafka
+    PROBE_WAIT_MS: a broker waits that long at the high watermark for data that does not
+    come.) A partition missing from the second answer, or answered OFFSET_OUT_OF_RANGE
+    (retention moved the log start past the offset since ListOffsets answered), is left out of the result: the caller keeps its ListOffsets
     value, and the read itself meets what happened to the log. An answer naming a partition
     that was not asked for, or one partition twice, or a negative high watermark, is damaged
     (a flipped partition index or topic name would otherwise pass for a partition left out):
@@ -167,31 +172,39 @@ def fetch_watermarks(
         result: dict[TopicPartition, tuple[int, int, int]] = {}
         for conn, nested in _per_leader(client, offsets):
             group = {(t, p): offsets[(t, p)] for t, parts in nested.items() for p in parts}
-            resp = conn.request(FETCH, fetch_body(group, 1, 1, PROBE_WAIT_MS, 1,
-                                                  isolation_level))
-            check_error(resp["error_code"], broker=conn.name, context="Fetch")
-            answered: set[TopicPartition] = set()
-            for t in resp["responses"]:
-                for p in t["partitions"]:
-                    tp = (t["topic"], p["partition_index"])
-                    if tp not in offsets or tp in answered:
-                        raise _damaged(tp, conn.name)
-                    answered.add(tp)
-                    if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
-                        continue
-                    # an error answer carries high watermark -1 (Kafka's Fetch for a partition
-                    # it refuses, e.g. TOPIC_AUTHORIZATION_FAILED): the error is the answer
-                    if p["error_code"]:
-                        raise error_for_code(
-                            p["error_code"], topic=t["topic"], partition=p["partition_index"],
-                            offset=offsets.get(tp), broker=conn.name, context="Fetch",
-                            principal=conn.config.principal)
-                    if p["high_watermark"] < 0:
-                        raise _damaged(tp, conn.name)
-                    result[(t["topic"], p["partition_index"])] = (
-                        p["high_watermark"], p["last_stable_offset"], p["log_start_offset"]
-                    )
+            answered = probe(conn, group, 0, result)
+            left_out = {tp: o for tp, o in group.items() if tp not in answered}
+            if left_out:
+                probe(conn, left_out, PROBE_WAIT_MS, result)
         return result
+
+    def probe(conn: BrokerConnection, group: dict[TopicPartition, int], wait_ms: int,
+              result: dict[TopicPartition, tuple[int, int, int]]) -> set[TopicPartition]:
+        """One Fetch of ``group``'s watermarks into ``result``; the partitions answered."""
+        resp = conn.request(FETCH, fetch_body(group, 1, 1, wait_ms, 1, isolation_level))
+        check_error(resp["error_code"], broker=conn.name, context="Fetch")
+        answered: set[TopicPartition] = set()
+        for t in resp["responses"]:
+            for p in t["partitions"]:
+                tp = (t["topic"], p["partition_index"])
+                if tp not in group or tp in answered:
+                    raise _damaged(tp, conn.name)
+                answered.add(tp)
+                if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
+                    continue
+                # an error answer carries high watermark -1 (Kafka's Fetch for a partition
+                # it refuses, e.g. TOPIC_AUTHORIZATION_FAILED): the error is the answer
+                if p["error_code"]:
+                    raise error_for_code(
+                        p["error_code"], topic=t["topic"], partition=p["partition_index"],
+                        offset=group.get(tp), broker=conn.name, context="Fetch",
+                        principal=conn.config.principal)
+                if p["high_watermark"] < 0:
+                    raise _damaged(tp, conn.name)
+                result[(t["topic"], p["partition_index"])] = (
+                    p["high_watermark"], p["last_stable_offset"], p["log_start_offset"]
+                )
+        return answered
 
     return client.retry(attempt, "Fetch (watermarks)")
 
