@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -165,38 +166,51 @@ def _elect_preferred(cluster: KafkaCluster, topic: str, p: int) -> None:
     assert not errors, errors
 
 
-def _moves(cluster: KafkaCluster, kill: bool, record_fact) -> None:
+def _new_topic(cluster: KafkaCluster, watch: KafkaClient) -> str:
+    """Two partitions on both brokers: partition 0 led by broker 2, partition 1 by broker 1
+    (the first replica listed is the preferred leader); returns once both ISRs are full."""
     topic = f"leaders-{time.time_ns()}"
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-    # partition 0 led by broker 2, partition 1 by broker 1 (the first replica is preferred)
-    admin.create_topics([NewTopic(topic, num_partitions=2, replica_assignment=[[2, 1], [1, 2]])])[topic].result(30)
-    watch = _client(cluster)
+    admin.create_topics([NewTopic(topic, num_partitions=2,
+                                  replica_assignment=[[2, 1], [1, 2]])])[topic].result(30)
     wait_for(_both_in_isr(watch, topic), "both replicas in the ISR")
+    return topic
+
+
+def _move_leaders(cluster: KafkaCluster, watch: KafkaClient, topic: str, kill: bool,
+                  between: Callable[[str], None]) -> None:
+    """The moves of the module docstring; ``between(what)`` lets the work go on after each."""
+    between("before any move")
+    # 1. controlled shutdown of broker 2: partition 0 moves to broker 1
+    cluster.second.shutdown()
+    wait_for(_leader_is(watch, topic, 0, 1), "partition 0 led by broker 1")
+    between("with broker 2 stopped")
+    # 2. broker 2 back, in the ISR again, preferred leader of partition 0 again
+    cluster.second.restart()
+    wait_for(_both_in_isr(watch, topic), "broker 2 back in the ISR")
+    _elect_preferred(cluster, topic, 0)
+    wait_for(_leader_is(watch, topic, 0, 2), "partition 0 led by broker 2 again")
+    between("after the election")
+    if kill:
+        # 3. broker 2 dies while it leads partition 0
+        cluster.second.kill()
+        wait_for(_leader_is(watch, topic, 0, 1), "partition 0 led by broker 1 after kill")
+        between("with broker 2 killed")
+        cluster.second.restart()
+        wait_for(_both_in_isr(watch, topic), "broker 2 back in the ISR after kill")
+        between("with broker 2 back")
+
+
+def _moves(cluster: KafkaCluster, kill: bool, record_fact) -> None:
+    watch = _client(cluster)
+    topic = _new_topic(cluster, watch)
     epoch0 = _partition_state(watch, topic, 0)[1]
     writer, reader = Writer(cluster, topic), Reader(cluster, topic)
     writer.start()
     reader.start()
     began = time.monotonic()
     try:
-        writer.wait_for_more(400, "before any move")
-        # 1. controlled shutdown of broker 2: partition 0 moves to broker 1
-        cluster.second.shutdown()
-        wait_for(_leader_is(watch, topic, 0, 1), "partition 0 led by broker 1")
-        writer.wait_for_more(400, "with broker 2 stopped")
-        # 2. broker 2 back, in the ISR again, preferred leader of partition 0 again
-        cluster.second.restart()
-        wait_for(_both_in_isr(watch, topic), "broker 2 back in the ISR")
-        _elect_preferred(cluster, topic, 0)
-        wait_for(_leader_is(watch, topic, 0, 2), "partition 0 led by broker 2 again")
-        writer.wait_for_more(400, "after the election")
-        if kill:
-            # 3. broker 2 dies while it leads partition 0
-            cluster.second.kill()
-            wait_for(_leader_is(watch, topic, 0, 1), "partition 0 led by broker 1 after kill")
-            writer.wait_for_more(400, "with broker 2 killed")
-            cluster.second.restart()
-            wait_for(_both_in_isr(watch, topic), "broker 2 back in the ISR after kill")
-            writer.wait_for_more(200, "with broker 2 back")
+        _move_leaders(cluster, watch, topic, kill, lambda what: writer.wait_for_more(400, what))
     finally:
         writer.stop.set()
         writer.join(60)
@@ -233,3 +247,43 @@ def test_reads_and_writes_go_on_while_leaders_move(cluster, record_fact):
 def test_reads_and_writes_go_on_when_a_leader_is_killed(cluster, record_fact):
     """The same, then kill -9 of the leader: broker 1 (in the ISR) takes over."""
     _moves(cluster, kill=True, record_fact=record_fact)
+
+
+@pytest.mark.spark
+@pytest.mark.soak
+@SOAK
+def test_soak_spark_stream_while_leaders_move(spark, cluster, tmp_path, record_fact):
+    """A kafkawire streaming query (processing-time trigger, parquet sink) follows the topic
+    while librdkafka writes ids steadily and the leaders move, kill -9 included: the sink
+    holds every id once. The driver's offset lookups and the tasks' Fetches meet the moved
+    leaders (NOT_LEADER_OR_FOLLOWER, closed connections) and retry within
+    kafka.request.timeout.ms; a task runs once on local[2], so no task retry hides a fault."""
+    from tests.faults.test_spark_faults import _await_batches, _batches_done, _sink_ids
+    from tests.support.id_producer import SteadyIdProducer
+
+    watch = _client(cluster)
+    topic = _new_topic(cluster, watch)
+    sink, checkpoint = str(tmp_path / "sink"), str(tmp_path / "checkpoint")
+    began = time.monotonic()
+    with SteadyIdProducer(cluster.bootstrap_servers, topic, 2000) as producer:
+        producer.wait_for(1000)
+        q = (spark.readStream.format("kafkawire")
+             .option("kafka.bootstrap.servers", cluster.bootstrap_servers)
+             .option("subscribe", topic).option("startingOffsets", "earliest")
+             .option("kafka.request.timeout.ms", "30000").load().select("value")
+             .writeStream.format("parquet").option("path", sink)
+             .option("checkpointLocation", checkpoint).trigger(processingTime="1 second")
+             .start())
+        try:
+            _move_leaders(cluster, watch, topic, True,
+                          lambda what: _await_batches(q, _batches_done(q) + 2))
+            n = producer.stop()
+            q.processAllAvailable()
+            batches = _batches_done(q)
+        finally:
+            q.stop()
+    watch.close()
+    count = _sink_ids(spark, sink, n)
+    record_fact(f"stream of {n} ids, {batches} batches through leader moves and a kill -9 in "
+                f"{time.monotonic() - began:.1f} s: {count.summary()}")
+    count.assert_exactly_once()
