@@ -117,11 +117,13 @@ class KafkaClient:
         self._metadata_time = 0.0
         self._deadline: Deadline | None = None  # cap on every retry loop and wait, if set
         self._closed_counts: Counter[str] = Counter()  # requests_sent of connections dropped
+        self._closed_bytes: Counter[str] = Counter()  # bytes_received of connections dropped
 
     def close(self) -> None:
         for conn in self._connections.values():
             conn.close()
             self._closed_counts.update(conn.requests_sent)
+            self._closed_bytes.update(conn.bytes_received)
         self._connections.clear()
 
     def request_counts(self) -> dict[str, int]:
@@ -133,6 +135,14 @@ class KafkaClient:
         total = Counter(self._closed_counts)
         for conn in self._connections.values():
             total.update(conn.requests_sent)
+        return dict(total)
+
+    def bytes_received(self) -> dict[str, int]:
+        """Bytes of the answers this client has read, by API name, as ``request_counts``
+        counts requests: what an operation cost on the wire (a Fetch's records included)."""
+        total = Counter(self._closed_bytes)
+        for conn in self._connections.values():
+            total.update(conn.bytes_received)
         return dict(total)
 
     def __enter__(self) -> KafkaClient:

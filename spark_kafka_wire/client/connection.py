@@ -139,6 +139,8 @@ class BrokerConnection:
         # Requests sent on this connection, by API name ("Fetch", "ListOffsets", ...): what a
         # read or write cost in round trips (KafkaClient.request_counts sums them).
         self.requests_sent: Counter[str] = Counter()
+        # Bytes of the answers read, by API name (each frame's size, its size prefix too).
+        self.bytes_received: Counter[str] = Counter()
         # A Kafka 0.7 broker: no ApiVersions, no correlation ids (send_frame/receive_frame).
         self.kafka07 = is_kafka07(config.broker_version_fallback)
 
@@ -610,6 +612,7 @@ class BrokerConnection:
             raise RuntimeError("responses must be received in the order requests were sent")
         frame = self._next_answer(inflight)
         self._in_flight.popleft()
+        self.bytes_received[spec.name] += 4 + len(frame)
         try:
             cid, body = framing.split_response(spec, version, frame)
         except ProtocolError as exc:

@@ -6,11 +6,20 @@ ListOffsets(-1) with the start of the last batch + 1 instead of the log end, and
 with the start of the batch it *stored* first, which under concurrent producers can be a later
 batch than offset 0 (its offsets are assigned before the batches are stored, so two producers'
 batches can be stored out of offset order). Either would silently drop acknowledged records: the
-tail of a partition, or its head. So a partition's ListOffsets answer is followed by a Fetch at
-that offset, whose partition header carries the high watermark, the last stable offset and the
-log start offset as the broker's fetch path sees them: latest is the larger of the two answers,
-earliest the smaller. (On Kafka both answers agree: the Fetch comes later, and the log start
-only moves forward.) An earliest of 0 needs no Fetch: no log starts below 0.
+tail of a partition, or its head. So a partition's ListOffsets answer is followed by a Fetch,
+whose partition header carries the high watermark, the last stable offset and the log start
+offset as the broker's fetch path sees them: latest is the larger of the two answers, earliest
+the smaller. (On Kafka both answers agree: the Fetch comes later, and the log start only moves
+forward.) An earliest of 0 needs no Fetch: no log starts below 0.
+
+The Fetch is placed where a right answer costs nothing (tests/integration/
+test_kafka_workaround_costs.py): latest at the answer, the high watermark on Kafka, where
+nothing is returned (and, with max_wait_ms 0 first, nothing is waited for: see
+``fetch_watermarks``); earliest at the offset before the answer, below Kafka's log start, which
+Kafka answers OFFSET_OUT_OF_RANGE without records (the ListOffsets answer stands). At the
+answer itself Kafka would return the partition's first batch, up to a batch size of records
+nobody reads. Where the answer is wrong (Tansu), the offset before it is in the log, and the
+header of that Fetch carries the log start.
 """
 
 from __future__ import annotations
@@ -150,8 +159,8 @@ def fetch_watermarks(
     isolation_level: int = READ_UNCOMMITTED,
 ) -> dict[TopicPartition, tuple[int, int, int]]:
     """(high_watermark, last_stable_offset, log_start_offset) per partition, read from a Fetch
-    at the given offsets (ListOffsets answers) with a minimal byte budget (log_start_offset is
-    -1 before Fetch v5).
+    at the given offsets (at or next to ListOffsets answers: ``resolve_offsets``) with a
+    minimal byte budget (log_start_offset is -1 before Fetch v5).
 
     The Fetch is first sent with max_wait_ms 0: Kafka then answers at once for every
     partition, also for one whose offset is its end (the usual case: "latest" answered right),
@@ -230,8 +239,10 @@ def resolve_offsets(
     if not special:
         return result
     listed = list_offsets(client, special, isolation_level)
-    # One Fetch checks every answer that could be wrong (see the module docstring).
-    probe = {tp: listed[tp] for tp, o in special.items() if o == LATEST or listed[tp] > 0}
+    # One Fetch checks every answer that could be wrong (see the module docstring): latest at
+    # the answer, earliest at the offset before it.
+    probe = {tp: listed[tp] if o == LATEST else listed[tp] - 1
+             for tp, o in special.items() if o == LATEST or listed[tp] > 0}
     marks = fetch_watermarks(client, probe, isolation_level) if probe else {}
     for tp, o in special.items():
         offset = listed[tp]

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from spark_kafka_wire.client.admin import delete_records
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
@@ -55,18 +56,22 @@ def _write(client: KafkaClient, topic: str, partition: int, n: int,
 
 
 class Sent:
-    """The requests ``client`` sends inside the block, by API name."""
+    """The requests ``client`` sends inside the block, and the bytes of their answers, by API
+    name."""
 
     def __init__(self, client: KafkaClient) -> None:
         self.client = client
         self.counts: Counter[str] = Counter()
+        self.bytes: Counter[str] = Counter()
 
     def __enter__(self) -> Sent:
         self._before = Counter(self.client.request_counts())
+        self._bytes_before = Counter(self.client.bytes_received())
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.counts = Counter(self.client.request_counts()) - self._before
+        self.bytes = Counter(self.client.bytes_received()) - self._bytes_before
 
 
 def test_request_counts_count_what_was_sent(kclient):
@@ -112,6 +117,25 @@ def test_earliest_of_an_untouched_log_needs_no_fetch(kclient):
     with Sent(kclient) as sent:
         assert resolve_offsets(kclient, {(topic, 0): EARLIEST}) == {(topic, 0): 0}
     assert sent.counts == {"ListOffsets": 1}, sent.counts
+
+
+def test_earliest_above_zero_is_confirmed_without_records(kclient):
+    """A log that starts above 0 (DeleteRecords here; retention in production) has its
+    "earliest" confirmed by a Fetch one offset below the answer: Kafka answers it
+    OFFSET_OUT_OF_RANGE, without records. (The Fetch used to go to the answer itself, and
+    Kafka returned the first batch there, 5 KiB here, up to a batch size in general.)"""
+    topic = topic_on(kclient, 1, "earliest-deleted")
+    settings = ProduceSettings(batch_size=4 << 10)
+    producer = Producer(kclient, settings)
+    values = pa.array([b"%06d" % i + b"e" * 5000 for i in range(10)], pa.binary())
+    producer.append(topic, None, values, np.zeros(10, np.int32), BASE_MS)
+    producer.flush()
+    assert delete_records(kclient, {(topic, 0): 4}) == {(topic, 0): 4}
+    resolve_offsets(kclient, {(topic, 0): EARLIEST})
+    with Sent(kclient) as sent:
+        assert resolve_offsets(kclient, {(topic, 0): EARLIEST}) == {(topic, 0): 4}
+    assert sent.counts == {"ListOffsets": 1, "Fetch": 1}, sent.counts
+    assert sent.bytes["Fetch"] < 1000, sent.bytes
 
 
 def test_timestamp_lookup_takes_kafkas_answer_without_a_scan(kclient):
