@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -115,11 +116,34 @@ class KafkaClient:
         self._topics: dict[str, TopicInfo] = {}
         self._metadata_time = 0.0
         self._deadline: Deadline | None = None  # cap on every retry loop and wait, if set
+        self._closed_counts: Counter[str] = Counter()  # requests_sent of connections dropped
+        self._closed_bytes: Counter[str] = Counter()  # bytes_received of connections dropped
 
     def close(self) -> None:
         for conn in self._connections.values():
             conn.close()
+            self._closed_counts.update(conn.requests_sent)
+            self._closed_bytes.update(conn.bytes_received)
         self._connections.clear()
+
+    def request_counts(self) -> dict[str, int]:
+        """Requests this client has sent, by API name ("Fetch", "ListOffsets", "Metadata",
+        ...), over all its connections since it was made: what an operation cost in round
+        trips. Take it before and after an operation to see what the operation sent; a
+        request counts once it is written to the socket, retries included. ApiVersions and
+        SASL requests of each connection's set-up count too."""
+        total = Counter(self._closed_counts)
+        for conn in self._connections.values():
+            total.update(conn.requests_sent)
+        return dict(total)
+
+    def bytes_received(self) -> dict[str, int]:
+        """Bytes of the answers this client has read, by API name, as ``request_counts``
+        counts requests: what an operation cost on the wire (a Fetch's records included)."""
+        total = Counter(self._closed_bytes)
+        for conn in self._connections.values():
+            total.update(conn.bytes_received)
+        return dict(total)
 
     def __enter__(self) -> KafkaClient:
         return self

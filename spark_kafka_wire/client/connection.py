@@ -33,7 +33,7 @@ import socket
 import ssl
 import struct
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -139,6 +139,11 @@ class BrokerConnection:
         self._throttled_until = 0.0  # KIP-219: no request before this (monotonic)
         self.throttled_s = 0.0  # seconds send() waited for throttles, in all
         self.authentications = 0  # SASL logins on this connection, re-authentications included
+        # Requests sent on this connection, by API name ("Fetch", "ListOffsets", ...): what a
+        # read or write cost in round trips (KafkaClient.request_counts sums them).
+        self.requests_sent: Counter[str] = Counter()
+        # Bytes of the answers read, by API name (each frame's size, its size prefix too).
+        self.bytes_received: Counter[str] = Counter()
         # A Kafka 0.7 broker: no ApiVersions, no correlation ids (send_frame/receive_frame).
         self.kafka07 = is_kafka07(config.broker_version_fallback)
 
@@ -451,6 +456,7 @@ class BrokerConnection:
         self._next_id = (cid + 1) & 0x7FFFFFFF
         frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
         self._send_bytes(frame, spec.name)
+        self.requests_sent[spec.name] += 1
         inflight = InFlight(cid, spec, version, expect_response, self._generation)
         if expect_response:
             self._in_flight.append(inflight)
@@ -612,6 +618,7 @@ class BrokerConnection:
             raise RuntimeError("responses must be received in the order requests were sent")
         frame = self._next_answer(inflight)
         self._in_flight.popleft()
+        self.bytes_received[spec.name] += 4 + len(frame)
         try:
             cid, body = framing.split_response(spec, version, frame)
         except ProtocolError as exc:

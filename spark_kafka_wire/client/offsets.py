@@ -6,11 +6,20 @@ ListOffsets(-1) with the start of the last batch + 1 instead of the log end, and
 with the start of the batch it *stored* first, which under concurrent producers can be a later
 batch than offset 0 (its offsets are assigned before the batches are stored, so two producers'
 batches can be stored out of offset order). Either would silently drop acknowledged records: the
-tail of a partition, or its head. So a partition's ListOffsets answer is followed by a Fetch at
-that offset, whose partition header carries the high watermark, the last stable offset and the
-log start offset as the broker's fetch path sees them: latest is the larger of the two answers,
-earliest the smaller. (On Kafka both answers agree: the Fetch comes later, and the log start
-only moves forward.) An earliest of 0 needs no Fetch: no log starts below 0.
+tail of a partition, or its head. So a partition's ListOffsets answer is followed by a Fetch,
+whose partition header carries the high watermark, the last stable offset and the log start
+offset as the broker's fetch path sees them: latest is the larger of the two answers, earliest
+the smaller. (On Kafka both answers agree: the Fetch comes later, and the log start only moves
+forward.) An earliest of 0 needs no Fetch: no log starts below 0.
+
+The Fetch is placed where a right answer costs nothing (tests/integration/
+test_kafka_workaround_costs.py): latest at the answer, the high watermark on Kafka, where
+nothing is returned (and, with max_wait_ms 0 first, nothing is waited for: see
+``fetch_watermarks``); earliest at the offset before the answer, below Kafka's log start, which
+Kafka answers OFFSET_OUT_OF_RANGE without records (the ListOffsets answer stands). At the
+answer itself Kafka would return the partition's first batch, up to a batch size of records
+nobody reads. Where the answer is wrong (Tansu), the offset before it is in the log, and the
+header of that Fetch carries the log start.
 """
 
 from __future__ import annotations
@@ -150,13 +159,18 @@ def fetch_watermarks(
     isolation_level: int = READ_UNCOMMITTED,
 ) -> dict[TopicPartition, tuple[int, int, int]]:
     """(high_watermark, last_stable_offset, log_start_offset) per partition, read from a Fetch
-    at the given offsets (ListOffsets answers) with a minimal byte budget (log_start_offset is
-    -1 before Fetch v5).
+    at the given offsets (at or next to ListOffsets answers: ``resolve_offsets``) with a
+    minimal byte budget (log_start_offset is -1 before Fetch v5).
 
-    min_bytes is 1, not 0: Tansu leaves every partition out of a min_bytes=0 answer. A
-    partition at its end makes the broker wait up to PROBE_WAIT_MS. A partition missing from
-    the answer, or answered OFFSET_OUT_OF_RANGE (retention moved the log start past the offset
-    since ListOffsets answered), is left out of the result: the caller keeps its ListOffsets
+    The Fetch is first sent with max_wait_ms 0: Kafka then answers at once for every
+    partition, also for one whose offset is its end (the usual case: "latest" answered right),
+    so the check costs one round trip without records and without waiting. Tansu leaves every
+    partition out of a max_wait_ms=0 answer, and of a min_bytes=0 one: the partitions left out
+    are asked again with min_bytes 1 and max_wait_ms PROBE_WAIT_MS, which a partition at its
+    end waits out. (Sending the wait at once, as before, cost every "latest" on Kafka
+    PROBE_WAIT_MS: a broker waits that long at the high watermark for data that does not
+    come.) A partition missing from the second answer, or answered OFFSET_OUT_OF_RANGE
+    (retention moved the log start past the offset since ListOffsets answered), is left out of the result: the caller keeps its ListOffsets
     value, and the read itself meets what happened to the log. An answer naming a partition
     that was not asked for, or one partition twice, or a negative high watermark, is damaged
     (a flipped partition index or topic name would otherwise pass for a partition left out):
@@ -167,31 +181,39 @@ def fetch_watermarks(
         result: dict[TopicPartition, tuple[int, int, int]] = {}
         for conn, nested in _per_leader(client, offsets):
             group = {(t, p): offsets[(t, p)] for t, parts in nested.items() for p in parts}
-            resp = conn.request(FETCH, fetch_body(group, 1, 1, PROBE_WAIT_MS, 1,
-                                                  isolation_level))
-            check_error(resp["error_code"], broker=conn.name, context="Fetch")
-            answered: set[TopicPartition] = set()
-            for t in resp["responses"]:
-                for p in t["partitions"]:
-                    tp = (t["topic"], p["partition_index"])
-                    if tp not in offsets or tp in answered:
-                        raise _damaged(tp, conn.name)
-                    answered.add(tp)
-                    if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
-                        continue
-                    # an error answer carries high watermark -1 (Kafka's Fetch for a partition
-                    # it refuses, e.g. TOPIC_AUTHORIZATION_FAILED): the error is the answer
-                    if p["error_code"]:
-                        raise error_for_code(
-                            p["error_code"], topic=t["topic"], partition=p["partition_index"],
-                            offset=offsets.get(tp), broker=conn.name, context="Fetch",
-                            principal=conn.config.principal)
-                    if p["high_watermark"] < 0:
-                        raise _damaged(tp, conn.name)
-                    result[(t["topic"], p["partition_index"])] = (
-                        p["high_watermark"], p["last_stable_offset"], p["log_start_offset"]
-                    )
+            answered = probe(conn, group, 0, result)
+            left_out = {tp: o for tp, o in group.items() if tp not in answered}
+            if left_out:
+                probe(conn, left_out, PROBE_WAIT_MS, result)
         return result
+
+    def probe(conn: BrokerConnection, group: dict[TopicPartition, int], wait_ms: int,
+              result: dict[TopicPartition, tuple[int, int, int]]) -> set[TopicPartition]:
+        """One Fetch of ``group``'s watermarks into ``result``; the partitions answered."""
+        resp = conn.request(FETCH, fetch_body(group, 1, 1, wait_ms, 1, isolation_level))
+        check_error(resp["error_code"], broker=conn.name, context="Fetch")
+        answered: set[TopicPartition] = set()
+        for t in resp["responses"]:
+            for p in t["partitions"]:
+                tp = (t["topic"], p["partition_index"])
+                if tp not in group or tp in answered:
+                    raise _damaged(tp, conn.name)
+                answered.add(tp)
+                if p["error_code"] == ErrorCode.OFFSET_OUT_OF_RANGE:
+                    continue
+                # an error answer carries high watermark -1 (Kafka's Fetch for a partition
+                # it refuses, e.g. TOPIC_AUTHORIZATION_FAILED): the error is the answer
+                if p["error_code"]:
+                    raise error_for_code(
+                        p["error_code"], topic=t["topic"], partition=p["partition_index"],
+                        offset=group.get(tp), broker=conn.name, context="Fetch",
+                        principal=conn.config.principal)
+                if p["high_watermark"] < 0:
+                    raise _damaged(tp, conn.name)
+                result[(t["topic"], p["partition_index"])] = (
+                    p["high_watermark"], p["last_stable_offset"], p["log_start_offset"]
+                )
+        return answered
 
     return client.retry(attempt, "Fetch (watermarks)")
 
@@ -217,8 +239,10 @@ def resolve_offsets(
     if not special:
         return result
     listed = list_offsets(client, special, isolation_level)
-    # One Fetch checks every answer that could be wrong (see the module docstring).
-    probe = {tp: listed[tp] for tp, o in special.items() if o == LATEST or listed[tp] > 0}
+    # One Fetch checks every answer that could be wrong (see the module docstring): latest at
+    # the answer, earliest at the offset before it.
+    probe = {tp: listed[tp] if o == LATEST else listed[tp] - 1
+             for tp, o in special.items() if o == LATEST or listed[tp] > 0}
     marks = fetch_watermarks(client, probe, isolation_level) if probe else {}
     for tp, o in special.items():
         offset = listed[tp]

@@ -22,7 +22,7 @@ from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, list_offsets
-from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
+from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.protocol.errors import (
     InvalidRequestError,
     MessageTooLargeError,
@@ -48,11 +48,13 @@ def kclient(kafka) -> KafkaClient:
 
 def _write(client: KafkaClient, topic: str, partition: int, values: list[bytes],
            settings: ProduceSettings | None = None) -> Producer:
+    # append numbers the batches when the producer is idempotent (Producer.send sends
+    # pre-encoded batches as they are: without a producer id, never idempotent)
     settings = settings or ProduceSettings()
     producer = Producer(client, settings)
-    producer.send(encode_partitioned(
-        topic, None, pa.array(values, pa.binary()), np.full(len(values), partition, np.int32),
-        settings, int(time.time() * 1000)))
+    producer.append(topic, None, pa.array(values, pa.binary()),
+                    np.full(len(values), partition, np.int32), int(time.time() * 1000))
+    producer.flush()
     return producer
 
 
@@ -139,6 +141,7 @@ def test_a_batch_larger_than_the_topic_accepts_is_split(kclient, idempotent):
     values = [b"%05d" % i + b"." * 95 for i in range(200)]
     producer = _write(kclient, topic, 0, values, settings)
     assert producer.records_sent == 200
+    assert (producer.producer_id >= 0) == idempotent  # the batches carried sequence numbers
     assert producer.requests_sent > 16  # at least 16 batches of ~1.6 kB got through
     assert _read(kclient, topic, 0, 0, 200) == list(enumerate(values))
 

@@ -143,6 +143,9 @@ class ApacheKafka:
     extra: dict[str, str] = field(default_factory=dict)
     heap_mb: int = 512
     ports: dict[str, int] = field(default_factory=dict)
+    #: The KRaft cluster id its storage is formatted with (a new one when empty); the nodes
+    #: of one cluster share it (tests/support/kafka_cluster.py).
+    cluster: str = ""
     directory: str = ""
     process: subprocess.Popen | None = None
     started_s: float = 0.0
@@ -236,28 +239,62 @@ class ApacheKafka:
             f"appender.file.layout.pattern = {LOG4J2_LINE}\n"
             "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
             "logger.state.name = state.change.logger\nlogger.state.level = WARN\n")
-        classpath = f"{libs}/*"
-        jvm = [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
-               "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-               f"-Dlog4j2.configurationFile=file:{log4j}", "-cp", classpath]
+        jvm = self._jvm(libs)
         scram = [f"--add-scram=SCRAM-SHA-{bits}=[name={u},password={p}]"
                  for bits in (256, 512) for u, p in {ADMIN[0]: ADMIN[1], **SASL_USERS}.items()]
-        fmt = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id(),
+        self.cluster = self.cluster or cluster_id()
+        fmt = subprocess.run([*jvm, "kafka.tools.StorageTool", "format", "-t", self.cluster,
                               "-c", config, *scram], capture_output=True, text=True, timeout=120)
         if fmt.returncode != 0:
             raise RuntimeError(f"formatting Kafka {self.version}'s storage failed:\n"
                                f"{(fmt.stdout + fmt.stderr)[-3000:]}")
+        return self._launch(first=True)
+
+    def _jvm(self, libs: Path) -> list[str]:
+        log4j = os.path.join(self.directory, "log4j2.properties")
+        return [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
+                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+                f"-Dlog4j2.configurationFile=file:{log4j}", "-cp", f"{libs}/*"]
+
+    def _launch(self, first: bool = False) -> ApacheKafka:
+        """Start the JVM on the configuration and storage in ``directory`` and wait until it
+        says it started (a restart looks only at what the log says after this point)."""
+        config = os.path.join(self.directory, "server.properties")
+        since = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         began = time.monotonic()
-        with open(os.path.join(self.directory, "stdout.log"), "wb") as out:
-            self.process = subprocess.Popen([*jvm, "kafka.Kafka", config], stdout=out,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+        with open(os.path.join(self.directory, "stdout.log"), "ab") as out:
+            self.process = subprocess.Popen([*self._jvm(kafka_libs(self.version)), "kafka.Kafka",
+                                             config], stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
         try:
-            self._wait_started()
+            self._wait_started(since)
         except BaseException:
-            self.stop()
+            self.stop(keep_logs=not first)  # a restart's log dir holds the data under test
             raise
         self.started_s = time.monotonic() - began
         return self
+
+    def kill(self) -> None:
+        """kill -9: the JVM dies at once, as in a crash of the process (what it wrote to its
+        log files is in the page cache and survives; nothing is flushed or closed cleanly)."""
+        if self.process is not None and self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.process.wait(timeout=STOP_TIMEOUT_S)
+
+    def shutdown(self) -> None:
+        """A clean stop (SIGTERM: a broker's controlled shutdown moves its leaderships away
+        first) that keeps the directory for ``restart``."""
+        self.stop(keep_logs=True)
+
+    def restart(self) -> ApacheKafka:
+        """Start again after ``kill`` or ``shutdown``: same configuration, ports, node id and
+        log directory (not formatted again), so the log it held is read back."""
+        if self.process is not None and self.process.poll() is None:
+            raise RuntimeError("Kafka is still running: kill() or shutdown() it first")
+        return self._launch()
 
     def run_tool(self, main_class: str, *args: str, timeout: float = 120.0) -> str:
         """Run one of Kafka's command-line tools (``org.apache.kafka.tools.ConfigCommand``, ...)
@@ -277,15 +314,20 @@ class ApacheKafka:
     def log_path(self) -> str:
         return os.path.join(self.directory, "server.log")
 
-    def _wait_started(self) -> None:
+    @property
+    def node_id(self) -> int:
+        return int(self.extra.get("node.id", "1"))
+
+    def _wait_started(self, since: int = 0) -> None:
+        """Until the log, from byte ``since`` on, says the server started and every port
+        answers."""
         deadline = time.monotonic() + START_TIMEOUT_S
-        marker = "[KafkaRaftServer nodeId=1] Kafka Server started"
+        marker = f"[KafkaRaftServer nodeId={self.node_id}] Kafka Server started"
         while time.monotonic() < deadline:
             if self.process is not None and self.process.poll() is not None:
                 raise RuntimeError(f"Kafka {self.version} exited ({self.process.returncode}); "
                                    f"log: {self.log_tail()}")
-            if os.path.exists(self.log_path) and marker in Path(self.log_path).read_text(
-                    errors="replace"):
+            if os.path.exists(self.log_path) and marker in _read_from(self.log_path, since):
                 if all(_port_open(p) for p in self.ports.values()):
                     return
             time.sleep(0.2)
@@ -323,6 +365,12 @@ class ApacheKafka:
                     continue
         if not keep_logs and self.directory:
             shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _read_from(path: str, offset: int) -> str:
+    with open(path, "rb") as f:
+        f.seek(offset)
+        return f.read().decode(errors="replace")
 
 
 def _port_open(port: int) -> bool:

@@ -129,7 +129,12 @@ class Sender:
         self.max_in_flight_seen = 0
 
     def send(self, batches: list[PendingBatch]) -> None:
-        """Send encoded batches and wait until every one is acknowledged (or fail)."""
+        """Send encoded batches and wait until every one is acknowledged (or fail).
+
+        The batches go as they were encoded: a producer id and sequence numbers are written
+        into them only by ``Producer.append``, so batches from ``encode_partitioned`` are
+        written without idempotence (a retry after a lost answer can store one twice), even
+        by a Producer whose settings ask for it."""
         self.dispatch(batches)
         self.flush()
 
