@@ -10,7 +10,13 @@ failed test to read (``log_path``).
 
 Listeners, by name (``bootstrap(name)``): PLAINTEXT; SSL (the tests' CA-signed localhost
 certificate); MTLS (SSL requiring a client certificate of that CA); SASL_PLAINTEXT and SASL_SSL
-with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's unsecured validator). With
+with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's unsecured validator). Opt-in
+listeners, for the security tests' own broker (they need a token endpoint or a KDC running
+before the broker starts, and would slow down the shared one): OIDC and OIDC_SSL (``oidc``:
+OAUTHBEARER with Kafka's JWKS validator, KIP-768); GSSAPI and GSSAPI_SSL (``kerberos``, with
+the other mechanisms too); REAUTH (``reauth_ms``: SASL_PLAINTEXT whose sessions last that long,
+KIP-368). ``observe`` logs every SASL login with its principal (tests/support/kafka_observer.py).
+With
 ``authorizer``, StandardAuthorizer with ``admin`` (and the inter-broker principal) as super
 users; everyone is allowed where no ACL names the resource, so one broker serves ACL tests
 (which add ACLs to their own resources) and every other test.
@@ -32,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_kafka_wire.testing.embedded import free_port
+from tests.support.security_env import SASL_USERS  # the tests' users are the broker's
 
 #: The Kafka release of the test bed (KAFKAWIRE_TEST_KAFKA_VERSION overrides it).
 DEFAULT_VERSION = "4.1.1"
@@ -41,8 +48,16 @@ STOP_TIMEOUT_S = 30.0
 MAVEN_TIMEOUT_S = 900.0
 #: Users every SASL mechanism knows (PLAIN from the JAAS config, SCRAM from the storage format).
 ADMIN = ("admin", "admin-secret")
-SASL_USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 LOG4J2_LINE = "[%d] %p %m (%c)%n"
+#: With ``observe``: the thread too, whose name says the listener of a network event.
+OBSERVED_LINE = "[%d] %p [%t] %m (%c)%n"
+#: With ``observe``: the principal builder's lines, and the network layer's authentication,
+#: re-authentication and expired-session events (DEBUG in Kafka's Selector and Processor).
+OBSERVED_LOGGERS = (
+    "logger.observer.name = kafkawire.observer\nlogger.observer.level = INFO\n"
+    "logger.selector.name = org.apache.kafka.common.network.Selector\n"
+    "logger.selector.level = DEBUG\n"
+    "logger.processor.name = kafka.network.Processor\nlogger.processor.level = DEBUG\n")
 #: Errors only, on stderr: the tools' log (run_tool).
 QUIET_LOG4J2 = Path(__file__).parents[2] / "spark_kafka_wire" / "testing" / "log4j2-quiet.properties"
 
@@ -131,6 +146,45 @@ def _jaas_scram() -> str:
             f'username="{ADMIN[0]}" password="{ADMIN[1]}";')
 
 
+@dataclass(frozen=True)
+class Oidc:
+    """Kafka's OIDC validator (KIP-768) on the OIDC listeners: keys from ``jwks_url``, tokens
+    of ``issuer`` for ``audience``. ``allowed_urls`` also lists the URLs Kafka 4 may contact at
+    all (the system property ALLOWED_URLS_PROPERTY, CVE-2025-27817): the JWKS URL at least."""
+
+    jwks_url: str
+    issuer: str
+    audience: str
+    allowed_urls: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Kerberos:
+    """The broker's Kerberos identity for GSSAPI: ``principal`` (service/host@REALM) with its
+    key in ``keytab``, the realm's ``krb5_conf``. The host part is the one clients derive from
+    the address they connect to (127.0.0.1), since Java's acceptor takes that name only."""
+
+    krb5_conf: str
+    keytab: str
+    principal: str
+    realm: str
+    service: str = "kafka"
+
+
+#: Kafka 4's allow-list of the URLs its OAuth code may read (a JVM system property; see the
+#: "OAUTHBEARER" section of Kafka's security documentation).
+ALLOWED_URLS_PROPERTY = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
+OIDC_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
+OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+#: SASL extensions (KIP-342) the observer reports, by name.
+OBSERVED_EXTENSIONS = ("traceId",)
+
+
+def _sasl_mechanisms(kerberos: bool) -> list[str]:
+    return [*(["GSSAPI"] if kerberos else []), "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512",
+            "OAUTHBEARER"]
+
+
 @dataclass
 class ApacheKafka:
     """One Apache Kafka 4 broker (KRaft, combined roles). ``pki``: tests.support.certs.TestPki
@@ -142,6 +196,13 @@ class ApacheKafka:
     authorizer: bool = True
     extra: dict[str, str] = field(default_factory=dict)
     heap_mb: int = 512
+    oidc: Oidc | None = None
+    kerberos: Kerberos | None = None
+    #: connections.max.reauth.ms of the REAUTH listener (None: no such listener)
+    reauth_ms: int | None = None
+    #: log SASL logins (principal builder of tests/support/kafka_observer.py) and the network
+    #: layer's authentication events at DEBUG, each line naming its thread (hence listener)
+    observe: bool = False
     ports: dict[str, int] = field(default_factory=dict)
     #: The KRaft cluster id its storage is formatted with (a new one when empty); the nodes
     #: of one cluster share it (tests/support/kafka_cluster.py).
@@ -157,7 +218,70 @@ class ApacheKafka:
         names = {"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"}
         if self.pki is not None:
             names.update({"SSL": "SSL", "MTLS": "SSL", "SASL_SSL": "SASL_SSL"})
+        if self.oidc is not None:
+            names["OIDC"] = "SASL_PLAINTEXT"
+            if self.pki is not None:
+                names["OIDC_SSL"] = "SASL_SSL"
+        if self.kerberos is not None:
+            names["GSSAPI"] = "SASL_PLAINTEXT"
+            if self.pki is not None:
+                names["GSSAPI_SSL"] = "SASL_SSL"
+        if self.reauth_ms is not None:
+            names["REAUTH"] = "SASL_PLAINTEXT"
         return names
+
+    def _sasl_listener(self, props: dict[str, str], name: str) -> None:
+        """Mechanisms and their JAAS/validator settings of one SASL listener: OIDC takes
+        signed tokens only; REAUTH validates tokens like OIDC when there is a JWKS (else like
+        the plain SASL listeners, unsecured); the others take unsecured tokens."""
+        prefix = f"listener.name.{name.lower()}"
+        oidc = self.oidc is not None and name in ("OIDC", "OIDC_SSL", "REAUTH")
+        mechanisms = (["OAUTHBEARER"] if name in ("OIDC", "OIDC_SSL")
+                      else _sasl_mechanisms(self.kerberos is not None
+                                            and name in ("GSSAPI", "GSSAPI_SSL", "REAUTH")))
+        props[f"{prefix}.sasl.enabled.mechanisms"] = ",".join(mechanisms)
+        if "PLAIN" in mechanisms:
+            props[f"{prefix}.plain.sasl.jaas.config"] = _jaas_plain(SASL_USERS)
+            props[f"{prefix}.scram-sha-256.sasl.jaas.config"] = _jaas_scram()
+            props[f"{prefix}.scram-sha-512.sasl.jaas.config"] = _jaas_scram()
+        if oidc:
+            assert self.oidc is not None
+            props[f"{prefix}.oauthbearer.sasl.jaas.config"] = f"{OAUTH_MODULE} required ;"
+            props[f"{prefix}.oauthbearer.sasl.server.callback.handler.class"] = OIDC_VALIDATOR
+            props[f"{prefix}.oauthbearer.sasl.oauthbearer.jwks.endpoint.url"] = (
+                self.oidc.jwks_url)
+            props[f"{prefix}.oauthbearer.sasl.oauthbearer.expected.issuer"] = self.oidc.issuer
+            props[f"{prefix}.oauthbearer.sasl.oauthbearer.expected.audience"] = (
+                self.oidc.audience)
+        else:
+            props[f"{prefix}.oauthbearer.sasl.jaas.config"] = (
+                f'{OAUTH_MODULE} required unsecuredLoginStringClaim_sub="admin";')
+        if "GSSAPI" in mechanisms:
+            krb = self.kerberos
+            assert krb is not None
+            props[f"{prefix}.gssapi.sasl.jaas.config"] = (
+                "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+                f'storeKey=true keyTab="{krb.keytab}" principal="{krb.principal}";')
+            # Kafka's Kerberos login reads the service name from the listener's configs (not
+            # the mechanism's), so it is set for the listener
+            props[f"{prefix}.sasl.kerberos.service.name"] = krb.service
+        if name == "REAUTH":
+            for mechanism in mechanisms:
+                props[f"{prefix}.{mechanism.lower()}.connections.max.reauth.ms"] = str(
+                    self.reauth_ms)
+
+    def _jvm_properties(self) -> dict[str, str]:
+        props: dict[str, str] = {}
+        if self.oidc is not None:
+            props[ALLOWED_URLS_PROPERTY] = ",".join(
+                dict.fromkeys([self.oidc.jwks_url, *self.oidc.allowed_urls]))
+        if self.kerberos is not None:
+            props["java.security.krb5.conf"] = self.kerberos.krb5_conf
+        if self.observe:
+            props["kafkawire.observer.extensions"] = ",".join(OBSERVED_EXTENSIONS)
+            if self.kerberos is not None:
+                props["kafkawire.observer.realm"] = self.kerberos.realm
+        return props
 
     def _properties(self, data_dir: str) -> dict[str, str]:
         listeners = self._listeners()
@@ -191,17 +315,15 @@ class ApacheKafka:
             "log.retention.ms": "-1",
             "log.message.timestamp.after.max.ms": str(2**63 - 1),
             "log.message.timestamp.before.max.ms": str(2**63 - 1),
-            "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
+            "sasl.enabled.mechanisms": ",".join(_sasl_mechanisms(self.kerberos is not None)),
         }
+        if self.observe:
+            from tests.support.kafka_observer import OBSERVER_CLASS
+
+            props["principal.builder.class"] = OBSERVER_CLASS
         for name, protocol in listeners.items():
             if protocol.startswith("SASL"):
-                prefix = f"listener.name.{name.lower()}"
-                props[f"{prefix}.plain.sasl.jaas.config"] = _jaas_plain(SASL_USERS)
-                props[f"{prefix}.scram-sha-256.sasl.jaas.config"] = _jaas_scram()
-                props[f"{prefix}.scram-sha-512.sasl.jaas.config"] = _jaas_scram()
-                props[f"{prefix}.oauthbearer.sasl.jaas.config"] = (
-                    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
-                    'required unsecuredLoginStringClaim_sub="admin";')
+                self._sasl_listener(props, name)
             if protocol in ("SSL", "SASL_SSL"):
                 pki = self.pki
                 prefix = f"listener.name.{name.lower()}"
@@ -236,9 +358,10 @@ class ApacheKafka:
             "appender.file.type = File\nappender.file.name = file\n"
             f"appender.file.fileName = {self.log_path}\n"
             "appender.file.layout.type = PatternLayout\n"
-            f"appender.file.layout.pattern = {LOG4J2_LINE}\n"
+            f"appender.file.layout.pattern = {OBSERVED_LINE if self.observe else LOG4J2_LINE}\n"
             "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
-            "logger.state.name = state.change.logger\nlogger.state.level = WARN\n")
+            "logger.state.name = state.change.logger\nlogger.state.level = WARN\n"
+            + (OBSERVED_LOGGERS if self.observe else ""))
         jvm = self._jvm(libs)
         scram = [f"--add-scram=SCRAM-SHA-{bits}=[name={u},password={p}]"
                  for bits in (256, 512) for u, p in {ADMIN[0]: ADMIN[1], **SASL_USERS}.items()]
@@ -252,9 +375,15 @@ class ApacheKafka:
 
     def _jvm(self, libs: Path) -> list[str]:
         log4j = os.path.join(self.directory, "log4j2.properties")
+        classpath = f"{libs}/*"
+        if self.observe:
+            from tests.support.kafka_observer import observer_classes
+
+            classpath += os.pathsep + observer_classes(self.version)
         return [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
                 "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                f"-Dlog4j2.configurationFile=file:{log4j}", "-cp", f"{libs}/*"]
+                f"-Dlog4j2.configurationFile=file:{log4j}",
+                *(f"-D{k}={v}" for k, v in self._jvm_properties().items()), "-cp", classpath]
 
     def _launch(self, first: bool = False) -> ApacheKafka:
         """Start the JVM on the configuration and storage in ``directory`` and wait until it

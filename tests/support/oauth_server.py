@@ -24,6 +24,12 @@ ISSUER = "kafkawire-test-idp"
 AUDIENCE = "kafka"
 ALGORITHM = "RS256"
 REDIRECT_PATH = "/redirect"
+#: The endpoint's public key as a JSON Web Key Set (RFC 7517), which Kafka's OIDC validator
+#: (OAuthBearerValidatorCallbackHandler, KIP-768) fetches from sasl.oauthbearer.jwks.endpoint.url.
+JWKS_PATH = "/jwks"
+#: The key id of the signing key: tokens name it in their header ("kid") so that a JWKS
+#: validator picks the key by id, as identity providers with several keys require.
+KEY_ID = "kafkawire-test-key"
 FAILING_PATH = "/failing"
 STOP_TIMEOUT_S = 5.0
 
@@ -56,6 +62,15 @@ class TokenEndpoint:
         assert self._server is not None, "the token endpoint is not started"
         return f"http://127.0.0.1:{self._server.server_address[1]}{path}"
 
+    @property
+    def jwks_url(self) -> str:
+        return self.url_of(JWKS_PATH)
+
+    def jwks(self) -> dict:
+        """The public signing key as a JWK Set: what a broker verifies our tokens with."""
+        key = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.public_key))
+        return {"keys": [{**key, "kid": KEY_ID, "use": "sig", "alg": ALGORITHM}]}
+
     def issue(self, client_id: str, scope: str | None = None, lifetime_s: int | None = None) -> str:
         now = int(time.time())
         claims = {"iss": ISSUER, "aud": AUDIENCE, "sub": client_id, "iat": now,
@@ -63,7 +78,7 @@ class TokenEndpoint:
                   "jti": uuid.uuid4().hex}
         if scope:
             claims["scope"] = scope
-        return jwt.encode(claims, self.key, algorithm=ALGORITHM)
+        return jwt.encode(claims, self.key, algorithm=ALGORITHM, headers={"kid": KEY_ID})
 
     def _handle(self, headers: dict[str, str], body: bytes) -> tuple[int, dict]:
         form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
@@ -114,7 +129,15 @@ class TokenEndpoint:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def do_GET(self) -> None:  # noqa: N802 (what urllib turns a redirected POST into)
+            def do_GET(self) -> None:  # noqa: N802 (JWKS, and what urllib turns a redirected POST into)
+                if self.path == JWKS_PATH:  # a broker's key fetches, not a client's requests
+                    data = json.dumps(endpoint.jwks()).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
                 endpoint.requests.append((self.path, "Authorization" in self.headers))
                 self.send_response(405)
                 self.send_header("Content-Length", "0")

@@ -538,6 +538,13 @@ class SaslBroker:
     def stats(self) -> FrontStats:
         return self.front.stats
 
+    @property
+    def signed_tokens(self) -> SaslBroker:
+        """Where OAUTHBEARER tokens signed by the test token endpoint go: this front, which
+        validates signed and unsecured tokens alike (Apache Kafka has a listener for each,
+        tests/support/kafka_observer.KafkaListener.signed_tokens)."""
+        return self
+
     def stop(self) -> None:
         if self.stunnel is not None:
             self.stunnel.stop()
