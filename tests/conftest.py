@@ -221,8 +221,15 @@ def wrong_host_zookeeper(pki):
 
 
 @pytest.fixture(scope="session")
-def tls_broker(pki):
-    """TlsBroker: SSL with the localhost/127.0.0.1 certificate, no client certificate needed."""
+def tls_broker(request, pki):
+    """SSL with the localhost/127.0.0.1 certificate, no client certificate needed: Apache
+    Kafka's SSL listener (KafkaListener) when the test broker is kafka, else Tansu behind
+    stunnel (TlsBroker)."""
+    if TEST_BROKER == "kafka":
+        from tests.support.kafka_observer import KafkaListener
+
+        yield KafkaListener(request.getfixturevalue("apache_kafka"), "SSL", pki)
+        return
     _need_stunnel()
     from tests.support.tls_front import start_tls_broker
 
@@ -231,8 +238,14 @@ def tls_broker(pki):
 
 
 @pytest.fixture(scope="session")
-def mtls_broker(pki):
-    """TlsBroker: SSL requiring a client certificate signed by the session CA (pki.client)."""
+def mtls_broker(request, pki):
+    """SSL requiring a client certificate signed by the session CA (pki.client): Kafka's MTLS
+    listener (ssl.client.auth=required) when the test broker is kafka, else stunnel's."""
+    if TEST_BROKER == "kafka":
+        from tests.support.kafka_observer import KafkaListener
+
+        yield KafkaListener(request.getfixturevalue("apache_kafka"), "MTLS", pki)
+        return
     _need_stunnel()
     from tests.support.tls_front import start_tls_broker
 
@@ -242,7 +255,10 @@ def mtls_broker(pki):
 
 @pytest.fixture(scope="session")
 def wrong_host_tls_broker(pki):
-    """TlsBroker whose certificate names only wrong-host.invalid: hostname checks must fail."""
+    """TlsBroker whose certificate names only wrong-host.invalid: hostname checks must fail.
+    stunnel on every test broker: what is tested is the client's check of a certificate, which
+    does not depend on the server presenting it, and the shared Kafka broker keeps only good
+    certificates."""
     _need_stunnel()
     from tests.support.tls_front import start_tls_broker
 
@@ -252,7 +268,8 @@ def wrong_host_tls_broker(pki):
 
 @pytest.fixture(scope="session")
 def expired_tls_broker(pki):
-    """TlsBroker presenting an expired certificate for localhost/127.0.0.1."""
+    """TlsBroker presenting an expired certificate for localhost/127.0.0.1. stunnel on every
+    test broker, as for wrong_host_tls_broker."""
     _need_stunnel()
     from tests.support.tls_front import start_tls_broker
 
@@ -270,31 +287,111 @@ def token_endpoint():
     endpoint.stop()
 
 
-@pytest.fixture(scope="session")
-def sasl_broker(token_endpoint):
-    """SaslBroker (SASL_PLAINTEXT): PLAIN, SCRAM-SHA-256/512, OAUTHBEARER (signed or unsecured)."""
-    from tests.support.sasl_front import start_sasl_broker
-    from tests.support.security_env import credentials
+#: KIP-368 session length of the security broker's REAUTH listener: short enough for a test to
+#: outlive several sessions, long enough for a loaded machine to re-authenticate in time.
+REAUTH_MS = 3000
 
-    with start_sasl_broker(credentials(token_endpoint)) as broker:
+
+@pytest.fixture(scope="session")
+def secure_kafka(request, pki, token_endpoint):
+    """The security tests' own Apache Kafka broker (its start needs the token endpoint's JWKS
+    and, for GSSAPI, the KDC; the shared broker stays lean): every listener of the shared one,
+    OIDC/OIDC_SSL (Kafka's JWKS validator, KIP-768), GSSAPI/GSSAPI_SSL where MIT Kerberos is
+    installed, and REAUTH (sessions of REAUTH_MS, KIP-368), with its logins observed
+    (tests/support/kafka_observer.py). Its log directory is kept when a test failed."""
+    from tests.support.apache_kafka import ApacheKafka, Kerberos, Oidc, missing_tools
+    from tests.support.kafka_observer import missing_javac
+    from tests.support.oauth_server import AUDIENCE, ISSUER
+
+    missing = missing_tools() or missing_javac()
+    if missing:
+        pytest.skip(missing)
+    kerberos = None
+    if _kerberos_missing() is None:
+        from tests.support.kdc import SERVICE
+
+        kdc = request.getfixturevalue("kdc")
+        kerberos = Kerberos(krb5_conf=kdc.krb5_conf, keytab=kdc.service_keytab,
+                            principal=f"{SERVICE}/127.0.0.1@{kdc.realm}", realm=kdc.realm,
+                            service=SERVICE)
+    broker = ApacheKafka(
+        pki=pki, observe=True, kerberos=kerberos, reauth_ms=REAUTH_MS,
+        oidc=Oidc(jwks_url=token_endpoint.jwks_url, issuer=ISSUER, audience=AUDIENCE),
+        extra={"num.network.threads": "1"}).start()
+    failed_before = request.session.testsfailed
+    try:
+        yield broker
+    finally:
+        keep = request.session.testsfailed > failed_before
+        broker.stop(keep_logs=keep)
+        if keep:
+            print(f"\nThe security broker's logs are kept in {broker.directory}")
+
+
+def _kafka_listener(request, name: str, pki=None):
+    from tests.support.kafka_observer import KafkaListener
+
+    return KafkaListener(request.getfixturevalue("secure_kafka"), name, pki)
+
+
+@pytest.fixture(scope="session")
+def sasl_broker(request, token_endpoint):
+    """SASL_PLAINTEXT with PLAIN, SCRAM-SHA-256/512 and OAUTHBEARER: Kafka's listener (unsecured
+    tokens; ``.signed_tokens`` is the OIDC listener for the token endpoint's) when the test
+    broker is kafka, else the SASL front (SaslBroker, signed or unsecured tokens)."""
+    if TEST_BROKER == "kafka":
+        yield _kafka_listener(request, "SASL_PLAINTEXT")
+        return
+    with _sasl_front(token_endpoint) as broker:
         yield broker
 
 
 @pytest.fixture(scope="session")
-def sasl_ssl_broker(pki, token_endpoint):
-    """SaslBroker (SASL_SSL): the same mechanisms behind stunnel with pki.server's certificate."""
+def sasl_front_broker(token_endpoint):
+    """The SASL front (SaslBroker, SASL_PLAINTEXT) on every test broker, for what no Apache
+    Kafka listener does: Amazon MSK IAM tokens (verified by the front's own SigV4 check;
+    Kafka needs AWS's plugin for them)."""
+    with _sasl_front(token_endpoint) as broker:
+        yield broker
+
+
+def _sasl_front(token_endpoint, **options):
+    from tests.support.sasl_front import start_sasl_broker
+    from tests.support.security_env import credentials
+
+    return start_sasl_broker(credentials(token_endpoint), **options)
+
+
+@pytest.fixture(scope="session")
+def sasl_ssl_broker(request, pki, token_endpoint):
+    """SASL_SSL with the same mechanisms: Kafka's SASL_SSL listener (``.signed_tokens``:
+    OIDC_SSL) when the test broker is kafka, else the front behind stunnel."""
+    if TEST_BROKER == "kafka":
+        yield _kafka_listener(request, "SASL_SSL", pki)
+        return
     _need_stunnel()
-    from tests.support.sasl_front import start_sasl_broker
-    from tests.support.security_env import credentials
-
-    with start_sasl_broker(credentials(token_endpoint), pki=pki) as broker:
+    with _sasl_front(token_endpoint, pki=pki) as broker:
         yield broker
+
+
+@pytest.fixture(scope="session")
+def reauth_broker(request):
+    """Apache Kafka's REAUTH listener (SASL_PLAINTEXT; PLAIN, SCRAM, OAUTHBEARER validated
+    by JWKS, GSSAPI where installed): sessions end after REAUTH_MS (KIP-368). Kafka only:
+    the front's equivalent is ``sasl_broker_factory(session_lifetime_ms=...)``."""
+    if TEST_BROKER != "kafka":
+        pytest.skip("the REAUTH listener is Apache Kafka's (KAFKAWIRE_TEST_BROKER=kafka); "
+                    "the front's re-authentication tests cover this broker")
+    yield _kafka_listener(request, "REAUTH")
 
 
 @pytest.fixture
 def sasl_broker_factory(token_endpoint):
     """Factory: a SaslBroker with other front options (session_lifetime_ms, mechanisms,
-    advertise_authenticate, credentials=...), stopped after the test."""
+    advertise_authenticate, credentials=...), stopped after the test. The front on every test
+    broker: a broker per test, with options a shared Kafka broker cannot take per test
+    (SaslHandshake v0 only, more SCRAM iterations than Kafka allows, other credentials, a
+    session lifetime of its own) and counts Kafka does not log (handshake versions)."""
     from tests.support.sasl_front import start_sasl_broker
     from tests.support.security_env import credentials
 
@@ -318,17 +415,11 @@ def kdc():
     a keytab). Points this process's Kerberos at it (KRB5_CONFIG, KRB5CCNAME with alice's TGT,
     KRB5_CLIENT_KTNAME) for the session. Skips, naming the packages, where MIT Kerberos or the
     gssapi package is missing."""
-    from tests.support.kdc import KRB5_PACKAGES, missing_tools, start_kdc
+    from tests.support.kdc import start_kdc
 
-    missing = missing_tools()
+    missing = _kerberos_missing()
     if missing:
-        pytest.skip(f"GSSAPI tests need MIT Kerberos ({', '.join(missing)} missing): "
-                    f"apt-get install {KRB5_PACKAGES}")
-    try:
-        import gssapi  # noqa: F401
-    except ImportError:
-        pytest.skip("GSSAPI tests need the gssapi package: apt-get install libkrb5-dev, then "
-                    "pip install -e '.[kerberos]'")
+        pytest.skip(missing)
     server = start_kdc()
     saved = {k: os.environ.get(k) for k in server.environment()}
     os.environ.update(server.environment())
@@ -343,6 +434,22 @@ def kdc():
         server.stop()
 
 
+def _kerberos_missing() -> str | None:
+    """Why the GSSAPI tests cannot run here (their skip reason), or None."""
+    from tests.support.kdc import KRB5_PACKAGES, missing_tools
+
+    missing = missing_tools()
+    if missing:
+        return (f"GSSAPI tests need MIT Kerberos ({', '.join(missing)} missing): "
+                f"apt-get install {KRB5_PACKAGES}")
+    try:
+        import gssapi  # noqa: F401
+    except ImportError:
+        return ("GSSAPI tests need the gssapi package: apt-get install libkrb5-dev, then "
+                "pip install -e '.[kerberos]'")
+    return None
+
+
 def _gssapi_factory(kdc):
     import functools
 
@@ -352,8 +459,13 @@ def _gssapi_factory(kdc):
 
 
 @pytest.fixture(scope="session")
-def gssapi_broker(kdc, token_endpoint):
-    """SaslBroker (SASL_PLAINTEXT) with GSSAPI (service kafka/localhost) besides the others."""
+def gssapi_broker(request, kdc, token_endpoint):
+    """SASL_PLAINTEXT with GSSAPI (service kafka/127.0.0.1) besides the others: Kafka's GSSAPI
+    listener (Krb5LoginModule with the service keytab) when the test broker is kafka, else
+    the front (SaslBroker, service kafka/localhost or kafka/127.0.0.1)."""
+    if TEST_BROKER == "kafka":
+        yield _kafka_listener(request, "GSSAPI")
+        return
     from tests.support.sasl_front import start_sasl_broker
     from tests.support.security_env import SASL_MECHANISMS, credentials
 
@@ -363,8 +475,11 @@ def gssapi_broker(kdc, token_endpoint):
 
 
 @pytest.fixture(scope="session")
-def gssapi_ssl_broker(kdc, pki, token_endpoint):
-    """SaslBroker (SASL_SSL) with GSSAPI behind stunnel."""
+def gssapi_ssl_broker(request, kdc, pki, token_endpoint):
+    """SASL_SSL with GSSAPI: Kafka's GSSAPI_SSL listener, else the front behind stunnel."""
+    if TEST_BROKER == "kafka":
+        yield _kafka_listener(request, "GSSAPI_SSL", pki)
+        return
     _need_stunnel()
     from tests.support.sasl_front import start_sasl_broker
     from tests.support.security_env import SASL_MECHANISMS, credentials
@@ -378,7 +493,8 @@ def gssapi_ssl_broker(kdc, pki, token_endpoint):
 @pytest.fixture(scope="session")
 def tansu_bogus_scram_broker():
     """HiddenTansu in its own --authentication mode: a SCRAM exchange for any user ends with
-    error code 0 and server-final e=unknown-user, which a client must refuse."""
+    error code 0 and server-final e=unknown-user, which a client must refuse. Tansu on every
+    test broker: it is Tansu's own misbehaviour, which Kafka never shows."""
     from tests.support.tansu import HiddenTansu
 
     with HiddenTansu(authentication=True) as broker:

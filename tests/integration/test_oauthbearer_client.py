@@ -118,7 +118,9 @@ def _librdkafka(broker, pki=None) -> dict:
 
 def _roundtrip(broker, config: ClientConfig, pki, token_endpoint) -> list:
     """kafkawire writes and librdkafka reads, librdkafka writes and kafkawire reads, group
-    offsets through the coordinator; the front's authentications of kafkawire's part."""
+    offsets through the coordinator; the broker's authentications of kafkawire's part.
+    librdkafka logs in with the token endpoint's signed tokens, on the listener that takes
+    them (Apache Kafka validates signed and unsecured tokens on different listeners)."""
     TOKENS.clear()
     before = len(broker.stats.authentications)
     client = KafkaClient(config)
@@ -126,8 +128,9 @@ def _roundtrip(broker, config: ClientConfig, pki, token_endpoint) -> list:
         topic = kafkawire_roundtrip(client, "oauth", RECORDS)
         ours = broker.stats.authentications[before:]
 
-        broker.token_url = token_endpoint.url
-        librdkafka_roundtrip(client, _librdkafka(broker, pki), topic, RECORDS)
+        signed = broker.signed_tokens
+        signed.token_url = token_endpoint.url
+        librdkafka_roundtrip(client, _librdkafka(signed, pki), topic, RECORDS)
     finally:
         client.close()
     assert ours and {e.mechanism for e in ours} == {"OAUTHBEARER"}
@@ -145,7 +148,7 @@ def test_unsecured_token_roundtrip(request, pki, token_endpoint, tls: bool) -> N
 
 @pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
 def test_oidc_token_roundtrip(request, pki, token_endpoint, tls: bool) -> None:
-    broker = request.getfixturevalue("sasl_ssl_broker" if tls else "sasl_broker")
+    broker = request.getfixturevalue("sasl_ssl_broker" if tls else "sasl_broker").signed_tokens
     config = _config(_oidc(broker, token_endpoint, pki if tls else None))
     issued = len(token_endpoint.issued)
     ours = _roundtrip(broker, config, pki if tls else None, token_endpoint)
@@ -164,6 +167,7 @@ def test_oidc_token_roundtrip(request, pki, token_endpoint, tls: bool) -> None:
 
 def test_token_file(sasl_broker, token_endpoint, tmp_path, monkeypatch) -> None:
     """A file: URL names a file holding the token (KIP-768), once the operator lists it."""
+    sasl_broker = sasl_broker.signed_tokens
     path = tmp_path / "token.jwt"
     path.write_text(token_endpoint.issue(OAUTH_CLIENT_ID) + "\n")
     _allow(monkeypatch, path.as_uri())
@@ -206,9 +210,11 @@ def test_python_token_provider_failures(sasl_broker, provider: str, message: str
     assert provider in str(info.value) and not info.value.retriable
 
 
-def test_aws_msk_iam(sasl_broker, monkeypatch) -> None:
+def test_aws_msk_iam(sasl_front_broker, monkeypatch) -> None:
     """The token aws-msk-iam-sasl-signer-python makes from the environment's AWS keys; the
-    front checks its SigV4 signature itself (tests/support/msk_iam.py)."""
+    front checks its SigV4 signature itself (tests/support/msk_iam.py): the front on every
+    test broker, since Apache Kafka needs AWS's own plugin to validate these tokens."""
+    sasl_broker = sasl_front_broker
     pytest.importorskip("aws_msk_iam_sasl_signer")
     (key, secret), = AWS_KEYS.items()
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)

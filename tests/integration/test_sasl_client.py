@@ -247,3 +247,50 @@ def test_sasl_against_a_listener_without_sasl_says_so(bootstrap: str, broker_kin
     assert "this listener does not take SASL logins" in text
     assert "kafka.security.protocol=PLAINTEXT" in text and "SASL port" in text
     assert "has not enabled" not in text
+
+
+def busy_for_sessions(broker, config: ClientConfig, sessions: float = 4.0) -> dict[str, int]:
+    """One KafkaClient writes and reads a topic without pause for ``sessions`` KIP-368 session
+    lifetimes of Apache Kafka's REAUTH listener, where Kafka closes a connection whose session
+    has passed at its next request (other than a re-authentication). What the broker logged
+    meanwhile: its re-authentications and new logins, the sessions it found expired and the
+    logins it refused, and how many write/read rounds went through."""
+    from tests.conftest import REAUTH_MS
+
+    client = KafkaClient(config)
+    try:
+        topic = f"reauth-{uuid.uuid4().hex[:10]}"
+        create_topics(client, [(topic, 1)])
+        write_records(client, topic, RECORDS[:5])
+        assert read_records(client, topic, 0, 5) == RECORDS[:5]
+        before = broker.stats
+        deadline, rounds, offset = time.monotonic() + sessions * REAUTH_MS / 1000, 0, 5
+        while time.monotonic() < deadline:
+            batch = RECORDS[rounds % len(RECORDS):][:3] or RECORDS[:3]
+            write_records(client, topic, batch)
+            assert read_records(client, topic, offset, offset + len(batch)) == batch
+            offset += len(batch)
+            rounds += 1
+        after = broker.stats
+    finally:
+        client.close()
+    return {"reauthentications": len(after.reauthentications) - len(before.reauthentications),
+            "logins": after.logins - before.logins,
+            "expired": after.expired_closes - before.expired_closes,
+            "failures": len(after.failures) - len(before.failures), "rounds": rounds,
+            "principals": {e.principal for e in after.authentications[
+                len(before.authentications):]}}  # type: ignore[dict-item]
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"])
+def test_kafka_reauthentication_keeps_reads_and_writes_going(reauth_broker,
+                                                             mechanism: str) -> None:
+    """KIP-368 against Apache Kafka itself (connections.max.reauth.ms on the REAUTH listener):
+    for four session lifetimes the client's connections log in again before each session
+    ends, on the same connections (no new login, no session found expired by Kafka), and
+    every write and read goes through."""
+    seen = busy_for_sessions(reauth_broker, _config(reauth_broker, mechanism))
+    assert seen["rounds"] > 10
+    assert seen["reauthentications"] >= 3
+    assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
+    assert seen["principals"] == {"alice"}
