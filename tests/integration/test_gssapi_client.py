@@ -240,6 +240,22 @@ def test_reauthentication_with_kerberos(sasl_broker_factory, kdc) -> None:
         ("GSSAPI", kdc.client_principal)}
 
 
+def test_kafka_reauthentication_with_kerberos(reauth_broker, kdc) -> None:
+    """KIP-368 with GSSAPI against Apache Kafka's REAUTH listener: for four session lifetimes
+    each connection logs in again with a new Kerberos context (same principal) before its
+    session ends, while writes and reads go on; Kafka never finds a session expired."""
+    from tests.integration.test_sasl_client import busy_for_sessions
+
+    if "GSSAPI" not in reauth_broker.kafka.listener_mechanisms("REAUTH"):
+        pytest.skip("the REAUTH listener has no GSSAPI (no KDC when the broker started)")
+    seen = busy_for_sessions(reauth_broker, _config(
+        reauth_broker, _keytab_jaas(kdc.client_keytab, kdc.client_principal)))
+    assert seen["rounds"] > 10
+    assert seen["reauthentications"] >= 3
+    assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
+    assert seen["principals"] == {kdc.client_principal}
+
+
 # ------------------------------------------------------------------------------ failures
 
 

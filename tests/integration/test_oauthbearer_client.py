@@ -330,3 +330,48 @@ def test_refreshed_token_on_reauthentication(sasl_broker_factory, monkeypatch) -
     assert len(broker.stats.reauthentications) >= 2
     assert broker.stats.expired_closes == 0 and not broker.stats.failures
     assert {e.principal for e in broker.stats.authentications} == {OAUTH_CLIENT_ID}
+
+
+def test_kafka_reauthentication_with_signed_tokens(reauth_broker, token_endpoint) -> None:
+    """KIP-368 with OAUTHBEARER against Apache Kafka's REAUTH listener, whose JWKS validator
+    checks every token: for four session lifetimes the client logs in again (with the token
+    it holds, valid for an hour) before each session ends, on the same connections, while
+    writes and reads go on."""
+    from tests.integration.test_sasl_client import busy_for_sessions
+
+    TOKENS.clear()
+    seen = busy_for_sessions(reauth_broker, _config(_oidc(reauth_broker, token_endpoint)))
+    assert seen["rounds"] > 10
+    assert seen["reauthentications"] >= 3
+    assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
+    assert seen["principals"] == {OAUTH_CLIENT_ID}
+
+
+def test_kafka_refuses_an_unsecured_token_on_its_oidc_listener(sasl_broker,
+                                                               caplog: pytest.LogCaptureFixture
+                                                               ) -> None:
+    """Apache Kafka's JWKS validator (the OIDC listener) refuses an unsigned token: it
+    answers with its RFC 7628 JSON status, kafkawire sends the %x01 dummy, Kafka fails the
+    exchange with error 58, and the client says so without the token. (The front's version
+    of this exchange is test_token_refused_by_the_broker.)"""
+    if not hasattr(sasl_broker, "kafka"):
+        pytest.skip("Apache Kafka's OIDC listener (KAFKAWIRE_TEST_BROKER=kafka); the front's "
+                    "refusal is test_token_refused_by_the_broker")
+    oidc = sasl_broker.signed_tokens
+    before = len(oidc.stats.failures)
+    TOKENS.clear()
+    err = _refused(_config(_unsecured(oidc)), caplog)
+    text = str(err)
+    assert isinstance(err, SaslAuthenticationError) and err.error_code == 58
+    assert "'carol'" in text and "OAUTHBEARER" in text and "SASL_PLAINTEXT" in text
+    assert '"status":"invalid_token"' in text.replace(" ", "")
+    _eventually(lambda: len(oidc.stats.failures) == before + 1)
+
+
+def _eventually(check, timeout_s: float = 5.0) -> None:
+    """Kafka logs a refused login as it closes the connection, which can be just after the
+    client read the refusal."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        assert time.monotonic() < deadline, "the broker's log did not show it in time"
+        time.sleep(0.05)

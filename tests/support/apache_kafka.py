@@ -230,15 +230,20 @@ class ApacheKafka:
             names["REAUTH"] = "SASL_PLAINTEXT"
         return names
 
+    def listener_mechanisms(self, name: str) -> list[str]:
+        """The SASL mechanisms listener ``name`` enables."""
+        if name in ("OIDC", "OIDC_SSL"):
+            return ["OAUTHBEARER"]
+        return _sasl_mechanisms(self.kerberos is not None
+                                and name in ("GSSAPI", "GSSAPI_SSL", "REAUTH"))
+
     def _sasl_listener(self, props: dict[str, str], name: str) -> None:
         """Mechanisms and their JAAS/validator settings of one SASL listener: OIDC takes
         signed tokens only; REAUTH validates tokens like OIDC when there is a JWKS (else like
         the plain SASL listeners, unsecured); the others take unsecured tokens."""
         prefix = f"listener.name.{name.lower()}"
         oidc = self.oidc is not None and name in ("OIDC", "OIDC_SSL", "REAUTH")
-        mechanisms = (["OAUTHBEARER"] if name in ("OIDC", "OIDC_SSL")
-                      else _sasl_mechanisms(self.kerberos is not None
-                                            and name in ("GSSAPI", "GSSAPI_SSL", "REAUTH")))
+        mechanisms = self.listener_mechanisms(name)
         props[f"{prefix}.sasl.enabled.mechanisms"] = ",".join(mechanisms)
         if "PLAIN" in mechanisms:
             props[f"{prefix}.plain.sasl.jaas.config"] = _jaas_plain(SASL_USERS)
