@@ -294,3 +294,36 @@ def test_kafka_reauthentication_keeps_reads_and_writes_going(reauth_broker,
     assert seen["reauthentications"] >= 3
     assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
     assert seen["principals"] == {"alice"}
+
+
+def test_kafka_reauthentication_while_fetching_ahead(reauth_broker) -> None:
+    """The fetcher sends the next Fetch before decoding the previous answer; on Apache Kafka's
+    REAUTH listener, reads of about a hundred small fetches each (1 KiB, one two-record batch)
+    held for four session lifetimes re-authenticate between fetches and read exactly what was
+    written, on the same connections."""
+    from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
+    from tests.conftest import REAUTH_MS
+
+    client = KafkaClient(_config(reauth_broker, "SCRAM-SHA-256"))
+    try:
+        topic = f"reauth-{uuid.uuid4().hex[:10]}"
+        create_topics(client, [(topic, 1)])
+        records = [(f"k{i}".encode(), bytes([i % 256]) * 700) for i in range(200)]
+        for i in range(0, len(records), 2):  # batches of two: a fetch takes about one
+            write_records(client, topic, records[i:i + 2])
+        small = FetchSettings(max_partition_fetch_bytes=1024, fetch_max_bytes=1024)
+        before = reauth_broker.stats
+        deadline, reads = time.monotonic() + 4 * REAUTH_MS / 1000, 0
+        while time.monotonic() < deadline:
+            rows = [row for chunk in fetch_range(client, topic, 0, 0, len(records), small)
+                    for row in zip(chunk.keys.to_pylist(), chunk.values.to_pylist(),
+                                   strict=True)]
+            assert rows == records
+            reads += 1
+        after = reauth_broker.stats
+    finally:
+        client.close()
+    assert reads >= 2
+    assert len(after.reauthentications) - len(before.reauthentications) >= 3
+    assert after.logins == before.logins and after.expired_closes == before.expired_closes
+    assert len(after.failures) == len(before.failures)
