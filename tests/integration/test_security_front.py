@@ -213,14 +213,15 @@ def test_sasl_user_mechanisms(request, pki, tls, mechanism):
     before = len(broker.stats.authentications)
     _roundtrip(broker.bootstrap_servers, _sasl(mechanism, pki if tls else None, user="bob"))
     new = broker.stats.authentications[before:]
-    assert new and {(e.mechanism, e.principal, e.handshake_version) for e in new} == {
-        (mechanism, "bob", 1)}
+    assert new and {(e.mechanism, e.principal) for e in new} == {(mechanism, "bob")}
+    if broker.kind == "front":  # Kafka does not log the SaslHandshake version
+        assert {e.handshake_version for e in new} == {1}
     assert not broker.stats.errors
 
 
 @pytest.mark.parametrize("tls", [False, True], ids=["SASL_PLAINTEXT", "SASL_SSL"])
 def test_oauthbearer_oidc(request, pki, token_endpoint, tls):
-    broker = request.getfixturevalue("sasl_ssl_broker" if tls else "sasl_broker")
+    broker = request.getfixturevalue("sasl_ssl_broker" if tls else "sasl_broker").signed_tokens
     before, issued = len(broker.stats.authentications), len(token_endpoint.issued)
     _roundtrip(broker.bootstrap_servers,
                _sasl("OAUTHBEARER", pki if tls else None, **_oidc(token_endpoint)))
@@ -394,7 +395,10 @@ def test_wire_unknown_mechanism_is_error_33_with_enabled_list(sasl_broker):
 
 @pytest.mark.parametrize("version", [0, 1, 2])
 def test_wire_authenticate_versions(sasl_broker, version):
-    """SaslAuthenticate v0-v2 (v2 flexible): success, then error 58 with a message."""
+    """SaslAuthenticate v0-v2 (v2 flexible): success, then error 58 with a message. A
+    success carries no message: null from the front; Apache Kafka 4 sends an empty string
+    (the field is nullable in every version; the v2 parse here reads an empty compact string
+    as None too)."""
     for password, expected in (("alice-secret", 0), ("wrong", 58)):
         raw = _Raw(sasl_broker.port)
         try:
@@ -415,7 +419,7 @@ def test_wire_authenticate_versions(sasl_broker, version):
                 assert message == "Authentication failed: Invalid username or password"
                 assert raw.closed()
             else:
-                assert message is None
+                assert message == ("" if sasl_broker.kind == "kafka" and version < 2 else None)
                 assert _metadata_v1(raw)  # authenticated: Tansu answers through the front
         finally:
             raw.close()
@@ -471,7 +475,8 @@ def test_gssapi_with_kafka_python(request, kdc, pki, tls):
     conf: dict = {"bootstrap_servers": broker.bootstrap_servers,
                   "security_protocol": "SASL_SSL" if tls else "SASL_PLAINTEXT",
                   "sasl_mechanism": "GSSAPI", "sasl_kerberos_service_name": "kafka",
-                  "sasl_kerberos_domain_name": "localhost", "request_timeout_ms": 10_000}
+                  "sasl_kerberos_domain_name": broker.kerberos_host,
+                  "request_timeout_ms": 10_000}
     if tls:
         conf.update({"ssl_cafile": pki.ca_pem, "ssl_check_hostname": True})
     before = len(broker.stats.authentications)

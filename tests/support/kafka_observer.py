@@ -164,6 +164,13 @@ class KafkaListener:
     kind: str = "kafka"
 
     @property
+    def kerberos_host(self) -> str:
+        """The host part of the broker's Kerberos service principal: Java's acceptor takes
+        tickets for that name only."""
+        krb = self.kafka.kerberos
+        return krb.principal.split("/", 1)[1].split("@", 1)[0] if krb else ""
+
+    @property
     def port(self) -> int:
         return self.kafka.ports[self.name]
 

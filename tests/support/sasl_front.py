@@ -26,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.certs import TestPki
@@ -537,6 +537,12 @@ class SaslBroker:
     @property
     def stats(self) -> FrontStats:
         return self.front.stats
+
+    #: what the tests read of a broker kind (Apache Kafka's listeners say "kafka")
+    kind: ClassVar[str] = "front"
+    #: the host part of the Kerberos service principal the front accepts (it also takes
+    #: kafka/127.0.0.1, the name a client derives from the address)
+    kerberos_host: ClassVar[str] = "localhost"
 
     @property
     def signed_tokens(self) -> SaslBroker:
