@@ -355,6 +355,14 @@ def sasl_front_broker(token_endpoint):
         yield broker
 
 
+@pytest.fixture(scope="session")
+def sasl_ssl_front_broker(pki, token_endpoint):
+    """The SASL front behind stunnel (SASL_SSL) on every test broker, as sasl_front_broker."""
+    _need_stunnel()
+    with _sasl_front(token_endpoint, pki=pki) as broker:
+        yield broker
+
+
 def _sasl_front(token_endpoint, **options):
     from tests.support.sasl_front import start_sasl_broker
     from tests.support.security_env import credentials

@@ -143,7 +143,7 @@ CASES: dict[str, Callable[..., Target]] = {
         f["sasl_ssl_broker"], USER_PASSWORD,
         {**_sasl("SASL_SSL", "SCRAM-SHA-256"), **_rdkafka_tls(f["pki"])}),
     "confluent-cloud-oauth": lambda f: Target(
-        f["sasl_ssl_broker"],
+        f["sasl_ssl_broker"].signed_tokens,
         {"https://<IDP_HOST>/oauth2/token": f["token_endpoint"].url,
          "<CLIENT_ID>": OAUTH_CLIENT_ID, "<CLIENT_SECRET>": OAUTH_CLIENT_SECRET,
          "<SCOPE>": "kafka", "<LKC_ID>": "lkc-test", "<POOL_ID>": "pool-test"},
@@ -151,7 +151,7 @@ CASES: dict[str, Callable[..., Target]] = {
     # The signer takes the process's AWS credentials and, as the test's bootstrap host names
     # no region, AWS_REGION: both set by the test (see _aws_environment).
     "msk-iam": lambda f: Target(
-        f["sasl_ssl_broker"], {},
+        f["sasl_ssl_front_broker"], {},
         {**_sasl("SASL_SSL", "SCRAM-SHA-512"), **_rdkafka_tls(f["pki"])}),
     "kerberos": lambda f: Target(
         f["gssapi_ssl_broker"],
@@ -164,7 +164,7 @@ FIXTURES = {"sasl-plaintext": ("sasl_broker",), "ssl-private-ca": ("tls_broker",
             "msk-mtls": ("mtls_broker", "pki"), "event-hubs": ("sasl_broker_factory", "pki"),
             "aiven": ("mtls_broker", "pki"), "redpanda-cloud": ("sasl_ssl_broker", "pki"),
             "confluent-cloud-oauth": ("sasl_ssl_broker", "pki", "token_endpoint"),
-            "msk-iam": ("sasl_ssl_broker", "pki"), "kerberos": ("kdc", "gssapi_ssl_broker", "pki")}
+            "msk-iam": ("sasl_ssl_front_broker", "pki"), "kerberos": ("kdc", "gssapi_ssl_broker", "pki")}
 # What each block must log in as on the broker: (mechanism, principal).
 LOGINS = {"confluent-cloud-oauth": ("OAUTHBEARER", OAUTH_CLIENT_ID), "msk-iam": ("OAUTHBEARER", None),
           "kerberos": ("GSSAPI", None), "confluent-cloud": ("PLAIN", USER),
@@ -199,7 +199,7 @@ def test_readme_block_writes_and_reads_like_librdkafka(name: str, request, monke
     options = _substitute(readme_blocks()[name], target, pki)
     conf = {"bootstrap.servers": target.broker.bootstrap_servers, "log_level": 0,
             **target.librdkafka}
-    stats = getattr(target.broker, "stats", None)
+    stats = getattr(target.broker, "stats", None)  # Apache Kafka's: a snapshot of its log
     before = len(stats.authentications) if stats is not None else 0
     client = KafkaClient(client_config(lower_keys(options), SOURCE))
     try:
@@ -213,5 +213,6 @@ def test_readme_block_writes_and_reads_like_librdkafka(name: str, request, monke
         client.close()
     if name in LOGINS:  # the block's own mechanism logged in (the broker serves the session)
         mechanism, principal = LOGINS[name]
-        ours = {e.principal for e in stats.authentications[before:] if e.mechanism == mechanism}
+        ours = {e.principal for e in target.broker.stats.authentications[before:]
+                if e.mechanism == mechanism}
         assert ours and (principal is None or ours == {principal}), (name, ours)

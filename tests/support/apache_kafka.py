@@ -13,7 +13,7 @@ certificate); MTLS (SSL requiring a client certificate of that CA); SASL_PLAINTE
 with PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER (Kafka's unsecured validator). Opt-in
 listeners, for the security tests' own broker (they need a token endpoint or a KDC running
 before the broker starts, and would slow down the shared one): OIDC and OIDC_SSL (``oidc``:
-OAUTHBEARER with Kafka's JWKS validator, KIP-768); GSSAPI and GSSAPI_SSL (``kerberos``, with
+OAUTHBEARER with Kafka's JWKS validator, KIP-768, besides PLAIN and SCRAM); GSSAPI and GSSAPI_SSL (``kerberos``, with
 the other mechanisms too); REAUTH (``reauth_ms``: SASL_PLAINTEXT whose sessions last that long,
 KIP-368). ``observe`` logs every SASL login with its principal (tests/support/kafka_observer.py).
 With
@@ -232,15 +232,14 @@ class ApacheKafka:
 
     def listener_mechanisms(self, name: str) -> list[str]:
         """The SASL mechanisms listener ``name`` enables."""
-        if name in ("OIDC", "OIDC_SSL"):
-            return ["OAUTHBEARER"]
         return _sasl_mechanisms(self.kerberos is not None
                                 and name in ("GSSAPI", "GSSAPI_SSL", "REAUTH"))
 
     def _sasl_listener(self, props: dict[str, str], name: str) -> None:
-        """Mechanisms and their JAAS/validator settings of one SASL listener: OIDC takes
-        signed tokens only; REAUTH validates tokens like OIDC when there is a JWKS (else like
-        the plain SASL listeners, unsecured); the others take unsecured tokens."""
+        """Mechanisms and their JAAS/validator settings of one SASL listener. OAUTHBEARER:
+        OIDC and OIDC_SSL take signed tokens only, REAUTH too when there is a JWKS, the others
+        unsecured tokens (a Kafka listener validates tokens one way). PLAIN and SCRAM
+        everywhere, so that other clients share a listener with the one under test."""
         prefix = f"listener.name.{name.lower()}"
         oidc = self.oidc is not None and name in ("OIDC", "OIDC_SSL", "REAUTH")
         mechanisms = self.listener_mechanisms(name)
