@@ -1,4 +1,5 @@
-"""Spark through a SASL_SSL broker (the SASL front behind stunnel, in front of Tansu) with
+"""Spark through a SASL_SSL broker (Apache Kafka's listener, or under Tansu the SASL front
+behind stunnel) with
 SCRAM-SHA-512 and with OAUTHBEARER (tokens from the test's OAuth endpoint): a batch write and a
 batch read, and an availableNow stream, each compared with librdkafka through the same broker;
 no secret in the plans Spark prints or in the progress. And a 20 s stream over sessions that
@@ -140,6 +141,7 @@ def test_oauthbearer_oidc_batch_and_available_now(spark, sasl_ssl_broker, pki, t
     """OAUTHBEARER with tokens from the client-credentials endpoint (KIP-768): the driver and
     every Python worker get their own token; neither the client secret nor a token shows in
     the plan or the progress."""
+    sasl_ssl_broker = sasl_ssl_broker.signed_tokens  # Kafka: the JWKS-validating listener
     options = {"kafka.bootstrap.servers": sasl_ssl_broker.bootstrap_servers,
                "kafka.security.protocol": "SASL_SSL",
                "kafka.ssl.truststore.location": pki.ca_pem,

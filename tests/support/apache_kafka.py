@@ -132,7 +132,13 @@ def missing_tools(version: str = DEFAULT_VERSION, scala: str = SCALA) -> str | N
 
 
 def cluster_id() -> str:
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    """A random cluster id in Kafka's form (URL-safe base64 of 16 bytes), never starting with
+    "-": the storage tool would take it for an option (one id in 64 did; Kafka's own
+    Uuid.randomUuid() avoids such ids for the same reason)."""
+    while True:
+        made = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not made.startswith("-"):
+            return made
 
 
 def _jaas_plain(users: dict[str, str]) -> str:
