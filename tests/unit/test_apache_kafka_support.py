@@ -1,0 +1,64 @@
+"""The Apache Kafka test bed's own logic that needs no broker: cluster ids the storage tool
+takes, and the reading of what an observed broker logged of its clients' logins."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.support import apache_kafka
+from tests.support.kafka_observer import read_stats
+
+
+def test_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """0xF8... encodes to "-..." in URL-safe base64: the storage tool would read such an id
+    as an option, so another one is drawn."""
+    drawn = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x01" * 16)])
+    monkeypatch.setattr(apache_kafka.uuid, "uuid4", lambda: next(drawn))
+    made = apache_kafka.cluster_id()
+    assert made == "AQEBAQEBAQEBAQEBAQEBAQ" and len(made) == 22
+
+
+LOG = """\
+[2026-11-26 00:49:36,590] DEBUG [data-plane-kafka-network-thread-1-REAUTH-SASL_PLAINTEXT-4] \
+[SocketServer listenerType=BROKER, nodeId=1] Successfully authenticated with /127.0.0.1 \
+(org.apache.kafka.common.network.Selector)
+[2026-11-26 00:49:36,594] INFO [data-plane-kafka-network-thread-1-REAUTH-SASL_PLAINTEXT-4] \
+kafkawire-auth listener=REAUTH mechanism=OAUTHBEARER authzid=carol principal=User:carol \
+ext.traceId=abc123 (kafkawire.observer)
+[2026-11-26 00:49:38,001] DEBUG [data-plane-kafka-network-thread-1-REAUTH-SASL_PLAINTEXT-4] \
+[SocketServer listenerType=BROKER, nodeId=1] Successfully re-authenticated with /127.0.0.1 \
+(org.apache.kafka.common.network.Selector)
+[2026-11-26 00:49:38,100] INFO [data-plane-kafka-network-thread-1-REAUTH-SASL_PLAINTEXT-4] \
+[SocketServer listenerType=BROKER, nodeId=1] Failed authentication with /127.0.0.1 \
+(channelId=127.0.0.1:1-127.0.0.1:2-4-7) (Authentication failed: Invalid username or password) \
+(org.apache.kafka.common.network.Selector)
+[2026-11-26 00:49:39,000] DEBUG [data-plane-kafka-network-thread-1-REAUTH-SASL_PLAINTEXT-4] \
+[SocketServer listenerType=BROKER, nodeId=1] Disconnecting expired channel: x : y \
+(kafka.network.Processor)
+[2026-11-26 00:49:39,500] DEBUG [data-plane-kafka-network-thread-1-SASL_SSL-SASL_SSL-2] \
+[SocketServer listenerType=BROKER, nodeId=1] Successfully re-authenticated with /127.0.0.1 \
+(org.apache.kafka.common.network.Selector)
+[2026-11-26 00:49:39,600] INFO [data-plane-kafka-network-thread-1-SASL_SSL-SASL_SSL-2] \
+kafkawire-auth listener=SASL_SSL mechanism=GSSAPI authzid=alice@KAFKAWIRE.TEST \
+principal=User:alice (kafkawire.observer)
+"""
+
+
+def test_read_stats_attributes_each_line_to_its_listener(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    reauth = read_stats(str(log), "REAUTH")
+    assert [(e.mechanism, e.principal, e.kafka_principal, e.extensions)
+            for e in reauth.authentications] == [
+        ("OAUTHBEARER", "carol", "User:carol", {"traceId": "abc123"})]
+    assert reauth.logins == 1 and len(reauth.reauthentications) == 1
+    assert reauth.failures == ["Authentication failed: Invalid username or password"]
+    assert reauth.expired_closes == 1
+    sasl_ssl = read_stats(str(log), "SASL_SSL")  # "SASL_SSL-SASL_SSL-2": not listener "SASL"
+    assert sasl_ssl.principals() == ["alice@KAFKAWIRE.TEST"]
+    assert len(sasl_ssl.reauthentications) == 1 and sasl_ssl.logins == 0
+    assert read_stats(str(log), "SASL").authentications == []
+    assert read_stats(str(tmp_path / "missing.log"), "REAUTH").authentications == []
