@@ -327,3 +327,24 @@ def test_kafka_reauthentication_while_fetching_ahead(reauth_broker) -> None:
     assert len(after.reauthentications) - len(before.reauthentications) >= 3
     assert after.logins == before.logins and after.expired_closes == before.expired_closes
     assert len(after.failures) == len(before.failures)
+
+
+def test_mechanism_the_listener_does_not_enable_lists_the_enabled_ones(sasl_ssl_broker, pki,
+                                                                       kdc) -> None:
+    """The shared SASL_SSL listener (Apache Kafka's or the front) enables no GSSAPI: the broker
+    answers SaslHandshake with UNSUPPORTED_SASL_MECHANISM (33) and its enabled mechanisms,
+    which the error names (the front-only test above checks a list the test chooses)."""
+    krb5 = "com.sun.security.auth.module.Krb5LoginModule"
+    config = client_config(lower_keys({
+        "kafka.bootstrap.servers": sasl_ssl_broker.bootstrap_servers,
+        "kafka.security.protocol": "SASL_SSL", "kafka.ssl.truststore.location": pki.ca_pem,
+        "kafka.sasl.mechanism": "GSSAPI", "kafka.sasl.kerberos.service.name": "kafka",
+        "kafka.sasl.jaas.config": f'{krb5} required useKeyTab=true keyTab="{kdc.client_keytab}" '
+                                  f'principal="{kdc.client_principal}";'}), SOURCE)
+    err = _refused(config)
+    assert err.error_code == 33
+    text = str(err)
+    listed = text[text.index("enables: "):text.index(". Set kafka.sasl.mechanism")]
+    assert set(listed.removeprefix("enables: ").split(", ")) == {  # in the broker's order
+        "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"}
+    assert "SASL_SSL" in text

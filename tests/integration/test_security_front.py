@@ -549,3 +549,63 @@ def test_wire_oauthbearer_lifetime_capped_by_token_expiry(sasl_broker_factory):
         assert broker.stats.principals() == ["dave"]
     finally:
         raw.close()
+
+
+# ------------------------------------------------ KIP-368 on the wire, against Apache Kafka itself
+# The front emulates Kafka's session rules (the tests above); these check them on Kafka's REAUTH
+# listener (connections.max.reauth.ms = REAUTH_MS), where the rules come from.
+
+
+def _authenticate_v1(raw: _Raw, mechanism: str, token: bytes) -> int:
+    """SaslHandshake v1 and one SaslAuthenticate v1; the session lifetime granted (ms)."""
+    assert struct.unpack_from(">h", raw.request(17, 1, _str(mechanism)))[0] == 0
+    body = raw.request(36, 1, struct.pack(">i", len(token)) + token)
+    error, message_len = struct.unpack_from(">hh", body)
+    assert error == 0, body[4:4 + max(message_len, 0)]
+    pos = 4 + max(message_len, 0)
+    (token_len,) = struct.unpack_from(">i", body, pos)
+    return struct.unpack_from(">q", body, pos + 4 + token_len)[0]
+
+
+def test_wire_kafka_expired_session_is_closed_and_reauthentication_extends_it(reauth_broker):
+    """Apache Kafka grants REAUTH_MS sessions; a re-authentication on the open connection
+    within the session extends it; a request after the session ended closes the connection
+    (Kafka counts it as an expired session)."""
+    from tests.conftest import REAUTH_MS
+
+    before = reauth_broker.stats
+    raw = _Raw(reauth_broker.port)
+    try:
+        for round_ in range(2):
+            lifetime = _authenticate_v1(raw, "PLAIN", _plain("alice", "alice-secret"))
+            assert 0 < lifetime <= REAUTH_MS
+            assert _metadata_v1(raw)
+            if round_ == 0:
+                time.sleep(REAUTH_MS / 3000)  # re-authenticate within the session
+        # at about 1.13 sessions from the first login: the first session has ended, the one
+        # the re-authentication began at about 0.33 has not
+        time.sleep(REAUTH_MS * 0.8 / 1000)
+        assert _metadata_v1(raw)
+        time.sleep(REAUTH_MS / 1000 + 0.5)
+        raw.send_frame(struct.pack(">hhih", 3, 1, 99, -1) + struct.pack(">i", -1))
+        assert raw.closed()
+    finally:
+        raw.close()
+    after = reauth_broker.stats
+    assert len(after.reauthentications) == len(before.reauthentications) + 1
+    assert after.expired_closes == before.expired_closes + 1
+
+
+def test_wire_kafka_oauthbearer_lifetime_capped_by_token_expiry(reauth_broker, token_endpoint):
+    """Apache Kafka's rule, which the front copies: a session lasts no longer than its token
+    (a signed token valid for 2 s on a listener granting REAUTH_MS sessions)."""
+    from tests.conftest import REAUTH_MS
+
+    token = token_endpoint.issue(OAUTH_CLIENT_ID, lifetime_s=2)
+    raw = _Raw(reauth_broker.port)
+    try:
+        lifetime = _authenticate_v1(raw, "OAUTHBEARER",
+                                    f"n,,\x01auth=Bearer {token}\x01\x01".encode())
+        assert 0 < lifetime <= 2000 < REAUTH_MS
+    finally:
+        raw.close()

@@ -295,7 +295,7 @@ class ApacheKafka:
 
     def _properties(self, data_dir: str) -> dict[str, str]:
         listeners = self._listeners()
-        self.ports = {name: free_port() for name in [*listeners, "CONTROLLER"]}
+        self.ports = _distinct_ports([*listeners, "CONTROLLER"])
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
@@ -510,6 +510,19 @@ def _read_from(path: str, offset: int) -> str:
     with open(path, "rb") as f:
         f.seek(offset)
         return f.read().decode(errors="replace")
+
+
+def _distinct_ports(names: list[str]) -> dict[str, int]:
+    """A free loopback port per name, no two alike: free_port() releases the port it found, so
+    the next call can find the same one (Kafka then refuses to start: two listeners on one
+    port), the likelier the more listeners a broker has."""
+    ports: dict[str, int] = {}
+    for name in names:
+        port = free_port()
+        while port in ports.values():
+            port = free_port()
+        ports[name] = port
+    return ports
 
 
 def _port_open(port: int) -> bool:

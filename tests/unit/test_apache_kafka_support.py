@@ -62,3 +62,14 @@ def test_read_stats_attributes_each_line_to_its_listener(tmp_path: Path) -> None
     assert len(sasl_ssl.reauthentications) == 1 and sasl_ssl.logins == 0
     assert read_stats(str(log), "SASL").authentications == []
     assert read_stats(str(tmp_path / "missing.log"), "REAUTH").authentications == []
+
+
+def test_listeners_get_distinct_ports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """free_port() may find a port it found before (it releases each): every listener of a
+    broker still gets its own, or Kafka refuses to start."""
+    found = iter([5000, 5000, 5001, 5001, 5001, 5002, *range(6000, 6100)])
+    monkeypatch.setattr(apache_kafka, "free_port", lambda: next(found))
+    kafka = apache_kafka.ApacheKafka(reauth_ms=3000)
+    kafka._properties("/nowhere")
+    assert len(set(kafka.ports.values())) == len(kafka.ports) == 4  # PLAINTEXT, SASL, REAUTH, CONTROLLER
+    assert list(kafka.ports.values())[:3] == [5000, 5001, 5002]
