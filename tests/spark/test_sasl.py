@@ -29,15 +29,23 @@ JAAS = ('org.apache.kafka.common.security.scram.ScramLoginModule required '
 
 
 def _options(broker, pki) -> dict[str, str]:
-    return {"kafka.bootstrap.servers": broker.bootstrap_servers,
-            "kafka.security.protocol": "SASL_SSL", "kafka.ssl.truststore.location": pki.ca_pem,
+    """SASL_SSL with ``pki``'s CA; SASL_PLAINTEXT without ``pki``."""
+    opts = {"kafka.bootstrap.servers": broker.bootstrap_servers,
+            "kafka.security.protocol": "SASL_SSL" if pki else "SASL_PLAINTEXT",
             "kafka.sasl.mechanism": MECHANISM, "kafka.sasl.jaas.config": JAAS}
+    if pki is not None:
+        opts["kafka.ssl.truststore.location"] = pki.ca_pem
+    return opts
 
 
 def _librdkafka(broker, pki) -> dict:
-    return {"bootstrap.servers": broker.bootstrap_servers, "security.protocol": "SASL_SSL",
-            "ssl.ca.location": pki.ca_pem, "sasl.mechanism": MECHANISM,
-            "sasl.username": "alice", "sasl.password": SASL_USERS["alice"], "log_level": 0}
+    conf = {"bootstrap.servers": broker.bootstrap_servers,
+            "security.protocol": "SASL_SSL" if pki else "SASL_PLAINTEXT",
+            "sasl.mechanism": MECHANISM, "sasl.username": "alice",
+            "sasl.password": SASL_USERS["alice"], "log_level": 0}
+    if pki is not None:
+        conf["ssl.ca.location"] = pki.ca_pem
+    return conf
 
 
 def _assert_no_secret(text: str) -> None:
@@ -82,6 +90,29 @@ def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
     workers' pooled connections log in again before their sessions end, every record arrives
     once, and the group's committed offsets are the ends of the last micro-batch."""
     broker = sasl_broker_factory(pki=pki, session_lifetime_ms=SESSION_LIFETIME_MS)
+    stats = _stream_through_short_sessions(spark, broker, pki, tmp_path, "sasl_live")
+    assert stats.expired_closes == 0
+    assert len(stats.reauthentications) >= 3, (len(stats.authentications), stats.connections)
+    assert {e.principal for e in stats.authentications} == {"alice"}
+
+
+def test_stream_reauthenticates_on_apache_kafka(spark, reauth_broker, tmp_path):
+    """The same stream against Apache Kafka's REAUTH listener (SASL_PLAINTEXT, sessions of
+    REAUTH_MS, KIP-368): Kafka finds no session expired, refuses no login, and sees the
+    stream's connections re-authenticate."""
+    before = reauth_broker.stats
+    after = _stream_through_short_sessions(spark, reauth_broker, None, tmp_path, "kafka_live")
+    assert after.expired_closes == before.expired_closes
+    assert len(after.failures) == len(before.failures)
+    assert len(after.reauthentications) - len(before.reauthentications) >= 3
+    assert {e.principal for e in after.authentications[len(before.authentications):]} == {
+        "alice"}
+
+
+def _stream_through_short_sessions(spark, broker, pki, tmp_path, name: str):
+    """A processing-time stream of ``broker``'s new topic for STREAM_SECONDS while librdkafka
+    writes: every record arrives once, the group's committed offsets are the ends of the last
+    micro-batch, no secret in the progress. The broker's stats afterwards."""
     options = _options(broker, pki)
     conf = _librdkafka(broker, pki)
     topic, group = f"sasl-live-{uuid.uuid4().hex[:8]}", f"sasl-g-{uuid.uuid4().hex[:6]}"
@@ -92,7 +123,7 @@ def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
               .option("subscribe", topic).option("startingOffsets", "earliest")
               .option("commitOffsets", "kafka").option("kafka.group.id", group).load())
     q = (stream.select("key", "partition", "offset").writeStream.format("memory")
-         .queryName("sasl_live").option("checkpointLocation", str(tmp_path / "ck"))
+         .queryName(name).option("checkpointLocation", str(tmp_path / "ck"))
          .trigger(processingTime="500 milliseconds").start())
     stop, sent = threading.Event(), []
     writer = threading.Thread(target=_stream_producer, args=(conf, topic, stop, sent))
@@ -103,7 +134,7 @@ def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
         writer.join(60)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and q.exception() is None:
-            if spark.sql("select count(*) c from sasl_live").first().c >= len(sent):
+            if spark.sql(f"select count(*) c from {name}").first().c >= len(sent):
                 break
             time.sleep(0.5)
         q.processAllAvailable()
@@ -111,16 +142,13 @@ def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
     finally:
         stop.set()
         q.stop()
-    got = spark.sql("select key, partition, offset from sasl_live").collect()
+    got = spark.sql(f"select key, partition, offset from {name}").collect()
     assert sorted(bytes(r.key) for r in got) == sorted(sent)  # each record once
     assert len(q.recentProgress) >= 10
     for progress in q.recentProgress:
         _assert_no_secret(str(progress))
 
     stats = broker.stats
-    assert stats.expired_closes == 0
-    assert len(stats.reauthentications) >= 3, (len(stats.authentications), stats.connections)
-    assert {e.principal for e in stats.authentications} == {"alice"}
 
     ends = {p: 1 + max(r.offset for r in got if r.partition == p) for p in (0, 1)}
     consumer = confluent_kafka.Consumer({**conf, "group.id": group})
@@ -130,6 +158,7 @@ def test_stream_reauthenticates_through_short_sessions_and_commits_offsets(
     finally:
         consumer.close()
     assert {tp.partition: tp.offset for tp in committed} == ends
+    return stats
 
 
 OAUTH_JAAS = ("org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
