@@ -250,10 +250,10 @@ def test_kafka_reauthentication_with_kerberos(reauth_broker, kdc) -> None:
         pytest.skip("the REAUTH listener has no GSSAPI (no KDC when the broker started)")
     seen = busy_for_sessions(reauth_broker, _config(
         reauth_broker, _keytab_jaas(kdc.client_keytab, kdc.client_principal)))
-    assert seen["rounds"] > 10
-    assert seen["reauthentications"] >= 3
-    assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
-    assert seen["principals"] == {kdc.client_principal}
+    assert seen.rounds > 10
+    assert seen.reauthentications >= 3
+    assert seen.logins == 0 and seen.expired == 0 and seen.failures == 0
+    assert seen.principals == {kdc.client_principal}
 
 
 # ------------------------------------------------------------------------------ failures

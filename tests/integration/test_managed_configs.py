@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,7 +64,7 @@ class Target:
     """Where a block is tried: a broker, what replaces the block's placeholders and paths, and
     librdkafka's settings for the same broker."""
 
-    broker: object
+    broker: Any  # a front (SaslBroker, TlsBroker) or Apache Kafka's listener (KafkaListener)
     replace: dict[str, str]
     librdkafka: dict[str, str]
 

@@ -341,10 +341,10 @@ def test_kafka_reauthentication_with_signed_tokens(reauth_broker, token_endpoint
 
     TOKENS.clear()
     seen = busy_for_sessions(reauth_broker, _config(_oidc(reauth_broker, token_endpoint)))
-    assert seen["rounds"] > 10
-    assert seen["reauthentications"] >= 3
-    assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
-    assert seen["principals"] == {OAUTH_CLIENT_ID}
+    assert seen.rounds > 10
+    assert seen.reauthentications >= 3
+    assert seen.logins == 0 and seen.expired == 0 and seen.failures == 0
+    assert seen.principals == {OAUTH_CLIENT_ID}
 
 
 def test_kafka_refuses_an_unsecured_token_on_its_oidc_listener(sasl_broker,

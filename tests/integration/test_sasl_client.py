@@ -249,7 +249,19 @@ def test_sasl_against_a_listener_without_sasl_says_so(bootstrap: str, broker_kin
     assert "has not enabled" not in text
 
 
-def busy_for_sessions(broker, config: ClientConfig, sessions: float = 4.0) -> dict[str, int]:
+@dataclasses.dataclass(frozen=True)
+class BusyRun:
+    """What Apache Kafka logged while busy_for_sessions ran, and how many rounds went through."""
+
+    rounds: int
+    reauthentications: int
+    logins: int  # new connections' first logins
+    expired: int  # connections Kafka closed for an expired session
+    failures: int  # refused logins
+    principals: set[str]
+
+
+def busy_for_sessions(broker, config: ClientConfig, sessions: float = 4.0) -> BusyRun:
     """One KafkaClient writes and reads a topic without pause for ``sessions`` KIP-368 session
     lifetimes of Apache Kafka's REAUTH listener, where Kafka closes a connection whose session
     has passed at its next request (other than a re-authentication). What the broker logged
@@ -274,12 +286,12 @@ def busy_for_sessions(broker, config: ClientConfig, sessions: float = 4.0) -> di
         after = broker.stats
     finally:
         client.close()
-    return {"reauthentications": len(after.reauthentications) - len(before.reauthentications),
-            "logins": after.logins - before.logins,
-            "expired": after.expired_closes - before.expired_closes,
-            "failures": len(after.failures) - len(before.failures), "rounds": rounds,
-            "principals": {e.principal for e in after.authentications[
-                len(before.authentications):]}}  # type: ignore[dict-item]
+    return BusyRun(
+        rounds=rounds,
+        reauthentications=len(after.reauthentications) - len(before.reauthentications),
+        logins=after.logins - before.logins, expired=after.expired_closes - before.expired_closes,
+        failures=len(after.failures) - len(before.failures),
+        principals={e.principal for e in after.authentications[len(before.authentications):]})
 
 
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-512", "PLAIN"])
@@ -290,10 +302,10 @@ def test_kafka_reauthentication_keeps_reads_and_writes_going(reauth_broker,
     ends, on the same connections (no new login, no session found expired by Kafka), and
     every write and read goes through."""
     seen = busy_for_sessions(reauth_broker, _config(reauth_broker, mechanism))
-    assert seen["rounds"] > 10
-    assert seen["reauthentications"] >= 3
-    assert seen["logins"] == 0 and seen["expired"] == 0 and seen["failures"] == 0
-    assert seen["principals"] == {"alice"}
+    assert seen.rounds > 10
+    assert seen.reauthentications >= 3
+    assert seen.logins == 0 and seen.expired == 0 and seen.failures == 0
+    assert seen.principals == {"alice"}
 
 
 def test_kafka_reauthentication_while_fetching_ahead(reauth_broker) -> None:

@@ -16,7 +16,7 @@ def test_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) ->
     """0xF8... encodes to "-..." in URL-safe base64: the storage tool would read such an id
     as an option, so another one is drawn."""
     drawn = iter([uuid.UUID(bytes=b"\xf8" + bytes(15)), uuid.UUID(bytes=b"\x01" * 16)])
-    monkeypatch.setattr(apache_kafka.uuid, "uuid4", lambda: next(drawn))
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(drawn))  # the module apache_kafka calls
     made = apache_kafka.cluster_id()
     assert made == "AQEBAQEBAQEBAQEBAQEBAQ" and len(made) == 22
 
