@@ -33,6 +33,9 @@ from tests.support.apache_kafka import ApacheKafka, cache_dir, kafka_libs
 OBSERVER_CLASS = "kafkawire.tests.KafkawireAuthObserver"
 SOURCE = Path(__file__).parent / "java" / "KafkawireAuthObserver.java"
 JAVAC_TIMEOUT_S = 300.0
+#: Class files for the oldest Java Kafka 4's broker runs on, whatever JDK compiles them (a newer
+#: javac's default would not load in an older broker JVM).
+JAVA_RELEASE = "17"
 _LINE = re.compile(r"^\[(?P<at>[^\]]*)\] (?P<level>\w+) \[(?P<thread>[^\]]*)\] (?P<msg>.*)$")
 #: Kafka's network threads: data-plane-kafka-network-thread-<node>-<listener>-<protocol>-<n>
 _THREAD_LISTENER = re.compile(r"^data-plane-kafka-network-thread-\d+-(?P<name>.+?)-"
@@ -49,7 +52,7 @@ def missing_javac() -> str | None:
     if shutil.which("javac"):
         return None
     return ("observing Apache Kafka's logins needs a JDK's javac "
-            "(apt-get install openjdk-17-jdk-headless)")
+            "(apt-get install default-jdk-headless)")
 
 
 def observer_classes(version: str) -> str:
@@ -70,8 +73,8 @@ def observer_classes(version: str) -> str:
         if not javac:
             raise RuntimeError(missing_javac())
         compiled = subprocess.run(
-            [javac, "-nowarn", "-d", str(target), "-cp", f"{kafka_libs(version)}/*",
-             str(SOURCE)], capture_output=True, text=True, timeout=JAVAC_TIMEOUT_S)
+            [javac, "-nowarn", "--release", JAVA_RELEASE, "-d", str(target), "-cp",
+             f"{kafka_libs(version)}/*", str(SOURCE)], capture_output=True, text=True, timeout=JAVAC_TIMEOUT_S)
         if compiled.returncode != 0:
             raise RuntimeError(f"javac could not compile {SOURCE.name} against Kafka "
                                f"{version}:\n{(compiled.stdout + compiled.stderr)[-3000:]}")
