@@ -1,8 +1,11 @@
 """kafkawire's client logging in with SASL GSSAPI (Kerberos) against a real MIT KDC.
 
-The brokers are the SASL front of tests/support/sasl_front.py with its GSSAPI acceptor
-(tests/support/sasl_gssapi.py, the service keytab of kafka/localhost and kafka/127.0.0.1),
-proved by kafka-python in test_security_front.py. librdkafka's wheel has no GSSAPI, so the
+The brokers are Apache Kafka's GSSAPI listeners (Java's Krb5LoginModule with the service
+keytab of kafka/127.0.0.1) when the test broker is kafka, and the SASL front of
+tests/support/sasl_front.py with its GSSAPI acceptor (tests/support/sasl_gssapi.py, kafka/localhost
+and kafka/127.0.0.1) under Tansu and for what Kafka does not serve (raw tokens, a broker with a
+stale keytab, a session lifetime of the test's own), proved by kafka-python in
+test_security_front.py. KIP-368 also runs on Kafka's REAUTH listener. librdkafka's wheel has no GSSAPI, so the
 records kafkawire writes over a Kerberos login are compared with what librdkafka reads from
 the same broker logged in with SCRAM (and the other way round).
 

@@ -1,5 +1,7 @@
-"""kafkawire's client with SASL OAUTHBEARER against the SASL front (tests/support/sasl_front.py,
-proved by librdkafka in test_security_front.py): unsecured tokens (KIP-255), tokens from the
+"""kafkawire's client with SASL OAUTHBEARER against Apache Kafka (its unsecured validator on
+the SASL listeners, its JWKS validator on the OIDC ones, KIP-768) or, under Tansu and for MSK IAM
+and chosen validation rules, the SASL front (tests/support/sasl_front.py), proved by librdkafka
+in test_security_front.py: unsecured tokens (KIP-255), tokens from the
 client-credentials endpoint (KIP-768), a token file, a Python token provider and Amazon MSK
 IAM (tokens the front verifies with its own SigV4 check), over SASL_PLAINTEXT and SASL_SSL;
 what kafkawire writes librdkafka reads exactly and the other way round. SASL extensions

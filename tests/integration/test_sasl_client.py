@@ -1,5 +1,7 @@
-"""kafkawire's client over SASL_PLAINTEXT and SASL_SSL against the SASL front of
-tests/support/sasl_front.py (proved by librdkafka in test_security_front.py).
+"""kafkawire's client over SASL_PLAINTEXT and SASL_SSL against Apache Kafka's SASL listeners
+(when the test broker is kafka) or the SASL front of tests/support/sasl_front.py (under Tansu,
+and on every broker for what Kafka does not serve: raw tokens, hostile SCRAM iterations, chosen
+mechanism lists, Tansu's bogus SCRAM), proved by librdkafka in test_security_front.py.
 
 Every mechanism (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512), with credentials from a JAAS entry or
 librdkafka's username/password, logs in on every connection (metadata, admin, produce, fetch,

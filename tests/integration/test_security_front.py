@@ -10,6 +10,11 @@ missing or foreign client certificate, wrong password, unknown user, mechanism n
 bad client secret). librdkafka re-authenticates when the front grants a short session
 lifetime (KIP-368). A raw-socket client checks what librdkafka cannot show: error codes and
 messages on the wire, SaslAuthenticate v2 framing, and that an expired session is closed.
+
+When the test broker is kafka the shared fixtures (tls_broker, sasl_broker, gssapi_broker, ...)
+are Apache Kafka's own listeners, so the same checks hold Kafka and the fronts to one standard
+(the few places they differ say so), and the KIP-368 wire checks run against Kafka's REAUTH
+listener too, where the rules the front copies come from.
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
-"""kafkawire's client over TLS (security.protocol=SSL) against real TLS brokers: stunnel in
-front of Tansu (tests/support/tls_front.py), proved by librdkafka in test_security_front.py.
+"""kafkawire's client over TLS (security.protocol=SSL) against real TLS brokers: Apache Kafka's
+SSL and mutual-TLS listeners when the test broker is kafka, stunnel in front of Tansu
+(tests/support/tls_front.py) under Tansu and for the expired and wrong-host certificates,
+proved by librdkafka in test_security_front.py.
 
 Every store type we read (PEM files, PKCS12, inline PEM, librdkafka's names) connects for
 metadata, admin, produce, fetch and the group coordinator, and what we write librdkafka reads
