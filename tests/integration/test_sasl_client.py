@@ -362,3 +362,21 @@ def test_mechanism_the_listener_does_not_enable_lists_the_enabled_ones(sasl_ssl_
     assert set(listed.removeprefix("enables: ").split(", ")) == {  # in the broker's order
         "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"}
     assert "SASL_SSL" in text
+
+
+def test_kafka_idle_connection_outliving_its_session_logs_in_again(reauth_broker) -> None:
+    """A connection left idle past its session (a stream between triggers) re-authenticates
+    before its next request: Apache Kafka takes a SaslHandshake on an expired session as the
+    start of a re-authentication, where any other request closes the connection."""
+    from tests.conftest import REAUTH_MS
+
+    config = _config(reauth_broker, "SCRAM-SHA-256")
+    with BrokerConnection(*config.bootstrap_servers[0], config) as conn:
+        conn.request(METADATA, {"topics": []})
+        before = reauth_broker.stats
+        time.sleep(REAUTH_MS * 1.3 / 1000)
+        conn.request(METADATA, {"topics": []})
+        assert conn.connected and conn.authentications == 2
+    after = reauth_broker.stats
+    assert len(after.reauthentications) == len(before.reauthentications) + 1
+    assert after.expired_closes == before.expired_closes and after.logins == before.logins
