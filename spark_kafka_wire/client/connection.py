@@ -29,6 +29,7 @@ a connection never waits past the time an operation promised to end by.
 
 from __future__ import annotations
 
+import logging
 import socket
 import ssl
 import struct
@@ -50,7 +51,7 @@ from spark_kafka_wire.client.errors import (
     RequestTimeoutError,
     TlsHandshakeError,
 )
-from spark_kafka_wire.client.sasl.authenticate import authenticate, reauthentication_deadline
+from spark_kafka_wire.client.sasl.authenticate import authenticate, plan_reauthentication
 from spark_kafka_wire.client.tls import context_for, explain_verify_failure, peer_certificate
 from spark_kafka_wire.protocol import framing
 from spark_kafka_wire.protocol.engine import ApiSpec
@@ -63,6 +64,8 @@ from spark_kafka_wire.protocol.versions import (
     parse_api_versions,
     versions_for_release,
 )
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -136,6 +139,8 @@ class BrokerConnection:
         # the cluster's finalized features as this broker reported them (ApiVersions v3+)
         self.finalized_features: dict[str, int] = {}
         self._reauth_at: float | None = None  # KIP-368: when to log in again (monotonic)
+        self._reauth_reconnects = False  # ... on a new connection (plan_reauthentication)
+        self._logged_in = False  # this socket has logged in once: the next login re-authenticates
         self._throttled_until = 0.0  # KIP-219: no request before this (monotonic)
         self.throttled_s = 0.0  # seconds send() waited for throttles, in all
         self.authentications = 0  # SASL logins on this connection, re-authentications included
@@ -212,9 +217,13 @@ class BrokerConnection:
         """SASL right after ApiVersions (and TLS), before any other request; again when a
         KIP-368 session nears its end."""
         assert self.config.sasl is not None
+        started = time.monotonic()
         lifetime = authenticate(self, self.config.sasl, self.config.security_protocol)
         self.authentications += 1
-        self._reauth_at = reauthentication_deadline(lifetime)
+        plan = plan_reauthentication(lifetime, started, time.monotonic(), self._logged_in)
+        self._logged_in = True
+        self._reauth_at = None if plan is None else plan.at
+        self._reauth_reconnects = plan is not None and plan.reconnect
 
     def send_raw(self, token: bytes) -> None:
         """A SASL token outside Kafka's framing (after SaslHandshake v0): length, bytes."""
@@ -399,6 +408,8 @@ class BrokerConnection:
         self._in_flight.clear()
         self._generation += 1
         self._reauth_at = None
+        self._reauth_reconnects = False
+        self._logged_in = False
         self._rbuf.clear()
         self._unanswered.clear()
         self._unanswered_set.clear()
@@ -444,7 +455,14 @@ class BrokerConnection:
         if self._reauth_at is not None and not self._in_flight \
                 and time.monotonic() >= self._reauth_at:
             self._reauth_at = None
-            self._login_or_close()
+            if self._reauth_reconnects:  # a session too short to re-authenticate in
+                log.info("broker %s granted a SASL session too short to re-authenticate in "
+                         "(Kafka takes one re-authentication a second): logging in on a new "
+                         "connection", self.name)
+                self.close()
+                self.connect()
+            else:
+                self._login_or_close()
         if self.kafka07:
             raise ConfigurationError(
                 f"{spec.name} is not a Kafka 0.7 request (broker {self.name} is configured as "

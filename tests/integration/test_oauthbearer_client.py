@@ -377,3 +377,28 @@ def _eventually(check, timeout_s: float = 5.0) -> None:
     while not check():
         assert time.monotonic() < deadline, "the broker's log did not show it in time"
         time.sleep(0.05)
+
+
+def test_kafka_refreshed_token_on_reauthentication(reauth_broker, token_endpoint,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tokens that live 4 s on Apache Kafka's REAUTH listener (3 s sessions, each capped by its
+    token's expiry, KIP-368): one connection used for ~12 s logs in again before each session
+    ends, with a fresh token from the endpoint whenever the one it holds reached its refresh
+    time; Kafka's JWKS validator accepts each, finds no session expired, refuses nothing."""
+    monkeypatch.setattr(token_endpoint, "lifetime_s", 4)
+    config = _config(_oidc(reauth_broker, token_endpoint))
+    TOKENS.clear()
+    issued, before = len(token_endpoint.issued), reauth_broker.stats
+    with BrokerConnection(*config.bootstrap_servers[0], config) as conn:
+        deadline = time.monotonic() + 12
+        while time.monotonic() < deadline:
+            conn.request(METADATA, {"topics": []})
+            time.sleep(0.2)
+        assert conn.connected
+    after = reauth_broker.stats
+    assert len(token_endpoint.issued) - issued >= 3
+    assert len(after.reauthentications) - len(before.reauthentications) >= 3
+    assert after.expired_closes == before.expired_closes
+    assert len(after.failures) == len(before.failures)
+    assert {e.principal for e in after.authentications[len(before.authentications):]} == {
+        OAUTH_CLIENT_ID}

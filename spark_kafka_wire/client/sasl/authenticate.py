@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from spark_kafka_wire.client.errors import BrokerConnectionError, SaslAuthenticationError
@@ -208,6 +209,48 @@ def authenticate(link: Link, config: SaslConfig, security_protocol: str) -> int:
     if not mech.done:
         raise fail("the broker ended the exchange before it was complete")
     return lifetime
+
+
+#: Apache Kafka refuses a re-authentication that begins less than a second after the previous
+#: re-authentication began (KIP-368; KafkaChannel.maybeBeginServerReauthentication): the
+#: SaslHandshake then reaches its request handler, which answers ILLEGAL_SASL_STATE. A first
+#: login does not count.
+MIN_REAUTH_INTERVAL_S = 1.0
+#: How much later than the client Kafka may note the start of a re-authentication (the
+#: SaslHandshake's way to the broker), and how much of a session must be left when one begins.
+REAUTH_MARGIN_S = 0.1
+
+
+@dataclass(frozen=True)
+class ReauthPlan:
+    """When to log in again (monotonic), and whether on a new connection: when Kafka's one-second
+    minimum between re-authentications falls after the session ends (a session granted that
+    short, e.g. capped by a token about to expire), the connection cannot re-authenticate in
+    time, and any other request after the session's end would make the broker close it; a new
+    connection logs in afresh (with a token fetched anew once the old one is past its refresh
+    time)."""
+
+    at: float
+    reconnect: bool = False
+
+
+def plan_reauthentication(lifetime_ms: int, started: float, now: float,
+                          was_reauthentication: bool) -> ReauthPlan | None:
+    """The KIP-368 plan after a login that began at ``started`` and ended at ``now`` with a
+    session of ``lifetime_ms`` (0: none, None returned): at 85% of the session, no sooner than
+    MIN_REAUTH_INTERVAL_S after a re-authentication began, or on a new connection when that is
+    past the session's end."""
+    at = reauthentication_deadline(lifetime_ms, now)
+    if at is None:
+        return None
+    if not was_reauthentication:
+        return ReauthPlan(at)
+    earliest = started + MIN_REAUTH_INTERVAL_S + REAUTH_MARGIN_S
+    if at >= earliest:
+        return ReauthPlan(at)
+    if earliest <= now + lifetime_ms / 1000 - REAUTH_MARGIN_S:
+        return ReauthPlan(earliest)
+    return ReauthPlan(at, reconnect=True)
 
 
 def reauthentication_deadline(lifetime_ms: int, now: float | None = None) -> float | None:
