@@ -27,7 +27,7 @@ from tests.support.log_oracle import (
     decisions,
     read_log,
 )
-from tests.support.transactions import transactional_producer
+from tests.support.transactions import transactional_producer, wait_until_no_transaction_open
 
 pytestmark = pytest.mark.broker
 
@@ -91,6 +91,7 @@ def read(client, topic: str, start: int, end: int, **fetch: int) -> list:
 def test_interleaved_transactions_match_the_log_oracle(bootstrap, client, new_topic):
     topic = new_topic(1, "txn-mix")
     write_interleaved(bootstrap, topic)
+    wait_until_no_transaction_open(client, topic, 1)  # every marker written
     batches, high_watermark = read_log(bootstrap, topic, 0)
     # The scenario is what it says: both fates, plain data between, every transaction ended.
     assert set(decisions(batches).values()) == {True, False}
@@ -170,6 +171,7 @@ def test_aborted_transactions_the_broker_lists_are_dropped_by_the_list(
     partitions = 3
     topic = new_topic(partitions, "txn-lists")
     write_across_partitions(bootstrap, topic)
+    wait_until_no_transaction_open(client, topic, partitions)  # every marker written
     rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
     oracle = consume_all(rc, topic, 60) if broker_kind == "kafka" else []
     for p in range(partitions):

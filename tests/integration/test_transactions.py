@@ -57,7 +57,7 @@ from tests.support.apache_kafka import topic_on
 from tests.support.id_oracle import assert_exactly_once
 from tests.support.librdkafka import consume_all
 from tests.support.log_oracle import committed_records, decisions, read_log
-from tests.support.transactions import task_transaction
+from tests.support.transactions import task_transaction, wait_until_no_transaction_open
 from tests.support.txn_log_oracle import assert_committed_exactly_once
 from tests.support.write_support import stored_batches
 
@@ -87,10 +87,34 @@ def _latest(client: KafkaClient, topic: str, isolation: int, partition: int = 0)
     return resolve_offsets(client, {tp: LATEST}, isolation)[tp]
 
 
+MARKERS_WITHIN_S = 10.0
+"""How long the coordinator may take to write a transaction's markers after EndTxn answered:
+Kafka answers EndTxn before the markers are written (KIP-98's second phase), and until a
+partition's marker is written its last stable offset stays before the transaction."""
+
+
+def _ended_at(client: KafkaClient, topic: str, partition: int = 0) -> int:
+    """The read_committed end of ``topic``-``partition`` once the transaction that EndTxn just
+    ended has its marker there (the end reaches the high watermark); AssertionError after
+    MARKERS_WITHIN_S."""
+    deadline = time.monotonic() + MARKERS_WITHIN_S
+    while True:
+        stable = _latest(client, topic, READ_COMMITTED, partition)
+        end = _latest(client, topic, READ_UNCOMMITTED, partition)
+        if stable == end:
+            return stable
+        assert time.monotonic() < deadline, (
+            f"no marker ends the transaction on {topic}-{partition} {MARKERS_WITHIN_S}s after "
+            f"EndTxn: last stable offset {stable}, high watermark {end}")
+        time.sleep(0.05)
+
+
 def _committed_values(bootstrap: str, client: KafkaClient, topic: str, partition: int = 0
                       ) -> list[bytes]:
-    """kafkawire's read_committed reader, checked against the log-walking oracle."""
-    end = _latest(client, topic, READ_COMMITTED, partition)
+    """kafkawire's read_committed reader, checked against the log-walking oracle, once the
+    partition's last transaction has its marker (called after EndTxn, which answers before the
+    markers are written)."""
+    end = _ended_at(client, topic, partition)
     rows: list[bytes] = []
     for chunk in fetch_range(client, topic, partition, 0, end,
                              FetchSettings(isolation_level=READ_COMMITTED)):
@@ -135,7 +159,7 @@ def test_an_aborted_transaction_leaves_nothing_for_read_committed(bootstrap, cli
     txn = producer.open_transaction()
     assert txn is not None
     end_transaction(client, txn, commit=False)
-    assert _latest(client, topic, READ_COMMITTED) == 21  # the abort marker ends it
+    assert _ended_at(client, topic) == 21  # the abort marker ends it
     assert _committed_values(bootstrap, client, topic) == []
     if broker_kind == "kafka":
         rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
@@ -167,24 +191,6 @@ def test_a_new_holder_of_the_transactional_id_fences_the_old_one(bootstrap, clie
     assert _committed_values(bootstrap, client, topic) == [b"retry-%d" % i for i in range(5)]
 
 
-def _wait_for_read_committed_end(client: KafkaClient, topic: str, partitions: int,
-                                 within_s: float) -> float:
-    """Seconds until every partition's read_committed end (last stable offset) reaches its
-    high watermark, i.e. no transaction is open on the topic; AssertionError after
-    ``within_s``."""
-    began = time.monotonic()
-    tps = [(topic, p) for p in range(partitions)]
-    while True:
-        stable = resolve_offsets(client, dict.fromkeys(tps, LATEST), READ_COMMITTED)
-        ends = resolve_offsets(client, dict.fromkeys(tps, LATEST), READ_UNCOMMITTED)
-        if stable == ends:
-            return time.monotonic() - began
-        assert time.monotonic() - began < within_s, (
-            f"a transaction is still open on {topic} after {within_s}s: last stable offsets "
-            f"{stable}, high watermarks {ends}")
-        time.sleep(0.1)
-
-
 def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder(
         bootstrap, client, new_topic, broker_kind):
     """A task killed with its transaction open. Kafka's coordinator aborts the transaction
@@ -205,7 +211,7 @@ def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder
     assert abandoned is not None
     assert _latest(client, topic, READ_COMMITTED) == 0  # open: readers stop before it
     if broker_kind == "kafka":
-        waited = _wait_for_read_committed_end(client, topic, 1, within_s=ABORTED_WITHIN_S)
+        waited = wait_until_no_transaction_open(client, topic, 1, within_s=ABORTED_WITHIN_S)
         assert time.monotonic() - began >= TIMEOUT_MS / 1000 - 0.1, "aborted before its timeout"
         assert _latest(client, topic, READ_COMMITTED) == 4  # 3 records + the ABORT marker
         batches, _ = read_log(bootstrap, topic, 0)
@@ -270,7 +276,7 @@ def test_the_sink_recovers_from_a_dead_write_through_the_transaction_timeout(
                              partitions) for i in range(2)]
     assert _latest(client, topic, READ_COMMITTED) < _latest(client, topic, READ_UNCOMMITTED)
 
-    _wait_for_read_committed_end(client, topic, partitions, within_s=ABORTED_WITHIN_S)
+    wait_until_no_transaction_open(client, topic, partitions, within_s=ABORTED_WITHIN_S)
     assert_exactly_once(bootstrap, topic, range(200), rc)  # batch 0, nothing of batch 1
     for message in dead:  # the dead driver's EndTxn(commit), had it come now, is refused
         assert message.transaction is not None
@@ -382,7 +388,7 @@ def test_every_partition_is_added_before_it_is_written(bootstrap, client, new_to
     assert txn is not None and sorted(txn.partitions) == [(topic, p) for p in range(3)]
     end_transaction(client, txn, commit=True)
     for p in range(3):
-        assert _latest(client, topic, READ_COMMITTED, p) == p + 2
+        assert _ended_at(client, topic, p) == p + 2
         assert _committed_values(bootstrap, client, topic, p) == [b"p%d" % p] * (p + 1)
 
 

@@ -3,6 +3,7 @@ exactly-once write task's steps without Spark (``task_transaction``)."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import replace
 
@@ -11,6 +12,13 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.offsets import (
+    LATEST,
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    resolve_offsets,
+)
 from spark_kafka_wire.client.producer import Producer
 from spark_kafka_wire.sink.batch_writer import KafkaWriteCommitMessage
 from spark_kafka_wire.sink.exactly_once import (
@@ -46,7 +54,8 @@ def committed_then_open(bootstrap: str, topic: str) -> ck.Producer:
 
 
 def committed_aborted_committed(bootstrap: str, topic: str) -> None:
-    """c0 c1 committed, a0 a1 aborted, c2 committed: 5 records and 3 markers (end offset 8)."""
+    """c0 c1 committed, a0 a1 aborted, c2 committed: 5 records and 3 markers (end offset 8),
+    every marker written when it returns."""
     p = transactional_producer(bootstrap)
     for values, commit in (([b"c0", b"c1"], True), ([b"a0", b"a1"], False), ([b"c2"], True)):
         p.begin_transaction()
@@ -54,6 +63,10 @@ def committed_aborted_committed(bootstrap: str, topic: str) -> None:
             p.produce(topic, value=v, partition=0)
         p.flush(20)
         p.commit_transaction(20) if commit else p.abort_transaction(20)
+    # the last commit returned before its marker was written (each earlier one was written
+    # before the next transaction could add the partition): the layout is exact once it is
+    with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
+        wait_until_no_transaction_open(client, topic, 1)
 
 
 def task_transaction(client: KafkaClient, options: SinkOptions, prefix: str, task: int,
@@ -78,3 +91,22 @@ def task_transaction(client: KafkaClient, options: SinkOptions, prefix: str, tas
                                                            marker_metadata(batch))})
     return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
                                    producer.producer_id, txn, batch=batch)
+
+
+def wait_until_no_transaction_open(client: KafkaClient, topic: str, partitions: int,
+                                   within_s: float = 10.0) -> float:
+    """Seconds until every partition's read_committed end (last stable offset) reaches its
+    high watermark, i.e. no transaction is open on the topic and every ended one has its
+    markers (Kafka answers EndTxn, and librdkafka's commit_transaction returns, before the
+    coordinator has written them); AssertionError after ``within_s``."""
+    began = time.monotonic()
+    tps = [(topic, p) for p in range(partitions)]
+    while True:
+        stable = resolve_offsets(client, dict.fromkeys(tps, LATEST), READ_COMMITTED)
+        ends = resolve_offsets(client, dict.fromkeys(tps, LATEST), READ_UNCOMMITTED)
+        if stable == ends:
+            return time.monotonic() - began
+        assert time.monotonic() - began < within_s, (
+            f"a transaction is still open on {topic} after {within_s}s: last stable offsets "
+            f"{stable}, high watermarks {ends}")
+        time.sleep(0.1)
