@@ -27,6 +27,7 @@ from spark_kafka_wire.client.offsets import (
 from spark_kafka_wire.protocol.records import ATTR_TRANSACTIONAL
 from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records
 from tests.support.librdkafka import consume_all, produce
+from tests.support.transactions import wait_until_no_transaction_open
 from tests.support.txn_log_oracle import assert_committed_exactly_once
 from tests.support.write_support import stored_batches
 
@@ -86,9 +87,12 @@ def test_a_failed_write_leaves_nothing_visible(spark, bootstrap, client, new_top
     df = id_dataframe(spark, 4000, partitions=4).withColumn("value", fail_late("value"))
     with pytest.raises(Exception, match="task failed on purpose"):
         _write(df, bootstrap, topic, prefix, **{"kafka.linger.ms": "0", "kafka.batch.size": "1000"})
+    # nothing left open: the driver's aborts end every transaction (their markers are
+    # written moments after EndTxn answers; one left open would hold readers for its timeout)
+    wait_until_no_transaction_open(client, topic, 2)
     written = _ends(client, topic, 2, READ_UNCOMMITTED)
     assert sum(written.values()) > 0  # rows did reach the log before the failure
-    assert _ends(client, topic, 2, READ_COMMITTED) == written  # nothing left open
+    assert _ends(client, topic, 2, READ_COMMITTED) == written
     assert _committed_ids(spark, bootstrap, topic) == []
     assert_committed_exactly_once(bootstrap, topic, [])  # the log-walking oracle agrees
     if broker_kind == "kafka":
