@@ -202,6 +202,10 @@ def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder
     the classic one). Tansu never enforces the timeout: the transaction
     blocks read_committed readers until the transactional id is initialised again (the task's
     retry, or the driver's abort), which aborts it."""
+    if broker_kind == "external":
+        pytest.skip("checks the test broker's own answer to an abandoned transaction (Kafka "
+                    "aborts it at its timeout, Tansu never does); an external cluster's kind "
+                    "is not guessed")
     topic = new_topic(1, "txn")
     tid = f"tx-{uuid.uuid4().hex[:10]}"
     left = Producer(client, _txn_settings(tid, transaction_timeout_ms=TIMEOUT_MS))
