@@ -28,14 +28,11 @@ from dataclasses import dataclass, replace
 from spark_kafka_wire.client.cluster import check_topic_name
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.producer import (
-    DEFAULT_PARTITIONER,
-    MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
-    PARTITIONERS,
-    ProduceSettings,
-)
+from spark_kafka_wire.client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
 from spark_kafka_wire.options import (
+    DEFAULT_PARTITIONER,
     MAX_WIRE_STRING,
+    PARTITIONERS,
     SINK,
     bool_value,
     client_config,

@@ -18,10 +18,6 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
-from spark_kafka_wire.client.offsets import (
-    READ_COMMITTED,
-    READ_UNCOMMITTED,
-)
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SOURCE,
@@ -29,6 +25,8 @@ from spark_kafka_wire.options import (
     Use,
     bool_value,
     client_config,
+    fetch_settings,
+    fetch_settings07,
     given,
     int_value,
     lower_keys,
@@ -97,36 +95,6 @@ class SourceOptions:
 
 def include_headers(options: Mapping[str, str]) -> bool:
     return bool_value(lower_keys(options), "includeHeaders")
-
-
-def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
-    """Fetch sizes, CRC checks and isolation level from lower-cased ``kafka.*`` options (a
-    query's, or the CLI's --command-config)."""
-    isolation = text_value(opts, "kafka.isolation.level").strip().lower()
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise ConfigurationError(
-            f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
-    return FetchSettings(
-        max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
-        fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
-        max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
-        min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
-        isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
-        check_crcs=bool_value(opts, "kafka.check.crcs"),
-        max_decompressed_bytes=optional_int(opts, "kafka.fetch.max.decompressed.bytes"),
-    )
-
-
-def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
-    """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
-    kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
-    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs and
-    kafka.fetch.max.decompressed.bytes as for 0.8+."""
-    return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
-                           max_fetch_size=max(fetch.fetch_max_bytes,
-                                              fetch.max_partition_fetch_bytes),
-                           check_crcs=fetch.check_crcs,
-                           max_decompressed_size=fetch.max_decompressed_bytes)
 
 
 def check_trigger_limits(opts: Mapping[str, str]) -> None:
