@@ -17,7 +17,7 @@ from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
-from spark_kafka_wire.client.offsets import READ_COMMITTED, READ_UNCOMMITTED
+from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.options.files import check_security_spelling
 from spark_kafka_wire.options.security import sasl_config, tls_config, zookeeper_security
@@ -150,7 +150,7 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
     """Fetch sizes, CRC checks and isolation level from lower-cased ``kafka.*`` options (a
     query's, or the CLI's --command-config)."""
     isolation = text_value(opts, "kafka.isolation.level").strip().lower()
-    if isolation not in ("read_uncommitted", "read_committed"):
+    if isolation not in ISOLATION_LEVELS:
         raise ConfigurationError(
             f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
     return FetchSettings(
@@ -158,7 +158,7 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
         fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
         max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
         min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
-        isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
+        isolation_level=ISOLATION_LEVELS[isolation],
         check_crcs=bool_value(opts, "kafka.check.crcs"),
         max_decompressed_bytes=optional_int(opts, "kafka.fetch.max.decompressed.bytes"),
     )

@@ -319,7 +319,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.sasl.login.refresh.buffer.seconds", EVERYWHERE, kind=Kind.INT, default=300,
            doc="replace a token at least this long before it expires (0-3600)"),
     # ------------------------------------------------------ GSSAPI (Kerberos)
-    Option("kafka.sasl.kerberos.service.name", EVERYWHERE, default_doc="`kafka`",
+    Option("kafka.sasl.kerberos.service.name", EVERYWHERE, default="kafka",
            doc="GSSAPI: the first part of the brokers' Kerberos principals "
            "(`kafka/<broker host>@REALM`); the broker's host is the one connected to, so "
            "`kafka.bootstrap.servers` and the advertised listeners must use the names in the "
@@ -469,13 +469,23 @@ OPTIONS: tuple[Option, ...] = (
            "transactions the broker lists as aborted are dropped at once, the others are held "
            "until their marker is read, past the range end if need be, so the read is exact "
            "on brokers that list none (Tansu)"),
-    Option("fetchOffset.numRetries", SOURCE, kind=Kind.INT, minimum=1,
+    # Two contexts, two defaults: Spark's 3 attempts 1000 ms apart are what a stream uses when
+    # it asks again for latest offsets below where its batch begins (stream_reader.py); the
+    # driver's offset lookups, unless the option is given, keep the client's own retry rule
+    # (a time budget), which covers more than Spark's count.
+    Option("fetchOffset.numRetries", SOURCE, kind=Kind.INT, default=3, minimum=1,
+           default_doc="`3` for a stream's second look at latest offsets; unset, offset "
+           "lookups use the client's retries",
            doc="driver-side offset lookups: number of attempts. Unset, the client's own retries "
            "apply (for up to `kafka.request.timeout.ms`, backoff `kafka.retry.backoff.ms` "
-           "doubling up to `kafka.retry.backoff.max.ms`)"),
-    Option("fetchOffset.retryIntervalMs", SOURCE, kind=Kind.INT,
+           "doubling up to `kafka.retry.backoff.max.ms`); a stream asks again this many times "
+           "for latest offsets below where its batch begins (Spark's rule and default)"),
+    Option("fetchOffset.retryIntervalMs", SOURCE, kind=Kind.INT, default=1000,
+           default_doc="`1000` for a stream's second look at latest offsets; unset, offset "
+           "lookups use the client's backoff",
            doc="driver-side offset lookups: a fixed pause between attempts, in ms. Unset, the "
-           "client's backoff applies"),
+           "client's backoff applies; a stream's second look at latest offsets waits this long "
+           "between attempts (Spark's default)"),
     Option("groupIdPrefix", SOURCE, default="spark-kafka-relation",
            doc="accepted for Spark's kafka format, where it names the consumer group Spark "
            "generates; kafkawire joins no group and commits offsets only for `kafka.group.id` "

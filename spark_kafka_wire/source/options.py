@@ -23,16 +23,19 @@ from spark_kafka_wire.options import (
     SOURCE,
     Option,
     Use,
+    bool_default,
     bool_value,
     client_config,
     fetch_settings,
     fetch_settings07,
     given,
+    int_default,
     int_value,
     lower_keys,
     option,
     optional_int,
     options_for,
+    text_default,
     text_value,
     wire_text,
     with_config_file,
@@ -67,18 +70,19 @@ class SourceOptions:
     # Driver-side offset lookups: the task client's settings, with fetchOffset.numRetries and
     # fetchOffset.retryIntervalMs applied when given.
     planner_client: ClientConfig | None = None
-    fail_on_data_loss: bool = True
+    fail_on_data_loss: bool = bool_default("failOnDataLoss")
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     # maxOffsetRangesPerPartition: at most this many ranges in one task (1: no packing)
     max_ranges_per_partition: int | None = None
-    include_headers: bool = False
+    include_headers: bool = bool_default("includeHeaders")
     group_id: str | None = None
-    group_id_prefix: str = "spark-kafka-relation"
-    # Spark's fetchOffset.numRetries / retryIntervalMs as given (or Spark's defaults): a stream
-    # asks again this way when a latest offset is below where its batch begins.
-    offset_fetch_attempts: int = 3
-    offset_fetch_interval_ms: int = 1000
+    group_id_prefix: str = text_default("groupIdPrefix")
+    # Spark's fetchOffset.numRetries / retryIntervalMs as given (or the table's defaults,
+    # Spark's): a stream asks again this way when a latest offset is below where its batch
+    # begins.
+    offset_fetch_attempts: int = int_default("fetchOffset.numRetries")
+    offset_fetch_interval_ms: int = int_default("fetchOffset.retryIntervalMs")
     # Kafka 0.7 brokers (client.kafka07): their FETCH sizes, from the same options
     fetch07: FetchSettings07 | None = None
 
@@ -167,8 +171,8 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         include_headers=bool_value(opts, "includeHeaders"),
         group_id=group_id,
         group_id_prefix=text_value(opts, "groupIdPrefix"),
-        offset_fetch_attempts=3 if attempts is None else attempts,
-        offset_fetch_interval_ms=1000 if interval is None else interval,
+        offset_fetch_attempts=int_value(opts, "fetchOffset.numRetries"),
+        offset_fetch_interval_ms=int_value(opts, "fetchOffset.retryIntervalMs"),
         fetch07=fetch_settings07(fetch) if client.kafka07 else None,
     )
 
@@ -187,14 +191,17 @@ class GroupStart:
     """``startingOffsets=group``: the group's committed offsets, earliest where none."""
 
 
+_DELAY = option("maxTriggerDelay")
+
+
 @dataclass(frozen=True)
 class StreamOptions:
     source: SourceOptions  # its ``ending`` is unused by streams
     starting: Limit | GroupStart
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
-    max_trigger_delay_ms: int = 15 * 60_000
-    commit_offsets: str = "none"
+    max_trigger_delay_ms: int = parse_duration_ms(text_default(_DELAY), _DELAY.name)
+    commit_offsets: str = text_default("commitOffsets")
     group_id: str | None = None
     zookeeper_connect: str | None = None
     # how to reach it (zookeeper.ssl.*, zookeeper.sasl.jaas.config); the repr hides secrets
@@ -266,14 +273,13 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):
         raise ConfigurationError(
             f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])")
-    delay = option("maxTriggerDelay")
     check_trigger_limits(opts)
     return StreamOptions(
         source=source,
         starting=starting,
         max_offsets_per_trigger=optional_int(opts, "maxOffsetsPerTrigger"),
         min_offsets_per_trigger=optional_int(opts, "minOffsetsPerTrigger"),
-        max_trigger_delay_ms=parse_duration_ms(text_value(opts, delay), delay.name),
+        max_trigger_delay_ms=parse_duration_ms(text_value(opts, _DELAY), _DELAY.name),
         commit_offsets=commit,
         group_id=group_id,
         zookeeper_connect=zk.strip() if zk else None,

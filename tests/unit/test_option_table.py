@@ -36,7 +36,8 @@ PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options
            "source/limits.py", "sink/options.py")
 # Functions whose argument names an option of the table (options/table.py, options/values.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
-             "bool_value": 1, "wire_text": 1}
+             "bool_value": 1, "wire_text": 1, "text_default": 0, "int_default": 0,
+             "bool_default": 0}
 NAMES = {o.name for o in OPTIONS}
 KEYS = {o.key: o.name for o in OPTIONS}
 SOURCE_BASE = {"kafka.bootstrap.servers": "h:9092", "subscribe": "a"}
