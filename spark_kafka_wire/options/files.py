@@ -55,7 +55,6 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
     return {**taken, **{k: v for k, v in opts.items() if k != option("kafkaConfigFile").key}}
 
 
-
 def known_client_configs() -> frozenset[str]:
     """Every Kafka client setting name (no ``kafka.`` prefix, lower case) that is not a typo:
     the ``kafka.*`` options kafkawire reads, refuses or ignores, and the Java clients' own."""

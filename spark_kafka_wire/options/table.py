@@ -32,8 +32,6 @@ PARTITIONERS = (
 DEFAULT_PARTITIONER = "murmur2_random"
 
 
-
-
 class Use(Flag):
     """Where an option is read: batch and streaming reads, batch and streaming writes."""
 
@@ -655,8 +653,6 @@ def option(name: str) -> Option:
 def options_for(use: Use) -> list[Option]:
     """The options read somewhere in ``use`` (refused and ignored ones left out)."""
     return [o for o in OPTIONS if o.uses & use and o.refused is None]
-
-
 
 
 def accepted_kafka_keys(use: Use) -> set[str]:

@@ -28,7 +28,6 @@ def lower_keys(options: Mapping[str, str]) -> dict[str, str]:
     return {k.lower(): v if isinstance(v, str) else str(v) for k, v in options.items()}
 
 
-
 def given(opts: Mapping[str, str], name: Option | str) -> str | None:
     """The raw value when the option is set."""
     return opts.get(entry(name).key)
