@@ -44,7 +44,8 @@ lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
 	$(PY) -m mypy
 
-# The README's option tables, from the table in spark_kafka_wire/options.py (a test checks them).
+# The README's option tables, from the table in spark_kafka_wire/options/table.py (a test checks
+# them).
 docs: $(STAMP)
 	$(PY) -m spark_kafka_wire.option_tables README.md
 

@@ -1,4 +1,5 @@
-"""The README's option tables, rendered from :data:`spark_kafka_wire.options.OPTIONS`.
+"""The README's option tables, rendered from :data:`spark_kafka_wire.options.OPTIONS`
+(``options/table.py``).
 
 The README marks each generated part with a pair of comments, ``<!-- options:read -->`` …
 ``<!-- /options:read -->``; ``make docs`` (``python -m spark_kafka_wire.option_tables``)
@@ -16,7 +17,16 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-from spark_kafka_wire.options import EVERYWHERE, NOWHERE, OPTIONS, SINK, SOURCE, Kind, Option, Use
+from spark_kafka_wire.options.table import (
+    EVERYWHERE,
+    NOWHERE,
+    OPTIONS,
+    SINK,
+    SOURCE,
+    Kind,
+    Option,
+    Use,
+)
 
 _HEADER = "| option | default | meaning |\n|---|---|---|\n"
 _WHERE = {EVERYWHERE: "reads and writes", SOURCE: "reads", SINK: "writes"}

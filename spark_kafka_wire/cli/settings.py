@@ -28,13 +28,13 @@ from spark_kafka_wire.options import (
     Use,
     client_config,
     config_file_options,
+    fetch_settings,
     lower_keys,
     option,
     unknown_client_configs,
     zookeeper_security,
 )
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
-from spark_kafka_wire.source.options import fetch_settings
 
 log = logging.getLogger(__name__)
 

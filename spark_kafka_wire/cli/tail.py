@@ -41,9 +41,9 @@ from spark_kafka_wire.client.kafka07.cluster import MAX_SEGMENTS, Kafka07Cluster
 from spark_kafka_wire.client.kafka07.cluster import read_range as read_range07
 from spark_kafka_wire.client.kafka07.offsets import offsets_before
 from spark_kafka_wire.client.offsets import LATEST
+from spark_kafka_wire.options import fetch_settings07
 from spark_kafka_wire.protocol.kafka07 import LATEST_TIME
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
-from spark_kafka_wire.source.options import fetch_settings07
 
 FORMATS = ("table", "json", "csv")
 FOLLOW_POLL_S = 0.5  # how often --follow asks for each partition's end

@@ -1,4 +1,8 @@
-"""Client settings, named after the Java client's (the ``kafka.`` prefix removed)."""
+"""Client settings, named after the Java client's (the ``kafka.`` prefix removed).
+
+Their defaults are the option table's (``options/table.py``), so a ClientConfig built here
+connects as a query given no such option does, and the README says what the code does.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.options.table import INT32_MAX, bool_default, int_default, text_default
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.versions import is_kafka07
 
@@ -79,23 +84,23 @@ class ClientConfig:
     """Everything a connection needs; small and picklable so it travels inside Spark tasks."""
 
     bootstrap_servers: tuple[tuple[str, int], ...]
-    client_id: str = "spark-kafka-wire"
-    request_timeout_ms: int = 30_000
-    connect_timeout_ms: int = 10_000
+    client_id: str = text_default("kafka.client.id")
+    request_timeout_ms: int = int_default("kafka.request.timeout.ms")
+    connect_timeout_ms: int = int_default("kafka.socket.connection.setup.timeout.ms")
     # retriable failures are retried within a time budget (cluster.py); a count may also bound
-    # them (Spark's fetchOffset.numRetries)
-    retries: int = 2_147_483_647
-    retry_backoff_ms: int = 100
-    retry_backoff_max_ms: int = 1_000
-    metadata_max_age_ms: int = 300_000
+    # them (Spark's fetchOffset.numRetries, given: driver-side lookups only); by default none
+    retries: int = INT32_MAX
+    retry_backoff_ms: int = int_default("kafka.retry.backoff.ms")
+    retry_backoff_max_ms: int = int_default("kafka.retry.backoff.max.ms")
+    metadata_max_age_ms: int = int_default("kafka.metadata.max.age.ms")
     # librdkafka's api.version.request / broker.version.fallback: with the first off, send no
     # ApiVersions and use the versions of the named broker release (for 0.8/0.9 brokers).
-    api_version_request: bool = True
-    broker_version_fallback: str = "0.10.0"
+    api_version_request: bool = bool_default("kafka.api.version.request")
+    broker_version_fallback: str = text_default("kafka.broker.version.fallback")
     # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; with SSL/SASL_SSL every connection is
     # wrapped with ``tls``, with SASL_* it logs in with ``sasl`` (never None then). The reprs
     # of TlsConfig and SaslConfig hide the key and the password, so this one is safe to print.
-    security_protocol: str = "PLAINTEXT"
+    security_protocol: str = text_default("kafka.security.protocol")
     tls: TlsConfig | None = None
     sasl: SaslConfig | None = None
     # Kafka 0.7 only (broker_version_fallback 0.7.x): the ZooKeeper the driver reads the

@@ -43,12 +43,14 @@ from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.offsets import (
     EARLIEST,
+    ISOLATION_LEVELS,
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     fetch_body,
     resolve_offsets,
 )
+from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     ErrorSpec,
@@ -92,12 +94,14 @@ def report_data_loss(topic: str, partition: int, start: int, end: int, reason: s
 
 @dataclass(frozen=True)
 class FetchSettings:
-    max_partition_fetch_bytes: int = 1 << 20
-    fetch_max_bytes: int = 50 << 20
-    max_wait_ms: int = 500
-    min_bytes: int = 1
-    isolation_level: int = READ_UNCOMMITTED
-    check_crcs: bool = True
+    """A read's Fetch sizes, CRC checks and isolation level; defaults: the option table's."""
+
+    max_partition_fetch_bytes: int = int_default("kafka.max.partition.fetch.bytes")
+    fetch_max_bytes: int = int_default("kafka.fetch.max.bytes")
+    max_wait_ms: int = int_default("kafka.fetch.max.wait.ms")
+    min_bytes: int = int_default("kafka.fetch.min.bytes")
+    isolation_level: int = ISOLATION_LEVELS[text_default("kafka.isolation.level")]
+    check_crcs: bool = bool_default("kafka.check.crcs")
     # kafka.fetch.max.decompressed.bytes; None: derived from the fetch size (entries.py)
     max_decompressed_bytes: int | None = None
 

@@ -36,6 +36,8 @@ EARLIEST = -2
 LATEST = -1
 READ_UNCOMMITTED = 0
 READ_COMMITTED = 1
+# kafka.isolation.level's values
+ISOLATION_LEVELS = {"read_uncommitted": READ_UNCOMMITTED, "read_committed": READ_COMMITTED}
 PROBE_WAIT_MS = 100
 
 

@@ -35,6 +35,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.options.table import text_default
 
 STORE_TYPES = ("JKS", "PKCS12", "PEM")
 # Java's names (ssl.enabled.protocols, ssl.protocol) -> Python's.
@@ -65,7 +66,8 @@ class TlsConfig:
     cadata: str | None = None  # PEM CA certificates; None trusts the system's default CAs
     cert_chain: bytes | None = None  # PEM: the client certificate, then its chain
     key: bytes | None = field(default=None, repr=False)
-    check_hostname: bool = True
+    # kafka.ssl.endpoint.identification.algorithm=https (and ZooKeeper's own setting, true)
+    check_hostname: bool = text_default("kafka.ssl.endpoint.identification.algorithm") == "https"
     min_version: str | None = None  # a key of PROTOCOL_VERSIONS
     max_version: str | None = None
     ciphers: str | None = None  # OpenSSL cipher list, as librdkafka's ssl.cipher.suites

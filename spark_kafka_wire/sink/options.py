@@ -28,15 +28,14 @@ from dataclasses import dataclass, replace
 from spark_kafka_wire.client.cluster import check_topic_name
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.producer import (
-    DEFAULT_PARTITIONER,
-    MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
-    PARTITIONERS,
-    ProduceSettings,
-)
+from spark_kafka_wire.client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
+from spark_kafka_wire.client.producer.settings import parse_acks
 from spark_kafka_wire.options import (
+    DEFAULT_PARTITIONER,
     MAX_WIRE_STRING,
+    PARTITIONERS,
     SINK,
+    bool_default,
     bool_value,
     client_config,
     given,
@@ -57,8 +56,8 @@ class TopicCreation:
     """How a missing topic is created: by the broker on metadata requests (auto), or by
     CreateTopics (explicit); -1 = the broker's default."""
 
-    auto: bool = False
-    explicit: bool = False
+    auto: bool = bool_default("kafka.allow.auto.create.topics")
+    explicit: bool = bool_default("createTopic")
     partitions: int = -1
     replication_factor: int = -1
 
@@ -72,15 +71,6 @@ class SinkOptions:
     create: TopicCreation = TopicCreation()
     # kafka.transactional.id: exactly-once writes, each task's transactional id starts with it
     transactional_prefix: str | None = None
-
-
-def _acks(raw: str) -> int:
-    v = raw.strip().lower()
-    if v in ("all", "-1"):
-        return -1
-    if v in ("0", "1"):
-        return int(v)
-    raise ConfigurationError(f"kafka.acks must be 0, 1 or all, got {raw!r}")
 
 
 def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) -> bool | None:
@@ -179,7 +169,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
             f"kafka.partitioner must be one of {', '.join(PARTITIONERS)} (librdkafka's names), "
             f"got {raw_partitioner!r}"
         )
-    acks = _acks(text_value(opts, "kafka.acks"))
+    acks = parse_acks(text_value(opts, "kafka.acks"))
     retries = int_value(opts, "kafka.retries")
     in_flight = int_value(opts, "kafka.max.in.flight.requests.per.connection")
     linger = int_value(opts, "kafka.linger.ms")

@@ -18,23 +18,24 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
-from spark_kafka_wire.client.offsets import (
-    READ_COMMITTED,
-    READ_UNCOMMITTED,
-)
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SOURCE,
     Option,
     Use,
+    bool_default,
     bool_value,
     client_config,
+    fetch_settings,
+    fetch_settings07,
     given,
+    int_default,
     int_value,
     lower_keys,
     option,
     optional_int,
     options_for,
+    text_default,
     text_value,
     wire_text,
     with_config_file,
@@ -69,18 +70,19 @@ class SourceOptions:
     # Driver-side offset lookups: the task client's settings, with fetchOffset.numRetries and
     # fetchOffset.retryIntervalMs applied when given.
     planner_client: ClientConfig | None = None
-    fail_on_data_loss: bool = True
+    fail_on_data_loss: bool = bool_default("failOnDataLoss")
     min_partitions: int | None = None
     max_records_per_partition: int | None = None
     # maxOffsetRangesPerPartition: at most this many ranges in one task (1: no packing)
     max_ranges_per_partition: int | None = None
-    include_headers: bool = False
+    include_headers: bool = bool_default("includeHeaders")
     group_id: str | None = None
-    group_id_prefix: str = "spark-kafka-relation"
-    # Spark's fetchOffset.numRetries / retryIntervalMs as given (or Spark's defaults): a stream
-    # asks again this way when a latest offset is below where its batch begins.
-    offset_fetch_attempts: int = 3
-    offset_fetch_interval_ms: int = 1000
+    group_id_prefix: str = text_default("groupIdPrefix")
+    # Spark's fetchOffset.numRetries / retryIntervalMs as given (or the table's defaults,
+    # Spark's): a stream asks again this way when a latest offset is below where its batch
+    # begins.
+    offset_fetch_attempts: int = int_default("fetchOffset.numRetries")
+    offset_fetch_interval_ms: int = int_default("fetchOffset.retryIntervalMs")
     # Kafka 0.7 brokers (client.kafka07): their FETCH sizes, from the same options
     fetch07: FetchSettings07 | None = None
 
@@ -97,36 +99,6 @@ class SourceOptions:
 
 def include_headers(options: Mapping[str, str]) -> bool:
     return bool_value(lower_keys(options), "includeHeaders")
-
-
-def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
-    """Fetch sizes, CRC checks and isolation level from lower-cased ``kafka.*`` options (a
-    query's, or the CLI's --command-config)."""
-    isolation = text_value(opts, "kafka.isolation.level").strip().lower()
-    if isolation not in ("read_uncommitted", "read_committed"):
-        raise ConfigurationError(
-            f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
-    return FetchSettings(
-        max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
-        fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
-        max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
-        min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
-        isolation_level=READ_COMMITTED if isolation == "read_committed" else READ_UNCOMMITTED,
-        check_crcs=bool_value(opts, "kafka.check.crcs"),
-        max_decompressed_bytes=optional_int(opts, "kafka.fetch.max.decompressed.bytes"),
-    )
-
-
-def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
-    """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
-    kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
-    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs and
-    kafka.fetch.max.decompressed.bytes as for 0.8+."""
-    return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
-                           max_fetch_size=max(fetch.fetch_max_bytes,
-                                              fetch.max_partition_fetch_bytes),
-                           check_crcs=fetch.check_crcs,
-                           max_decompressed_size=fetch.max_decompressed_bytes)
 
 
 def check_trigger_limits(opts: Mapping[str, str]) -> None:
@@ -199,8 +171,8 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         include_headers=bool_value(opts, "includeHeaders"),
         group_id=group_id,
         group_id_prefix=text_value(opts, "groupIdPrefix"),
-        offset_fetch_attempts=3 if attempts is None else attempts,
-        offset_fetch_interval_ms=1000 if interval is None else interval,
+        offset_fetch_attempts=int_value(opts, "fetchOffset.numRetries"),
+        offset_fetch_interval_ms=int_value(opts, "fetchOffset.retryIntervalMs"),
         fetch07=fetch_settings07(fetch) if client.kafka07 else None,
     )
 
@@ -219,14 +191,17 @@ class GroupStart:
     """``startingOffsets=group``: the group's committed offsets, earliest where none."""
 
 
+_DELAY = option("maxTriggerDelay")
+
+
 @dataclass(frozen=True)
 class StreamOptions:
     source: SourceOptions  # its ``ending`` is unused by streams
     starting: Limit | GroupStart
     max_offsets_per_trigger: int | None = None
     min_offsets_per_trigger: int | None = None
-    max_trigger_delay_ms: int = 15 * 60_000
-    commit_offsets: str = "none"
+    max_trigger_delay_ms: int = parse_duration_ms(text_default(_DELAY), _DELAY.name)
+    commit_offsets: str = text_default("commitOffsets")
     group_id: str | None = None
     zookeeper_connect: str | None = None
     # how to reach it (zookeeper.ssl.*, zookeeper.sasl.jaas.config); the repr hides secrets
@@ -298,14 +273,13 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):
         raise ConfigurationError(
             f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])")
-    delay = option("maxTriggerDelay")
     check_trigger_limits(opts)
     return StreamOptions(
         source=source,
         starting=starting,
         max_offsets_per_trigger=optional_int(opts, "maxOffsetsPerTrigger"),
         min_offsets_per_trigger=optional_int(opts, "minOffsetsPerTrigger"),
-        max_trigger_delay_ms=parse_duration_ms(text_value(opts, delay), delay.name),
+        max_trigger_delay_ms=parse_duration_ms(text_value(opts, _DELAY), _DELAY.name),
         commit_offsets=commit,
         group_id=group_id,
         zookeeper_connect=zk.strip() if zk else None,

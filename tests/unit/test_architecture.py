@@ -1,11 +1,14 @@
 """The package's layering rules, checked on its source so they stay true.
 
 Layers, imports only downwards: ``protocol`` (sans-I/O: bytes in, values out) imports only
-``protocol``; ``client`` (I/O) imports only ``protocol`` and ``client``; the shared face modules
-(``options``, ``errors``) add nothing above that; the Spark read side (``source``) and write
+``protocol``; the option table (``options/table.py``, every option and default) only the
+protocol's constants; ``client`` (I/O) imports only ``protocol``, the option table (its
+defaults) and ``client``; the shared face modules (the rest of ``options``, ``errors``) add
+nothing above that; the Spark read side (``source``) and write
 side (``sink``) each import those and themselves, never each other; ``datasource`` (and
 ``pyspark_kafkawire``) ties them together; ``cli`` (the ``kafkawire`` command line) is a face of
-its own beside it, which must start without pyspark; ``testing`` (embedded broker, demo) may
+its own beside it, which must start without pyspark and reads options as queries do without
+importing the read side; ``testing`` (embedded broker, demo) may
 use everything and is used by nothing. Neither lower layer imports pyspark, so both work in a
 plain Python process (a test below proves it against the broker), and nothing the CLI imports
 does either. No module reaches into another's
@@ -132,6 +135,8 @@ def layer(module: str) -> str:
             return parts[1]
         if parts[1] == "__main__":
             return "cli"
+        if parts[1:] == ["options", "table"]:
+            return "table"  # the option table: a leaf the client takes its defaults from
         if parts[1] in ("options", "option_tables", "errors", "config_files",
                         "java_client_configs"):
             return "shared"
@@ -142,17 +147,22 @@ def layer(module: str) -> str:
 # development tools (embedded broker, demo) are used by nothing the product runs.
 ALLOWED_LAYERS = {
     "protocol": {"protocol"},
-    "client": {"protocol", "client"},
-    "shared": {"protocol", "client", "shared"},
-    "source": {"protocol", "client", "shared", "source"},
-    "sink": {"protocol", "client", "shared", "sink"},
-    "face": {"protocol", "client", "shared", "source", "sink", "face", "root"},
+    # the option table (options/table.py) holds every default, the client's included; it
+    # imports only the protocol layer's constants
+    "table": {"protocol", "table"},
+    "client": {"protocol", "table", "client"},
+    "shared": {"protocol", "table", "client", "shared"},
+    "source": {"protocol", "table", "client", "shared", "source"},
+    "sink": {"protocol", "table", "client", "shared", "sink"},
+    "face": {"protocol", "table", "client", "shared", "source", "sink", "face", "root"},
     "root": {"shared", "face"},
-    # The sides' option parsers are pyspark-free and the CLI parses as queries do; what keeps
-    # pyspark out of it is checked on everything it imports (no_pyspark_from_cli).
-    "cli": {"protocol", "client", "shared", "source", "sink", "cli", "root"},
-    "testing": {"protocol", "client", "shared", "source", "sink", "face", "cli", "root",
-                "testing"},
+    # The sink's option parser is pyspark-free and the CLI parses as queries do (client
+    # settings and fetch settings come from options/, which both sides read; never from the
+    # read side); what keeps pyspark out of it is checked on everything it imports
+    # (no_pyspark_from_cli).
+    "cli": {"protocol", "table", "client", "shared", "sink", "cli", "root"},
+    "testing": {"protocol", "table", "client", "shared", "source", "sink", "face", "cli",
+                "root", "testing"},
 }
 LOWER_LAYERS = ("protocol", "client")  # no pyspark, a fixed list of dependencies
 
@@ -305,6 +315,22 @@ def test_the_cli_imports_nothing_that_imports_pyspark() -> None:
     assert pyspark_reached_from(cli_modules(modules), modules) == []
 
 
+def test_the_option_table_imports_no_client() -> None:
+    """The client takes its defaults from spark_kafka_wire.options.table: importing the table
+    (and so the options package, which loads the rest on first use) imports nothing of the
+    client layer, so the two cannot form a cycle when either is imported first."""
+    code = ("import sys\nimport spark_kafka_wire.options.table\n"
+            "print(sorted(m for m in sys.modules if m.startswith('spark_kafka_wire.')))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    loaded = eval(done.stdout)  # noqa: S307 (our own subprocess's list of names)
+    assert "spark_kafka_wire.options.table" in loaded
+    assert [m for m in loaded if m.split(".")[1] not in ("options", "protocol")] == [], loaded
+    assert [m for m in loaded if m.startswith("spark_kafka_wire.options.")] == [
+        "spark_kafka_wire.options.table"]
+
+
 def test_no_import_cycles() -> None:
     assert cycles(package_modules()) == []
 
@@ -343,7 +369,10 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
         "spark_kafka_wire/sink/w.py": "from spark_kafka_wire.testing import e\n",
         "spark_kafka_wire/testing/__init__.py": "",
         "spark_kafka_wire/testing/e.py": "from spark_kafka_wire import datasource\n",
-        "spark_kafka_wire/options.py": "from spark_kafka_wire.source import r\n",
+        "spark_kafka_wire/options/__init__.py": "from spark_kafka_wire.source import r\n",
+        "spark_kafka_wire/options/table.py": "from spark_kafka_wire.client import b\n",
+        "spark_kafka_wire/client/k.py": ("from spark_kafka_wire.options import table\n"
+                                         "from spark_kafka_wire.options import client_config\n"),
         "spark_kafka_wire/cli/__init__.py": "import typer\nfrom spark_kafka_wire.cli import m\n",
         "spark_kafka_wire/cli/m.py": (
             "from typing import TYPE_CHECKING\nimport click\n"
@@ -364,6 +393,16 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert "source module spark_kafka_wire.source.r imports spark_kafka_wire.sink.w" in layering
     assert "sink module spark_kafka_wire.sink.w imports spark_kafka_wire.testing.e" in layering
     assert "shared module spark_kafka_wire.options imports spark_kafka_wire.source.r" \
+        in layering
+    # the client takes its defaults from the option table, and from nothing else of options/;
+    # the table imports nothing above the protocol layer
+    assert "spark_kafka_wire.client.k imports spark_kafka_wire.options.table" not in layering
+    assert "client module spark_kafka_wire.client.k imports spark_kafka_wire.options " \
+        "(shared layer)" in layering
+    assert "table module spark_kafka_wire.options.table imports spark_kafka_wire.client.b" \
+        in layering
+    # the command line reads options as queries do, but never through Spark's read side
+    assert "cli module spark_kafka_wire.cli.m imports spark_kafka_wire.source.planning" \
         in layering
     assert "spark_kafka_wire.testing.e:" not in layering  # dev tools may use everything
     assert "cli module spark_kafka_wire.cli imports typer" in layering

@@ -1,4 +1,4 @@
-"""The option table (spark_kafka_wire.options.OPTIONS): every option the parsers read is in
+"""The option table (spark_kafka_wire.options.OPTIONS, in options/table.py): every option the parsers read is in
 it, every entry in it is read or handled and documented, the table is consistent with itself,
 and the README's option tables are exactly what it generates."""
 
@@ -31,11 +31,13 @@ PACKAGE = Path(spark_kafka_wire.__file__).parent
 README = Path(__file__).resolve().parents[2] / "README.md"
 # The modules that parse options; other modules may use the same words for other things
 # (the writer's `topic` column).
-PARSERS = ("options.py", "source/options.py", "source/strategy.py", "source/limits.py",
-           "sink/options.py")
-# Functions whose argument names an option of the table (options.py).
+PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options/client.py",
+           "options/security.py", "source/options.py", "source/strategy.py",
+           "source/limits.py", "sink/options.py")
+# Functions whose argument names an option of the table (options/table.py, options/values.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
-             "bool_value": 1, "wire_text": 1}
+             "bool_value": 1, "wire_text": 1, "text_default": 0, "int_default": 0,
+             "bool_default": 0}
 NAMES = {o.name for o in OPTIONS}
 KEYS = {o.key: o.name for o in OPTIONS}
 SOURCE_BASE = {"kafka.bootstrap.servers": "h:9092", "subscribe": "a"}
@@ -180,7 +182,7 @@ def test_defaults_of_the_table_are_what_parsing_yields() -> None:
 def test_readme_option_tables_are_what_the_table_generates() -> None:
     text = README.read_text(encoding="utf-8")
     assert option_tables.update(text) == text, (
-        "the README's option tables differ from spark_kafka_wire/options.py: run `make docs`")
+        "the README's option tables differ from spark_kafka_wire/options/table.py: run `make docs`")
 
 
 @pytest.mark.parametrize("o", OPTIONS, ids=lambda o: o.name)

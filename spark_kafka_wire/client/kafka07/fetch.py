@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Pending
+from spark_kafka_wire.options.table import bool_default, int_default
 from spark_kafka_wire.protocol.errors import (
     FetchSizeLimitError,
     OffsetInsideMessageError,
@@ -51,10 +52,11 @@ __all__ = ["FetchSettings07", "fetch_once", "fetch_range", "multifetch"]
 @dataclass(frozen=True)
 class FetchSettings07:
     # MAX_SIZE of a FETCH (0.7's consumer fetch.size was 300 KiB, "Writing a Driver" uses
-    # 300K as its example); grown x2 for a larger message, up to max_fetch_size.
-    fetch_size: int = 1 << 20
-    max_fetch_size: int = 64 << 20
-    check_crcs: bool = True
+    # 300K as its example); grown x2 for a larger message, up to max_fetch_size. Defaults:
+    # the options these come from (options.fetch_settings07), as the option table has them.
+    fetch_size: int = int_default("kafka.max.partition.fetch.bytes")
+    max_fetch_size: int = int_default("kafka.fetch.max.bytes")
+    check_crcs: bool = bool_default("kafka.check.crcs")
     # kafka.fetch.max.decompressed.bytes; None: derived from the FETCH's size, as for 0.8+
     max_decompressed_size: int | None = None
 

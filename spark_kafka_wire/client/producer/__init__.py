@@ -14,16 +14,13 @@ from spark_kafka_wire.client.producer.accumulator import (
     headers_from_arrow,
 )
 from spark_kafka_wire.client.producer.idempotence import next_sequence
-from spark_kafka_wire.client.producer.partitioner import (
-    DEFAULT_PARTITIONER,
-    PARTITIONERS,
-    assign_partitions,
-)
+from spark_kafka_wire.client.producer.partitioner import assign_partitions
 from spark_kafka_wire.client.producer.producer import Producer
 from spark_kafka_wire.client.producer.settings import (
     MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
     ProduceSettings,
 )
+from spark_kafka_wire.options.table import DEFAULT_PARTITIONER, PARTITIONERS
 
 __all__ = [
     "DEFAULT_PARTITIONER",

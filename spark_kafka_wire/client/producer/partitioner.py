@@ -35,14 +35,9 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
+from spark_kafka_wire.options.table import DEFAULT_PARTITIONER, PARTITIONERS
 from spark_kafka_wire.protocol.murmur2 import key_spans, murmur2_array
 from spark_kafka_wire.protocol.ordering import stable_order
-
-PARTITIONERS = (
-    "murmur2_random", "murmur2", "consistent_random", "consistent", "fnv1a_random", "fnv1a",
-    "random",
-)
-DEFAULT_PARTITIONER = "murmur2_random"
 
 _FNV_OFFSET = 0x811C9DC5
 _FNV_PRIME = 0x01000193

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.sasl.jaas import shown_module
+from spark_kafka_wire.options.table import text_default
 
 KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
-DEFAULT_SERVICE_NAME = "kafka"
+DEFAULT_SERVICE_NAME = text_default("kafka.sasl.kerberos.service.name")  # the table's
 _WHAT = "kafka.sasl.jaas.config"
 
 

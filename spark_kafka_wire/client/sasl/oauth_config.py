@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.operator import operator_list, where_to_set
+from spark_kafka_wire.options.table import bool_default, int_default, text_default
 
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 #: Kafka 3.4+ and the older ``secured`` package name of the KIP-768 login callback handler.
@@ -65,21 +66,22 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 class RefreshSettings:
     """``sasl.login.refresh.*``: when a cached token is replaced (tokens.refresh_at_ms)."""
 
-    window_factor: float = 0.8
-    window_jitter: float = 0.05
-    min_period_s: int = 60
-    buffer_s: int = 300
+    window_factor: float = float(text_default("kafka.sasl.login.refresh.window.factor"))
+    window_jitter: float = float(text_default("kafka.sasl.login.refresh.window.jitter"))
+    min_period_s: int = int_default("kafka.sasl.login.refresh.min.period.seconds")
+    buffer_s: int = int_default("kafka.sasl.login.refresh.buffer.seconds")
 
 
 @dataclass(frozen=True)
 class HttpSettings:
     """``sasl.login.*`` timeouts and retries of the token endpoint (KIP-768)."""
 
-    connect_timeout_ms: int = 10_000
-    read_timeout_ms: int = 10_000
-    retry_backoff_ms: int = 100
-    retry_backoff_max_ms: int = 10_000
-    urlencode_header: bool = False  # sasl.oauthbearer.header.urlencode (KIP-1025)
+    connect_timeout_ms: int = int_default("kafka.sasl.login.connect.timeout.ms")
+    read_timeout_ms: int = int_default("kafka.sasl.login.read.timeout.ms")
+    retry_backoff_ms: int = int_default("kafka.sasl.login.retry.backoff.ms")
+    retry_backoff_max_ms: int = int_default("kafka.sasl.login.retry.backoff.max.ms")
+    # sasl.oauthbearer.header.urlencode (KIP-1025)
+    urlencode_header: bool = bool_default("kafka.sasl.oauthbearer.header.urlencode")
 
 
 @dataclass(frozen=True)
@@ -102,8 +104,8 @@ class OAuthConfig:
     client_secret: str = field(default="", repr=False)
     scope: str = ""
     http: HttpSettings = HttpSettings()
-    sub_claim: str = "sub"
-    scope_claim: str = "scope"
+    sub_claim: str = text_default("kafka.sasl.oauthbearer.sub.claim.name")
+    scope_claim: str = text_default("kafka.sasl.oauthbearer.scope.claim.name")
     # aws
     region: str = ""
     aws_profile: str = ""

@@ -40,7 +40,7 @@ OFFSET_LENGTH = struct.Struct(">qi")
 # Past it the data is far more likely a bomb than records; the option raises it.
 DEFAULT_MAX_DECOMPRESSED_SIZE = 256 * 1024 * 1024
 DECOMPRESSION_RATIO = 64
-# The option that sets the limit (declared in ``spark_kafka_wire/options.py`` under this name);
+# The option that sets the limit (declared in ``spark_kafka_wire/options/table.py`` under this name);
 # errors name it, so that a user knows what to raise.
 MAX_DECOMPRESSED_OPTION = "kafka.fetch.max.decompressed.bytes"
 

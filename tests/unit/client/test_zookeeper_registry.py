@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from spark_kafka_wire import options as options_module
 from spark_kafka_wire.client.errors import (
     BrokerRegistrationError,
     ConfigurationError,
@@ -28,6 +27,7 @@ from spark_kafka_wire.client.zookeeper_registry import (
 )
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, client_config
+from spark_kafka_wire.options import client as options_client
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
@@ -237,7 +237,7 @@ def discovered(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 
     LOOKUP_TIMEOUTS.clear()
     LOOKUP_SECURITY.clear()
-    monkeypatch.setattr(options_module, "find_cluster", fake)
+    monkeypatch.setattr(options_client, "find_cluster", fake)
     return calls
 
 

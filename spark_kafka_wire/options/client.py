@@ -1,0 +1,176 @@
+"""The client's settings from a query's options: :func:`client_config` (connection, security,
+version pinning; ZooKeeper discovery) and :func:`fetch_settings` (Fetch sizes, CRC checks,
+isolation).
+
+Both sides (the Spark source and sink) and the CLI read the same ``kafka.*`` options into the
+client layer's settings, so these live with the options, below the sides: a CLI command reads
+as a query does without importing Spark's read side. Anything kafkawire does not support fails
+loudly rather than being ignored: silently dropping, say, a security setting would connect in
+plaintext.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
+from spark_kafka_wire.client.zookeeper_registry import find_cluster
+from spark_kafka_wire.options.files import check_security_spelling
+from spark_kafka_wire.options.security import sasl_config, tls_config, zookeeper_security
+from spark_kafka_wire.options.table import OPTIONS, Use, accepted_kafka_keys
+from spark_kafka_wire.options.values import (
+    bool_value,
+    given,
+    int_value,
+    optional_int,
+    text_value,
+    wire_text,
+)
+from spark_kafka_wire.protocol.errors import FromPlaceholder
+from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+
+
+def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
+    """The connection settings of a source (``use`` SOURCE) or a sink (SINK), after refusing
+    what the table refuses there and every ``kafka.*`` key it does not accept there."""
+    for o in OPTIONS:
+        if o.refused is not None and o.uses & use and o.key in opts:
+            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}")
+    servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
+    zookeeper = (given(opts, "zookeeper.connect") or "").strip()
+    if not servers and not zookeeper:
+        raise ConfigurationError(
+            "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
+            "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092'), or give "
+            "the cluster's ZooKeeper in 'zookeeper.connect' (host:port[,host:port][/chroot]) "
+            "to find the brokers there"
+        )
+    protocol = text_value(opts, "kafka.security.protocol").strip().upper()
+    if protocol not in SECURITY_PROTOCOLS:
+        raise ConfigurationError(f"kafka.security.protocol must be one of "
+                                 f"{', '.join(SECURITY_PROTOCOLS)}, got {protocol!r}")
+    tls_on, sasl_on = protocol in ("SSL", "SASL_SSL"), protocol.startswith("SASL_")
+    accepted = accepted_kafka_keys(use)
+    check_security_spelling([k[len("kafka."):] for k in opts
+                             if k.startswith("kafka.") and k not in accepted], "option")
+    for key in opts:
+        if key.startswith("kafka.sasl.") and not sasl_on:
+            raise ConfigurationError(
+                f"'{key}' is set but kafka.security.protocol is {protocol}: set "
+                "kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL to log in with SASL"
+            )
+        if key.startswith("kafka.sasl.") and key not in accepted:
+            raise ConfigurationError(
+                f"'{key}' is not supported yet (kafkawire logs in with PLAIN, SCRAM, "
+                "OAUTHBEARER and GSSAPI, see the README's SASL options); refusing to connect "
+                "without the security you asked for"
+            )
+        if key.startswith("kafka.ssl.") and not tls_on:
+            raise ConfigurationError(
+                f"'{key}' is set but kafka.security.protocol is {protocol}: set "
+                "kafka.security.protocol=SSL or SASL_SSL to connect with TLS"
+            )
+    accepted = accepted_kafka_keys(use)
+    unknown = sorted(k for k in opts if k.startswith("kafka.") and k not in accepted)
+    if unknown:
+        raise ConfigurationError(
+            "unsupported Kafka client option(s): "
+            + ", ".join(f"'{k}'" for k in unknown)
+            + ". See the README for the kafka.* settings kafkawire understands"
+        )
+    fallback = text_value(opts, "kafka.broker.version.fallback").strip()
+    said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
+    named = given(opts, "kafka.broker.version.fallback") is not None
+    kafka07 = is_kafka07(fallback)
+    if kafka07:
+        if not zookeeper:
+            raise ConfigurationError(
+                f"kafka.broker.version.fallback={said}: Kafka 0.7 brokers have no "
+                "Metadata request, so kafkawire finds a 0.7 topic's brokers and partitions in "
+                "ZooKeeper: give zookeeper.connect (host:port[,host:port][/chroot])")
+        if sasl_on:
+            raise ConfigurationError(
+                f"kafka.security.protocol={protocol}: Kafka 0.7 brokers have no SASL")
+    else:
+        try:
+            versions_for_release(fallback)
+        except ValueError as exc:
+            raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
+    tls = tls_config(opts) if tls_on else None
+    sasl = sasl_config(opts) if sasl_on else None
+    zk_security = zookeeper_security(opts) if zookeeper and (kafka07 or not servers) else None
+    # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
+    if servers and not kafka07:
+        bootstrap = tuple(parse_bootstrap(servers))
+    else:
+        # bounded like a broker connection: an unreachable ensemble fails as fast as an
+        # unreachable broker would
+        bootstrap, registered07 = find_cluster(
+            zookeeper, protocol,
+            timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,
+            zookeeper_security=zk_security)
+        if registered07 and not kafka07:
+            if named:
+                raise ConfigurationError(
+                    f"kafka.broker.version.fallback={said}, but the brokers registered in "
+                    f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
+                    "registrations): set it to 0.7.2 (or leave it unset) to speak their "
+                    "protocol")
+            fallback, kafka07 = "0.7.2", True  # the registrations say which protocol
+        elif kafka07 and not registered07:
+            raise ConfigurationError(
+                f"kafka.broker.version.fallback={said}, but the brokers registered in "
+                f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
+                "leave the option unset or name their release")
+    return ClientConfig(
+        bootstrap_servers=bootstrap,
+        client_id=wire_text(opts, "kafka.client.id") or "",
+        request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
+        connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
+        retry_backoff_ms=int_value(opts, "kafka.retry.backoff.ms"),
+        retry_backoff_max_ms=int_value(opts, "kafka.retry.backoff.max.ms"),
+        metadata_max_age_ms=int_value(opts, "kafka.metadata.max.age.ms"),
+        api_version_request=bool_value(opts, "kafka.api.version.request"),
+        broker_version_fallback=fallback,
+        security_protocol=protocol,
+        tls=tls,
+        sasl=sasl,
+        zookeeper_connect=(zookeeper or None) if kafka07 else None,
+        zookeeper_security=zk_security if kafka07 else None,
+    )
+
+
+def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
+    """Fetch sizes, CRC checks and isolation level from lower-cased ``kafka.*`` options (a
+    query's, or the CLI's --command-config)."""
+    isolation = text_value(opts, "kafka.isolation.level").strip().lower()
+    if isolation not in ISOLATION_LEVELS:
+        raise ConfigurationError(
+            f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
+    return FetchSettings(
+        max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
+        fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),
+        max_wait_ms=int_value(opts, "kafka.fetch.max.wait.ms"),
+        min_bytes=int_value(opts, "kafka.fetch.min.bytes"),
+        isolation_level=ISOLATION_LEVELS[isolation],
+        check_crcs=bool_value(opts, "kafka.check.crcs"),
+        max_decompressed_bytes=optional_int(opts, "kafka.fetch.max.decompressed.bytes"),
+    )
+
+
+def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
+    """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
+    kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
+    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs and
+    kafka.fetch.max.decompressed.bytes as for 0.8+."""
+    return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
+                           max_fetch_size=max(fetch.fetch_max_bytes,
+                                              fetch.max_partition_fetch_bytes),
+                           check_crcs=fetch.check_crcs,
+                           max_decompressed_size=fetch.max_decompressed_bytes)

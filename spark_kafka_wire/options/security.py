@@ -1,0 +1,485 @@
+"""TLS, SASL (PLAIN, SCRAM, OAUTHBEARER, GSSAPI) and ZooKeeper security from a query's
+options, into the client layer's picklable settings.
+
+Stores, keytabs and token settings are read and checked here, on the driver, so an unusable
+setting fails before any task runs and executors need no such path; messages name options,
+never their values. Java's names are the reference, librdkafka's are aliases.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from spark_kafka_wire.client.config import parse_bootstrap
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.sasl.aws_iam import check_signer, region_from_host
+from spark_kafka_wire.client.sasl.config import MECHANISMS as SASL_MECHANISMS
+from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.sasl.gssapi import load_gssapi
+from spark_kafka_wire.client.sasl.jaas import (
+    PLAIN_MODULE,
+    SCRAM_MODULE,
+    digest_credentials,
+    jaas_credentials,
+    parse_jaas,
+    shown_module,
+)
+from spark_kafka_wire.client.sasl.kerberos import (
+    DEFAULT_SERVICE_NAME,
+    KerberosConfig,
+    kerberos_from_jaas,
+    keytab_config,
+)
+from spark_kafka_wire.client.sasl.oauth_config import (
+    AWS_HANDLER,
+    AWS_MODULE,
+    OAUTH_MODULE,
+    OIDC_HANDLERS,
+    UNSECURED_HANDLER,
+    HttpSettings,
+    OAuthConfig,
+    RefreshSettings,
+    check_provider_allowed,
+    check_url_allowed,
+    extensions_from,
+    unsecured_claims,
+)
+from spark_kafka_wire.client.tls import (
+    PROTOCOL_VERSIONS,
+    TlsConfig,
+    context_for,
+    load_keystore,
+    load_private_key,
+    load_truststore,
+    store_type,
+    version_name,
+)
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity, check_sasl_support
+from spark_kafka_wire.options.table import OPTIONS, Option, option
+from spark_kafka_wire.options.values import bool_value, given, int_value, text_value
+from spark_kafka_wire.protocol.errors import FromPlaceholder, shown
+
+# Settings that mean something only with zookeeper.ssl.client.enable=true.
+_ZK_TLS_ONLY = tuple(o for o in OPTIONS if o.key.startswith("zookeeper.ssl.")
+                     and o is not option("zookeeper.ssl.client.enable"))
+
+
+def zookeeper_security(opts: Mapping[str, str]) -> ZooKeeperSecurity | None:
+    """How to reach ``zookeeper.connect``: TLS from ``zookeeper.ssl.*`` (Kafka brokers' names,
+    KIP-515: https://cwiki.apache.org/confluence/display/KAFKA/KIP-515%3A+Enable+ZK+client+to+use+the+new+TLS+supported+authentication)
+    and a SASL DIGEST-MD5 login from ``zookeeper.sasl.jaas.config``; None for plain TCP.
+
+    Stores are read here, on the driver, with the broker TLS loaders (JKS through keytool),
+    into the same :class:`TlsConfig` of bytes. A store setting without
+    ``zookeeper.ssl.client.enable=true`` is refused, as ``kafka.ssl.*`` without SSL is: it
+    would otherwise connect in plaintext although a truststore was given. Messages name
+    options, never their values.
+    """
+    tls: TlsConfig | None = None
+    if bool_value(opts, "zookeeper.ssl.client.enable"):
+        tls = _zookeeper_tls(opts)
+    else:
+        stray = [o.name for o in _ZK_TLS_ONLY if given(opts, o) is not None]
+        if stray:
+            raise ConfigurationError(
+                f"'{stray[0]}' is set but zookeeper.ssl.client.enable is not true: set "
+                "zookeeper.ssl.client.enable=true to connect to ZooKeeper with TLS (its "
+                "secureClientPort)")
+    user = password = None
+    jaas_opt = option("zookeeper.sasl.jaas.config")
+    jaas = given(opts, jaas_opt)
+    if jaas is not None:
+        user, password = digest_credentials(jaas, jaas_opt.name)
+        check_sasl_support()
+    if tls is None and user is None:
+        return None
+    return ZooKeeperSecurity(tls=tls, sasl_user=user, sasl_password=password)
+
+
+def _zookeeper_tls(opts: Mapping[str, str]) -> TlsConfig:
+    """``zookeeper.ssl.*`` read into a :class:`TlsConfig` (the CAs; a client certificate
+    when a keystore is given; the host name check)."""
+    cadata: str | None = None
+    truststore = option("zookeeper.ssl.truststore.location")
+    data = _read_file(opts, truststore)
+    if data is not None:
+        kind = store_type(data, given(opts, "zookeeper.ssl.truststore.type"),
+                          "zookeeper.ssl.truststore")
+        cadata = load_truststore(data, kind, given(opts, "zookeeper.ssl.truststore.password"),
+                                 truststore.name)
+    chain = key = None
+    keystore = option("zookeeper.ssl.keystore.location")
+    data = _read_file(opts, keystore)
+    if data is not None:
+        kind = store_type(data, given(opts, "zookeeper.ssl.keystore.type"),
+                          "zookeeper.ssl.keystore")
+        password = given(opts, "zookeeper.ssl.keystore.password")
+        # Kafka's ZooKeeper client has no key password: the key is under the store's (a PEM
+        # keystore's key only when encrypted)
+        key_password = password if kind != "PEM" or b"ENCRYPTED" in data else None
+        chain, key = load_keystore(data, kind, password, key_password, keystore.name)
+    check = bool_value(opts, "zookeeper.ssl.endpoint.identification.enable")
+    algorithm_opt = option("zookeeper.ssl.endpoint.identification.algorithm")
+    algorithm = given(opts, algorithm_opt)
+    if algorithm is not None:
+        value = algorithm.strip().lower()
+        if value not in ("https", ""):
+            raise ConfigurationError(f"{algorithm_opt.name} must be HTTPS or empty (no host "
+                                     f"name check), got {shown(algorithm)}")
+        enable = given(opts, "zookeeper.ssl.endpoint.identification.enable")
+        if enable is not None and check != (value == "https"):
+            raise ConfigurationError(
+                f"{algorithm_opt.name} and zookeeper.ssl.endpoint.identification.enable "
+                "disagree: give one of them")
+        check = value == "https"
+    tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key, check_hostname=check)
+    context_for(tls)  # a key that does not match its certificate fails here, on the driver
+    return tls
+
+
+# ----------------------------------------------------------------------------------- SASL
+
+
+def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
+    """The mechanism and credentials of ``SASL_PLAINTEXT`` / ``SASL_SSL``: from
+    ``kafka.sasl.jaas.config`` (Java) or ``kafka.sasl.username``/``password`` (librdkafka,
+    https://github.com/confluentinc/librdkafka/blob/master/CONFIGURATION.md). Messages name
+    options, never their values."""
+    mechanism = text_value(opts, "kafka.sasl.mechanism").strip().upper()
+    if mechanism not in SASL_MECHANISMS:
+        raise ConfigurationError(f"kafka.sasl.mechanism must be one of "
+                                 f"{', '.join(SASL_MECHANISMS)}, got {mechanism!r}")
+    if mechanism == "OAUTHBEARER":
+        oauth = oauth_config(opts)
+        return SaslConfig(mechanism=mechanism, username=oauth.principal, password="",
+                          oauth=oauth)
+    for oauth_only in _OAUTH_ONLY:
+        if given(opts, oauth_only) is not None:
+            raise ConfigurationError(f"{oauth_only.name} applies to kafka.sasl.mechanism=OAUTHBEARER, "
+                                     f"not {mechanism}")
+    if mechanism == "GSSAPI":
+        return kerberos_sasl_config(opts)
+    jaas = given(opts, "kafka.sasl.jaas.config")
+    user, password = given(opts, "kafka.sasl.username"), given(opts, "kafka.sasl.password")
+    if jaas is not None and (user is not None or password is not None):
+        raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.username/"
+                                 "kafka.sasl.password, not both")
+    if jaas is not None:
+        user, password = jaas_credentials(jaas, mechanism)
+    elif user is None or password is None:
+        raise ConfigurationError(
+            f"SASL {mechanism} needs credentials: set kafka.sasl.jaas.config (e.g. "
+            f"{SCRAM_MODULE if mechanism.startswith('SCRAM') else PLAIN_MODULE} required "
+            'username="..." password="...";) or kafka.sasl.username and kafka.sasl.password')
+    if not user:
+        raise ConfigurationError("the SASL user name is empty")
+    return SaslConfig(mechanism=mechanism, username=user, password=password)
+
+
+# ---------------------------------------------------------------------------- OAUTHBEARER
+
+_OAUTH_ONLY = (option("kafka.sasl.oauthbearer.token.endpoint.url"),
+               option("kafka.sasl.login.callback.handler.class"),
+               option("kafka.sasl.oauthbearer.token.provider"), option("kafka.sasl.aws.region"))
+
+
+def _fraction(opts: Mapping[str, str], opt: Option, low: float, high: float) -> float:
+    raw, name = text_value(opts, opt), opt.name
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise ConfigurationError(f"{name} must be a number, got {raw!r}") from None
+    if not low <= value <= high:
+        raise ConfigurationError(f"{name} must be between {low} and {high}, got "
+                                 f"{shown(value, within=raw)}")
+    return value
+
+
+def _bounded(opts: Mapping[str, str], opt: Option, high: int) -> int:
+    value = int_value(opts, opt)
+    if value > high:
+        raise ConfigurationError(f"{opt.name} must be at most {high}, got "
+                                 f"{shown(value, within=given(opts, opt))}")
+    return value
+
+
+def _refresh_settings(opts: Mapping[str, str]) -> RefreshSettings:
+    """``sasl.login.refresh.*`` within the bounds Java's SaslConfigs enforces."""
+    return RefreshSettings(
+        window_factor=_fraction(opts, option("kafka.sasl.login.refresh.window.factor"), 0.5, 1.0),
+        window_jitter=_fraction(opts, option("kafka.sasl.login.refresh.window.jitter"), 0.0, 0.25),
+        min_period_s=_bounded(opts, option("kafka.sasl.login.refresh.min.period.seconds"), 900),
+        buffer_s=_bounded(opts, option("kafka.sasl.login.refresh.buffer.seconds"), 3600))
+
+
+def _aws_region(opts: Mapping[str, str]) -> str:
+    region = (given(opts, "kafka.sasl.aws.region") or "").strip()
+    if not region:
+        hosts = [h for h, _ in parse_bootstrap(given(opts, "kafka.bootstrap.servers") or "")]
+        region = next((r for r in map(region_from_host, hosts) if r), "")
+    if not region:
+        region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
+    if not region:
+        raise ConfigurationError(
+            "Amazon MSK IAM needs the cluster's region: set kafka.sasl.aws.region (it is "
+            "taken from broker names like b-1.<cluster>.kafka.<region>.amazonaws.com, or "
+            "AWS_REGION, when those are available)")
+    return region
+
+
+def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
+    """Where OAUTHBEARER tokens come from, chosen as the Java client chooses its login callback
+    handler (see client/sasl/oauth_config.py): MSK IAM, a Python token provider, a token
+    endpoint, else unsecured tokens. Messages name options, never their values."""
+    if given(opts, "kafka.sasl.username") is not None or \
+            given(opts, "kafka.sasl.password") is not None:
+        raise ConfigurationError("kafka.sasl.username/kafka.sasl.password do not apply to "
+                                 "OAUTHBEARER: give kafka.sasl.jaas.config")
+    handler = (given(opts, "kafka.sasl.login.callback.handler.class") or "").strip()
+    url = (given(opts, "kafka.sasl.oauthbearer.token.endpoint.url") or "").strip()
+    provider = (given(opts, "kafka.sasl.oauthbearer.token.provider") or "").strip()
+    jaas = given(opts, "kafka.sasl.jaas.config")
+    module, jopts = parse_jaas(jaas) if jaas is not None else ("", {})
+    known = (*OIDC_HANDLERS, UNSECURED_HANDLER, AWS_HANDLER)
+    if handler and handler not in known:
+        raise ConfigurationError(
+            "kafka.sasl.login.callback.handler.class names a JVM class kafkawire cannot run; "
+            f"it understands {', '.join(known)}. For another token source, name a Python "
+            "callable in kafka.sasl.oauthbearer.token.provider")
+    aws = handler == AWS_HANDLER or module == AWS_MODULE
+    if sum((aws, bool(url), bool(provider))) > 1:
+        raise ConfigurationError(
+            "give one OAUTHBEARER token source: kafka.sasl.oauthbearer.token.endpoint.url, "
+            "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler")
+    if module and module not in (OAUTH_MODULE, AWS_MODULE):
+        raise ConfigurationError(f"kafka.sasl.jaas.config: {shown_module(module)} does not fit "
+                                 f"kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE}, or "
+                                 f"{AWS_MODULE} for Amazon MSK IAM)")
+    if module == AWS_MODULE and not aws or module == OAUTH_MODULE and aws:
+        raise ConfigurationError(f"Amazon MSK IAM needs the JAAS module {AWS_MODULE} with "
+                                 f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}")
+    refresh = _refresh_settings(opts)
+    if aws:
+        check_signer()
+        profile, role = jopts.get("awsProfileName", ""), jopts.get("awsRoleArn", "")
+        who = f"awsRoleArn {role}" if role else \
+            f"awsProfileName {profile}" if profile else "the default AWS credentials"
+        return OAuthConfig(source="aws", principal=who, refresh=refresh,
+                           region=_aws_region(opts), aws_profile=profile, aws_role_arn=role,
+                           aws_role_session_name=jopts.get("awsRoleSessionName", ""))
+    if provider:
+        check_provider_allowed(provider)  # refused here, before any import, not only on executors
+        return OAuthConfig(source="provider", principal=provider, provider=provider,
+                           extensions=extensions_from(jopts, "extension_"), refresh=refresh)
+    if jaas is None:
+        raise ConfigurationError(
+            f"SASL OAUTHBEARER needs kafka.sasl.jaas.config: {OAUTH_MODULE} required "
+            'clientId="..." clientSecret="..." scope="..."; with '
+            "kafka.sasl.oauthbearer.token.endpoint.url (an identity provider), or "
+            'unsecuredLoginStringClaim_sub="<user>"; (unsecured tokens, development only)')
+    if url or handler in OIDC_HANDLERS:
+        if not url:
+            raise ConfigurationError(
+                f"kafka.sasl.login.callback.handler.class={handler} needs "
+                "kafka.sasl.oauthbearer.token.endpoint.url")
+        scheme = url.partition(":")[0].lower()
+        if scheme not in ("http", "https", "file"):
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url must be an "
+                                     "http, https or file URL")
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
+        except ValueError as exc:
+            # exc quotes a piece of the URL
+            why = f" ({shown(url)})" if isinstance(url, FromPlaceholder) else f" ({exc})"
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
+                                     f"valid URL{why}") from None
+        if scheme != "file" and not parts.hostname or any(c in url for c in " \x00\r\n"):
+            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
+                                     "valid URL (no host, or white space in it)")
+        client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
+        if scheme != "file" and (not client_id or not secret):
+            raise ConfigurationError(
+                "kafka.sasl.oauthbearer.token.endpoint.url: the token endpoint needs clientId "
+                f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})")
+        check_url_allowed(url)  # where the query is defined; oidc.py checks again where read
+        return OAuthConfig(
+            source="oidc", principal=client_id or "token file", endpoint_url=url,
+            client_id=client_id, client_secret=secret, scope=jopts.get("scope", ""),
+            extensions=extensions_from(jopts, "extension_"), refresh=refresh,
+            sub_claim=text_value(opts, "kafka.sasl.oauthbearer.sub.claim.name").strip(),
+            scope_claim=text_value(opts, "kafka.sasl.oauthbearer.scope.claim.name").strip(),
+            http=HttpSettings(
+                connect_timeout_ms=int_value(opts, "kafka.sasl.login.connect.timeout.ms"),
+                read_timeout_ms=int_value(opts, "kafka.sasl.login.read.timeout.ms"),
+                retry_backoff_ms=int_value(opts, "kafka.sasl.login.retry.backoff.ms"),
+                retry_backoff_max_ms=int_value(opts, "kafka.sasl.login.retry.backoff.max.ms"),
+                urlencode_header=bool_value(opts, "kafka.sasl.oauthbearer.header.urlencode")))
+    claims, principal_claim, principal, lifetime = unsecured_claims(jopts)
+    return OAuthConfig(source="unsecured", principal=principal, claims_json=claims,
+                       lifetime_s=lifetime, principal_claim=principal_claim,
+                       extensions=extensions_from(jopts, "unsecuredLoginExtension_"),
+                       refresh=refresh)
+
+
+# -------------------------------------------------------------------------------- GSSAPI
+
+
+def kerberos_sasl_config(opts: Mapping[str, str]) -> SaslConfig:
+    """GSSAPI's credentials: a ``Krb5LoginModule`` JAAS entry, librdkafka's
+    ``kafka.sasl.kerberos.keytab``/``principal``, or, with neither, each process's default
+    Kerberos credentials (``kinit``'s ticket cache, MIT's default client keytab). A keytab
+    is read here, on the driver, and shipped with the plan (``client/sasl/kerberos.py``)."""
+    if given(opts, "kafka.sasl.username") is not None \
+            or given(opts, "kafka.sasl.password") is not None:
+        raise ConfigurationError(
+            "kafka.sasl.username/kafka.sasl.password do not apply to kafka.sasl.mechanism="
+            "GSSAPI (Kerberos, the default): set kafka.sasl.mechanism to PLAIN, SCRAM-SHA-256 "
+            "or SCRAM-SHA-512 for a user name and password, or give GSSAPI a keytab "
+            "(kafka.sasl.jaas.config with Krb5LoginModule useKeyTab=true keyTab=\"...\" "
+            "principal=\"...\")")
+    service = given(opts, "kafka.sasl.kerberos.service.name")
+    if service is not None and not service.strip():
+        raise ConfigurationError("kafka.sasl.kerberos.service.name is empty")
+    jaas = given(opts, "kafka.sasl.jaas.config")
+    principal = (given(opts, "kafka.sasl.kerberos.principal") or "").strip() or None
+    keytab_opt = option("kafka.sasl.kerberos.keytab")
+    keytab = (given(opts, keytab_opt) or "").strip() or None
+    if jaas is not None and (principal or keytab):
+        raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.kerberos."
+                                 "keytab/kafka.sasl.kerberos.principal, not both")
+    kerberos: KerberosConfig
+    if jaas is not None:
+        module, options = parse_jaas(jaas)
+        kerberos = kerberos_from_jaas(module, options, service.strip() if service else None)
+    elif keytab is not None:
+        if principal is None:
+            raise ConfigurationError("kafka.sasl.kerberos.keytab needs "
+                                     "kafka.sasl.kerberos.principal (name@REALM)")
+        kerberos = keytab_config(principal, keytab, (service or DEFAULT_SERVICE_NAME).strip(),
+                                 keytab_opt.name)
+    else:
+        kerberos = KerberosConfig(service_name=(service or DEFAULT_SERVICE_NAME).strip(),
+                                  principal=principal)
+    load_gssapi()  # a missing extra fails here, on the driver, before any task runs
+    return SaslConfig(mechanism="GSSAPI", username=kerberos.who, password="",
+                      kerberos=kerberos)
+
+
+# ------------------------------------------------------------------------------------ TLS
+
+
+def _read_file(opts: Mapping[str, str], opt: Option) -> bytes | None:
+    """The bytes of the file an option names, read here (on the driver) so that executors
+    need no such path."""
+    path = given(opts, opt)
+    if path is None or not path.strip():
+        return None
+    try:
+        with open(path.strip(), "rb") as f:
+            return f.read()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        raise ConfigurationError(f"{opt.name}: cannot read {path!r}: "
+                                 f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
+    value = given(opts, opt)
+    return value.encode() if value is not None and value.strip() else None
+
+
+def _one_of(found: dict[Option, bytes | None], what: str) -> None:
+    named = [o.name for o, v in found.items() if v is not None]
+    if len(named) > 1:
+        raise ConfigurationError(f"{what}: give only one of {', '.join(named)}")
+
+
+def tls_config(opts: Mapping[str, str]) -> TlsConfig:
+    """The TLS settings of ``security.protocol=SSL``, with every store read into bytes.
+
+    The Java client's names and KIP-651's inline PEM values, and librdkafka's file names as
+    aliases (https://kafka.apache.org/documentation/#producerconfigs_ssl.truststore.location,
+    https://github.com/confluentinc/librdkafka/blob/master/CONFIGURATION.md). A context is
+    built once here so an unusable setting fails on the driver, not in every task.
+    """
+    # -- trusted CAs
+    truststore, ca_location = option("kafka.ssl.truststore.location"), \
+        option("kafka.ssl.ca.location")
+    inline_cas = option("kafka.ssl.truststore.certificates")
+    cas = {o: (_inline(opts, o) if o is inline_cas else _read_file(opts, o))
+           for o in (truststore, ca_location, inline_cas)}
+    _one_of(cas, "trusted CAs")
+    cadata: str | None = None
+    if cas[truststore] is not None:
+        data = cas[truststore]
+        assert data is not None
+        kind = store_type(data, given(opts, "kafka.ssl.truststore.type"), "kafka.ssl.truststore")
+        cadata = load_truststore(data, kind, given(opts, "kafka.ssl.truststore.password"),
+                                 truststore.name)
+    for o in (ca_location, inline_cas):
+        found = cas[o]
+        if found is not None:
+            cadata = load_truststore(found, "PEM", None, o.name)
+    # -- client certificate (mutual TLS)
+    key_password = given(opts, "kafka.ssl.key.password")
+    keystore = option("kafka.ssl.keystore.location")
+    pairs = ((option("kafka.ssl.keystore.certificate.chain"), option("kafka.ssl.keystore.key")),
+             (option("kafka.ssl.certificate.location"), option("kafka.ssl.key.location")))
+    sources = {keystore: _read_file(opts, keystore)}
+    keys: dict[Option, bytes | None] = {}
+    for chain_opt, key_opt in pairs:
+        is_file = chain_opt.name.endswith(".location")
+        sources[chain_opt] = _read_file(opts, chain_opt) if is_file else _inline(opts, chain_opt)
+        keys[key_opt] = _read_file(opts, key_opt) if is_file else _inline(opts, key_opt)
+        if (sources[chain_opt] is None) != (keys[key_opt] is None):
+            missing, present = (key_opt, chain_opt) if keys[key_opt] is None else \
+                (chain_opt, key_opt)
+            raise ConfigurationError(f"{missing.name} is needed with {present.name}")
+    _one_of(sources, "client certificate")
+    chain: bytes | None = None
+    key: bytes | None = None
+    store = sources[keystore]
+    if store is not None:
+        kind = store_type(store, given(opts, "kafka.ssl.keystore.type"), "kafka.ssl.keystore")
+        chain, key = load_keystore(store, kind, given(opts, "kafka.ssl.keystore.password"),
+                                   key_password, keystore.name)
+    for chain_opt, key_opt in pairs:
+        chain_bytes, key_bytes = sources[chain_opt], keys[key_opt]
+        if chain_bytes is not None and key_bytes is not None:
+            chain = load_truststore(chain_bytes, "PEM", None, chain_opt.name).encode()
+            key = load_private_key(key_bytes, key_password, key_opt.name)
+    # -- verification and versions
+    algorithm = text_value(opts, "kafka.ssl.endpoint.identification.algorithm").strip().lower()
+    if algorithm not in ("https", "", "none"):
+        raise ConfigurationError(
+            "kafka.ssl.endpoint.identification.algorithm must be https or empty (no hostname "
+            f"check), got {algorithm!r}")
+    low = high = None
+    enabled_opt = option("kafka.ssl.enabled.protocols")
+    enabled = given(opts, enabled_opt)
+    if enabled is not None and enabled.strip():
+        names = [version_name(v, enabled_opt.name) for v in enabled.split(",") if v.strip()]
+        if not names:
+            raise ConfigurationError(f"{enabled_opt.name} names no TLS version: give some of "
+                                     + ", ".join(PROTOCOL_VERSIONS))
+        ranked = sorted(names, key=list(PROTOCOL_VERSIONS).index)
+        low, high = ranked[0], ranked[-1]
+    cap_opt = option("kafka.ssl.protocol")
+    cap = given(opts, cap_opt)
+    if cap is not None and cap.strip() and cap.strip().upper() != "TLS":
+        capped = version_name(cap, cap_opt.name)
+        order = list(PROTOCOL_VERSIONS)
+        if high is None or order.index(capped) < order.index(high):
+            high = capped
+        if low is not None and order.index(low) > order.index(high):
+            raise ConfigurationError(f"{cap_opt.name} is lower than every version in "
+                                     f"{enabled_opt.name}")
+    suites = given(opts, "kafka.ssl.cipher.suites")
+    ciphers = ":".join(c.strip() for c in suites.split(",") if c.strip()) if suites else None
+    tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key,
+                    check_hostname=algorithm == "https", min_version=low, max_version=high,
+                    ciphers=ciphers or None)
+    context_for(tls)
+    return tls
