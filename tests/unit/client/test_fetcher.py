@@ -21,7 +21,12 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
 from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.protocol.compression import DecompressionLimitError
-from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError, error_for_code
+from spark_kafka_wire.protocol.errors import (
+    CorruptRecordError,
+    NotControllerError,
+    ProtocolError,
+    error_for_code,
+)
 from spark_kafka_wire.protocol.records import encode_message_set, encode_record_batch
 
 P1, P2 = 1001, 2002
@@ -528,3 +533,30 @@ def test_the_decompression_limit_bounds_each_answer(broker) -> None:
     ok = FetchSettings(max_decompressed_bytes=250_000)
     assert sum(c.num_records for c in fetch_range(_Client(), "t", 0, 0, 200, ok)) == 200
     assert FetchSettings().decompression_limit(1 << 20) == 256 << 20
+
+
+def test_not_controller_is_retried_never_taken_for_a_deleted_topic(monkeypatch) -> None:
+    """NOT_CONTROLLER is stale metadata: the fetcher lets the retry rule refresh and retry it,
+    and never reports it as data loss (a deleted topic), whatever failOnDataLoss says."""
+    calls: list[int] = []
+
+    def send_fetch(client, topic, partition, offset, max_bytes, settings):
+        calls.append(offset)
+        raise error_for_code(41, topic=topic, partition=partition, context="Fetch")
+
+    class GivingUp(_Client):
+        def retry(self, attempt, what, retries=None):
+            for _ in range(3):
+                try:
+                    return attempt()
+                except Exception as exc:  # noqa: BLE001
+                    if not getattr(exc, "retriable", False):
+                        raise
+                    last = exc
+            raise last
+
+    monkeypatch.setattr(fetcher, "send_fetch", send_fetch)
+    for fail in (True, False):
+        with pytest.raises(NotControllerError):
+            list(fetch_range(GivingUp(), "t", 0, 0, 4, FetchSettings(), fail))
+    assert len(calls) == 6
