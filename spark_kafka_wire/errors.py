@@ -3,8 +3,10 @@
 Catch :class:`KafkaWireError` for all of them, a family (``KafkaError``, ``RetriableError``,
 ``ProtocolError`` ...) for a kind, a leaf for one case. ``retriable`` and ``invalid_metadata``
 on Kafka errors and connection errors tell whether retrying (after a metadata refresh) can
-help. Each class is defined in the layer that raises it (``protocol.errors``,
-``protocol.compression``, ``client.errors``) and re-exported here::
+help. Each error's ``condition`` (``KAFKA_DATA_LOSS.PARTITIONS_DELETED``,
+``KAFKA_BROKER_ERROR.NOT_CONTROLLER``; the first words of its message) is what to match on;
+the README's error table lists them all. Each class is defined in the layer that raises it
+(``protocol.errors``, ``protocol.compression``, ``client.errors``) and re-exported here::
 
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
