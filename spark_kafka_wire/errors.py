@@ -3,8 +3,10 @@
 Catch :class:`KafkaWireError` for all of them, a family (``KafkaError``, ``RetriableError``,
 ``ProtocolError`` ...) for a kind, a leaf for one case. ``retriable`` and ``invalid_metadata``
 on Kafka errors and connection errors tell whether retrying (after a metadata refresh) can
-help. Each class is defined in the layer that raises it (``protocol.errors``,
-``protocol.compression``, ``client.errors``) and re-exported here::
+help. Each error's ``condition`` (``KAFKA_DATA_LOSS.PARTITIONS_DELETED``,
+``KAFKA_BROKER_ERROR.NOT_CONTROLLER``; the first words of its message) is what to match on;
+the README's error table lists them all. Each class is defined in the layer that raises it
+(``protocol.errors``, ``protocol.compression``, ``client.errors``) and re-exported here::
 
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
@@ -27,8 +29,9 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   │   │   ├── UnknownTopicOrPartitionError
     │   │   │   ├── LeaderNotAvailableError
     │   │   │   ├── NotLeaderOrFollowerError
+    │   │   │   ├── NotControllerError        NOT_CONTROLLER (41): not a deleted topic
     │   │   │   └── WrongPartitionError       0.7 WrongPartition (3)
-    │   │   ├── RequestTimedOutError
+    │   │   ├── BrokerRequestTimedOutError    the broker's REQUEST_TIMED_OUT (7) answer
     │   │   └── CoordinatorMovedError         find the group coordinator again
     │   ├── OffsetOutOfRangeError
     │   │   └── DataLossError                 planned offsets left the log (failOnDataLoss)
@@ -49,6 +52,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     ├── BrokerConnectionError                 a socket to one broker failed (retriable)
     │   ├── ApiVersionsClosedError            closed on ApiVersions (a broker before 0.10)
     │   ├── RequestTimeoutError               no answer within kafka.request.timeout.ms
+    │   │                                     (client side; the broker's code 7 is
+    │   │                                     BrokerRequestTimedOutError)
     │   │   └── ApiVersionsTimeoutError       ApiVersions unanswered (a Kafka 0.9 broker)
     │   └── ConnectionSetupTimeoutError       no connection within
     │                                         kafka.socket.connection.setup.timeout.ms
@@ -64,6 +69,8 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
 """
 
 from __future__ import annotations
+
+import warnings
 
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
@@ -95,6 +102,7 @@ from spark_kafka_wire.protocol.compression import (
 from spark_kafka_wire.protocol.errors import (
     AuthenticationError,
     AuthorizationError,
+    BrokerRequestTimedOutError,
     ClusterAuthorizationError,
     CorruptRecordError,
     ErrorCode,
@@ -108,13 +116,13 @@ from spark_kafka_wire.protocol.errors import (
     KafkaWireError,
     LeaderNotAvailableError,
     MessageTooLargeError,
+    NotControllerError,
     NotLeaderOrFollowerError,
     OffsetInsideMessageError,
     OffsetOutOfRangeError,
     ProducerStateError,
     ProtocolError,
     RecordTooLargeError,
-    RequestTimedOutError,
     RetriableError,
     TopicAlreadyExistsError,
     TopicAuthorizationError,
@@ -165,7 +173,8 @@ __all__ = [
     "ProtocolError",
     "RecordTooLargeError",
     "RequestTimeoutError",
-    "RequestTimedOutError",
+    "BrokerRequestTimedOutError",
+    "NotControllerError",
     "RetriableError",
     "SaslAuthenticationError",
     "StartAfterEndError",
@@ -178,3 +187,21 @@ __all__ = [
     "ZooKeeperError",
     "ZooKeeperTlsError",
 ]
+
+
+#: Names exported before and kept importable, with a DeprecationWarning: old name -> new name.
+DEPRECATED_NAMES = {
+    # The broker's REQUEST_TIMED_OUT (7) answer; renamed so that it no longer reads like
+    # RequestTimeoutError, the client's own timeout.
+    "RequestTimedOutError": "BrokerRequestTimedOutError",
+}
+
+
+def __getattr__(name: str) -> object:
+    """Deprecated names (PEP 562): the class under its new name, with a warning saying it."""
+    if name in DEPRECATED_NAMES:
+        new = DEPRECATED_NAMES[name]
+        warnings.warn(f"spark_kafka_wire.errors.{name} is deprecated; use {new}",
+                      DeprecationWarning, stacklevel=2)
+        return globals()[new]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

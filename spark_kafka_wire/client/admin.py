@@ -198,10 +198,21 @@ def delete_records(client: KafkaClient, offsets: Mapping[TopicPartition, int],
 
 def _to_controller(client: KafkaClient, spec: ApiSpec, body: dict) -> dict:
     """``spec`` with ``body`` sent to the controller the metadata names, else to any broker
-    (which forwards it, as KRaft brokers do)."""
+    (which forwards it, as KRaft brokers do).
+
+    A topic answered NOT_CONTROLLER raises NotControllerError here, inside the caller's
+    retry: the controller moved, so the metadata is refreshed and the request sent again to
+    the new one (as Java's admin client does), instead of failing the operation."""
     md = client.fetch_metadata([])
     conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
-    return conn.request(spec, body)
+    resp = conn.request(spec, body)
+    for key in ("topics", "responses", "results"):
+        for t in resp.get(key) or ():
+            if t.get("error_code") == ErrorCode.NOT_CONTROLLER:
+                raise error_for_code(ErrorCode.NOT_CONTROLLER, topic=t.get("name"),
+                                     broker=conn.name, context=spec.name,
+                                     message=t.get("error_message"))
+    return resp
 
 
 def _request_to(client: KafkaClient, node_id: int, body: dict) -> dict:

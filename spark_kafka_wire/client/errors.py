@@ -15,16 +15,79 @@ from spark_kafka_wire.protocol.errors import (
     OffsetOutOfRangeError,
     ProtocolError,
     RetriableError,
+    render,
 )
+
+#: The condition of a planned range (or partition) gone from the log; an instance narrows it
+#: to the kind, named as Spark's KAFKA_DATA_LOSS sub-conditions (DATA_LOSS_KINDS).
+DATA_LOSS = "KAFKA_DATA_LOSS"
+#: The kinds of data loss (DataLossError.condition); Spark's names for the same cases.
+DATA_LOSS_KINDS: dict[str, str] = {
+    "PARTITIONS_DELETED": "a planned topic or partition was deleted",
+    "COULD_NOT_READ_OFFSET_RANGE": "planned offsets left the log (retention, truncation, a "
+                                   "re-created topic)",
+    "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO": "a stream's new partition does not "
+                                                       "start at offset 0",
+    "PARTITION_OFFSET_CHANGED": "a stream's partition went back to an earlier offset",
+    "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS": "a stream found no earliest offset of a "
+                                               "new partition",
+}
+
+#: The message template of each condition this module's errors build their text from
+#: (``render``): the wording lives here once; each error keeps the facts as attributes.
+MESSAGES: dict[str, str] = {
+    "KAFKAWIRE_CHECKPOINT":
+        'stream checkpoint offsets: {problem}. kafkawire writes {{"topic": {{"partition": '
+        "offset}}}}; the checkpoint was edited, damaged or written by another source: restore "
+        "it, or start the query with a new checkpointLocation",
+    "KAFKAWIRE_BROKER_CONNECTION": "connection to broker {broker} failed: {reason}",
+    "KAFKAWIRE_BROKER_CONNECTION.REQUEST_TIMEOUT":
+        "no response to {request} within {limit}; the broker is overloaded or unreachable",
+    "KAFKAWIRE_BROKER_CONNECTION.API_VERSIONS_TIMEOUT":
+        "{timeout}. Kafka 0.9 brokers leave ApiVersions unanswered (0.8 brokers close the "
+        "connection on it): for a 0.8 or 0.9 broker set kafka.api.version.request=false and "
+        "kafka.broker.version.fallback to its release (e.g. 0.8.2 or 0.9.0)",
+    "KAFKAWIRE_BROKER_CONNECTION.CONNECTION_SETUP_TIMEOUT":
+        "{step} timed out after {limit}; the broker is down, overloaded or a firewall drops "
+        "the connection",
+    "KAFKAWIRE_TLS_HANDSHAKE":
+        "TLS handshake with broker {broker} failed (kafka.security.protocol={security_protocol})"
+        ": {reason}",
+    "KAFKAWIRE_SASL_AUTHENTICATION":
+        "SASL authentication with broker {broker} failed (kafka.security.protocol="
+        "{security_protocol}, kafka.sasl.mechanism={mechanism}, user {user!r}): {reason}",
+    "KAFKAWIRE_OAUTH_TOKEN": "could not get an OAUTHBEARER token from {source}{client}: {reason}",
+    "KAFKAWIRE_NO_BROKERS_AVAILABLE":
+        "none of the bootstrap servers {servers} {failed}{last}. Check kafka.bootstrap.servers, "
+        "that the brokers are running and that this machine can reach them",
+    DATA_LOSS: "data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: {reason}",
+    "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
+        "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
+        "topic {topic} partition {partition}: the resolved start offset is greater than the "
+        "resolved end offset. Either the start is set too high (beyond the partition's end, or "
+        "a start timestamp later than the end), or the Kafka topic has been damaged (deleted "
+        "and re-created, or truncated). Check {starting} and {ending}",
+}
 
 
 class ConfigurationError(KafkaWireError, ValueError):
     """An option is missing, unknown or has a value that cannot work."""
 
+    condition = "KAFKAWIRE_CONFIGURATION"
+
 
 class CheckpointError(KafkaWireError, ValueError):
     """A streaming query's checkpointed offsets are not what kafkawire writes (the checkpoint
     was edited, damaged, or belongs to another source)."""
+
+    condition = "KAFKAWIRE_CHECKPOINT"
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(render(MESSAGES, self.condition, problem=problem))
+
+    def __reduce__(self) -> tuple:  # rebuilt from the problem, not from the whole text
+        return (type(self), (self.problem,))
 
 
 class BrokerConnectionError(KafkaWireError):
@@ -41,11 +104,13 @@ class BrokerConnectionError(KafkaWireError):
     # on ApiVersions): retry loops without a deadline of their own (reads, metadata;
     # cluster.py) report it at once; a write retries it until its delivery timeout.
     conclusive = False
+    condition = "KAFKAWIRE_BROKER_CONNECTION"
 
     def __init__(self, broker: str, reason: str) -> None:
         self.broker = broker
         self.reason = reason
-        super().__init__(f"connection to broker {broker} failed: {reason}")
+        super().__init__(render(MESSAGES, "KAFKAWIRE_BROKER_CONNECTION", broker=broker,
+                                reason=reason))
 
 
 def _timeout_limit(timeout_ms: int, setting: str, deadline: str | None) -> str:
@@ -62,14 +127,12 @@ class RequestTimeoutError(BrokerConnectionError):
 
     timed_out = True
     conclusive = True
+    condition = "KAFKAWIRE_BROKER_CONNECTION.REQUEST_TIMEOUT"
 
-    def __init__(self, broker: str, what: str, timeout_ms: int,
+    def __init__(self, broker: str, request: str, timeout_ms: int,
                  deadline: str | None = None) -> None:
         limit = _timeout_limit(timeout_ms, "kafka.request.timeout.ms", deadline)
-        super().__init__(
-            broker,
-            f"no response to {what} within {limit}; the broker is overloaded or unreachable",
-        )
+        super().__init__(broker, render(MESSAGES, self.condition, request=request, limit=limit))
 
 
 class ApiVersionsTimeoutError(RequestTimeoutError):
@@ -78,13 +141,11 @@ class ApiVersionsTimeoutError(RequestTimeoutError):
     connection open (0.8 closes it: ApiVersionsClosedError). So the message says how to pin
     the release, as well as that the broker may be overloaded."""
 
+    condition = "KAFKAWIRE_BROKER_CONNECTION.API_VERSIONS_TIMEOUT"
+
     def __init__(self, timeout: RequestTimeoutError) -> None:
         BrokerConnectionError.__init__(
-            self, timeout.broker,
-            f"{timeout.reason}. Kafka 0.9 brokers leave ApiVersions unanswered (0.8 brokers "
-            "close the connection on it): for a 0.8 or 0.9 broker set "
-            "kafka.api.version.request=false and kafka.broker.version.fallback to its release "
-            "(e.g. 0.8.2 or 0.9.0)")
+            self, timeout.broker, render(MESSAGES, self.condition, timeout=timeout.reason))
 
 
 class ApiVersionsClosedError(BrokerConnectionError):
@@ -92,6 +153,7 @@ class ApiVersionsClosedError(BrokerConnectionError):
     do that, so the message says how to pin their version."""
 
     conclusive = True
+    condition = "KAFKAWIRE_BROKER_CONNECTION.API_VERSIONS_CLOSED"
 
 
 class ConnectionSetupTimeoutError(BrokerConnectionError):
@@ -100,15 +162,12 @@ class ConnectionSetupTimeoutError(BrokerConnectionError):
 
     timed_out = True
     conclusive = True
+    condition = "KAFKAWIRE_BROKER_CONNECTION.CONNECTION_SETUP_TIMEOUT"
 
-    def __init__(self, broker: str, what: str, timeout_ms: int,
+    def __init__(self, broker: str, step: str, timeout_ms: int,
                  deadline: str | None = None) -> None:
         limit = _timeout_limit(timeout_ms, "kafka.socket.connection.setup.timeout.ms", deadline)
-        super().__init__(
-            broker,
-            f"{what} timed out after {limit}; the broker is down, overloaded or a firewall "
-            "drops the connection",
-        )
+        super().__init__(broker, render(MESSAGES, self.condition, step=step, limit=limit))
 
 
 class TlsHandshakeError(KafkaWireError):
@@ -120,13 +179,14 @@ class TlsHandshakeError(KafkaWireError):
     """
 
     retriable = False
+    condition = "KAFKAWIRE_TLS_HANDSHAKE"
 
     def __init__(self, broker: str, reason: str, security_protocol: str = "SSL") -> None:
         self.broker = broker
         self.reason = reason
         self.security_protocol = security_protocol
-        super().__init__(f"TLS handshake with broker {broker} failed "
-                         f"(kafka.security.protocol={security_protocol}): {reason}")
+        super().__init__(render(MESSAGES, self.condition, broker=broker, reason=reason,
+                                security_protocol=security_protocol))
 
 
 class SaslAuthenticationError(KafkaWireError):
@@ -141,6 +201,7 @@ class SaslAuthenticationError(KafkaWireError):
     """
 
     retriable = False
+    condition = "KAFKAWIRE_SASL_AUTHENTICATION"
 
     def __init__(self, broker: str, reason: str, security_protocol: str, mechanism: str,
                  user: str, error_code: int | None = None) -> None:
@@ -150,9 +211,9 @@ class SaslAuthenticationError(KafkaWireError):
         self.mechanism = mechanism
         self.user = user
         self.error_code = error_code
-        super().__init__(f"SASL authentication with broker {broker} failed "
-                         f"(kafka.security.protocol={security_protocol}, "
-                         f"kafka.sasl.mechanism={mechanism}, user {user!r}): {reason}")
+        super().__init__(render(MESSAGES, self.condition, broker=broker, reason=reason,
+                                security_protocol=security_protocol, mechanism=mechanism,
+                                user=user))
 
 
 class OAuthTokenError(KafkaWireError):
@@ -167,13 +228,14 @@ class OAuthTokenError(KafkaWireError):
     """
 
     retriable = False
+    condition = "KAFKAWIRE_OAUTH_TOKEN"
 
     def __init__(self, source: str, reason: str, client: str = "") -> None:
         self.source = source
         self.reason = reason
         self.client = client
-        who = f" for client {client!r}" if client else ""
-        super().__init__(f"could not get an OAUTHBEARER token from {source}{who}: {reason}")
+        super().__init__(render(MESSAGES, self.condition, source=source, reason=reason,
+                                client=f" for client {client!r}" if client else ""))
 
     def __reduce__(self) -> tuple:
         return (type(self), (self.source, self.reason, self.client))
@@ -187,19 +249,17 @@ class NoBrokersAvailableError(KafkaWireError):
 
     retriable = True
     invalid_metadata = True
+    condition = "KAFKAWIRE_NO_BROKERS_AVAILABLE"
 
     def __init__(self, servers: list[str], last: Exception | None) -> None:
         self.servers = servers
         self.last = last
         self.timed_out = bool(getattr(last, "timed_out", False))
         self.conclusive = bool(getattr(last, "conclusive", False))
-        detail = f" (last error: {last})" if last else ""
-        failed = "answered in time" if self.timed_out else "could be reached"
-        super().__init__(
-            f"none of the bootstrap servers {', '.join(servers)} {failed}{detail}. "
-            "Check kafka.bootstrap.servers, that the brokers are running and that this "
-            "machine can reach them"
-        )
+        super().__init__(render(
+            MESSAGES, self.condition, servers=", ".join(servers),
+            failed="answered in time" if self.timed_out else "could be reached",
+            last=f" (last error: {last})" if last else ""))
 
 
 DATA_LOSS_ADVICE = (
@@ -214,22 +274,33 @@ class DataLossError(OffsetOutOfRangeError):
     """Planned offsets are no longer in the log (``failOnDataLoss`` is true): a task found them
     gone (``context`` Fetch), or a stream found a partition deleted, its offsets gone back or a
     new partition not starting at 0 when planning a micro-batch (``summary`` says which, in the
-    words of Spark's KAFKA_DATA_LOSS conditions)."""
+    words of Spark's KAFKA_DATA_LOSS conditions).
+
+    Its condition is ``KAFKA_DATA_LOSS.<kind>`` (DATA_LOSS_KINDS): ``kind`` as given, else
+    PARTITIONS_DELETED for a vanished topic or partition (``code`` UNKNOWN_TOPIC_OR_PARTITION)
+    and COULD_NOT_READ_OFFSET_RANGE for offsets gone from the log."""
+
+    condition = DATA_LOSS
 
     def __init__(self, topic: str, partition: int, start: int, end: int, reason: str,
                  broker: str | None = None,
                  code: int = ErrorCode.OFFSET_OUT_OF_RANGE, *, context: str = "Fetch",
-                 summary: str | None = None) -> None:
+                 summary: str | None = None, kind: str | None = None) -> None:
         self.start = start
         self.end = end
         self.reason = reason
         spec = ERRORS[code][0]
-        what = summary or (f"data loss: cannot read offsets [{start}, {end}) of "
-                           f"{topic}-{partition}: {reason}")
+        what = summary or render(MESSAGES, DATA_LOSS, start=start, end=end, topic=topic,
+                                 partition=partition, reason=reason)
         super().__init__(
             type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
             broker=broker, context=context, message=f"{what}. {DATA_LOSS_ADVICE}",
         )
+        if kind is None:
+            kind = "PARTITIONS_DELETED" if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
+                else "COULD_NOT_READ_OFFSET_RANGE"
+        assert kind in DATA_LOSS_KINDS, kind
+        self.condition = f"{DATA_LOSS}.{kind}"
 
 
 class StartAfterEndError(ConfigurationError):
@@ -242,19 +313,16 @@ class StartAfterEndError(ConfigurationError):
     ``starting`` and ``ending`` the options they came from.
     """
 
+    condition = "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET"
+
     def __init__(self, topic: str, partition: int, start: int, end: int, starting: str,
                  ending: str) -> None:
         self.topic = topic
         self.partition = partition
         self.start = start
         self.end = end
-        super().__init__(
-            f"Beginning offset {start} ({starting}) is after the ending offset {end} "
-            f"({ending}) for topic {topic} partition {partition}: the resolved start offset is "
-            "greater than the resolved end offset. Either the start is set too high (beyond "
-            "the partition's end, or a start timestamp later than the end), or the Kafka topic "
-            f"has been damaged (deleted and re-created, or truncated). Check {starting} and "
-            f"{ending}")
+        super().__init__(render(MESSAGES, self.condition, start=start, end=end, topic=topic,
+                                partition=partition, starting=starting, ending=ending))
 
 
 class FetchStalledError(ProtocolError):
@@ -266,6 +334,8 @@ class FetchStalledError(ProtocolError):
     A ProtocolError, as a broker that never serves what it says it holds breaks the protocol;
     the broker may only have been slow (storage catching up, a leader just elected), so the
     message names the option to raise."""
+
+    condition = "KAFKAWIRE_PROTOCOL.FETCH_STALLED"
 
     def __init__(self, reason: str, *, waited_s: float, answers: int, setting: str,
                  topic: str, partition: int, offset: int, broker: str) -> None:
@@ -283,12 +353,16 @@ class CoordinatorMovedError(RetriableError):
 class ZooKeeperError(KafkaWireError):
     """ZooKeeper could not be reached or refused an operation."""
 
+    condition = "KAFKAWIRE_ZOOKEEPER"
+
 
 class ZooKeeperTlsError(ZooKeeperError):
     """The TLS handshake with a ZooKeeper server failed (``zookeeper.ssl.client.enable``): its
     certificate is not trusted or not valid for the name in ``zookeeper.connect``, or the port
     does not speak TLS. Not retried: every attempt meets the same certificate. The message
     names the server (host:port) and what to check."""
+
+    condition = "KAFKAWIRE_ZOOKEEPER.TLS_HANDSHAKE"
 
     retriable = False
 
@@ -298,6 +372,8 @@ class ZooKeeperAuthError(ZooKeeperError):
     was not configured (``sessionRequireClientSASLAuth``). The message names the server and
     the user, never the password."""
 
+    condition = "KAFKAWIRE_ZOOKEEPER.AUTHENTICATION"
+
     retriable = False
 
 
@@ -306,7 +382,11 @@ class NoBrokersRegisteredError(ZooKeeperError):
     ``/brokers/ids`` (brokers down, or the chroot missing), or none with a listener for the
     configured security protocol."""
 
+    condition = "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED"
+
 
 class BrokerRegistrationError(ZooKeeperError):
     """A node under ``/brokers`` is not a registration in any layout Kafka wrote (0.7 text,
     0.8+ JSON); the message names the node and shows its first bytes."""
+
+    condition = "KAFKAWIRE_ZOOKEEPER.BROKER_REGISTRATION"

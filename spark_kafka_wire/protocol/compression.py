@@ -78,9 +78,13 @@ Buffer = bytes | bytearray | memoryview
 class UnsupportedCodecError(ProtocolError):
     """The codec id is unknown to Kafka, or not allowed with the data's message format."""
 
+    condition = "KAFKAWIRE_PROTOCOL.UNSUPPORTED_CODEC"
+
 
 class DecompressionBombError(ProtocolError):
     """Decompressing would produce more than the caller's ``max_size`` bytes."""
+
+    condition = "KAFKAWIRE_PROTOCOL.DECOMPRESSION_BOMB"
 
 
 class DecompressionLimitError(DecompressionBombError):
@@ -92,6 +96,8 @@ class DecompressionLimitError(DecompressionBombError):
     each expand to just under it, and every decompressed batch is held until the answer's
     records are joined into columns.
     """
+
+    condition = "KAFKAWIRE_PROTOCOL.DECOMPRESSION_LIMIT"
 
     def __init__(self, reason: str, *, limit: int, **where: object) -> None:
         super().__init__(reason, **where)  # type: ignore[arg-type]

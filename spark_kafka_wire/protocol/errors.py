@@ -111,11 +111,15 @@ class ErrorSpec:
     retriable: bool = False
     invalid_metadata: bool = False
     hint: str = ""
+    #: the condition of the code's errors (KafkaWireError.condition); a code no table holds
+    #: gets UNKNOWN_CODE_CONDITION
+    condition: str = ""
 
     @classmethod
     def of(cls, code: ErrorCode, retriable: bool = False, invalid_metadata: bool = False,
            hint: str = "") -> ErrorSpec:
-        return cls(int(code), code.name, retriable, invalid_metadata, hint)
+        return cls(int(code), code.name, retriable, invalid_metadata, hint,
+                   f"{BROKER_CONDITION}.{code.name}")
 
 
 class FromPlaceholder(str):
@@ -238,8 +242,50 @@ def shown(value: object, limit: int = 80, within: object = None) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+#: The condition prefix of a broker's error code (Kafka 0.8+): ``KAFKA_BROKER_ERROR.<name>``,
+#: the name as in Kafka's protocol guide.
+BROKER_CONDITION = "KAFKA_BROKER_ERROR"
+#: The same for a Kafka 0.7 broker's own codes (their names in upper snake case).
+KAFKA07_BROKER_CONDITION = "KAFKA07_BROKER_ERROR"
+#: The sub-condition of a code this package has no entry for (the message gives the number).
+UNKNOWN_CODE = "UNKNOWN_ERROR_CODE"
+
+#: The message template of each condition this module's errors carry (``str.format`` fields
+#: named after the facts each error keeps); ``where`` is " (topic 't', partition 0, ...)" or
+#: empty. Errors are built from their condition and facts (``render``), so a message's wording
+#: lives here once and tests match conditions, not sentences.
+MESSAGES: dict[str, str] = {
+    "KAFKAWIRE_PROTOCOL": "{reason}{where}",
+    "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD":
+        "corrupt record data: {reason}; the broker returned damaged bytes, retry the read or "
+        "check the topic with another client{where}",
+    # a broker's error code; context, where, detail and advice are empty or lead with their
+    # own separator (" in Fetch", " for topic 't'", ": ...", ". Check ...")
+    BROKER_CONDITION: "Kafka error {name} ({code}){context}{where}{detail}{advice}",
+}
+
+
+def render(table: dict[str, str], condition: str, **facts: object) -> str:
+    """The message of ``condition``: its template in ``table`` (the owning module's
+    MESSAGES), filled with ``facts``."""
+    return table[condition].format(**facts)
+
+
 class KafkaWireError(Exception):
-    """Base of every error spark-kafka-wire raises on purpose."""
+    """Base of every error spark-kafka-wire raises on purpose.
+
+    Each carries a stable ``condition``, an UPPER_SNAKE name with dotted sub-conditions like
+    Spark's error classes (``KAFKA_DATA_LOSS.PARTITIONS_DELETED``,
+    ``KAFKA_BROKER_ERROR.NOT_CONTROLLER``): a class attribute, which an instance may narrow
+    (a broker error to its code, a data loss to its kind). Programs and tests match on it
+    rather than on the English of the message, which may improve; ``str(error)`` begins with
+    ``[CONDITION] `` so that logs show it too. The README's error table lists every one.
+    """
+
+    condition: str = "KAFKAWIRE_ERROR"
+
+    def __str__(self) -> str:
+        return f"[{self.condition}] {super().__str__()}"
 
 
 def _where(topic: str | None, partition: int | None, offset: int | None, broker: str | None) -> str:
@@ -258,6 +304,11 @@ def _where(topic: str | None, partition: int | None, offset: int | None, broker:
 class ProtocolError(KafkaWireError):
     """Bytes that do not follow the Kafka protocol (truncated, impossible lengths, bad magic)."""
 
+    condition = "KAFKAWIRE_PROTOCOL"
+    #: the template of this class's message in MESSAGES (the class's condition's, or its
+    #: family's where it only narrows the condition)
+    template = "KAFKAWIRE_PROTOCOL"
+
     def __init__(
         self,
         reason: str,
@@ -273,18 +324,17 @@ class ProtocolError(KafkaWireError):
         self.offset = offset
         self.broker = broker
         where = _where(topic, partition, offset, broker)
-        super().__init__(f"{reason} ({where})" if where else reason)
+        super().__init__(render(MESSAGES, self.template, reason=reason,
+                                where=f" ({where})" if where else ""))
 
 
 class CorruptRecordError(ProtocolError):
     """Record data failed its CRC or its structure is inconsistent."""
 
+    condition = template = "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD"
+
     def __init__(self, reason: str, **where: object) -> None:
-        super().__init__(
-            f"corrupt record data: {reason}; the broker returned damaged bytes, retry the "
-            "read or check the topic with another client",
-            **where,  # type: ignore[arg-type]
-        )
+        super().__init__(reason, **where)  # type: ignore[arg-type]
 
 
 class OffsetInsideMessageError(CorruptRecordError):
@@ -296,6 +346,8 @@ class OffsetInsideMessageError(CorruptRecordError):
     so the reader recognises the answer as garbage by its length, magic and CRC instead.
     """
 
+    condition = "KAFKAWIRE_PROTOCOL.OFFSET_INSIDE_MESSAGE"
+
 
 class FetchSizeLimitError(ProtocolError):
     """Kafka 0.7: a message does not fit the largest fetch size allowed.
@@ -305,10 +357,16 @@ class FetchSizeLimitError(ProtocolError):
     design document's "each time doubling the buffer size") up to a limit.
     """
 
+    condition = "KAFKAWIRE_PROTOCOL.FETCH_SIZE_LIMIT"
+
 
 class KafkaError(KafkaWireError):
-    """An error code returned by a broker."""
+    """An error code returned by a broker. Its condition is the code's
+    (``KAFKA_BROKER_ERROR.NOT_LEADER_OR_FOLLOWER``; a 0.7 broker's ``KAFKA07_BROKER_ERROR.*``),
+    whatever family class it is raised as; the class attribute is the family's prefix, or the
+    code's where a class stands for one code."""
 
+    condition = BROKER_CONDITION
     spec: ErrorSpec = ErrorSpec.of(ErrorCode.UNKNOWN_SERVER_ERROR)
 
     def __init__(
@@ -330,21 +388,17 @@ class KafkaError(KafkaWireError):
         self.broker = broker
         self.context = context
         self.message = message
+        self.condition = self.spec.condition or f"{BROKER_CONDITION}.{UNKNOWN_CODE}"
         super().__init__(self._text())
 
     def _text(self) -> str:
-        text = f"Kafka error {self.spec.name} ({self.spec.code})"
-        if self.context:
-            text += f" in {self.context}"
         where = _where(self.topic, self.partition, self.offset, self.broker)
-        if where:
-            text += f" for {where}"
-        if self.message:
-            text += f": {self.message}"
         hint = self.advice()
-        if hint:
-            text += f". {hint}"
-        return text
+        return render(MESSAGES, BROKER_CONDITION, name=self.spec.name, code=self.spec.code,
+                      context=f" in {self.context}" if self.context else "",
+                      where=f" for {where}" if where else "",
+                      detail=f": {self.message}" if self.message else "",
+                      advice=f". {hint}" if hint else "")
 
     def advice(self) -> str:
         """What to do about it (the code's hint)."""
@@ -374,6 +428,8 @@ class InvalidMetadataError(RetriableError):
 
 class OffsetOutOfRangeError(KafkaError):
     """The requested offset is not in the log (deleted by retention, or not yet written)."""
+
+    condition = f"{BROKER_CONDITION}.OFFSET_OUT_OF_RANGE"
 
 
 class RecordTooLargeError(KafkaError):
@@ -507,12 +563,16 @@ class AuthorizationError(KafkaError):
 class TopicAuthorizationError(AuthorizationError):
     """TOPIC_AUTHORIZATION_FAILED: no ACL lets the principal read, write or describe a topic."""
 
+    condition = f"{BROKER_CONDITION}.TOPIC_AUTHORIZATION_FAILED"
+
     resource_type = "Topic"
 
 
 class GroupAuthorizationError(AuthorizationError):
     """GROUP_AUTHORIZATION_FAILED: no ACL lets the principal use a consumer group (commit or
     fetch its offsets, find its coordinator)."""
+
+    condition = f"{BROKER_CONDITION}.GROUP_AUTHORIZATION_FAILED"
 
     resource_type = "Group"
 
@@ -521,6 +581,8 @@ class TransactionalIdAuthorizationError(AuthorizationError):
     """TRANSACTIONAL_ID_AUTHORIZATION_FAILED: no ACL lets the principal use a transactional
     id (the exactly-once sink's ``kafka.transactional.id`` plus the task's partition)."""
 
+    condition = f"{BROKER_CONDITION}.TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+
     resource_type = "TransactionalId"
 
 
@@ -528,6 +590,8 @@ class ClusterAuthorizationError(AuthorizationError):
     """CLUSTER_AUTHORIZATION_FAILED: an operation on the cluster itself is refused (an
     idempotent producer's InitProducerId on brokers before Kafka 3.0, which need
     IDEMPOTENT_WRITE on the cluster)."""
+
+    condition = f"{BROKER_CONDITION}.CLUSTER_AUTHORIZATION_FAILED"
 
     resource_type = "Cluster"
 
@@ -548,6 +612,8 @@ class UnsupportedVersionError(KafkaError):
 class TopicAlreadyExistsError(KafkaError):
     """CreateTopics for a topic that exists."""
 
+    condition = f"{BROKER_CONDITION}.TOPIC_ALREADY_EXISTS"
+
 
 class ProducerStateError(KafkaError):
     """Idempotent or transactional producer state was rejected (fenced, out of sequence)."""
@@ -561,17 +627,41 @@ class InvalidRequestError(KafkaError):
 class UnknownTopicOrPartitionError(InvalidMetadataError):
     """The topic or partition does not exist (or is not visible to this principal)."""
 
+    condition = f"{BROKER_CONDITION}.UNKNOWN_TOPIC_OR_PARTITION"
+
 
 class LeaderNotAvailableError(InvalidMetadataError):
     """A leader election is in progress."""
+
+    condition = f"{BROKER_CONDITION}.LEADER_NOT_AVAILABLE"
 
 
 class NotLeaderOrFollowerError(InvalidMetadataError):
     """The request went to a broker that no longer leads the partition."""
 
+    condition = f"{BROKER_CONDITION}.NOT_LEADER_OR_FOLLOWER"
 
-class RequestTimedOutError(RetriableError):
-    """The broker gave up waiting (for replicas, for a long poll)."""
+
+class NotControllerError(InvalidMetadataError):
+    """NOT_CONTROLLER (41): an admin request (CreateTopics, DeleteTopics, ...) went to a
+    broker that is not the controller (any more).
+
+    Its own class, not an UnknownTopicOrPartitionError: a reader takes that one for a deleted
+    topic (data loss), while this only means the client's idea of the controller is stale, so
+    it is retried after a metadata refresh like any InvalidMetadataError."""
+
+    condition = f"{BROKER_CONDITION}.NOT_CONTROLLER"
+
+
+class BrokerRequestTimedOutError(RetriableError):
+    """REQUEST_TIMED_OUT (7): the broker answered that it gave up waiting (for replicas, for a
+    long poll). Not the client's own timeout: that is ``RequestTimeoutError`` (a
+    BrokerConnectionError), raised when no answer came within kafka.request.timeout.ms.
+
+    Named ``RequestTimedOutError`` before; ``spark_kafka_wire.errors`` still gives that name
+    (deprecated, with a DeprecationWarning)."""
+
+    condition = f"{BROKER_CONDITION}.REQUEST_TIMED_OUT"
 
 
 class MessageTooLargeError(RecordTooLargeError):
@@ -579,17 +669,25 @@ class MessageTooLargeError(RecordTooLargeError):
     default). The producer splits a refused batch of several records and sends the halves
     (as the Java producer does); a single record too large fails with this error."""
 
+    condition = f"{BROKER_CONDITION}.MESSAGE_TOO_LARGE"
+
 
 class WrongPartitionError(InvalidMetadataError):
     """Kafka 0.7 WrongPartition (3): the broker has no such partition of the topic."""
+
+    condition = f"{KAFKA07_BROKER_CONDITION}.WRONG_PARTITION"
 
 
 class InvalidMessageError(KafkaError):
     """Kafka 0.7 InvalidMessage (2): a message failed its checksum on the broker."""
 
+    condition = f"{KAFKA07_BROKER_CONDITION}.INVALID_MESSAGE"
+
 
 class InvalidFetchSizeError(InvalidRequestError):
     """Kafka 0.7 InvalidFetchSize (4): the fetch size is smaller than the message."""
+
+    condition = f"{KAFKA07_BROKER_CONDITION}.INVALID_FETCH_SIZE"
 
 
 _R, _M = True, True
@@ -604,7 +702,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.INVALID_FETCH_SIZE), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.LEADER_NOT_AVAILABLE, _R, _M, hint=_REFRESH), LeaderNotAvailableError),
     (ErrorSpec.of(ErrorCode.NOT_LEADER_OR_FOLLOWER, _R, _M, hint=_REFRESH), NotLeaderOrFollowerError),
-    (ErrorSpec.of(ErrorCode.REQUEST_TIMED_OUT, _R), RequestTimedOutError),
+    (ErrorSpec.of(ErrorCode.REQUEST_TIMED_OUT, _R), BrokerRequestTimedOutError),
     (ErrorSpec.of(ErrorCode.BROKER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.REPLICA_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.MESSAGE_TOO_LARGE, hint="Raise the topic's max.message.bytes (or the "
@@ -640,7 +738,7 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
                   "than the number of brokers"), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.INVALID_REPLICA_ASSIGNMENT), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.INVALID_CONFIG), InvalidRequestError),
-    (ErrorSpec.of(ErrorCode.NOT_CONTROLLER, _R, _M), UnknownTopicOrPartitionError),
+    (ErrorSpec.of(ErrorCode.NOT_CONTROLLER, _R, _M, hint=_REFRESH), NotControllerError),
     (ErrorSpec.of(ErrorCode.INVALID_REQUEST), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT), UnsupportedVersionError),
     (ErrorSpec.of(ErrorCode.POLICY_VIOLATION), InvalidRequestError),
@@ -715,7 +813,9 @@ class Kafka07ErrorCode(IntEnum):
 
 def _spec07(code: Kafka07ErrorCode, retriable: bool = False, invalid_metadata: bool = False,
             hint: str = "") -> ErrorSpec:
-    return ErrorSpec(int(code), code.name, retriable, invalid_metadata, hint)
+    snake = re.sub(r"(?<=[a-z])(?=[A-Z])", "_", code.name).upper()
+    return ErrorSpec(int(code), code.name, retriable, invalid_metadata, hint,
+                     f"{KAFKA07_BROKER_CONDITION}.{snake}")
 
 
 KAFKA07_ERRORS: dict[int, tuple[ErrorSpec, type[KafkaError]]] = {s.code: (s, c) for s, c in [
@@ -736,7 +836,8 @@ KAFKA07_ERRORS: dict[int, tuple[ErrorSpec, type[KafkaError]]] = {s.code: (s, c) 
 def kafka07_error_for_code(code: int, **where: object) -> KafkaError:
     """The typed exception for a non-zero Kafka 0.7 error code."""
     spec, cls = KAFKA07_ERRORS.get(
-        code, (ErrorSpec(code, f"UnknownKafka07ErrorCode{code}"), KafkaError))
+        code, (ErrorSpec(code, f"UnknownKafka07ErrorCode{code}",
+                      condition=f"{KAFKA07_BROKER_CONDITION}.{UNKNOWN_CODE}"), KafkaError))
     return cls(spec, **where)  # type: ignore[arg-type]
 
 

@@ -55,35 +55,28 @@ _MAX_PARTITION = 2**31 - 1
 _MAX_OFFSET = 2**63 - 1
 
 
-def _damaged(what: str) -> CheckpointError:
-    return CheckpointError(
-        f"stream checkpoint offsets: {what}. kafkawire writes {{\"topic\": {{\"partition\": "
-        "offset}}}; the checkpoint was edited, damaged or written by another source: restore "
-        "it, or start the query with a new checkpointLocation")
-
-
 def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:
     """The offsets a JSON document names (what a batch's end records, if anything, left out).
 
     CheckpointError, naming the value that is wrong, for anything but what :func:`to_json`
     writes: Spark hands back whatever the checkpoint holds."""
     if not isinstance(doc, Mapping):
-        raise _damaged(f"expected a JSON object, got {shown(doc)}")
+        raise CheckpointError(f"expected a JSON object, got {shown(doc)}")
     out: Offsets = {}
     for topic, parts in doc.items():
         if topic in _RECORDED:
             continue
         if not isinstance(topic, str) or not isinstance(parts, Mapping):
-            raise _damaged(f"topic {shown(topic)} maps to {shown(parts)}, not to an object of "
-                           "partitions")
+            raise CheckpointError(f"topic {shown(topic)} maps to {shown(parts)}, not to an "
+                                  "object of partitions")
         for p, offset in parts.items():
             if not isinstance(p, str) or not p.isascii() or not p.isdigit() \
                     or len(p) > 10 or int(p) > _MAX_PARTITION:
-                raise _damaged(f"{shown(p)} in topic {topic!r} is not a partition number")
+                raise CheckpointError(f"{shown(p)} in topic {topic!r} is not a partition number")
             if not isinstance(offset, int) or isinstance(offset, bool) \
                     or not 0 <= offset <= _MAX_OFFSET:
-                raise _damaged(f"the offset of {topic}-{p} is {shown(offset)}, not an offset "
-                               f"(0 to {_MAX_OFFSET})")
+                raise CheckpointError(f"the offset of {topic}-{p} is {shown(offset)}, not an "
+                                      f"offset (0 to {_MAX_OFFSET})")
             out[(topic, int(p))] = offset
     return out
 
@@ -105,14 +98,14 @@ def with_start(end: Offsets, began: Mapping[TopicPartition, int], tasks: int | N
 def recorded_layout(doc: Mapping) -> Layout | None:
     """The Kafka 0.7 layout a document's partition numbers refer to (LAYOUT_KEY), if any."""
     if not isinstance(doc, Mapping):
-        raise _damaged(f"expected a JSON object, got {shown(doc)}")
+        raise CheckpointError(f"expected a JSON object, got {shown(doc)}")
     raw = doc.get(LAYOUT_KEY)
     if raw is None:
         return None
     if not isinstance(raw, Mapping) or not all(
             isinstance(t, str) and isinstance(names, list)
             and all(isinstance(n, str) for n in names) for t, names in raw.items()):
-        raise _damaged(f"{LAYOUT_KEY} is {shown(raw)}, not topics mapped to partition names")
+        raise CheckpointError(f"{LAYOUT_KEY} is {shown(raw)}, not topics mapped to partition names")
     return {t: tuple(names) for t, names in raw.items()}
 
 
@@ -128,8 +121,8 @@ def translate(offsets: Offsets, old: Layout | None, new: Layout
     for (topic, number), offset in offsets.items():
         names = old.get(topic, ())
         if number >= len(names):
-            raise _damaged(f"partition {number} of {topic!r} is not in the recorded layout "
-                           f"({', '.join(names)})")
+            raise CheckpointError(f"partition {number} of {topic!r} is not in the recorded "
+                                  f"layout ({', '.join(names)})")
         name = names[number]
         now = new.get(topic, ())
         if name in now:
@@ -142,13 +135,13 @@ def translate(offsets: Offsets, old: Layout | None, new: Layout
 def recorded_tasks(end: Mapping) -> int | None:
     """The task count a batch's end recorded for packing (``TASKS_KEY``), None if none."""
     if not isinstance(end, Mapping):
-        raise _damaged(f"expected a JSON object, got {shown(end)}")
+        raise CheckpointError(f"expected a JSON object, got {shown(end)}")
     tasks = end.get(TASKS_KEY)
     if tasks is None:
         return None
     if not isinstance(tasks, int) or isinstance(tasks, bool) or not 1 <= tasks <= _MAX_PARTITION:
-        raise _damaged(f"{TASKS_KEY} is {shown(tasks)}, not a task count (1 to "
-                       f"{_MAX_PARTITION})")
+        raise CheckpointError(f"{TASKS_KEY} is {shown(tasks)}, not a task count (1 to "
+                              f"{_MAX_PARTITION})")
     return tasks
 
 
@@ -157,6 +150,6 @@ def batch_start(start: Mapping, end: Mapping) -> Offsets:
     that ``end`` recorded when it was planned."""
     begin = from_json(start)
     if not isinstance(end, Mapping):
-        raise _damaged(f"expected a JSON object, got {shown(end)}")
+        raise CheckpointError(f"expected a JSON object, got {shown(end)}")
     begin.update(from_json(end.get(START_KEY, {})))
     return begin

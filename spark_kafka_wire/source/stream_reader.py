@@ -277,7 +277,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             before, vanished = translate(before, recorded_layout(start), layout)
             if vanished:
                 (topic, number), name = vanished[0]
-                self._lost([(topic, number)], f"Partitions {', '.join(n for _, n in vanished)} "
+                self._lost([(topic, number)], "PARTITIONS_DELETED", f"Partitions {', '.join(n for _, n in vanished)} "
                            f"of the Kafka 0.7 brokers are gone from ZooKeeper",
                            "what they held beyond the offsets already read is skipped",
                            from_json(start)[(topic, number)])
@@ -285,7 +285,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             {**before, **from_json(end.get(START_KEY, {}))}
         gone = sorted(tp for tp in before if tp not in finish)
         if gone:
-            self._lost(gone, f"Partitions {_names(gone)} have been deleted",
+            self._lost(gone, "PARTITIONS_DELETED", f"Partitions {_names(gone)} have been deleted",
                        "what they held beyond the offsets already read is skipped",
                        before[gone[0]])
         missing = [tp for tp in finish if tp not in begin]
@@ -294,7 +294,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         new = sorted(tp for tp in finish if tp not in before and tp in begin)
         for tp in new:
             if begin[tp] != 0:
-                self._lost([tp], f"Added partition {tp[0]}-{tp[1]} starts from {begin[tp]} "
+                self._lost([tp], "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO",
+                           f"Added partition {tp[0]}-{tp[1]} starts from {begin[tp]} "
                            "instead of 0. Some data may have been missed",
                            f"offsets [0, {begin[tp]}) are skipped", 0, begin[tp])
         ranges = []
@@ -303,7 +304,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                 continue
             a, b = begin[tp], finish[tp]
             if b < a:
-                self._lost([tp], f"Partition {tp[0]}-{tp[1]}'s offset was changed from {a} to "
+                self._lost([tp], "PARTITION_OFFSET_CHANGED",
+                           f"Partition {tp[0]}-{tp[1]}'s offset was changed from {a} to "
                            f"{b}, some data may have been missed. This could either be a user "
                            "error that the start offset is set too high and this is the first "
                            "batch, or the Kafka topic-partition is broken (deleted and "
@@ -331,7 +333,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         found = [tp for tp in tps if tp in present]
         lost = sorted(tp for tp in tps if tp not in present)
         if lost:
-            self._lost(lost, f"Cannot find earliest offsets of {_names(lost)}. Some data may "
+            self._lost(lost, "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS", f"Cannot find earliest offsets of {_names(lost)}. Some data may "
                        "have been missed", "they are not read", 0)
         return cluster_offsets(client, {tp: EARLIEST for tp in found},
                                self.options.source.isolation_level) if found else {}
@@ -361,14 +363,15 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             self._zookeeper().commit(o.group_id, offsets, self._names(offsets, layout))
         self._committed = dict(offsets)
 
-    def _lost(self, tps: list[TopicPartition], what: str, skipped: str, start: int,
+    def _lost(self, tps: list[TopicPartition], kind: str, what: str, skipped: str, start: int,
               end: int = -1) -> None:
-        """Spark's reportDataLoss: with failOnDataLoss (the default) a DataLossError saying
-        ``what``; without, a warning saying ``what`` and what is ``skipped``."""
+        """Spark's reportDataLoss: with failOnDataLoss (the default) a DataLossError of
+        condition KAFKA_DATA_LOSS.``kind`` saying ``what``; without, a warning saying ``what``
+        and what is ``skipped``."""
         if self.options.source.fail_on_data_loss:
             topic, partition = tps[0]
             raise DataLossError(topic, partition, start, end, what, context="streaming source",
-                                summary=what)
+                                summary=what, kind=kind)
         log.warning("%s; %s (failOnDataLoss is false). Some data may have been lost because "
                     "they are not available in Kafka any more; either the data was aged out "
                     "by Kafka or the topic may have been deleted before all the data in the "

@@ -156,7 +156,8 @@ def test_no_broker_given_is_a_configuration_error() -> None:
     result = run_cli("topics")
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith("kafkawire: error: no broker to connect to")
+    assert result.stderr.startswith(
+        "kafkawire: error: [KAFKAWIRE_CONFIGURATION] no broker to connect to")
 
 
 def _closed_port() -> int:
@@ -173,7 +174,8 @@ def test_unreachable_broker_is_one_line_and_exit_1(command: list[str]) -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1, result.stderr
-    assert result.stderr.startswith("kafkawire: error: none of the bootstrap servers")
+    assert result.stderr.startswith(
+        "kafkawire: error: [KAFKAWIRE_NO_BROKERS_AVAILABLE] none of the bootstrap servers")
     assert address in result.stderr and "Traceback" not in result.stderr
 
 

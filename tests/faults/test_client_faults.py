@@ -640,9 +640,12 @@ def _fetch_v11_positions(topic: str) -> dict[str, int]:
 
 
 @pytest.mark.parametrize(("field_name", "xor", "outcome"), [
-    ("topics array length", 0x01, "ProtocolError: cannot decode Fetch v11 response"),
-    ("partition index", 0x01, "ProtocolError: Fetch response lacks the requested partition"),
-    ("partition error code", 0xFF, "KafkaError: Kafka error UNKNOWN_ERROR_CODE_255"),
+    ("topics array length", 0x01,
+     "ProtocolError: [KAFKAWIRE_PROTOCOL] cannot decode Fetch v11 response"),
+    ("partition index", 0x01,
+     "ProtocolError: [KAFKAWIRE_PROTOCOL] Fetch response lacks the requested partition"),
+    ("partition error code", 0xFF,
+     "KafkaError: [KAFKA_BROKER_ERROR.UNKNOWN_ERROR_CODE] Kafka error UNKNOWN_ERROR_CODE_255"),
     # 0 -> 1, OFFSET_OUT_OF_RANGE: checked against the log, which holds the offset: again
     ("partition error code", 0x01, None),
 ])

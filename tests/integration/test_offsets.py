@@ -28,6 +28,7 @@ from spark_kafka_wire.client.offsets import (
 from spark_kafka_wire.client.timestamps import offsets_for_times, timestamp_answer_problem
 from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
 from spark_kafka_wire.protocol.records import TransactionCounts
+from tests.support.errors import raises_condition
 from tests.support.librdkafka import consume_all
 from tests.support.transactions import committed_aborted_committed, committed_then_open
 
@@ -189,9 +190,9 @@ def test_deleted_topic_is_data_loss(bootstrap, client, new_topic, caplog) -> Non
     assert sum(c.num_records for c in fetch_range(client, topic, 0, 0, 5)) == 5  # cached
     delete_topic(client, topic)
     quick = KafkaClient(ClientConfig.from_servers(bootstrap, retries=1))
-    with quick, pytest.raises(DataLossError, match=(
-            rf"cannot read offsets \[0, 5\) of {topic}-0: the topic or partition no longer "
-            r"exists .* set the source option failOnDataLoss to false")):
+    with quick, raises_condition(DataLossError, "KAFKA_DATA_LOSS.PARTITIONS_DELETED",
+                                 rf"cannot read offsets \[0, 5\) of {topic}-0",
+                                 "set the source option failOnDataLoss to false"):
         list(fetch_range(quick, topic, 0, 0, 5))
     with caplog.at_level(logging.WARNING, "spark_kafka_wire.client.fetcher"):
         assert list(fetch_range(client, topic, 0, 0, 5, fail_on_data_loss=False)) == []
@@ -205,8 +206,9 @@ def test_recreated_shorter_partition_is_data_loss(bootstrap, client, new_topic, 
     delete_topic(client, topic)
     create_topics(client, [(topic, 1)])
     _produce(bootstrap, topic, [b"new0", b"new1"])
-    with pytest.raises(DataLossError, match=r"cannot read offsets \[2, 6\) .* the partition "
-                                            r"now ends at offset 2 but offsets up to 6"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
+                          r"cannot read offsets \[2, 6\) .* the partition now ends at offset 2 "
+                          "but offsets up to 6"):
         list(fetch_range(client, topic, 0, 0, 6))
     with caplog.at_level(logging.WARNING, "spark_kafka_wire.client.fetcher"):
         got = [v for c in fetch_range(client, topic, 0, 0, 6, fail_on_data_loss=False)

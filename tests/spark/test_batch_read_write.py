@@ -578,7 +578,8 @@ def test_corrupt_batch_names_topic_partition_offset(spark, bootstrap, client, ne
     assert _ends(client, topic, 1) == {0: 5}
 
     start = time.monotonic()
-    pattern = (rf"CorruptRecordError: corrupt record data: CRC-32C mismatch.*"
+    pattern = (rf"CorruptRecordError: \[KAFKAWIRE_PROTOCOL\.CORRUPT_RECORD\] corrupt record data: "
+               rf"CRC-32C mismatch.*"
                rf"\(topic '{re.escape(topic)}', partition 0, offset 3, broker [^)]+\)")
     with pytest.raises(Exception, match=pattern):
         _read(spark, bootstrap, topic).collect()

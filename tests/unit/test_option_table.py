@@ -136,7 +136,7 @@ def test_refused_options_fail_with_their_reason(o: Option) -> None:
         if o.uses & side:
             with pytest.raises(ConfigurationError) as info:
                 parse({**base, o.name: "x"})
-            assert str(info.value) == message
+            assert str(info.value) == f"[KAFKAWIRE_CONFIGURATION] {message}"
 
 
 @pytest.mark.parametrize("o", [o for o in OPTIONS if o.ignored_in], ids=lambda o: o.name)

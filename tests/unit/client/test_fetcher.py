@@ -21,8 +21,14 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
 from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.protocol.compression import DecompressionLimitError
-from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError, error_for_code
+from spark_kafka_wire.protocol.errors import (
+    CorruptRecordError,
+    NotControllerError,
+    ProtocolError,
+    error_for_code,
+)
 from spark_kafka_wire.protocol.records import encode_message_set, encode_record_batch
+from tests.support.errors import raises_condition
 
 P1, P2 = 1001, 2002
 
@@ -115,8 +121,9 @@ def test_log_start_past_the_range_start_is_data_loss(broker, caplog) -> None:
     script[2] = oor(2)
     script[5] = answer(data(5, 3), hw=8, log_start=5)
     available.append((5, 8))
-    with pytest.raises(DataLossError, match=r"cannot read offsets \[2, 5\) of t-0: the log now "
-                                            r"starts at offset 5 .*failOnDataLoss to false"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
+                          r"cannot read offsets \[2, 5\) of t-0: the log now starts at offset 5 ",
+                          "failOnDataLoss to false"):
         read(2, 8)
     with caplog.at_level(logging.WARNING):
         assert read(2, 8, fail=False) == [b"v5", b"v6", b"v7"]
@@ -136,7 +143,8 @@ def test_range_past_the_log_end_is_data_loss(broker) -> None:
     script[0] = answer(data(0, 2), hw=2)
     script[2] = oor(2)
     available.append((0, 2))
-    with pytest.raises(DataLossError, match=r"\[2, 6\).*partition now ends at offset 2"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
+                          r"\[2, 6\).*partition now ends at offset 2"):
         read(0, 6)
     assert read(0, 6, fail=False) == [b"v0", b"v1"]
 
@@ -145,7 +153,7 @@ def test_deleted_partition_is_data_loss(broker) -> None:
     script, available, _ = broker
     script[0] = oor(0)
     available.append(None)
-    with pytest.raises(DataLossError, match="UNKNOWN_TOPIC_OR_PARTITION.*no longer exists"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.PARTITIONS_DELETED", r"\[0, 3\) of t-0"):
         read(0, 3)
     script[0] = error_for_code(3, topic="t", partition=0)
     assert read(0, 3, fail=False) == []
@@ -155,7 +163,8 @@ def test_records_after_a_moved_log_start_report_the_gap(broker) -> None:
     """Some brokers answer from the log start instead of OFFSET_OUT_OF_RANGE."""
     script, _, _ = broker
     script[1] = answer(data(4, 2), hw=6, log_start=4)
-    with pytest.raises(DataLossError, match=r"\[1, 4\)"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
+                          r"\[1, 4\)"):
         read(1, 6)
     assert read(1, 6, fail=False) == [b"v4", b"v5"]
 
@@ -171,7 +180,8 @@ def test_offset_that_keeps_disappearing_gives_up(broker) -> None:
     script, available, seen = broker
     script[3] = oor(3)
     available.append((0, 10))
-    with pytest.raises(DataLossError, match="keeps answering OFFSET_OUT_OF_RANGE"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
+                          "keeps answering OFFSET_OUT_OF_RANGE"):
         read(3, 5)
     assert len(seen) == fetcher.MAX_DISAPPEARED + 1
 
@@ -367,7 +377,8 @@ def test_undecided_records_after_skipped_data_loss_are_dropped(broker, caplog) -
     script[0] = answer(data(0, 2) + data(2, 2, P1, True), hw=6, aborted=[])
     script[4] = oor(4)
     available.append((0, 4))
-    with pytest.raises(DataLossError, match=r"\[4, 6\)"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
+                          r"\[4, 6\)"):
         read(0, 6, committed=True)
     with caplog.at_level(logging.WARNING):
         assert read(0, 6, fail=False, committed=True) == [b"v0", b"v1"]
@@ -507,8 +518,8 @@ def test_a_topic_metadata_keeps_calling_unknown_is_deleted_after_a_few_answers(m
             raise AssertionError("still retried after 100 attempts")
 
     monkeypatch.setattr(fetcher, "send_fetch", send_fetch)
-    with pytest.raises(DataLossError, match=r"cannot read offsets \[0, 4\) of t-0: the topic or "
-                                            r"partition no longer exists"):
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.PARTITIONS_DELETED",
+                          r"cannot read offsets \[0, 4\) of t-0"):
         list(fetch_range(Retrying(), "t", 0, 0, 4, FetchSettings()))
     assert len(calls) == fetcher.MAX_UNKNOWN_TOPIC
 
@@ -528,3 +539,30 @@ def test_the_decompression_limit_bounds_each_answer(broker) -> None:
     ok = FetchSettings(max_decompressed_bytes=250_000)
     assert sum(c.num_records for c in fetch_range(_Client(), "t", 0, 0, 200, ok)) == 200
     assert FetchSettings().decompression_limit(1 << 20) == 256 << 20
+
+
+def test_not_controller_is_retried_never_taken_for_a_deleted_topic(monkeypatch) -> None:
+    """NOT_CONTROLLER is stale metadata: the fetcher lets the retry rule refresh and retry it,
+    and never reports it as data loss (a deleted topic), whatever failOnDataLoss says."""
+    calls: list[int] = []
+
+    def send_fetch(client, topic, partition, offset, max_bytes, settings):
+        calls.append(offset)
+        raise error_for_code(41, topic=topic, partition=partition, context="Fetch")
+
+    class GivingUp(_Client):
+        def retry(self, attempt, what, retries=None):
+            for _ in range(3):
+                try:
+                    return attempt()
+                except Exception as exc:  # noqa: BLE001
+                    if not getattr(exc, "retriable", False):
+                        raise
+                    last = exc
+            raise last
+
+    monkeypatch.setattr(fetcher, "send_fetch", send_fetch)
+    for fail in (True, False):
+        with raises_condition(NotControllerError, "KAFKA_BROKER_ERROR.NOT_CONTROLLER"):
+            list(fetch_range(GivingUp(), "t", 0, 0, 4, FetchSettings(), fail))
+    assert len(calls) == 6

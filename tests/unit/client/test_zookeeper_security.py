@@ -13,6 +13,7 @@ from spark_kafka_wire.client.sasl.jaas import digest_credentials
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, config_file_options, zookeeper_security
+from tests.support.errors import raises_condition
 
 SECRET = "Zk-s3cret-Pass"
 JAAS = ('org.apache.zookeeper.server.auth.DigestLoginModule required username="alice" '
@@ -52,7 +53,8 @@ def test_a_wrong_jaas_entry_is_refused_without_its_password(jaas: str, expected:
 
 def test_digest_credentials_names_the_option() -> None:
     assert digest_credentials(JAAS, "x") == ("alice", SECRET)
-    with pytest.raises(ConfigurationError, match="^x: the user name is empty"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          r"^\[KAFKAWIRE_CONFIGURATION\] x: the user name is empty"):
         digest_credentials('org.apache.zookeeper.server.auth.DigestLoginModule required '
                            'username="" password="p";', "x")
 

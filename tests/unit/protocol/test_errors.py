@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from spark_kafka_wire.client.errors import RequestTimeoutError
 from spark_kafka_wire.protocol.errors import (
     ERRORS,
+    BrokerRequestTimedOutError,
     InvalidMetadataError,
     KafkaError,
+    NotControllerError,
     OffsetOutOfRangeError,
     RecordTooLargeError,
     RetriableError,
+    UnknownTopicOrPartitionError,
     check_error,
     error_for_code,
 )
@@ -55,3 +59,21 @@ def test_check_error() -> None:
 
 def test_table_codes_are_unique_and_named() -> None:
     assert all(spec.code == code and spec.name.isupper() for code, (spec, _) in ERRORS.items())
+
+
+def test_not_controller_is_stale_metadata_not_a_missing_topic() -> None:
+    """NOT_CONTROLLER (41) once mapped to UnknownTopicOrPartitionError, which a reader takes
+    for a deleted topic; it only means the controller moved: retry after a refresh."""
+    exc = error_for_code(41, topic="t", context="CreateTopics")
+    assert type(exc) is NotControllerError
+    assert isinstance(exc, InvalidMetadataError) and exc.retriable and exc.invalid_metadata
+    assert not isinstance(exc, UnknownTopicOrPartitionError)
+
+
+def test_the_brokers_request_timed_out_is_not_the_clients_timeout() -> None:
+    exc = error_for_code(7)
+    assert type(exc) is BrokerRequestTimedOutError and exc.retriable
+    assert not isinstance(exc, RequestTimeoutError)
+    with pytest.warns(DeprecationWarning, match="BrokerRequestTimedOutError"):
+        from spark_kafka_wire.errors import RequestTimedOutError  # noqa: PLC0415
+    assert RequestTimedOutError is BrokerRequestTimedOutError

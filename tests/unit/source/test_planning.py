@@ -121,6 +121,7 @@ def test_a_start_after_the_end_fails_the_read(monkeypatch, split: dict) -> None:
               startingOffsets='{"t":{"0":4,"1":100}}', **split)
     e = caught.value
     assert isinstance(e, ConfigurationError)
+    assert e.condition == "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET"
     assert (e.topic, e.partition, e.start, e.end) == ("t", 1, 100, 10)
 
 

@@ -14,6 +14,7 @@ from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.source.offsets_json import START_KEY
 from spark_kafka_wire.source.options import parse_stream_options
 from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
+from tests.support.errors import assert_condition
 
 
 def _reader(fail_on_data_loss: bool) -> KafkaWireStreamReader:
@@ -44,6 +45,14 @@ CASES = {
 }
 
 
+#: the condition each case's DataLossError carries (Spark's KAFKA_DATA_LOSS sub-conditions)
+CONDITIONS = {
+    "offset-changed": "KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED",
+    "added-partition-not-at-0": "KAFKA_DATA_LOSS.ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO",
+    "partition-deleted": "KAFKA_DATA_LOSS.PARTITIONS_DELETED",
+}
+
+
 @pytest.mark.parametrize("case", CASES)
 def test_data_loss_fails_the_batch(case: str) -> None:
     start, end, what, _, _ = CASES[case]
@@ -51,6 +60,7 @@ def test_data_loss_fails_the_batch(case: str) -> None:
                        + r".*set the source option failOnDataLoss to false") as caught:
         _reader(True).partitions(start, end)
     assert caught.value.topic == "t" and caught.value.partition == 1
+    assert_condition(caught.value, CONDITIONS[case])
 
 
 @pytest.mark.parametrize("case", CASES)

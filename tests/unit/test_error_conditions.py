@@ -1,0 +1,158 @@
+"""Every kafkawire error has a stable condition that users can match on, documented once.
+
+The README's error table and the code's conditions are the same set; each class's condition
+is unique (families of broker errors share the prefix their instances narrow); every error's
+text begins with ``[CONDITION] `` and is built from its module's template table.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import spark_kafka_wire.errors
+from spark_kafka_wire.client import errors as client_errors
+from spark_kafka_wire.client.errors import (
+    DATA_LOSS,
+    DATA_LOSS_KINDS,
+    DataLossError,
+    NoBrokersAvailableError,
+    RequestTimeoutError,
+    StartAfterEndError,
+)
+from spark_kafka_wire.errors import (
+    ConfigurationError,
+    CorruptRecordError,
+    KafkaError,
+    KafkaWireError,
+    ProtocolError,
+)
+from spark_kafka_wire.protocol import errors as protocol_errors
+from spark_kafka_wire.protocol.errors import (
+    BROKER_CONDITION,
+    ERRORS,
+    KAFKA07_BROKER_CONDITION,
+    KAFKA07_ERRORS,
+    UNKNOWN_CODE,
+    ErrorCode,
+    error_for_code,
+    kafka07_error_for_code,
+)
+from tests.support.errors import assert_condition, raises_condition
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+CONDITION = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)*")
+
+
+def _classes() -> dict[str, type[KafkaWireError]]:
+    exported = (getattr(spark_kafka_wire.errors, n) for n in spark_kafka_wire.errors.__all__)
+    return {c.__name__: c for c in exported
+            if isinstance(c, type) and issubclass(c, BaseException)}
+
+
+def _code_conditions() -> set[str]:
+    """Every condition an error can carry, and every class's."""
+    found = {c.condition for c in _classes().values()}
+    found |= {spec.condition for spec, _ in [*ERRORS.values(), *KAFKA07_ERRORS.values()]}
+    found |= {f"{BROKER_CONDITION}.{UNKNOWN_CODE}", f"{KAFKA07_BROKER_CONDITION}.{UNKNOWN_CODE}"}
+    found |= {f"{DATA_LOSS}.{kind}" for kind in DATA_LOSS_KINDS}
+    return found
+
+
+def _readme_rows() -> list[list[str]]:
+    section = README.read_text(encoding="utf-8").split("\n## Errors\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")]
+            for line in section.splitlines() if line.startswith("| `")]
+    assert rows, "the README has no error table"
+    return rows
+
+
+def test_the_readme_table_lists_exactly_the_conditions_of_the_code() -> None:
+    rows = _readme_rows()
+    listed = [row[0].strip("`") for row in rows]
+    assert len(listed) == len(set(listed)), "a condition is listed twice"
+    assert set(listed) == _code_conditions()
+    for row in rows:
+        assert len(row) == 4 and all(row), f"README error row without class, when or what: {row}"
+
+
+def test_every_exception_class_has_a_condition_unique_to_it() -> None:
+    owners: dict[str, str] = {}
+    for name, cls in _classes().items():
+        assert CONDITION.fullmatch(cls.condition), (name, cls.condition)
+        if "condition" not in vars(cls):
+            # a broker error family: its instances carry their code's condition
+            assert issubclass(cls, KafkaError) and cls.condition == BROKER_CONDITION, name
+            continue
+        assert cls.condition not in owners, f"{name} and {owners[cls.condition]} share a condition"
+        owners[cls.condition] = name
+
+
+def test_broker_codes_have_unique_conditions() -> None:
+    specs = [spec for spec, _ in [*ERRORS.values(), *KAFKA07_ERRORS.values()]]
+    conditions = [spec.condition for spec in specs]
+    assert len(conditions) == len(set(conditions))
+    for spec in specs:
+        assert CONDITION.fullmatch(spec.condition), spec
+    # a class standing for one code carries that code's condition
+    for spec, cls in [*ERRORS.values(), *KAFKA07_ERRORS.values()]:
+        if cls.condition not in (BROKER_CONDITION, spec.condition):
+            assert any(s.condition == cls.condition and c is cls
+                       for s, c in [*ERRORS.values(), *KAFKA07_ERRORS.values()]), cls
+
+
+@pytest.mark.parametrize("code", sorted(ERRORS))
+def test_a_broker_error_is_named_by_its_code(code: int) -> None:
+    error = error_for_code(code, topic="t", partition=1, broker="b:9092", context="Fetch")
+    assert_condition(error, f"{BROKER_CONDITION}.{ErrorCode(code).name}", "topic 't'",
+                     "partition 1", "broker b:9092")
+
+
+def test_unknown_codes_have_a_condition_of_their_own() -> None:
+    assert_condition(error_for_code(31999), f"{BROKER_CONDITION}.{UNKNOWN_CODE}", "31999")
+    assert_condition(kafka07_error_for_code(99), f"{KAFKA07_BROKER_CONDITION}.{UNKNOWN_CODE}")
+    assert_condition(kafka07_error_for_code(3), f"{KAFKA07_BROKER_CONDITION}.WRONG_PARTITION")
+
+
+def test_data_loss_narrows_to_its_kind() -> None:
+    deleted = DataLossError("t", 0, 5, 9, "gone", "b:9092", ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    assert_condition(deleted, "KAFKA_DATA_LOSS.PARTITIONS_DELETED", r"\[5, 9\) of t-0",
+                     "failOnDataLoss")
+    aged = DataLossError("t", 0, 5, 9, "aged out", "b:9092")
+    assert_condition(aged, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE", "broker b:9092")
+    changed = DataLossError("t", 0, 9, 5, "went back", context="streaming source",
+                            summary="Partition t-0's offset was changed from 9 to 5",
+                            kind="PARTITION_OFFSET_CHANGED")
+    assert_condition(changed, "KAFKA_DATA_LOSS.PARTITION_OFFSET_CHANGED", "from 9 to 5")
+
+
+def test_messages_come_from_the_template_tables() -> None:
+    """Each class that builds its text renders its condition's template; the facts stay
+    attributes and appear in the text."""
+    assert_condition(RequestTimeoutError("b:9092", "Fetch", 500),
+                     "KAFKAWIRE_BROKER_CONNECTION.REQUEST_TIMEOUT",
+                     "broker b:9092", "Fetch", "500 ms", "kafka.request.timeout.ms")
+    assert_condition(NoBrokersAvailableError(["a:1", "b:2"], None),
+                     "KAFKAWIRE_NO_BROKERS_AVAILABLE", "a:1, b:2", "kafka.bootstrap.servers")
+    assert_condition(StartAfterEndError("t", 0, 9, 5, "startingOffsets", "endingOffsets"),
+                     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET",
+                     "topic t partition 0", "startingOffsets")
+    assert_condition(CorruptRecordError("CRC mismatch", topic="t", partition=0, offset=3),
+                     "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD", "CRC mismatch",
+                     r"\(topic 't', partition 0, offset 3\)")
+    for module in (client_errors, protocol_errors):
+        for condition in module.MESSAGES:
+            assert condition in _code_conditions(), condition
+
+
+def test_raises_condition_matches_the_condition_not_the_words() -> None:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION", "kafka.x") as info:
+        raise ConfigurationError("kafka.x: not an option")
+    assert str(info.value) == "[KAFKAWIRE_CONFIGURATION] kafka.x: not an option"
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL.*"):
+        raise CorruptRecordError("bad")
+    with pytest.raises(AssertionError), raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL"):
+        raise CorruptRecordError("bad")
