@@ -91,15 +91,11 @@ def apache_kafka(request):
     missing = missing_tools()
     if missing:
         pytest.skip(missing)
+    from tests.support.kept_logs import logs_kept_on_failure
+
     broker = ApacheKafka(pki=request.getfixturevalue("pki")).start()
-    failed_before = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, broker.stop, "Apache Kafka", lambda: broker.directory):
         yield broker
-    finally:
-        keep = request.session.testsfailed > failed_before
-        broker.stop(keep_logs=keep)
-        if keep:
-            print(f"\nApache Kafka's logs are kept in {broker.directory}")
 
 
 @pytest.fixture(scope="session")
@@ -340,6 +336,7 @@ def secure_kafka(request, pki, token_endpoint):
     (tests/support/kafka_observer.py). Its log directory is kept when a test failed."""
     from tests.support.apache_kafka import ApacheKafka, Kerberos, Oidc, missing_tools
     from tests.support.kafka_observer import missing_javac
+    from tests.support.kept_logs import logs_kept_on_failure
     from tests.support.oauth_server import AUDIENCE, ISSUER
 
     missing = missing_tools() or missing_javac()
@@ -357,14 +354,9 @@ def secure_kafka(request, pki, token_endpoint):
         pki=pki, observe=True, kerberos=kerberos, reauth_ms=REAUTH_MS,
         oidc=Oidc(jwks_url=token_endpoint.jwks_url, issuer=ISSUER, audience=AUDIENCE),
         extra={"num.network.threads": "1"}).start()
-    failed_before = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, broker.stop, "The security broker",
+                              lambda: broker.directory):
         yield broker
-    finally:
-        keep = request.session.testsfailed > failed_before
-        broker.stop(keep_logs=keep)
-        if keep:
-            print(f"\nThe security broker's logs are kept in {broker.directory}")
 
 
 def _kafka_listener(request, name: str, pki=None):
