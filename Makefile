@@ -1,10 +1,11 @@
-# Two commands for a newcomer: `make demo` and `make test`. Each creates .venv if missing.
+# Two commands for a newcomer: `make demo` and `make test` (`make unit` and `make lint` while
+# editing). Each creates .venv if missing.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-tansu test-compat lint docs bench soak check-java clean
+.PHONY: demo test unit test-tansu test-compat lint docs bench soak check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -30,6 +31,11 @@ demo: check-java $(STAMP)
 # the same suite against the embedded Tansu broker of `make demo`.
 test: check-java $(STAMP)
 	$(PY) -m pytest -q --durations=25
+
+# The unit tier (tests/unit, marker unit): no broker, Spark or JVM, in seconds; run it after
+# every edit. mypy is not in it: `make lint` runs ruff and mypy.
+unit: $(STAMP)
+	$(PY) -m pytest -q -m unit tests/unit
 
 test-tansu: check-java $(STAMP)
 	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25

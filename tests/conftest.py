@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -27,6 +28,44 @@ EXTERNAL = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+#: The test tiers: each top folder under tests/ marks its tests with its own name (declared in
+#: pyproject.toml, so a folder added later is a tier at once), and ``pytest -m unit`` runs the
+#: unit tier alone. A tier is where a test lives, not a promise to remember: a test that needs a
+#: broker, Spark or a JVM cannot sit in tests/unit unmarked, because it does not sit there at all.
+TIERS = ("unit", "integration", "spark", "cli", "faults", "notebooks", "compat", "parity",
+         "cluster")
+TESTS = Path(__file__).resolve().parent
+
+
+#: The session fixtures that start a broker, Spark, ZooKeeper or a KDC (a JVM or a server): a
+#: unit test asking for one fails collection, saying where the test belongs.
+NOT_IN_UNIT = frozenset({
+    "bootstrap", "client", "new_topic", "apache_kafka", "zookeeper", "spark", "connect_spark",
+    "secure_zookeeper", "wrong_host_zookeeper", "tls_broker", "mtls_broker",
+    "wrong_host_tls_broker", "expired_tls_broker", "secure_kafka", "sasl_broker",
+    "sasl_front_broker", "sasl_ssl_front_broker", "sasl_ssl_broker", "reauth_broker",
+    "sasl_broker_factory", "kdc", "gssapi_broker", "gssapi_ssl_broker",
+    "tansu_bogus_scram_broker"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: the marker must be there when it looks
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    misplaced = []
+    for item in items:
+        path = Path(item.path).resolve()
+        if path.is_relative_to(TESTS):
+            parts = path.relative_to(TESTS).parts
+            if len(parts) > 1 and parts[0] in TIERS:
+                item.add_marker(parts[0])
+                needs = sorted(NOT_IN_UNIT.intersection(getattr(item, "fixturenames", ())))
+                if parts[0] == "unit" and needs:
+                    misplaced.append(f"{item.nodeid} (uses {', '.join(needs)})")
+    if misplaced:
+        raise pytest.UsageError(
+            "the unit tier starts no broker, Spark, ZooKeeper or KDC; move these tests to "
+            "tests/integration (or tests/spark):\n  " + "\n  ".join(misplaced))
 
 
 #: The broker the suite runs against when KAFKA_BOOTSTRAP_SERVERS is unset: "kafka" (Apache
@@ -52,15 +91,11 @@ def apache_kafka(request):
     missing = missing_tools()
     if missing:
         pytest.skip(missing)
+    from tests.support.kept_logs import logs_kept_on_failure
+
     broker = ApacheKafka(pki=request.getfixturevalue("pki")).start()
-    failed_before = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, broker.stop, "Apache Kafka", lambda: broker.directory):
         yield broker
-    finally:
-        keep = request.session.testsfailed > failed_before
-        broker.stop(keep_logs=keep)
-        if keep:
-            print(f"\nApache Kafka's logs are kept in {broker.directory}")
 
 
 @pytest.fixture(scope="session")
@@ -301,6 +336,7 @@ def secure_kafka(request, pki, token_endpoint):
     (tests/support/kafka_observer.py). Its log directory is kept when a test failed."""
     from tests.support.apache_kafka import ApacheKafka, Kerberos, Oidc, missing_tools
     from tests.support.kafka_observer import missing_javac
+    from tests.support.kept_logs import logs_kept_on_failure
     from tests.support.oauth_server import AUDIENCE, ISSUER
 
     missing = missing_tools() or missing_javac()
@@ -318,14 +354,9 @@ def secure_kafka(request, pki, token_endpoint):
         pki=pki, observe=True, kerberos=kerberos, reauth_ms=REAUTH_MS,
         oidc=Oidc(jwks_url=token_endpoint.jwks_url, issuer=ISSUER, audience=AUDIENCE),
         extra={"num.network.threads": "1"}).start()
-    failed_before = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, broker.stop, "The security broker",
+                              lambda: broker.directory):
         yield broker
-    finally:
-        keep = request.session.testsfailed > failed_before
-        broker.stop(keep_logs=keep)
-        if keep:
-            print(f"\nThe security broker's logs are kept in {broker.directory}")
 
 
 def _kafka_listener(request, name: str, pki=None):

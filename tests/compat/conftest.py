@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.kept_logs import logs_kept_on_failure
 from tests.support.old_kafka import RELEASES, OldKafka, Release, missing_tools
 
 #: release -> seconds to start, or the error it failed with (the terminal summary shows them)
@@ -63,11 +64,6 @@ def old_kafka(release: Release, zookeeper: str, request: pytest.FixtureRequest):
         STARTS[release.version] = f"did not start: {broker.first_error()[:400]}"
         raise
     STARTS[release.version] = f"started in {broker.started_s:.1f} s"
-    failed_before = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, broker.stop, f"Kafka {release.version}",
+                              lambda: broker.directory):
         yield broker
-    finally:
-        keep = request.session.testsfailed > failed_before
-        broker.stop(keep_logs=keep)
-        if keep:
-            print(f"\nKafka {release.version}'s logs are kept in {broker.directory}")

@@ -43,6 +43,7 @@ from tests.faults.test_spark_faults import (
 from tests.support.apache_kafka import missing_tools
 from tests.support.id_oracle import count_ids, id_bytes, tally
 from tests.support.id_producer import produce_ids
+from tests.support.kept_logs import logs_kept_on_failure
 from tests.support.killable_kafka import KillableKafka
 
 pytestmark = [pytest.mark.broker]
@@ -67,14 +68,9 @@ def killable_kafka(request):
     if missing:
         pytest.skip(missing)
     broker = KillableKafka()
-    failed = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, broker.close, "the killed Kafka",
+                              lambda: broker.kafka.directory):
         yield broker
-    finally:
-        keep = request.session.testsfailed > failed
-        broker.close(keep_logs=keep)
-        if keep:
-            print(f"\nthe killed Kafka's logs are kept in {broker.kafka.directory}")
 
 
 def _client(broker: KillableKafka) -> KafkaClient:

@@ -43,6 +43,7 @@ from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from tests.support.apache_kafka import missing_tools
 from tests.support.id_oracle import assert_exactly_once, id_bytes
 from tests.support.kafka_cluster import KafkaCluster, wait_for
+from tests.support.kept_logs import logs_kept_on_failure
 
 pytestmark = [pytest.mark.broker]
 
@@ -57,14 +58,8 @@ def cluster(request):
     if missing:
         pytest.skip(missing)
     started = KafkaCluster().start()
-    failed = request.session.testsfailed
-    try:
+    with logs_kept_on_failure(request, started.stop, "the cluster", started.log_dirs):
         yield started
-    finally:
-        keep = request.session.testsfailed > failed
-        started.stop(keep_logs=keep)
-        if keep:
-            print(f"\nthe cluster's logs are kept in {started.log_dirs()}")
 
 
 def _client(cluster: KafkaCluster) -> KafkaClient:

@@ -36,6 +36,7 @@ from spark_kafka_wire.protocol.errors import (
 )
 from spark_kafka_wire.sink.exactly_once import task_transactional_id
 from tests.support.kafka_acls import Acl, admin_client, grant, sasl_options
+from tests.support.refusals import refused
 
 pytestmark = pytest.mark.broker
 E = TypeVar("E", bound=AuthorizationError)
@@ -77,14 +78,8 @@ def _write(client: KafkaClient, topic: str, rows: int, **settings: object) -> Pr
 
 
 def _refused(kind: type[E], action: Callable[[], object]) -> E:
-    """The error ``action`` raises, checked to be ``kind`` and to come at once."""
-    began = time.monotonic()
-    with pytest.raises(kind) as raised:
-        action()
-    took = time.monotonic() - began
-    assert took < FAIL_FAST_S, f"an authorization failure took {took:.1f} s: it was retried"
-    assert not raised.value.retriable
-    return raised.value
+    """The error ``action`` raises, checked to be ``kind``, to come at once, not retriable."""
+    return refused(kind, action, FAIL_FAST_S)
 
 
 def _says(exc: AuthorizationError, *parts: str) -> None:

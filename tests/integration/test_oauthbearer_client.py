@@ -13,7 +13,6 @@ show a secret or a token.
 
 from __future__ import annotations
 
-import logging
 import os
 import pickle
 import socket
@@ -38,6 +37,7 @@ from tests.support.kafkawire_io import (
     write_records,
 )
 from tests.support.oauth_server import TokenEndpoint
+from tests.support.refusals import login_refused
 from tests.support.security_env import (
     AWS_KEYS,
     AWS_REGION,
@@ -247,22 +247,9 @@ def test_aws_msk_iam(sasl_front_broker, monkeypatch) -> None:
 
 def _refused(config: ClientConfig, caplog: pytest.LogCaptureFixture | None = None,
              kind: type[Exception] = SaslAuthenticationError) -> Exception:
-    if caplog is not None:
-        caplog.set_level(logging.DEBUG)
-    start = time.monotonic()
-    client = KafkaClient(config)
-    try:
-        with pytest.raises(kind) as info:
-            client.fetch_metadata()
-    finally:
-        client.close()
-    assert time.monotonic() - start < FAIL_FAST_S
-    err = info.value
-    assert not getattr(err, "retriable", True)
-    logged = caplog.text if caplog is not None else ""
-    for secret in (OAUTH_CLIENT_SECRET, "hunter2", "eyJ"):  # eyJ: any JWT's first bytes
-        assert secret not in str(err) and secret not in repr(config) and secret not in logged
-    return err
+    """login_refused: at once, not retriable, no client secret, password or token shown."""
+    return login_refused(config, FAIL_FAST_S, kind=kind, caplog=caplog,
+                         secrets=(OAUTH_CLIENT_SECRET, "hunter2", "eyJ"))  # eyJ: any JWT's start
 
 
 def test_token_endpoint_down_fails_fast_naming_the_url(sasl_broker,

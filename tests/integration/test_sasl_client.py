@@ -14,7 +14,6 @@ SaslHandshake v0 with raw tokens, and KIP-368 re-authentication on a long-lived 
 from __future__ import annotations
 
 import dataclasses
-import logging
 import pickle
 import time
 import uuid
@@ -34,6 +33,7 @@ from tests.support.kafkawire_io import (
     read_records,
     write_records,
 )
+from tests.support.refusals import login_refused
 from tests.support.security_env import SASL_USERS, credentials
 
 pytestmark = pytest.mark.broker
@@ -124,24 +124,13 @@ def test_handshake_v0_raw_tokens(sasl_broker_factory, mechanism: str) -> None:
 
 def _refused(config: ClientConfig, caplog: pytest.LogCaptureFixture | None = None
              ) -> SaslAuthenticationError:
-    if caplog is not None:
-        caplog.set_level(logging.DEBUG)
-    start = time.monotonic()
-    client = KafkaClient(config)
-    try:
-        with pytest.raises(SaslAuthenticationError) as info:
-            client.fetch_metadata()
-    finally:
-        client.close()
-    assert time.monotonic() - start < FAIL_FAST_S
-    err = info.value
-    assert not err.retriable
+    """login_refused (at once, not retriable, no password shown), naming broker, protocol,
+    mechanism and user."""
+    err = login_refused(config, FAIL_FAST_S, caplog=caplog,
+                        secrets=("hunter2", *SASL_USERS.values()))
     text = str(err)
     assert err.broker in text and config.security_protocol in text and err.mechanism in text
     assert repr(err.user) in text
-    logged = caplog.text if caplog is not None else ""
-    for secret in ("hunter2", *SASL_USERS.values()):
-        assert secret not in text and secret not in repr(config) and secret not in logged
     return err
 
 

@@ -25,10 +25,8 @@ users; everyone is allowed where no ACL names the resource, so one broker serves
 from __future__ import annotations
 
 import base64
-import fcntl
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -38,14 +36,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_kafka_wire.testing.embedded import free_port
+from tests.support.java_process import (
+    JavaProcess,
+    cache_dir,
+    java,
+    maven_libs,
+    pom,
+    write_properties,
+)
 from tests.support.security_env import SASL_USERS  # the tests' users are the broker's
 
 #: The Kafka release of the test bed (KAFKAWIRE_TEST_KAFKA_VERSION overrides it).
 DEFAULT_VERSION = "4.1.1"
 SCALA = "2.13"
 START_TIMEOUT_S = 120.0
-STOP_TIMEOUT_S = 30.0
-MAVEN_TIMEOUT_S = 900.0
 #: Users every SASL mechanism knows (PLAIN from the JAAS config, SCRAM from the storage format).
 ADMIN = ("admin", "admin-secret")
 LOG4J2_LINE = "[%d] %p %m (%c)%n"
@@ -62,28 +66,6 @@ OBSERVED_LOGGERS = (
 QUIET_LOG4J2 = Path(__file__).parents[2] / "spark_kafka_wire" / "testing" / "log4j2-quiet.properties"
 
 
-def cache_dir() -> Path:
-    return Path(os.environ.get("KAFKAWIRE_CACHE") or Path.home() / ".cache" / "kafkawire")
-
-
-def java() -> str:
-    home = os.environ.get("JAVA_HOME")
-    found = os.path.join(home, "bin", "java") if home else shutil.which("java")
-    if not found:
-        raise RuntimeError("Apache Kafka needs Java 17 or newer on PATH or in JAVA_HOME")
-    return found
-
-
-def _pom(version: str, scala: str, extra: list[tuple[str, str, str]]) -> str:
-    deps = [("org.apache.kafka", f"kafka_{scala}", version), *extra]
-    body = "".join(f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
-                   f"<version>{v}</version></dependency>" for g, a, v in deps)
-    return ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0'
-            "</modelVersion><groupId>kafkawire.tests</groupId><artifactId>broker</artifactId>"
-            f"<version>1</version><packaging>pom</packaging><dependencies>{body}</dependencies>"
-            "</project>")
-
-
 def _log_bridge(version: str) -> list[tuple[str, str, str]]:
     """Kafka 4 logs through SLF4J 1.7 to log4j2 and ships no binding in its pom; 3.x and older
     bring reload4j (or log4j 1) with it."""
@@ -94,30 +76,10 @@ def _log_bridge(version: str) -> list[tuple[str, str, str]]:
 def kafka_libs(version: str = DEFAULT_VERSION, scala: str = SCALA) -> Path:
     """The directory of the broker's jars, resolved once per version (a lock keeps parallel
     test processes from resolving it twice)."""
-    target = cache_dir() / "apache-kafka" / f"kafka_{scala}-{version}"
-    libs, done = target / "libs", target / ".complete"
-    if done.exists():
-        return libs
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return libs
-        mvn = shutil.which("mvn")
-        if not mvn:
-            raise RuntimeError("resolving Apache Kafka's jars needs Maven (apt-get install maven)")
-        with tempfile.TemporaryDirectory(prefix="kafkawire-pom-") as work:
-            Path(work, "pom.xml").write_text(_pom(version, scala, _log_bridge(version)))
-            shutil.rmtree(libs, ignore_errors=True)
-            done_ = subprocess.run(
-                [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={libs}",
-                 "-DincludeScope=runtime"], cwd=work, capture_output=True, text=True,
-                timeout=MAVEN_TIMEOUT_S)
-            if done_.returncode != 0:
-                raise RuntimeError(f"Maven could not resolve kafka_{scala}:{version}:\n"
-                                   f"{(done_.stdout + done_.stderr)[-3000:]}")
-        done.write_text(version)
-    return libs
+    return maven_libs(
+        cache_dir() / "apache-kafka" / f"kafka_{scala}-{version}",
+        pom("broker", [("org.apache.kafka", f"kafka_{scala}", version), *_log_bridge(version)]),
+        what="Apache Kafka's jars", name=f"kafka_{scala}:{version}", stamp=version)
 
 
 def missing_tools(version: str = DEFAULT_VERSION, scala: str = SCALA) -> str | None:
@@ -192,7 +154,7 @@ def _sasl_mechanisms(kerberos: bool) -> list[str]:
 
 
 @dataclass
-class ApacheKafka:
+class ApacheKafka(JavaProcess):
     """One Apache Kafka 4 broker (KRaft, combined roles). ``pki``: tests.support.certs.TestPki
     for the SSL, MTLS and SASL_SSL listeners (without it, only the plaintext ones)."""
 
@@ -360,8 +322,7 @@ class ApacheKafka:
         self.directory = tempfile.mkdtemp(prefix=f"kafkawire-kafka-{self.version}-")
         data = os.path.join(self.directory, "data")
         config = os.path.join(self.directory, "server.properties")
-        Path(config).write_text("".join(f"{k}={v}\n" for k, v in
-                                        self._properties(data).items()))
+        write_properties(config, self._properties(data))
         log4j = os.path.join(self.directory, "log4j2.properties")
         Path(log4j).write_text(
             "rootLogger.level = INFO\nrootLogger.appenderRef.file.ref = file\n"
@@ -412,16 +373,6 @@ class ApacheKafka:
             raise
         self.started_s = time.monotonic() - began
         return self
-
-    def kill(self) -> None:
-        """kill -9: the JVM dies at once, as in a crash of the process (what it wrote to its
-        log files is in the page cache and survives; nothing is flushed or closed cleanly)."""
-        if self.process is not None and self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.process.wait(timeout=STOP_TIMEOUT_S)
 
     def shutdown(self) -> None:
         """A clean stop (SIGTERM: a broker's controlled shutdown moves its leaderships away
@@ -488,22 +439,6 @@ class ApacheKafka:
     @property
     def bootstrap_servers(self) -> str:
         return self.bootstrap()
-
-    def stop(self, keep_logs: bool = False) -> None:
-        """SIGTERM (a clean shutdown), SIGKILL after STOP_TIMEOUT_S; the directory goes unless
-        ``keep_logs``."""
-        if self.process is not None and self.process.poll() is None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(self.process.pid, sig)
-                    self.process.wait(timeout=STOP_TIMEOUT_S)
-                    break
-                except ProcessLookupError:
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        if not keep_logs and self.directory:
-            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _read_from(path: str, offset: int) -> str:

@@ -22,7 +22,6 @@ started when the log says ``[KafkaServer id=N] started`` and every listener acce
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import socket
@@ -33,14 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_kafka_wire.testing.embedded import free_port
-from tests.support.apache_kafka import (
-    MAVEN_TIMEOUT_S,
-    START_TIMEOUT_S,
-    ApacheKafka,
+from tests.support.apache_kafka import START_TIMEOUT_S, ApacheKafka, kafka_libs, missing_tools
+from tests.support.java_process import (
     cache_dir,
     java,
-    kafka_libs,
-    missing_tools,
+    maven_libs,
+    pom,
+    write_log4j,
+    write_properties,
 )
 
 #: The last Kafka release with ZooKeeper mode (4.0 removed it).
@@ -77,36 +76,9 @@ def _binding_dir() -> Path:
 
 def log_binding_libs() -> Path:
     """The SLF4J binding's jars (with reload4j), resolved once by Maven."""
-    target = _binding_dir()
-    libs, done = target / "libs", target / ".complete"
-    if done.exists():
-        return libs
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return libs
-        mvn = shutil.which("mvn")
-        if not mvn:
-            raise RuntimeError("resolving the log binding needs Maven (apt-get install maven)")
-        group, artifact, version = LOG_BINDING
-        pom = ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0'
-               "</modelVersion><groupId>kafkawire.tests</groupId><artifactId>logging"
-               "</artifactId><version>1</version><packaging>pom</packaging><dependencies>"
-               f"<dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
-               f"<version>{version}</version></dependency></dependencies></project>")
-        with tempfile.TemporaryDirectory(prefix="kafkawire-pom-") as work:
-            Path(work, "pom.xml").write_text(pom)
-            shutil.rmtree(libs, ignore_errors=True)
-            run = subprocess.run(
-                [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={libs}",
-                 "-DincludeScope=runtime"], cwd=work, capture_output=True, text=True,
-                timeout=MAVEN_TIMEOUT_S)
-            if run.returncode != 0:
-                raise RuntimeError(f"Maven could not resolve {group}:{artifact}:{version}:\n"
-                                   f"{(run.stdout + run.stderr)[-3000:]}")
-        done.write_text(version)
-    return libs
+    group, artifact, version = LOG_BINDING
+    return maven_libs(_binding_dir(), pom("logging", [LOG_BINDING]), what="the log binding",
+                      name=f"{group}:{artifact}:{version}", stamp=version)
 
 
 @dataclass
@@ -191,19 +163,10 @@ class ZooKeeperKafka(ApacheKafka):
     def start(self) -> ZooKeeperKafka:
         libs, binding = kafka_libs(self.version), log_binding_libs()
         self.directory = tempfile.mkdtemp(prefix=f"kafkawire-kafka-zk-{self.version}-")
-        config = os.path.join(self.directory, "server.properties")
-        Path(config).write_text("".join(
-            f"{k}={v}\n" for k, v in self._properties(os.path.join(self.directory, "data"))
-            .items()))
-        log4j = os.path.join(self.directory, "log4j.properties")
-        Path(log4j).write_text(
-            "log4j.rootLogger=INFO, file\n"
-            "log4j.appender.file=org.apache.log4j.FileAppender\n"
-            f"log4j.appender.file.File={self.log_path}\n"
-            "log4j.appender.file.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
-            "log4j.logger.state.change.logger=WARN\n"
-            "log4j.logger.org.apache.zookeeper=WARN\n")
+        config = write_properties(os.path.join(self.directory, "server.properties"),
+                                  self._properties(os.path.join(self.directory, "data")))
+        log4j = write_log4j(os.path.join(self.directory, "log4j.properties"), self.log_path,
+                            {"state.change.logger": "WARN", "org.apache.zookeeper": "WARN"})
         jvm = [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                f"-Dlog4j.configuration=file:{log4j}", *self.jvm_options,

@@ -170,15 +170,16 @@ def _keystore(directory: str, stem: str, key: rsa.RSAPrivateKey, cert: x509.Cert
                     p12_no_password=p12_plain, jks=jks, subject=cert.subject.rfc4514_string())
 
 
-def make_pki(directory: str | None = None) -> TestPki:
+def make_pki(directory: str | None = None, jks: bool = True) -> TestPki:
     """Generate everything into ``directory`` (a fresh 0700 temp dir by default).
 
-    JKS files need the JDK's keytool; without it their paths are None (tests needing JKS
-    skip). Remove the directory with ``remove_pki`` when done.
+    JKS files need the JDK's keytool; without it, or with ``jks=False`` (the unit tier, which
+    starts no JVM), their paths are None (tests needing JKS skip). Remove the directory with
+    ``remove_pki`` when done.
     """
     directory = directory or tempfile.mkdtemp(prefix="kafkawire-pki-")
     os.chmod(directory, 0o700)
-    with_jks = shutil.which("keytool") is not None
+    with_jks = jks and shutil.which("keytool") is not None
     ca_key, ca_cert = _ca("kafkawire test CA")
     other_key, other_cert = _ca("kafkawire other CA")
     ca_pem = _write_private(os.path.join(directory, "ca.pem"), _pem(ca_cert))

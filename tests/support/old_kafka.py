@@ -20,11 +20,9 @@ The broker's own tools (``kafka.tools.ConsoleConsumer`` and others, same jars) a
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -34,10 +32,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_kafka_wire.testing.embedded import free_port
-from tests.support.apache_kafka import cache_dir, java, kafka_libs
+from tests.support.apache_kafka import kafka_libs
+from tests.support.java_process import (
+    JavaProcess,
+    cache_dir,
+    java,
+    maven_libs,
+    pom,
+    write_log4j,
+    write_properties,
+)
 
 START_TIMEOUT_S = 180.0
-STOP_TIMEOUT_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -106,36 +112,8 @@ def extra_libs(coords: tuple[tuple[str, str, str], ...]) -> Path:
     """These artifacts (without their dependencies) from Maven Central, resolved once into
     the cache like the broker's jars."""
     name = "+".join(f"{a}-{v}" for _, a, v in coords)
-    target = cache_dir() / "apache-kafka" / "extra" / name
-    libs, done = target / "libs", target / ".complete"
-    if done.exists():
-        return libs
-    target.mkdir(parents=True, exist_ok=True)
-    with open(target / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
-            return libs
-        body = "".join(f"<dependency><groupId>{g}</groupId><artifactId>{a}</artifactId>"
-                       f"<version>{v}</version></dependency>" for g, a, v in coords)
-        pom = ('<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0'
-               "</modelVersion><groupId>kafkawire.tests</groupId><artifactId>extra</artifactId>"
-               f"<version>1</version><packaging>pom</packaging><dependencies>{body}"
-               "</dependencies></project>")
-        mvn = shutil.which("mvn")
-        if not mvn:
-            raise RuntimeError("resolving jars needs Maven (apt-get install maven)")
-        with tempfile.TemporaryDirectory(prefix="kafkawire-pom-") as work:
-            Path(work, "pom.xml").write_text(pom)
-            shutil.rmtree(libs, ignore_errors=True)
-            done_ = subprocess.run(
-                [mvn, "-q", "-B", "dependency:copy-dependencies", f"-DoutputDirectory={libs}",
-                 "-DincludeScope=runtime", "-DexcludeTransitive=true"], cwd=work,
-                capture_output=True, text=True, timeout=600)
-            if done_.returncode != 0:
-                raise RuntimeError(f"Maven could not resolve {name}:\n"
-                                   f"{(done_.stdout + done_.stderr)[-3000:]}")
-        done.write_text("ok")
-    return libs
+    return maven_libs(cache_dir() / "apache-kafka" / "extra" / name, pom("extra", coords),
+                      what="jars", name=name, transitive=False, timeout=600)
 
 
 def classpath(release: Release) -> str:
@@ -166,7 +144,7 @@ def missing_tools(release: Release) -> str | None:
 
 
 @dataclass
-class OldKafka:
+class OldKafka(JavaProcess):
     """One broker (id 0) of an old release, on a free loopback port, registered in
     ``zookeeper`` (host:port) under the chroot ``/kafkawire-<version>-<random>``."""
 
@@ -233,19 +211,10 @@ class OldKafka:
         self.port = free_port()
         self.chroot = f"/kafkawire-{self.release.version}-{uuid.uuid4().hex[:8]}"
         self.directory = tempfile.mkdtemp(prefix=f"kafkawire-kafka-{self.release.version}-")
-        config = os.path.join(self.directory, "server.properties")
-        Path(config).write_text("".join(
-            f"{k}={v}\n" for k, v in self._properties(os.path.join(self.directory, "data"))
-            .items()))
-        log4j = os.path.join(self.directory, "log4j.properties")
-        Path(log4j).write_text(
-            "log4j.rootLogger=INFO, file\n"
-            "log4j.appender.file=org.apache.log4j.FileAppender\n"
-            f"log4j.appender.file.File={self.log_path}\n"
-            "log4j.appender.file.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n\n"
-            "log4j.logger.state.change.logger=WARN\n"
-            "log4j.logger.kafka.request.logger=WARN\n")
+        config = write_properties(os.path.join(self.directory, "server.properties"),
+                                  self._properties(os.path.join(self.directory, "data")))
+        log4j = write_log4j(os.path.join(self.directory, "log4j.properties"), self.log_path,
+                            {"state.change.logger": "WARN", "kafka.request.logger": "WARN"})
         self._ensure_chroot()
         began = time.monotonic()
         with open(os.path.join(self.directory, "stdout.log"), "wb") as out:
@@ -340,22 +309,6 @@ class OldKafka:
             raise RuntimeError(f"{main_class} {' '.join(args)} failed ({done.returncode}):\n"
                                f"{(done.stdout + done.stderr)[-3000:]}")
         return done
-
-    def stop(self, keep_logs: bool = False) -> None:
-        """SIGTERM the broker's process group, SIGKILL after STOP_TIMEOUT_S; its directory goes
-        unless ``keep_logs``."""
-        if self.process is not None and self.process.poll() is None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                try:
-                    os.killpg(self.process.pid, sig)
-                    self.process.wait(timeout=STOP_TIMEOUT_S)
-                    break
-                except ProcessLookupError:
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        if not keep_logs and self.directory:
-            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def _port_open(port: int) -> bool:

@@ -10,7 +10,8 @@ side (``sink``) each import those and themselves, never each other; ``datasource
 its own beside it, which must start without pyspark and reads options as queries do without
 importing the read side; ``testing`` (embedded broker, demo) may
 use everything and is used by nothing. Neither lower layer imports pyspark, so both work in a
-plain Python process (a test below proves it against the broker), and nothing the CLI imports
+plain Python process (tests/integration/test_without_pyspark.py proves it against the
+broker), and nothing the CLI imports
 does either. No module reaches into another's
 private names, and no import cycle joins modules: each can be read, changed and tested from the
 bottom up.
@@ -19,15 +20,10 @@ bottom up.
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
 import sys
 import textwrap
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 import spark_kafka_wire
 import spark_kafka_wire.errors
@@ -420,13 +416,36 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     ]
 
 
-def test_protocol_and_client_type_check() -> None:
-    """mypy, configured in pyproject.toml, finds nothing in the protocol and client layers and
-    the command line."""
-    pytest.importorskip("mypy")
-    done = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_ci_runs_the_linters_before_the_tests() -> None:
+    """ruff and mypy (configured in pyproject.toml: the protocol and client layers and the
+    command line) run in ``make lint``, outside the unit tier so ``make unit`` takes seconds;
+    CI's ``.ci/run`` runs ``make lint`` before ``make test`` under ``set -e``, so a lint finding
+    fails CI before any broker starts."""
+    assert _make_recipe("unit") == ["$(PY) -m pytest -q -m unit tests/unit"]
+    lint = _make_recipe("lint")
+    assert any("-m ruff check" in line for line in lint), lint
+    assert any(line.endswith("-m mypy") for line in lint), lint
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert "set -euo pipefail" in ci, ci
+    assert ci.index("make lint") < ci.index("make test"), ci
+    # ruff's two layering rules: no relative import beyond the parent, no import hidden in a
+    # function (without a noqa giving the reason)
+    select = next(line for line in (ROOT / "pyproject.toml").read_text().splitlines()
+                  if line.startswith("select = "))
+    assert '"TID252"' in select and '"PLC0415"' in select, select
+
+
+def _make_recipe(target: str) -> list[str]:
+    """The recipe lines of a Makefile target, as written."""
+    lines = (ROOT / "Makefile").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"{target}:"))
+    recipe = []
+    for line in lines[start + 1:]:
+        if not line.startswith("\t"):
+            break
+        recipe.append(line.strip())
+    return recipe
 
 
 # ---------------------------------------------------------------------------- errors
@@ -473,80 +492,3 @@ def test_errors_module_draws_every_exception_with_its_real_parent() -> None:
     # internal to the SASL exchange: authenticate() turns it into SaslAuthenticationError
     defined -= {"KerberosFailure"}
     assert defined <= set(classes), defined - set(classes)
-
-
-# ---------------------------------------------------------------------------- without pyspark
-
-NO_PYSPARK = """
-import importlib
-import importlib.abc
-import pkgutil
-import sys
-
-
-class NoPyspark(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "pyspark" or name.startswith("pyspark."):
-            raise ImportError(f"pyspark is not installed here ({name})")
-        return None
-
-
-sys.meta_path.insert(0, NoPyspark())
-
-import spark_kafka_wire
-import spark_kafka_wire.cli
-import spark_kafka_wire.client
-import spark_kafka_wire.errors
-import spark_kafka_wire.protocol
-
-loaded = []
-for package in (spark_kafka_wire.protocol, spark_kafka_wire.client, spark_kafka_wire.cli):
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        importlib.import_module(info.name)
-        loaded.append(info.name)
-try:
-    spark_kafka_wire.KafkaWireDataSource
-except ImportError:
-    pass
-else:
-    raise AssertionError("the Spark face imported although pyspark cannot be")
-
-import pyarrow as pa
-
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
-from spark_kafka_wire.client.producer import Producer, ProduceSettings, assign_partitions
-
-bootstrap, topic = sys.argv[1], sys.argv[2]
-keys = pa.array([b"key-%d" % i for i in range(20)])
-values = pa.array([b"value-%d" % i for i in range(20)])
-with KafkaClient(ClientConfig.from_servers(bootstrap)) as client:
-    create_topics(client, [(topic, 2)])
-    producer = Producer(client, ProduceSettings())
-    producer.append(topic, keys, values, assign_partitions(keys, len(keys), 2), 1_700_000_000_000)
-    producer.flush()
-    ends = resolve_offsets(client, {(topic, 0): LATEST, (topic, 1): LATEST})
-    read = [v for p in (0, 1) for chunk in fetch_range(client, topic, p, 0, ends[(topic, p)])
-            for v in chunk.values.to_pylist()]
-assert sorted(read) == sorted(values.to_pylist()), read
-# the command line too
-spark_kafka_wire.cli.cli.main(["--bootstrap-server", bootstrap, "describe", topic],
-                              standalone_mode=False)
-assert not [m for m in sys.modules if m.split(".")[0] == "pyspark"]
-print(f"{len(loaded)} modules, {len(read)} records")
-"""
-
-
-@pytest.mark.broker
-def test_protocol_and_client_work_without_pyspark(bootstrap: str) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
-    topic = f"no-pyspark-{uuid.uuid4().hex[:12]}"
-    done = subprocess.run([sys.executable, "-c", NO_PYSPARK, bootstrap, topic], env=env,
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip().endswith("20 records"), done.stdout
-    assert "partition\tleader" in done.stdout  # the CLI's describe ran

@@ -1,71 +1,21 @@
 """Kafka client config files (kafkaConfigFile, options_from_properties): Java's .properties
-syntax, checked against the JDK's own java.util.Properties; KIP-297/KIP-887 placeholders; how
+syntax (checked against the JDK's own java.util.Properties in
+tests/integration/test_java_properties.py, which runs a JVM); KIP-297/KIP-887 placeholders; how
 the file's keys merge with explicit options for a read and a write; no secret in any error."""
 
 from __future__ import annotations
 
-import base64
 import logging
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 import spark_kafka_wire
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.config_files import parse_properties
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
 SECRET = "s3cr3t-V@lue"
-
-# Every rule of Properties.load: separators (=, :, white space), comments (# and !, only at
-# the start of a logical line), continuation lines (odd trailing backslashes; the next line's
-# leading white space dropped), escapes (\t \n \uXXXX, \= \: \  in keys, unknown \x = x),
-# CRLF and lone CR line ends, empty values, duplicate keys (the last wins).
-HAIRY = (
-    "# a comment\n"
-    "! another comment\n"
-    "   \n"
-    "bootstrap.servers=broker1:9092,broker2:9092\n"
-    "security.protocol : SASL_SSL\n"
-    "sasl.mechanism   PLAIN\n"
-    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required \\\n"
-    "    username=\"alice\" \\\n"
-    "    password=\"pa\\\\ss\";\n"
-    "key\\=with\\:seps\\ and\\ space = v\n"
-    "tabs=a\\tb\\nc\\u00e9\\q\n"
-    "empty=\n"
-    "onlykey\n"
-    "dup=first\r\n"
-    "dup=second\r"
-    "cont=one\\\n"
-    "# not a comment, a continuation\n"
-    "even=ends\\\\\n"
-    "last=  leading spaces dropped, trailing kept  "
-)
-
-
-def _java_parse(path: Path) -> dict[str, str]:
-    source = Path(__file__).parent / "PropertiesDump.java"
-    out = subprocess.run(["java", str(source), str(path)], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
-    pairs = (line.split(" ") for line in out.splitlines())
-    return {base64.b64decode(k).decode(): base64.b64decode(v).decode() for k, v in pairs}
-
-
-def test_parse_matches_javas_properties(tmp_path) -> None:
-    if shutil.which("java") is None:
-        pytest.skip("needs a JDK's java (Spark needs one too) to compare with")
-    path = tmp_path / "hairy.properties"
-    path.write_bytes(HAIRY.encode())
-    ours = parse_properties(HAIRY)
-    assert ours == _java_parse(path)
-    assert ours["sasl.jaas.config"].endswith('username="alice" password="pa\\ss";')
-    assert ours["key=with:seps and space"] == "v"
-    assert ours["dup"] == "second" and ours["onlykey"] == "" and ours["tabs"] == "a\tb\ncéq"
-
 
 # Kafka's declaration of the three providers kafkawire implements (KIP-297): a placeholder
 # resolves only through a declared provider.

@@ -4,7 +4,6 @@ certificates of tests/support/certs.py, files read as on the driver)."""
 from __future__ import annotations
 
 import pickle
-import shutil
 from pathlib import Path
 
 import pytest
@@ -165,11 +164,7 @@ def test_config_repr_hides_secrets_and_pickles(pki) -> None:
 def test_store_types_are_detected(pki) -> None:
     assert detect_store_type(Path(pki.ca_pem).read_bytes()) == "PEM"
     assert detect_store_type(Path(pki.client.p12).read_bytes()) == "PKCS12"
-    if pki.ca_jks:
-        assert detect_store_type(Path(pki.ca_jks).read_bytes()) == "JKS"
-        with pytest.raises(ConfigurationError, match="is a JKS store, but .* says PKCS12"):
-            _ssl(**{"kafka.ssl.truststore.location": pki.ca_jks,
-                    "kafka.ssl.truststore.type": "PKCS12"})
+    # JKS stores (keytool makes them): tests/integration/test_tls_java_stores.py
     with pytest.raises(ConfigurationError, match="says JKS, but the file is not a JKS store"):
         _ssl(**{"kafka.ssl.truststore.location": pki.ca_pem, "kafka.ssl.truststore.type": "JKS"})
 
@@ -188,21 +183,3 @@ def test_parsed_source_and_sink_options_hide_secrets(pki) -> None:
         assert "key=<hidden>" in text
         assert pki.store_password not in text and pki.key_password not in text
         assert "PRIVATE KEY" not in text
-
-
-def test_pkcs12_key_with_a_password_of_its_own_is_refused_saying_what_to_do(pki) -> None:
-    """Java can write a PKCS12 key entry under a password other than the store's (keytool and
-    openssl cannot); cryptography reads one password per store, so kafkawire refuses such a
-    store with the way out, and never shows either password."""
-    from tests.support.certs import two_password_p12
-
-    if shutil.which("java") is None:
-        pytest.skip("needs a JDK's java (Spark needs one too) to write the store")
-    store = two_password_p12(pki.client)
-    with pytest.raises(ConfigurationError, match="kafka.ssl.keystore.type=PEM") as info:
-        _ssl(**{"kafka.ssl.keystore.location": store,
-                "kafka.ssl.keystore.password": pki.store_password,
-                "kafka.ssl.key.password": pki.key_password})
-    text = str(info.value)
-    assert pki.store_password not in text and pki.key_password not in text
-    assert "kafka.ssl.key.password differs" in text

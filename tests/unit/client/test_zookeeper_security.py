@@ -14,6 +14,7 @@ from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, config_file_options, zookeeper_security
 from tests.support.errors import raises_condition
+from tests.support.zookeeper_stores import check_zookeeper_stores
 
 SECRET = "Zk-s3cret-Pass"
 JAAS = ('org.apache.zookeeper.server.auth.DigestLoginModule required username="alice" '
@@ -95,23 +96,9 @@ def test_a_wrong_store_password_names_the_zookeeper_option(pki) -> None:
 
 
 def test_stores_are_read_into_bytes(pki) -> None:
-    """PEM, PKCS12 and JKS stores become the TlsConfig the broker connections use; its repr
-    hides the key."""
-    stores = [(pki.ca_pem, None, pki.client.p12)]
-    if pki.ca_jks:
-        stores.append((pki.ca_jks, pki.store_password, pki.client.jks))
-    for truststore, trust_password, keystore in stores:
-        opts = {"zookeeper.ssl.client.enable": "true",
-                "zookeeper.ssl.truststore.location": truststore,
-                "zookeeper.ssl.keystore.location": keystore,
-                "zookeeper.ssl.keystore.password": pki.store_password}
-        if trust_password:
-            opts["zookeeper.ssl.truststore.password"] = trust_password
-        security = zookeeper_security(opts)
-        assert security is not None and security.tls is not None
-        assert security.tls.cadata and "BEGIN CERTIFICATE" in security.tls.cadata
-        assert security.tls.key and security.tls.cert_chain
-        assert "key=<hidden>" in repr(security) and pki.store_password not in repr(security)
+    """PEM and PKCS12 stores become the TlsConfig the broker connections use; its repr hides
+    the key (JKS: tests/integration/test_tls_java_stores.py)."""
+    check_zookeeper_stores(pki, [(pki.ca_pem, None, pki.client.p12)])
 
 
 def test_config_files_give_zookeeper_settings() -> None:

@@ -1,0 +1,64 @@
+"""One definition of each shared layout, type and error code (ARCHITECTURE.md's rule).
+
+A second copy of a layout or a code table drifts from the first without a test noticing (each
+copy's own tests pass), so the names the layers share are defined in one module and imported
+everywhere else: the record batch header's layout in ``protocol/records/batch.py``, Kafka's
+error codes in ``protocol/errors.py`` (``ErrorCode``), ``TopicPartition`` in
+``client/cluster.py``. Checked on the source: any module-level assignment or class of these
+names elsewhere, or the header's struct format written out again, fails.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from tests.unit.test_architecture import package_modules
+
+#: name -> the one module that defines it
+OWNERS = {
+    "BATCH_HEADER": "spark_kafka_wire.protocol.records.batch",
+    "HEADER_SIZE": "spark_kafka_wire.protocol.records.batch",
+    "ErrorCode": "spark_kafka_wire.protocol.errors",
+    "TopicPartition": "spark_kafka_wire.client.cluster",
+}
+#: the record batch header (v2) as struct writes it: baseOffset .. recordCount
+BATCH_HEADER_FORMAT = ">qiibIhiqqqhii"
+
+
+def definitions(modules: dict[str, Path]) -> dict[str, list[str]]:
+    """name -> the modules defining it at module level (assignment, annotated assignment,
+    class or function), for the names of OWNERS."""
+    found: dict[str, list[str]] = {name: [] for name in OWNERS}
+    for module, path in modules.items():
+        for node in ast.parse(path.read_text(), str(path)).body:
+            names: list[str] = []
+            if isinstance(node, ast.Assign):
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names = [node.target.id]
+            elif isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+                names = [node.name]
+            for name in names:
+                if name in found:
+                    found[name].append(module)
+    return found
+
+
+def test_shared_names_are_defined_once_where_they_belong() -> None:
+    assert definitions(package_modules()) == {name: [owner] for name, owner in OWNERS.items()}
+
+
+def test_the_batch_header_layout_is_written_once() -> None:
+    writers = sorted(module for module, path in package_modules().items()
+                     if BATCH_HEADER_FORMAT in path.read_text())
+    assert writers == [OWNERS["BATCH_HEADER"]]
+
+
+def test_the_check_catches_a_second_definition(tmp_path: Path) -> None:
+    """A copy of ``TopicPartition`` in another module is found (the test is not vacuous)."""
+    copy = tmp_path / "copy.py"
+    copy.write_text("TopicPartition = tuple[str, int]\nclass ErrorCode:\n    pass\n")
+    found = definitions({"spark_kafka_wire.client.kafka07.cluster": copy})
+    assert found["TopicPartition"] == ["spark_kafka_wire.client.kafka07.cluster"]
+    assert found["ErrorCode"] == ["spark_kafka_wire.client.kafka07.cluster"]
