@@ -16,7 +16,7 @@ import struct
 import pytest
 from crc32c import crc32c
 
-from spark_kafka_wire.client import fetcher
+from spark_kafka_wire.client import fetch_plan, fetcher
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
 from spark_kafka_wire.errors import DataLossError
@@ -173,7 +173,7 @@ def test_offset_that_keeps_disappearing_gives_up(broker) -> None:
     available.append((0, 10))
     with pytest.raises(DataLossError, match="keeps answering OFFSET_OUT_OF_RANGE"):
         read(3, 5)
-    assert len(seen) == fetcher.MAX_DISAPPEARED + 1
+    assert len(seen) == fetch_plan.MAX_DISAPPEARED + 1
 
 
 # --------------------------------------------------------------------- read_committed
