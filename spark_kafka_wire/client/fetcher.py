@@ -158,7 +158,6 @@ def fetch_range(
     settings: FetchSettings = _DEFAULT_SETTINGS,
     fail_on_data_loss: bool = True,
     counts: TransactionCounts | None = None,
-    fetches: _Fetches | None = None,
 ) -> Iterator[DecodedRecords]:
     """Yield the records with start <= offset < end, in offset order, in decoded chunks.
 
@@ -174,13 +173,12 @@ def fetch_range(
     the same either way; the counts show which path a broker made the read take).
 
     This is the I/O loop: ``RangeFetch`` decides what to ask and what the answers mean, this
-    sends what it says (``fetches``: the partition's Fetches, the one sent ahead included;
-    a test may pass its own) and feeds it what came back.
+    sends what it says (through ``PartitionFetches``, which keeps the one sent ahead) and
+    feeds it what came back.
     """
     plan = RangeFetch(topic, partition, start, end, settings, fail_on_data_loss, client.config,
                       client.current_deadline, counts)
-    if fetches is None:
-        fetches = _Fetches(client, topic, partition, settings)
+    fetches = PartitionFetches(client, topic, partition, settings)
     try:
         while (want := plan.next_request()) is not None:
             if isinstance(want, LogBoundsRequest):
@@ -209,7 +207,7 @@ def fetch_range(
         fetches.abandon()  # the caller stopped early: nobody reads the answer sent ahead
 
 
-class _Fetches:
+class PartitionFetches:
     """One partition's Fetches, with at most one sent ahead of the answer being used.
 
     Past the range (read_committed looking for markers) Fetches read uncommitted: a marker may
