@@ -33,7 +33,6 @@ Every one of these decisions is made by ``fetch_plan.RangeFetch``, without I/O; 
 the loop around it: connections, retries, metadata and the Fetch sent ahead.
 """
 
-
 from __future__ import annotations
 
 import time
