@@ -43,7 +43,9 @@ from spark_kafka_wire.protocol.records import (
 )
 from spark_kafka_wire.protocol.records.entries import decompression_limit
 
-log = logging.getLogger(__name__)
+# The warnings of skipped data loss and the read_committed counts keep the logger they have
+# always had, the range reader's, which users and tests filter on.
+log = logging.getLogger("spark_kafka_wire.client.fetcher")
 
 MAX_FETCH_BYTES_LIMIT = 256 << 20
 # How often one offset may come back out of range while the log says it exists before the read
