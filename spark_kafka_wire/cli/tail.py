@@ -36,7 +36,8 @@ from spark_kafka_wire.cli.topics import (
     existing_topic,
     partitions_of,
 )
-from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
+from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.kafka07.cluster import MAX_SEGMENTS, Kafka07Cluster
 from spark_kafka_wire.client.kafka07.cluster import read_range as read_range07
 from spark_kafka_wire.client.kafka07.offsets import offsets_before

@@ -55,10 +55,21 @@ class EmptyAnswers:
     def wait(self, *, topic: str, partition: int, offset: int, broker: str, why: str,
              throttle_ms: int = 0) -> None:
         """Back off after an empty answer, or raise FetchStalledError when the budget cannot
-        hold the pause. ``why`` says what the broker holds that it did not serve (it ends
-        the message's first clause); ``throttle_ms``, the throttle time the answer carried
-        and the connection honours, lengthens the budget (see the module docstring)."""
-        now = time.monotonic()
+        hold the pause (``pause`` at the present time, then the sleep it asks for)."""
+        pause = self.pause(time.monotonic(), topic=topic, partition=partition, offset=offset,
+                           broker=broker, why=why, throttle_ms=throttle_ms)
+        if pause > 0:
+            time.sleep(pause)
+
+    def pause(self, now: float, *, topic: str, partition: int, offset: int, broker: str,
+              why: str, throttle_ms: int = 0) -> float:
+        """Seconds to back off after an empty answer that came at ``now`` (monotonic), or
+        raise FetchStalledError when the budget cannot hold the pause. The time is passed in
+        and nothing sleeps here, so a reader's decision step (``fetch_plan.py``) stays free
+        of I/O and its tests choose the clock. ``why`` says what the broker holds that it
+        did not serve (it ends the message's first clause); ``throttle_ms``, the throttle
+        time the answer carried and the connection honours, lengthens the budget (see the
+        module docstring)."""
         if self.count == 0:
             self._first = now
             self._backoff = 0.0
@@ -84,8 +95,7 @@ class EmptyAnswers:
                 f"need longer: raise {setting}",
                 waited_s=waited, answers=self.count, setting=setting, topic=topic,
                 partition=partition, offset=offset, broker=broker)
-        if pause > 0:
-            time.sleep(pause)
         first = self.config.retry_backoff_ms / 1000
         self._backoff = first if self._backoff == 0 else min(
             self._backoff * 2, self.config.retry_backoff_max_ms / 1000)
+        return pause

@@ -28,29 +28,35 @@ ends before the planned end: truncated, or the topic deleted and re-created; the
 partition gone). With ``fail_on_data_loss`` the read fails naming topic, partition and the lost
 offsets; without it the lost offsets are logged as a warning and skipped, and what still exists
 is read.
+
+Every one of these decisions is made by ``fetch_plan.RangeFetch``, without I/O; this module is
+the loop around it: connections, retries, metadata and the Fetch sent ahead.
 """
 
 from __future__ import annotations
 
-import logging
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from functools import partial
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
-from spark_kafka_wire.client.empty_answers import EmptyAnswers
-from spark_kafka_wire.client.errors import DataLossError
+from spark_kafka_wire.client.fetch_plan import (
+    FetchAnswer,
+    FetchRequest,
+    FetchSettings,
+    LogBoundsRequest,
+    RangeFetch,
+)
 from spark_kafka_wire.client.offsets import (
     EARLIEST,
-    ISOLATION_LEVELS,
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     fetch_body,
     resolve_offsets,
 )
-from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     ErrorSpec,
@@ -61,66 +67,12 @@ from spark_kafka_wire.protocol.errors import (
     error_for_code,
 )
 from spark_kafka_wire.protocol.messages import FETCH
-from spark_kafka_wire.protocol.records import (
-    CommittedFilter,
-    DecodedRecords,
-    TransactionCounts,
-    TransactionEvents,
-    decode_record_batches,
-    next_batch_offset,
-)
-from spark_kafka_wire.protocol.records.entries import decompression_limit
+from spark_kafka_wire.protocol.records import DecodedRecords, TransactionCounts
 
-log = logging.getLogger(__name__)
-
-MAX_FETCH_BYTES_LIMIT = 256 << 20
-# How often one offset may come back out of range while the log says it exists before the read
-# gives up (a topic deleted and re-created while being read can do that briefly).
-MAX_DISAPPEARED = 3
 # Metadata answers in a row saying a planned topic or partition does not exist before it is
 # taken as deleted (with the retry backoff, about 1.5 s at the default settings).
 MAX_UNKNOWN_TOPIC = 5
-
-def report_data_loss(topic: str, partition: int, start: int, end: int, reason: str,
-                     fail: bool, broker: str | None = None,
-                     code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
-    """Raise DataLossError, or (``fail`` false) log the lost range as a warning."""
-    if fail:
-        raise DataLossError(topic, partition, start, end, reason, broker, code)
-    log.warning("Skipping offsets [%d, %d) of %s-%d: %s. Some data may have been lost because "
-                "they are not available in Kafka any more (failOnDataLoss is false)",
-                start, end, topic, partition, reason)
-
-
-@dataclass(frozen=True)
-class FetchSettings:
-    """A read's Fetch sizes, CRC checks and isolation level; defaults: the option table's."""
-
-    max_partition_fetch_bytes: int = int_default("kafka.max.partition.fetch.bytes")
-    fetch_max_bytes: int = int_default("kafka.fetch.max.bytes")
-    max_wait_ms: int = int_default("kafka.fetch.max.wait.ms")
-    min_bytes: int = int_default("kafka.fetch.min.bytes")
-    isolation_level: int = ISOLATION_LEVELS[text_default("kafka.isolation.level")]
-    check_crcs: bool = bool_default("kafka.check.crcs")
-    # kafka.fetch.max.decompressed.bytes; None: derived from the fetch size (entries.py)
-    max_decompressed_bytes: int | None = None
-
-    def decompression_limit(self, fetch_bytes: int) -> int:
-        """What the records of an answer to a Fetch of ``fetch_bytes`` may decompress to, and
-        what a task may hold decompressed at once."""
-        return decompression_limit(fetch_bytes, self.max_decompressed_bytes)
-
-
-@dataclass
-class FetchAnswer:
-    records: memoryview | None
-    high_watermark: int
-    last_stable_offset: int
-    log_start_offset: int
-    broker: str
-    aborted: list[tuple[int, int]] | None
-    throttle_ms: int = 0  # KIP-219 throttle time the connection honours (empty_answers.py)
-    throttled: bool = False  # a quota's answer without the partition: ask again (read_answer)
+_DEFAULT_SETTINGS = FetchSettings()
 
 
 @dataclass
@@ -202,7 +154,7 @@ def fetch_range(
     partition: int,
     start: int,
     end: int,
-    settings: FetchSettings = FetchSettings(),
+    settings: FetchSettings = _DEFAULT_SETTINGS,
     fail_on_data_loss: bool = True,
     counts: TransactionCounts | None = None,
 ) -> Iterator[DecodedRecords]:
@@ -218,43 +170,43 @@ def fetch_range(
     ``counts`` (read_committed): filled as the read goes with which rule decided each
     transactional batch of the range, the broker's aborted list or the markers (the rows are
     the same either way; the counts show which path a broker made the read take).
+
+    This is the I/O loop: ``RangeFetch`` decides what to ask and what the answers mean, this
+    sends what it says (through ``PartitionFetches``, which keeps the one sent ahead) and
+    feeds it what came back.
     """
-    fetches = _Fetches(client, topic, partition, settings)
-    progress = _Progress(start)
+    plan = RangeFetch(topic, partition, start, end, settings, fail_on_data_loss, client.config,
+                      client.current_deadline, counts)
+    fetches = PartitionFetches(client, topic, partition, settings)
     try:
-        answers = _range_answers(client, topic, partition, end, settings, fail_on_data_loss,
-                                 fetches, progress)
-        if settings.isolation_level != READ_COMMITTED:
-            for decoded, _ in answers:
-                if decoded.num_records:
-                    yield decoded
-            return
-        committed = CommittedFilter(counts)
-        for decoded, events in answers:
-            committed.add(decoded, events, {"topic": topic, "partition": partition,
-                                            "broker": progress.broker})
-            yield from committed.ready()
-        if committed.undecided:
-            _find_markers(client, topic, partition, start, end, settings, fail_on_data_loss,
-                          fetches, progress, committed)
-        yield from committed.ready()
-        log.debug("%s-%d [%d, %d) read_committed: %s", topic, partition, start, end,
-                  committed.counts)
+        while (want := plan.next_request()) is not None:
+            if isinstance(want, LogBoundsRequest):
+                yield from plan.log_bounds(
+                    _available(client, topic, partition, settings.isolation_level))
+                continue
+            if want.pause_s > 0:  # empty answers: back off (empty_answers.py)
+                time.sleep(want.pause_s)
+            try:
+                answer = client.retry(
+                    partial(fetches.answer, want.offset, want.max_bytes, want.past_end),
+                    f"Fetch {topic}-{partition} at offset {want.offset}"
+                    + (" (transaction markers)" if want.past_end else ""),
+                )
+            except (UnknownTopicOrPartitionError, OffsetOutOfRangeError) as exc:
+                yield from plan.fetch_failed(exc)
+                continue
+            ahead = plan.prefetch(answer)
+            if ahead is not None:
+                fetches.send_ahead(ahead)
+            chunks = plan.receive(answer, time.monotonic())
+            del answer  # decoded (copied out): while the caller works, only the Fetch sent
+            # ahead holds a response in memory
+            yield from chunks
     finally:
         fetches.abandon()  # the caller stopped early: nobody reads the answer sent ahead
 
 
-@dataclass
-class _Progress:
-    """Where a range read is: the next offset to fetch, whether it stopped early on data loss
-    it was told to skip (``stopped``), whether it skipped any (``lost``), the last broker."""
-    offset: int
-    stopped: bool = False
-    lost: bool = False
-    broker: str | None = None
-
-
-class _Fetches:
+class PartitionFetches:
     """One partition's Fetches, with at most one sent ahead of the answer being used.
 
     Past the range (read_committed looking for markers) Fetches read uncommitted: a marker may
@@ -298,10 +250,11 @@ class _Fetches:
             partition=exc.partition, broker=exc.broker, context=exc.context,
             message=f"metadata said so {self.unknown} times in a row")
 
-    def send_ahead(self, offset: int, max_bytes: int) -> None:
+    def send_ahead(self, request: FetchRequest) -> None:
+        """Send ``request`` now, for ``answer`` to use when it is asked for next."""
         try:
-            self.ahead = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
-                                    self.settings)
+            self.ahead = send_fetch(self.client, self.topic, self.partition, request.offset,
+                                    request.max_bytes, self.settings)
         except KafkaWireError:
             pass  # not sent ahead: answer() sends it, under the retry rule
 
@@ -309,206 +262,3 @@ class _Fetches:
         if self.ahead is not None:
             self.ahead.conn.abandon(self.ahead.inflight)
             self.ahead = None
-
-
-def _grown(max_bytes: int, topic: str, partition: int, offset: int, broker: str) -> int:
-    """The budget for a Fetch whose answer held bytes but no complete batch: the first batch is
-    larger than the budget (possible with old brokers). Doubled, as the Kafka design document
-    describes (https://kafka.apache.org/documentation/#impl_reads), up to a limit."""
-    if max_bytes >= MAX_FETCH_BYTES_LIMIT:
-        raise ProtocolError(f"a record batch is larger than {MAX_FETCH_BYTES_LIMIT} bytes",
-                            topic=topic, partition=partition, offset=offset, broker=broker)
-    return min(max_bytes * 2, MAX_FETCH_BYTES_LIMIT)
-
-
-def _range_answers(
-    client: KafkaClient, topic: str, partition: int, end: int, settings: FetchSettings,
-    fail_on_data_loss: bool, fetches: _Fetches, progress: _Progress,
-) -> Iterator[tuple[DecodedRecords, TransactionEvents]]:
-    """Each answer of [progress.offset, end) decoded, with its transaction events (filled
-    under read_committed only); the records may be none (markers, gaps). Data loss is
-    reported here; a read that stops on it sets ``progress.stopped``, one that gets to the
-    end leaves ``progress.offset`` where the batches read end (at or past ``end``)."""
-    offset = progress.offset
-    max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
-    empty = EmptyAnswers(client.config, client.current_deadline)
-    disappeared = 0
-    committed = settings.isolation_level == READ_COMMITTED
-
-    def lost(start: int, stop: int, reason: str, broker: str | None,
-             code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
-        report_data_loss(topic, partition, start, stop, reason, fail_on_data_loss, broker, code)
-        progress.lost = True
-
-    while offset < end:
-        try:
-            answer = client.retry(
-                partial(fetches.answer, offset, max_bytes),
-                f"Fetch {topic}-{partition} at offset {offset}",
-            )
-        except UnknownTopicOrPartitionError as exc:
-            lost(offset, end, "the topic or partition no longer exists (it was deleted)",
-                 exc.broker, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-            progress.stopped = True
-            return
-        except OffsetOutOfRangeError as exc:
-            available = _available(client, topic, partition, settings.isolation_level)
-            if available is None:
-                lost(offset, end, "the topic or partition no longer exists (it was deleted)",
-                     exc.broker, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-                progress.stopped = True
-                return
-            lo, hi = available
-            if offset < lo:
-                lost(offset, min(lo, end),
-                     f"the log now starts at offset {lo} (older records were deleted, e.g. by "
-                     "retention)", exc.broker)
-                offset = lo
-            elif offset >= hi:
-                lost(offset, end,
-                     f"the partition now ends at offset {hi} but offsets up to {end} were "
-                     "planned; the log was truncated or the topic re-created", exc.broker)
-                progress.stopped = True
-                return
-            else:
-                disappeared += 1
-                if disappeared > MAX_DISAPPEARED:
-                    lost(offset, end,
-                         f"the broker keeps answering OFFSET_OUT_OF_RANGE although the log "
-                         f"holds offsets [{lo}, {hi})", exc.broker)
-                    progress.stopped = True
-                    return
-            continue
-        progress.broker = answer.broker
-        if answer.throttled:  # no data: the same Fetch again, once the throttle has passed
-            continue
-        data = answer.records
-        ahead = next_batch_offset(data)
-        if ahead is not None and offset < ahead < end:
-            fetches.send_ahead(ahead, max_bytes)
-        events = TransactionEvents()
-        decoded = decode_record_batches(
-            data if data is not None else b"",
-            start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
-            topic=topic, partition=partition, broker=answer.broker,
-            max_decompressed_size=settings.decompression_limit(max_bytes),
-            aborted_transactions=answer.aborted, transactions=events if committed else None,
-        )
-        if decoded.next_offset is None:
-            if data is not None and len(data) > 0:
-                max_bytes = _grown(max_bytes, topic, partition, offset, answer.broker)
-                continue
-            limit = answer.high_watermark
-            if committed and answer.last_stable_offset >= 0:
-                limit = answer.last_stable_offset
-            if limit <= offset:
-                if _available(client, topic, partition, settings.isolation_level) is None:
-                    reason = "the topic or partition no longer exists (it was deleted)"
-                    code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                else:
-                    reason, code = (
-                        f"the partition now ends at offset {limit} but offsets up to {end} were "
-                        "planned; the log was truncated or the topic re-created",
-                        ErrorCode.OFFSET_OUT_OF_RANGE)
-                lost(offset, end, reason, answer.broker, code)
-                progress.stopped = True
-                return
-            empty.wait(topic=topic, partition=partition, offset=offset, broker=answer.broker,
-                       why=f"the partition ends at {limit}", throttle_ms=answer.throttle_ms)
-            continue
-        empty.progressed()
-        if (decoded.num_records and int(decoded.offsets[0]) > offset
-                and answer.log_start_offset > offset):
-            # The log start moved past the offset asked for: the records in between are gone
-            # (a gap above the log start is compaction or transaction markers, not loss).
-            lost(offset, min(answer.log_start_offset, int(decoded.offsets[0])),
-                 f"the log now starts at offset {answer.log_start_offset} (older records were "
-                 "deleted, e.g. by retention)", answer.broker)
-        if decoded.next_offset <= offset:
-            raise ProtocolError(
-                f"fetch made no progress (next offset {decoded.next_offset})",
-                topic=topic, partition=partition, offset=offset, broker=answer.broker,
-            )
-        offset = decoded.next_offset
-        del data, answer  # decoded (copied out): while the caller works, only the Fetch sent
-        # ahead holds a response in memory
-        yield decoded, events
-    progress.offset = offset
-
-
-def _find_markers(
-    client: KafkaClient, topic: str, partition: int, start: int, end: int,
-    settings: FetchSettings, fail_on_data_loss: bool, fetches: _Fetches, progress: _Progress,
-    committed: CommittedFilter,
-) -> None:
-    """Decide the transactions still open at the end of the range read: fetch on from where
-    the range read ended (uncommitted, batch headers only) until each waiting producer's
-    marker is read. Markers lost with the log (a read that stopped on data loss, or skipped
-    some) leave their records undecided: dropped with a warning when failOnDataLoss is false,
-    else the read fails; so does reaching the end of the partition without them."""
-    offset = progress.offset
-    max_bytes = min(settings.max_partition_fetch_bytes, settings.fetch_max_bytes)
-    empty = EmptyAnswers(client.config, client.current_deadline)
-    where = {"topic": topic, "partition": partition}
-
-    def undecided(reason: str, broker: str | None, skippable: bool) -> None:
-        waiting = committed.undecided
-        held = ", ".join(f"producer {pid} from offset {first}"
-                         for pid, first in sorted(waiting.items(), key=lambda w: w[1]))
-        if skippable and not fail_on_data_loss:
-            committed.abort_undecided()
-            log.warning(
-                "Skipping the records of %s-%d in [%d, %d) whose transactions have no marker "
-                "left to read (%s): %s. Whether they were committed cannot be known "
-                "(failOnDataLoss is false)", topic, partition, start, end, held, reason)
-            return
-        raise ProtocolError(
-            f"read_committed: records in the range [{start}, {end}) belong to transactions "
-            f"with no COMMIT or ABORT marker in the log ({held}): {reason}. Whether they were "
-            "committed cannot be known, so none is returned. A read_committed range ends at "
-            "or below the last stable offset, below which every transaction has ended, so the "
-            "log or the broker is inconsistent: check the partition with another "
-            "read_committed client, or read it with kafka.isolation.level=read_uncommitted",
-            topic=topic, partition=partition, offset=min(waiting.values()), broker=broker)
-
-    if progress.stopped:
-        undecided("the read stopped at the data loss reported above", progress.broker, True)
-        return
-    while committed.undecided:
-        try:
-            answer = client.retry(
-                partial(fetches.answer, offset, max_bytes, True),
-                f"Fetch {topic}-{partition} at offset {offset} (transaction markers)",
-            )
-        except (UnknownTopicOrPartitionError, OffsetOutOfRangeError) as exc:
-            undecided(f"fetching markers past the range at offset {offset} failed: "
-                      f"{exc}", exc.broker, True)
-            return
-        data = answer.records
-        events = TransactionEvents()
-        decoded = decode_record_batches(
-            data if data is not None else b"",
-            start_offset=offset, end_offset=end, check_crcs=settings.check_crcs,
-            topic=topic, partition=partition, broker=answer.broker,
-            max_decompressed_size=settings.decompression_limit(max_bytes),
-            aborted_transactions=[], transactions=events,
-        )
-        if decoded.next_offset is None:
-            if data is not None and len(data) > 0:
-                max_bytes = _grown(max_bytes, topic, partition, offset, answer.broker)
-                continue
-            if answer.high_watermark <= offset:
-                undecided(f"the partition ends at offset {answer.high_watermark} (its high "
-                          "watermark) without them", answer.broker, progress.lost)
-                return
-            empty.wait(topic=topic, partition=partition, offset=offset, broker=answer.broker,
-                       why=f"the partition ends at {answer.high_watermark} (looking for "
-                       "transaction markers)", throttle_ms=answer.throttle_ms)
-            continue
-        empty.progressed()
-        if decoded.next_offset <= offset:
-            raise ProtocolError(
-                f"fetch made no progress (next offset {decoded.next_offset})",
-                topic=topic, partition=partition, offset=offset, broker=answer.broker)
-        committed.add(decoded, events, {**where, "broker": answer.broker})
-        offset = decoded.next_offset

@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (

@@ -55,7 +55,7 @@ from pyspark.sql.datasource import InputPartition
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
-from spark_kafka_wire.client.fetcher import FetchSettings
+from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, PartitionLocation
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
 from spark_kafka_wire.client.offsets import LATEST, resolve_offsets

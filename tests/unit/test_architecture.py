@@ -20,6 +20,7 @@ bottom up.
 from __future__ import annotations
 
 import ast
+import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass

@@ -39,7 +39,7 @@ from spark_kafka_wire.client.cluster import (
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import ConfigurationError, NoBrokersRegisteredError
-from spark_kafka_wire.client.fetcher import report_data_loss
+from spark_kafka_wire.client.fetch_plan import report_data_loss
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_range
 from spark_kafka_wire.client.kafka07.offsets import offsets_before

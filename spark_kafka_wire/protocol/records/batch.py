@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from crc32c import crc32c
@@ -153,15 +153,54 @@ def _varint_piece(z: np.ndarray, size: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 @dataclass
 class _Plan:
-    """Batches whose records must be decoded, with their records section in ``src``."""
+    """Batches whose records must be decoded, with their records section in ``src``; the
+    sections themselves (``pieces``) are joined into one buffer when any is compressed."""
 
-    base_offsets: list[int]
-    base_ts: list[int]
-    max_ts: list[int]
-    ts_types: list[int]
-    counts: list[int]
-    region_starts: list[int]
-    region_ends: list[int]
+    base_offsets: list[int] = field(default_factory=list)
+    base_ts: list[int] = field(default_factory=list)
+    max_ts: list[int] = field(default_factory=list)
+    ts_types: list[int] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    region_starts: list[int] = field(default_factory=list)
+    region_ends: list[int] = field(default_factory=list)
+    pieces: list[Any] = field(default_factory=list)  # records sections, in batch order
+    compressed: bool = False
+
+
+@dataclass(frozen=True)
+class BatchDecoding:
+    """What the decoding of one Fetch response holds fixed across its runs of batches: the
+    offsets kept (``start_offset`` <= offset < ``end_offset``), whether CRCs are checked,
+    ``where`` the records come from (for errors), and what the runs share: the decompression
+    budget, the aborted transactions (read_committed; None reads uncommitted) and the
+    transaction events to fill (read_committed with markers, see ``control.py``). One value
+    instead of eleven parameters on each call."""
+
+    start_offset: int
+    end_offset: int | None
+    check_crcs: bool
+    budget: DecompressionBudget
+    where: dict[str, Any]
+    aborted: AbortedTransactions | None = None
+    events: TransactionEvents | None = None
+
+
+class _Header(NamedTuple):
+    """A batch header, as ``BATCH_HEADER`` reads it."""
+
+    base_offset: int
+    batch_length: int
+    leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    record_count: int
 
 
 def _parse_headers(buf: Any, p: int, end: int, count: int) -> list[tuple[str, bytes | None]]:
@@ -234,29 +273,27 @@ def _marker_type(view: memoryview, rstart: int, rend: int, codec: int, count: in
 
 
 def decode_batches(
-    view: memoryview, buf: Any, pos: int, next_offset: int | None, start_offset: int,
-    end_offset: int | None, check_crcs: bool, budget: DecompressionBudget,
-    aborted: AbortedTransactions | None, where: dict[str, Any],
-    events: TransactionEvents | None = None,
+    view: memoryview, buf: Any, pos: int, next_offset: int | None, d: BatchDecoding,
 ) -> tuple[DecodedRecords | None, int, int | None]:
     """Decode the run of record batches starting at ``pos``; stop before a legacy message.
 
-    Returns (records or None, position after the run, next offset). ``events`` (read_committed,
-    with ``aborted``): filled with the transactional batches kept and the markers met.
+    Returns (records or None, position after the run, next offset). ``d.events``
+    (read_committed, with ``d.aborted``): filled with the transactional batches kept and the
+    markers met. The walk checks each batch and picks the records to decode
+    (``_transactional_dropped`` decides transactions and markers); ``_assemble`` then decodes
+    the picked records into columns at once.
     """
     n = len(view)
-    plan = _Plan([], [], [], [], [], [], [])
-    pieces: list[Any] = []  # records sections, in batch order (only used with compression)
-    compressed = False
-    positions: list[int] = []
+    where, start_offset, end_offset = d.where, d.start_offset, d.end_offset
+    plan = _Plan()
     while peek_magic(view, pos, n, where) == 2:
         base_offset, batch_length = OFFSET_LENGTH.unpack_from(view, pos)
         end = pos + LOG_OVERHEAD + batch_length
         if batch_length < _MIN_BATCH_LENGTH:
             raise CorruptRecordError(f"batch length {batch_length} is smaller than the batch "
                                      "header", offset=base_offset, **where)
-        (_, _, _, _, crc, attrs, last_delta, base_ts, max_ts, producer_id, _, _,
-         count) = BATCH_HEADER.unpack_from(view, pos)
+        h = _Header._make(BATCH_HEADER.unpack_from(view, pos))
+        attrs, count = h.attributes, h.record_count
         used = end_offset is None or base_offset < end_offset
         if base_offset < 0:
             raise CorruptRecordError(f"a batch starts at offset {base_offset}, which no log "
@@ -269,67 +306,38 @@ def decode_batches(
             # Past the requested range: nothing here is returned, so a damaged batch the reader
             # would never use must not fail it (its header is unverified: keep next_offset
             # moving forward whatever lastOffsetDelta says). Its markers may still decide
-            # transactions with records in the range; a damaged one is reported, not raised.
-            if events is not None and attrs & ATTR_CONTROL and producer_id >= 0:
-                problem = None
-                ctype = -1
-                if check_crcs and crc32c(view[pos + _CRC_START:end]) != crc:
-                    problem = "CRC-32C mismatch"
-                else:
-                    try:
-                        ctype, problem = _marker_type(
-                            view, pos + HEADER_SIZE, end, attrs & ATTR_CODEC_MASK, count,
-                            base_offset, budget, where)
-                    except ProtocolError:
-                        problem = "its records do not decompress"
-                events.marker(producer_id, base_offset, ctype, problem)
-            next_offset = base_offset + max(last_delta, 0) + 1
+            # transactions with records in the range.
+            if d.events is not None and attrs & ATTR_CONTROL and h.producer_id >= 0:
+                _marker_past_end(view, pos, end, h, d)
+            next_offset = base_offset + max(h.last_offset_delta, 0) + 1
             pos = end
             continue
-        if check_crcs:
+        if d.check_crcs:
             actual = crc32c(view[pos + _CRC_START:end])
-            if actual != crc:
+            if actual != h.crc:
                 raise CorruptRecordError(
                     f"CRC-32C mismatch in the batch at base offset {base_offset} (stored "
-                    f"{crc:#010x}, computed {actual:#010x})", offset=base_offset, **where)
-        last_offset = base_offset + last_delta
+                    f"{h.crc:#010x}, computed {actual:#010x})", offset=base_offset, **where)
+        last_offset = base_offset + h.last_offset_delta
         next_offset = last_offset + 1
         rstart, rend = pos + HEADER_SIZE, end
         pos = end
         if count < 0:
             raise CorruptRecordError(f"negative record count {count}", offset=base_offset,
                                      **where)
-        codec = attrs & ATTR_CODEC_MASK
-        if aborted is not None and producer_id >= 0:
-            aborted.advance(last_offset)
-            if attrs & ATTR_CONTROL:
-                listed = producer_id in aborted.active
-                if listed or events is not None:
-                    ctype, problem = _marker_type(view, rstart, rend, codec, count, base_offset,
-                                                  budget, where)
-                    if listed:
-                        if problem is not None:
-                            raise CorruptRecordError(problem, offset=base_offset, **where)
-                        if ctype == CONTROL_ABORT:  # the producer's transaction ends here
-                            aborted.active.discard(producer_id)
-                    if events is not None:
-                        events.marker(producer_id, base_offset, ctype, problem)
-            elif attrs & ATTR_TRANSACTIONAL:
-                if producer_id in aborted.active:  # an aborted transaction's data
-                    if events is not None and count > 0 and last_offset >= start_offset:
-                        events.listed += 1
-                    continue
-                if events is not None and count > 0 and last_offset >= start_offset:
-                    events.data(producer_id, max(base_offset, start_offset), last_offset)
+        if (d.aborted is not None and h.producer_id >= 0
+                and _transactional_dropped(view, rstart, rend, h, d)):
+            continue
         if (count == 0 or attrs & ATTR_CONTROL or last_offset < start_offset
                 or (end_offset is not None and base_offset >= end_offset)):
             continue
+        codec = attrs & ATTR_CODEC_MASK
         if codec != CODEC_NONE:
-            blob = decompress_records(codec, view[rstart:rend], budget, base_offset, where)
-            compressed = True
-            pieces.append(blob)
+            blob = decompress_records(codec, view[rstart:rend], d.budget, base_offset, where)
+            plan.compressed = True
+            plan.pieces.append(blob)
         else:
-            pieces.append(view[rstart:rend])
+            plan.pieces.append(view[rstart:rend])
             blob = None
         if count > (rend - rstart if blob is None else len(blob)) // _MIN_RECORD_SIZE:
             raise CorruptRecordError(
@@ -337,8 +345,8 @@ def decode_batches(
                 f"{rend - rstart if blob is None else len(blob)} bytes of records",
                 offset=base_offset, **where)
         plan.base_offsets.append(base_offset)
-        plan.base_ts.append(base_ts)
-        plan.max_ts.append(max_ts)
+        plan.base_ts.append(h.base_timestamp)
+        plan.max_ts.append(h.max_timestamp)
         plan.ts_types.append(1 if attrs & ATTR_LOG_APPEND_TIME else 0)
         plan.counts.append(count)
         plan.region_starts.append(rstart)
@@ -346,26 +354,89 @@ def decode_batches(
 
     if not plan.counts:
         return None, pos, next_offset
+    return _assemble(view, buf, plan, next_offset, d), pos, next_offset
 
-    if compressed:
+
+def _marker_past_end(view: memoryview, pos: int, end: int, h: _Header, d: BatchDecoding
+                     ) -> None:
+    """Record in ``d.events`` the marker of the control batch ``view[pos:end]``, past the
+    range: it may decide a transaction with records in the range. A damaged one is reported
+    to the events (which fail the read only if the marker decides something), not raised."""
+    assert d.events is not None
+    problem = None
+    ctype = -1
+    if d.check_crcs and crc32c(view[pos + _CRC_START:end]) != h.crc:
+        problem = "CRC-32C mismatch"
+    else:
+        try:
+            ctype, problem = _marker_type(
+                view, pos + HEADER_SIZE, end, h.attributes & ATTR_CODEC_MASK, h.record_count,
+                h.base_offset, d.budget, d.where)
+        except ProtocolError:
+            problem = "its records do not decompress"
+    d.events.marker(h.producer_id, h.base_offset, ctype, problem)
+
+
+def _transactional_dropped(view: memoryview, rstart: int, rend: int, h: _Header,
+                           d: BatchDecoding) -> bool:
+    """Read committed, a batch of a producer (records ``view[rstart:rend]``): open the
+    aborted transactions the batch reaches, close the one its ABORT marker ends, record the
+    markers and kept transactional data in ``d.events``. True when the batch is data of an
+    aborted transaction the broker listed, to drop."""
+    aborted = d.aborted
+    assert aborted is not None
+    events, producer_id, attrs = d.events, h.producer_id, h.attributes
+    base_offset, count = h.base_offset, h.record_count
+    last_offset = base_offset + h.last_offset_delta
+    aborted.advance(last_offset)
+    if attrs & ATTR_CONTROL:
+        listed = producer_id in aborted.active
+        if listed or events is not None:
+            ctype, problem = _marker_type(view, rstart, rend, attrs & ATTR_CODEC_MASK, count,
+                                          base_offset, d.budget, d.where)
+            if listed:
+                if problem is not None:
+                    raise CorruptRecordError(problem, offset=base_offset, **d.where)
+                if ctype == CONTROL_ABORT:  # the producer's transaction ends here
+                    aborted.active.discard(producer_id)
+            if events is not None:
+                events.marker(producer_id, base_offset, ctype, problem)
+    elif attrs & ATTR_TRANSACTIONAL:
+        if producer_id in aborted.active:  # an aborted transaction's data
+            if events is not None and count > 0 and last_offset >= d.start_offset:
+                events.listed += 1
+            return True
+        if events is not None and count > 0 and last_offset >= d.start_offset:
+            events.data(producer_id, max(base_offset, d.start_offset), last_offset)
+    return False
+
+
+def _assemble(view: memoryview, buf: Any, plan: _Plan, next_offset: int | None,
+              d: BatchDecoding) -> DecodedRecords:
+    """The records ``plan`` picked, decoded into columns: their sections joined into one
+    buffer when any was compressed (so the vectorized pass runs once), each record found
+    (the one sequential step), then every field read at once (``_decode_columns``)."""
+    where = d.where
+    if plan.compressed:
         # One source buffer for all records so the vectorized pass runs once.
-        src: Any = b"".join(pieces)
+        src: Any = b"".join(plan.pieces)
         if len(src) > MAX_COLUMN_BYTES:
             raise ProtocolError(
                 f"the records of one fetch decompress to {len(src)} bytes, more than one "
                 "Arrow binary column holds (2 GiB); lower the fetch size", **where)
         rbuf: Any = src
         p = 0
-        for i, piece in enumerate(pieces):
+        for i, piece in enumerate(plan.pieces):
             plan.region_starts[i] = p
             p += len(piece)
             plan.region_ends[i] = p
     else:
         src = view
         rbuf = buf
-    del pieces
+    plan.pieces = []
 
     # The sequential step: find where each record starts.
+    positions: list[int] = []
     for i, count in enumerate(plan.counts):
         try:
             p = _scan_records(rbuf, plan.region_starts[i], count, positions)
@@ -381,14 +452,13 @@ def decode_batches(
     counts = np.array(plan.counts, np.int64)
     try:
         q = np.fromiter(positions, np.int64, len(positions))
-        decoded = _decode_columns(arr, rbuf, q, counts, plan, start_offset, end_offset,
-                                  next_offset)
+        return _decode_columns(arr, rbuf, q, counts, plan, d.start_offset, d.end_offset,
+                               next_offset)
     except Malformed as exc:
         batch = 0
         if exc.record >= 0:
             batch = int(np.searchsorted(np.cumsum(counts), exc.record, side="right"))
         raise CorruptRecordError(exc.reason, offset=plan.base_offsets[batch], **where) from None
-    return decoded, pos, next_offset
 
 
 def _decode_columns(arr: np.ndarray, buf: Any, q: np.ndarray, counts: np.ndarray, plan: _Plan,

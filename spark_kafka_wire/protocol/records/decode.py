@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from spark_kafka_wire.protocol.errors import ProtocolError
 
-from .batch import decode_batches
+from .batch import BatchDecoding, decode_batches
 from .columns import DecodedRecords
 from .control import AbortedTransactions, TransactionEvents
 from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, DecompressionBudget, peek_magic
@@ -64,6 +64,8 @@ def decode_record_batches(
         if aborted_transactions is not None or transactions is not None else None
 
     budget = DecompressionBudget(max_decompressed_size)
+    batches = BatchDecoding(start_offset, end_offset, check_crcs, budget, where, aborted,
+                            transactions)
     parts: list[DecodedRecords] = []
     next_offset: int | None = None
     pos = 0
@@ -72,9 +74,7 @@ def decode_record_batches(
         if magic is None:
             break
         if magic == 2:
-            part, pos, next_offset = decode_batches(
-                view, buf, pos, next_offset, start_offset, end_offset, check_crcs,
-                budget, aborted, where, transactions)
+            part, pos, next_offset = decode_batches(view, buf, pos, next_offset, batches)
         else:
             part, pos, next_offset = decode_message_sets(
                 view, pos, next_offset, start_offset=start_offset, end_offset=end_offset,

@@ -20,7 +20,6 @@ import tracemalloc
 import zlib
 from base64 import urlsafe_b64encode
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -29,7 +28,6 @@ from crc32c import crc32c
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from spark_kafka_wire.client import fetcher
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import (
@@ -37,7 +35,12 @@ from spark_kafka_wire.client.errors import (
     DataLossError,
     OAuthTokenError,
 )
-from spark_kafka_wire.client.fetcher import FetchAnswer, FetchSettings, fetch_range
+from spark_kafka_wire.client.fetch_plan import (
+    FetchAnswer,
+    FetchSettings,
+    LogBoundsRequest,
+    RangeFetch,
+)
 from spark_kafka_wire.client.sasl.bearer import jwt_claims, token_from
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
 from spark_kafka_wire.client.sasl.oauthbearer import server_error
@@ -475,62 +478,42 @@ def test_response_headers(case: Any, frame: bytes) -> None:
 # ------------------------------------------------------------------------- the fetch path
 
 
-class _Client:
-    # An empty answer below the partition's end is given up on within a short budget
-    # (client/empty_answers.py).
-    config = ClientConfig.from_servers("stub:9092", request_timeout_ms=100,
-                                       retry_backoff_ms=1, retry_backoff_max_ms=2)
-
-    def retry(self, attempt: Callable[[], Any], what: str, retries: int | None = None) -> Any:
-        return attempt()
-
-    def current_deadline(self) -> None:
-        return None
+# An empty answer below the partition's end is given up on within a short budget
+# (client/empty_answers.py), on the clock the reader passes in.
+_CONFIG = ClientConfig.from_servers("stub:9092", request_timeout_ms=100, retry_backoff_ms=1,
+                                    retry_backoff_max_ms=2)
 
 
-class _Conn:
-    def abandon(self, inflight: object) -> None:
-        pass
-
-
-@contextmanager
-def answers() -> Iterator[dict[int, bytes]]:
-    """Fetch answers keyed by fetch offset, from broker b1:9092 (no socket)."""
-    script: dict[int, bytes] = {}
-
-    def send_fetch(client, topic, partition, offset, max_bytes, settings):  # noqa: ANN001
-        return fetcher.SentFetch(_Conn(), offset, offset, max_bytes)  # type: ignore[arg-type]
-
-    def read_answer(sent, topic, partition, settings):  # noqa: ANN001
-        records = script.get(sent.offset, b"")
-        return FetchAnswer(memoryview(records), 1000, 1000, 0, "b1:9092", None)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(fetcher, "send_fetch", send_fetch)
-        patch.setattr(fetcher, "read_answer", read_answer)
-        patch.setattr(fetcher, "_available", lambda *a: (0, 1000))
-        yield script
-
-
-def _read(start: int, end: int, check_crcs: bool = True,
+def _read(script: dict[int, bytes], start: int, end: int, check_crcs: bool = True,
           isolation_level: int = 0) -> Iterator[DecodedRecords]:
+    """Read [start, end) of orders-7 from ``script``, Fetch answers (records) keyed by fetch
+    offset from broker b1:9092 whose log holds [0, 1000): fed to the range read's decision
+    step as ``fetch_range`` feeds it (no socket)."""
     settings = FetchSettings(check_crcs=check_crcs, isolation_level=isolation_level)
-    return fetch_range(_Client(), "orders", 7, start, end, settings)  # type: ignore[arg-type]
+    plan = RangeFetch("orders", 7, start, end, settings, True, _CONFIG)
+    clock = 0.0
+    while (want := plan.next_request()) is not None:
+        if isinstance(want, LogBoundsRequest):
+            yield from plan.log_bounds((0, 1000))
+            continue
+        clock += want.pause_s
+        records = script.get(want.offset, b"")
+        yield from plan.receive(
+            FetchAnswer(memoryview(records), 1000, 1000, 0, "b1:9092", None), clock)
 
 
 def test_fetch_of_a_corrupt_batch_names_topic_partition_offset_and_broker() -> None:
     good, bad = _batch(0, 100), bytearray(_batch(0, 106))
     bad[-3] ^= 0x10  # inside the last value: only the CRC can tell
-    with answers() as script:
-        script[100] = good + bytes(bad)
-        with pytest.raises(CorruptRecordError) as info:
-            list(_read(100, 112))
-        e = info.value
-        assert (e.topic, e.partition, e.offset, e.broker) == ("orders", 7, 106, "b1:9092")
-        assert "CRC-32C mismatch" in str(e) and \
-            "topic 'orders', partition 7, offset 106, broker b1:9092" in str(e)
-        # kafka.check.crcs=false reads it
-        assert sum(d.num_records for d in _read(100, 112, check_crcs=False)) == 12
+    script = {100: good + bytes(bad)}
+    with pytest.raises(CorruptRecordError) as info:
+        list(_read(script, 100, 112))
+    e = info.value
+    assert (e.topic, e.partition, e.offset, e.broker) == ("orders", 7, 106, "b1:9092")
+    assert "CRC-32C mismatch" in str(e) and \
+        "topic 'orders', partition 7, offset 106, broker b1:9092" in str(e)
+    # kafka.check.crcs=false reads it
+    assert sum(d.num_records for d in _read(script, 100, 112, check_crcs=False)) == 12
 
 
 @settings(FUZZ, max_examples=60)
@@ -538,14 +521,13 @@ def test_fetch_of_a_corrupt_batch_names_topic_partition_offset_and_broker() -> N
 def test_fetch_of_damaged_data(data: bytes) -> None:
     entries = _entries(data)
     start = entries[0][1] if entries else 0
-    with answers() as script:
-        script[start] = data
-        for isolation_level in (0, 1):  # read_committed: markers decide, looked for past 50
-            try:
-                for chunk in _read(start, start + 50, isolation_level=isolation_level):
-                    assert len(chunk.offsets) == chunk.num_records
-            except (ProtocolError, DataLossError) as exc:  # data loss: offsets that jump back
-                assert (exc.topic, exc.partition, exc.broker) == ("orders", 7, "b1:9092"), exc
+    script = {start: data}
+    for isolation_level in (0, 1):  # read_committed: markers decide, looked for past 50
+        try:
+            for chunk in _read(script, start, start + 50, isolation_level=isolation_level):
+                assert len(chunk.offsets) == chunk.num_records
+        except (ProtocolError, DataLossError) as exc:  # data loss: offsets that jump back
+            assert (exc.topic, exc.partition, exc.broker) == ("orders", 7, "b1:9092"), exc
 
 
 def test_an_unresolvable_advertised_host_is_a_connection_error() -> None:
