@@ -17,6 +17,9 @@ help. Each class is defined in the layer that raises it (``protocol.errors``,
     │   ├── FetchStalledError                 Fetches answered nothing below the partition's
     │   │                                     end for the whole kafka.request.timeout.ms
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
+    │   ├── MessageEncodeError (also ValueError)  a request dict that does not fit its
+    │   │                                     layout (unknown key, missing field): API,
+    │   │                                     version and field path
     │   └── DecompressionBombError            records expand beyond the configured limit
     │       └── DecompressionLimitError       one fetch answer's records (or what a task
     │                                         holds) expand past
@@ -107,6 +110,7 @@ from spark_kafka_wire.protocol.errors import (
     KafkaError,
     KafkaWireError,
     LeaderNotAvailableError,
+    MessageEncodeError,
     MessageTooLargeError,
     NotLeaderOrFollowerError,
     OffsetInsideMessageError,
@@ -155,6 +159,7 @@ __all__ = [
     "KafkaError",
     "KafkaWireError",
     "LeaderNotAvailableError",
+    "MessageEncodeError",
     "MessageTooLargeError",
     "NoBrokersAvailableError",
     "NoBrokersRegisteredError",

@@ -7,7 +7,7 @@ ApiVersions negotiation.
 
 from __future__ import annotations
 
-from .engine import ApiSpec, Field
+from .engine import NULL_UUID, ApiSpec, Field
 
 F = Field
 
@@ -46,12 +46,13 @@ METADATA = ApiSpec(
     key=3, name="Metadata", min_version=0, max_version=12, flexible_from=9,
     request=(
         F("topics", "[]", nullable="1+", fields=(
-            F("topic_id", "uuid", "10+"),
+            F("topic_id", "uuid", "10+", default=NULL_UUID),  # zero: the topic is named
             F("name", "string", nullable="10+"),
         )),
         F("allow_auto_topic_creation", "bool", "4+", default=True),
-        F("include_cluster_authorized_operations", "bool", "8-10"),
-        F("include_topic_authorized_operations", "bool", "8+"),
+        # not asked unless said (kafkawire never asks: it learns ACLs from the errors)
+        F("include_cluster_authorized_operations", "bool", "8-10", default=False),
+        F("include_topic_authorized_operations", "bool", "8+", default=False),
     ),
     response=(
         F("throttle_time_ms", "int32", "3+"),
@@ -124,7 +125,9 @@ FETCH = ApiSpec(
         F("min_bytes", "int32"),
         F("max_bytes", "int32", "3+", default=0x7FFFFFFF),
         F("isolation_level", "int8", "4+"),
-        F("session_id", "int32", "7+"),
+        # kafkawire uses no fetch sessions (KIP-227): session 0 at epoch -1 is a full fetch,
+        # with nothing to forget.
+        F("session_id", "int32", "7+", default=0),
         F("session_epoch", "int32", "7+", default=-1),
         F("topics", "[]", fields=(
             F("topic", "string"),
@@ -136,7 +139,7 @@ FETCH = ApiSpec(
                 F("partition_max_bytes", "int32"),
             )),
         )),
-        F("forgotten_topics_data", "[]", "7+", fields=(
+        F("forgotten_topics_data", "[]", "7+", default=(), fields=(
             F("topic", "string"),
             F("partitions", "[]int32"),
         )),
@@ -306,7 +309,7 @@ OFFSET_FETCH = ApiSpec(
                 F("partition_indexes", "[]int32"),
             )),
         )),
-        F("require_stable", "bool", "7+"),
+        F("require_stable", "bool", "7+", default=False),  # KIP-447: not waiting for open txns
     ),
     response=(
         F("throttle_time_ms", "int32", "3+"),
@@ -529,7 +532,7 @@ DELETE_TOPICS = ApiSpec(
     request=(
         F("topics", "[]", "6+", fields=(
             F("name", "string", "6+", nullable="6+", default=None),
-            F("topic_id", "uuid", "6+"),
+            F("topic_id", "uuid", "6+", default=NULL_UUID),  # zero: the topic is named
         )),
         F("topic_names", "[]string", "0-5"),
         F("timeout_ms", "int32", default=30_000),
