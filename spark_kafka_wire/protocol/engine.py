@@ -22,7 +22,7 @@ import struct
 import uuid as _uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from .errors import MessageEncodeError, ProtocolError
 from .primitives import Reader, Writer
@@ -324,10 +324,19 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
     return result
 
 
+RequestT = TypeVar("RequestT")
+ResponseT = TypeVar("ResponseT")
+
+
 @dataclass(frozen=True)
-class ApiSpec:
+class ApiSpec(Generic[RequestT, ResponseT]):
     """Request and response layouts of one API, the versions we implement and where
-    flexible encoding starts (None: never)."""
+    flexible encoding starts (None: never).
+
+    The type parameters are the API's body types (protocol/bodies.py, generated from the
+    layouts): messages.py declares them, so mypy checks every dict the client builds for a
+    request and every field it reads from a response. At run time the bodies are plain dicts.
+    """
 
     key: int
     name: str
@@ -368,21 +377,22 @@ class ApiSpec:
     def _decode(self, kind: str, version: int, data: bytes | memoryview) -> dict[str, Any]:
         return _decode_all(self._codec(kind, version)[1], data, f"{self.name} v{version} {kind}")
 
-    def encode_request(self, version: int, body: Mapping[str, Any]) -> bytes:
-        return self._encode("request", version, body)
+    def encode_request(self, version: int, body: RequestT) -> bytes:
+        return self._encode("request", version, cast(Mapping[str, Any], body))
 
-    def encode_request_into(self, w: Writer, version: int, body: Mapping[str, Any]) -> None:
+    def encode_request_into(self, w: Writer, version: int, body: RequestT) -> None:
         """Append the request body to ``w`` (a frame's writer: no intermediate copy)."""
-        self._encode_into("request", w, version, body)
+        self._encode_into("request", w, version, cast(Mapping[str, Any], body))
 
     def decode_request(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
+        """A request as a broker reads it (the test brokers): every field, so a plain dict."""
         return self._decode("request", version, data)
 
-    def encode_response(self, version: int, body: Mapping[str, Any]) -> bytes:
-        return self._encode("response", version, body)
+    def encode_response(self, version: int, body: ResponseT) -> bytes:
+        return self._encode("response", version, cast(Mapping[str, Any], body))
 
-    def decode_response(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
-        return self._decode("response", version, data)
+    def decode_response(self, version: int, data: bytes | memoryview) -> ResponseT:
+        return cast(ResponseT, self._decode("response", version, data))
 
 
 def _path(segments: list[str]) -> str:
