@@ -47,7 +47,11 @@ from spark_kafka_wire.client.producer.transactions import (
     offers_v2,
     request_version,
 )
-from spark_kafka_wire.protocol.bodies import ProduceRequest, ProduceRequestTopicDataPartitionData
+from spark_kafka_wire.protocol.bodies import (
+    ProduceRequest,
+    ProduceRequestTopicDataPartitionData,
+    ProduceResponse,
+)
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaError,
@@ -74,7 +78,7 @@ _STATE_LOST = (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCE
 @dataclass
 class _Request:
     conn: BrokerConnection
-    inflight: InFlight
+    inflight: InFlight[ProduceResponse]
     batches: list[PendingBatch]
 
 
