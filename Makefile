@@ -57,6 +57,7 @@ docs: $(STAMP)
 
 bench: check-java $(STAMP)
 	$(PY) -m bench.decode
+	$(PY) -m bench.requests
 	$(PY) -m bench
 
 # The long fault variants (tests/faults, marker soak: skipped by `make test`) and the streaming

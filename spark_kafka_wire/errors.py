@@ -19,6 +19,9 @@ the README's error table lists them all. Each class is defined in the layer that
     │   ├── FetchStalledError                 Fetches answered nothing below the partition's
     │   │                                     end for the whole kafka.request.timeout.ms
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
+    │   ├── MessageEncodeError (also ValueError)  a request dict that does not fit its
+    │   │                                     layout (unknown key, missing field): API,
+    │   │                                     version and field path
     │   └── DecompressionBombError            records expand beyond the configured limit
     │       └── DecompressionLimitError       one fetch answer's records (or what a task
     │                                         holds) expand past
@@ -115,6 +118,7 @@ from spark_kafka_wire.protocol.errors import (
     KafkaError,
     KafkaWireError,
     LeaderNotAvailableError,
+    MessageEncodeError,
     MessageTooLargeError,
     NotControllerError,
     NotLeaderOrFollowerError,
@@ -163,6 +167,7 @@ __all__ = [
     "KafkaError",
     "KafkaWireError",
     "LeaderNotAvailableError",
+    "MessageEncodeError",
     "MessageTooLargeError",
     "NoBrokersAvailableError",
     "NoBrokersRegisteredError",

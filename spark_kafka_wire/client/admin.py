@@ -9,7 +9,15 @@ from functools import partial
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.offsets import LATEST, by_topic, list_offsets
-from spark_kafka_wire.protocol.engine import ApiSpec
+from spark_kafka_wire.protocol.bodies import (
+    CreatePartitionsRequest,
+    CreateTopicsRequest,
+    CreateTopicsRequestTopicsConfigs,
+    DeleteRecordsRequest,
+    DeleteRecordsResponse,
+    DeleteTopicsRequest,
+)
+from spark_kafka_wire.protocol.engine import ApiSpec, RequestT, ResponseT
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     TopicAlreadyExistsError,
@@ -38,8 +46,9 @@ def create_topics(
     before it has loaded it and refuses the first writes (NOT_LEADER_OR_FOLLOWER); a writer
     without idempotence retrying them would reorder its batches."""
     wanted = list(topics)
-    cfg = [{"name": k, "value": v} for k, v in (configs or {}).items()]
-    body = {
+    cfg: list[CreateTopicsRequestTopicsConfigs] = [
+        {"name": k, "value": v} for k, v in (configs or {}).items()]
+    body: CreateTopicsRequest = {
         "topics": [
             {"name": name, "num_partitions": n, "replication_factor": replication_factor,
              "assignments": [], "configs": cfg}
@@ -89,7 +98,7 @@ def create_partitions(client: KafkaClient, totals: dict[str, int],
     INVALID_PARTITIONS; a topic that does not exist UNKNOWN_TOPIC_OR_PARTITION. Returns once
     every new partition has a leader that answers for it, as ``create_topics`` does."""
     wanted = list(totals.items())
-    body = {
+    body: CreatePartitionsRequest = {
         "topics": [{"name": name, "count": n, "assignments": None} for name, n in wanted],
         "timeout_ms": timeout_ms,
         "validate_only": False,
@@ -160,7 +169,7 @@ def delete_topics(client: KafkaClient, topics: Iterable[str], timeout_ms: int = 
     structs that may carry a topic id instead); a topic that does not exist is an error."""
     names = list(topics)
 
-    body = {"topic_names": names, "topics": [{"name": n} for n in names],
+    body: DeleteTopicsRequest = {"topic_names": names, "topics": [{"name": n} for n in names],
             "timeout_ms": timeout_ms}
     resp = client.retry(partial(_to_controller, client, DELETE_TOPICS, body), "DeleteTopics")
     for r in resp["responses"]:
@@ -181,7 +190,7 @@ def delete_records(client: KafkaClient, offsets: Mapping[TopicPartition, int],
     for tp in offsets:
         by_leader.setdefault(client.leader(*tp), []).append(tp)
     for leader, tps in by_leader.items():
-        body = {"topics": [{"name": t, "partitions": [
+        body: DeleteRecordsRequest = {"topics": [{"name": t, "partitions": [
                     {"partition_index": p, "offset": offsets[(t, p)]} for p in parts]}
                     for t, parts in by_topic(tps).items()],
                 "timeout_ms": timeout_ms}
@@ -196,7 +205,8 @@ def delete_records(client: KafkaClient, offsets: Mapping[TopicPartition, int],
     return out
 
 
-def _to_controller(client: KafkaClient, spec: ApiSpec, body: dict) -> dict:
+def _to_controller(client: KafkaClient, spec: ApiSpec[RequestT, ResponseT],
+                   body: RequestT) -> ResponseT:
     """``spec`` with ``body`` sent to the controller the metadata names, else to any broker
     (which forwards it, as KRaft brokers do).
 
@@ -215,5 +225,6 @@ def _to_controller(client: KafkaClient, spec: ApiSpec, body: dict) -> dict:
     return resp
 
 
-def _request_to(client: KafkaClient, node_id: int, body: dict) -> dict:
+def _request_to(client: KafkaClient, node_id: int, body: DeleteRecordsRequest
+                ) -> DeleteRecordsResponse:
     return client.broker(node_id).request(DELETE_RECORDS, body)

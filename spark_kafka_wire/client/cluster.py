@@ -27,7 +27,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
@@ -35,6 +35,11 @@ from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
     ConfigurationError,
     NoBrokersAvailableError,
+)
+from spark_kafka_wire.protocol.bodies import (
+    MetadataRequest,
+    MetadataRequestTopics,
+    MetadataResponse,
 )
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
@@ -202,23 +207,23 @@ class KafkaClient:
         def attempt() -> ClusterMetadata:
             conn = self.any_connection()
             version = conn.version(METADATA)
-            req_topics: list[dict[str, str]] | None
+            req_topics: list[MetadataRequestTopics] | None
             if wanted is None:
                 req_topics = [] if version == 0 else None
             else:
                 req_topics = [{"name": t} for t in wanted]
-            resp = conn.request(
-                METADATA, {"topics": req_topics, "allow_auto_topic_creation": allow_auto_create}
-            )
+            body: MetadataRequest = {
+                "topics": req_topics, "allow_auto_topic_creation": allow_auto_create}
+            resp = conn.request(METADATA, body)
             return self._apply_metadata(resp, conn.name)
 
         return self.retry(attempt, "Metadata request")
 
-    def _apply_metadata(self, resp: dict, broker: str) -> ClusterMetadata:
+    def _apply_metadata(self, resp: MetadataResponse, broker: str) -> ClusterMetadata:
         brokers = {b["node_id"]: (b["host"], b["port"]) for b in resp["brokers"]}
         topics: dict[str, TopicInfo] = {}
         for t in resp["topics"]:
-            name = t["name"]
+            name = cast(str, t["name"])  # null only for topics asked by id (v12+), never here
             indexes = sorted(p["partition_index"] for p in t["partitions"])
             if t["error_code"] == ErrorCode.NONE and indexes != list(range(len(indexes))):
                 # A topic's partitions are numbered 0..n-1 and Metadata lists them all; other

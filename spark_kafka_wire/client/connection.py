@@ -37,7 +37,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, cast
 
 import numpy as np
 
@@ -54,7 +54,8 @@ from spark_kafka_wire.client.errors import (
 from spark_kafka_wire.client.sasl.authenticate import authenticate, plan_reauthentication
 from spark_kafka_wire.client.tls import context_for, explain_verify_failure, peer_certificate
 from spark_kafka_wire.protocol import framing
-from spark_kafka_wire.protocol.engine import ApiSpec
+from spark_kafka_wire.protocol.bodies import ApiVersionsRequest
+from spark_kafka_wire.protocol.engine import ApiSpec, RequestT, ResponseT
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.messages import API_VERSIONS, CLIENT_THROTTLES_FROM
 from spark_kafka_wire.protocol.versions import (
@@ -69,9 +70,9 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
-class InFlight:
+class InFlight(Generic[ResponseT]):
     correlation_id: int
-    spec: ApiSpec
+    spec: ApiSpec[Any, ResponseT]
     version: int
     expect_response: bool
     generation: int = 0  # the connection's generation when sent (it changes on close)
@@ -361,7 +362,7 @@ class BrokerConnection:
         listener answers with an alert or closes, a silent peer stays silent: False."""
         cid = 0x7FFF_FFFF
         frame = b"".join(bytes(part) for part in framing.encode_request_parts(
-            API_VERSIONS, 0, cid, self.config.client_id, {}))
+            API_VERSIONS, 0, cid, self.config.client_id, ApiVersionsRequest()))
         remaining = limit.ends - time.monotonic()
         if remaining <= 0:
             return False
@@ -428,8 +429,8 @@ class BrokerConnection:
 
     def _negotiate(self, version: int) -> int | None:
         """One ApiVersions exchange; the next version to try, or None when done."""
-        body = self.request(API_VERSIONS, {}, version=version)
-        result = parse_api_versions(version, body["__raw__"])
+        body: Any = self.request(API_VERSIONS, ApiVersionsRequest(), version=version)
+        result = parse_api_versions(version, body["__raw__"])  # receive() leaves it raw
         if result.retry_version is None:
             self.api_versions = result.ranges
             self.finalized_features = result.finalized
@@ -445,11 +446,11 @@ class BrokerConnection:
     # -- requests ----------------------------------------------------------------------------
     def send(
         self,
-        spec: ApiSpec,
-        body: dict[str, Any],
+        spec: ApiSpec[RequestT, ResponseT],
+        body: RequestT,
         version: int | None = None,
         expect_response: bool = True,
-    ) -> InFlight:
+    ) -> InFlight[ResponseT]:
         if self._sock is None:
             raise BrokerConnectionError(self.name, "connection is closed")
         if self._reauth_at is not None and not self._in_flight \
@@ -619,10 +620,10 @@ class BrokerConnection:
             self.unsolicited_dropped += 1
             del self._rbuf[: 4 + size]
 
-    def receive(self, inflight: InFlight) -> dict[str, Any]:
+    def receive(self, inflight: InFlight[ResponseT]) -> ResponseT:
         """Read the response to ``inflight`` (responses to earlier requests must be read first)."""
         if not inflight.expect_response:
-            return {}
+            return cast(ResponseT, {})  # acks=0: no answer, and nothing in it
         spec, version = inflight.spec, inflight.version
         if inflight.generation != self._generation or self._sock is None:
             raise BrokerConnectionError(
@@ -650,7 +651,7 @@ class BrokerConnection:
                 broker=self.name,
             )
         if spec.key == API_VERSIONS.key:
-            return {"__raw__": body}  # parsed by the negotiation, which knows the fallback rule
+            return cast(ResponseT, {"__raw__": body})  # parsed by the negotiation, which knows the fallback rule
         try:
             answer = spec.decode_response(version, body)
         except ProtocolError as exc:
@@ -659,7 +660,7 @@ class BrokerConnection:
             # correlation id mismatch); the next request opens a new one.
             self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
-        inflight.throttle_ms = self._throttle(spec, version, answer)
+        inflight.throttle_ms = self._throttle(spec, version, cast(dict[str, Any], answer))
         return answer
 
     def _next_answer(self, inflight: InFlight) -> memoryview:
@@ -683,7 +684,8 @@ class BrokerConnection:
         """
         inflight.abandoned = True
 
-    def request(self, spec: ApiSpec, body: dict[str, Any], version: int | None = None) -> dict[str, Any]:
+    def request(self, spec: ApiSpec[RequestT, ResponseT], body: RequestT,
+                version: int | None = None) -> ResponseT:
         return self.receive(self.send(spec, body, version))
 
     def _read_frame(self, what: str) -> memoryview:

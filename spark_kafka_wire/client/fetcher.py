@@ -57,6 +57,7 @@ from spark_kafka_wire.client.offsets import (
     fetch_body,
     resolve_offsets,
 )
+from spark_kafka_wire.protocol.bodies import FetchResponse
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     ErrorSpec,
@@ -79,7 +80,7 @@ _DEFAULT_SETTINGS = FetchSettings()
 class SentFetch:
     """A Fetch sent and not read yet: the one in flight while the previous answer decodes."""
     conn: BrokerConnection
-    inflight: InFlight
+    inflight: InFlight[FetchResponse]
     offset: int
     max_bytes: int
 

@@ -15,6 +15,14 @@ from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import CoordinatorMovedError
 from spark_kafka_wire.client.offsets import by_topic
+from spark_kafka_wire.protocol.bodies import (
+    FindCoordinatorRequest,
+    FindCoordinatorResponse,
+    FindCoordinatorResponseCoordinators,
+    OffsetCommitRequest,
+    OffsetFetchRequest,
+    OffsetFetchRequestTopics,
+)
 from spark_kafka_wire.protocol.errors import (
     AuthorizationError,
     ErrorCode,
@@ -40,15 +48,18 @@ def find_coordinator(client: KafkaClient, key: str, key_type: int = GROUP_KEY_TY
     what = coordinated(key, key_type)
     conn = client.any_connection()
     version = conn.version(FIND_COORDINATOR)
+    answer: FindCoordinatorResponse | FindCoordinatorResponseCoordinators
     if version >= 4:
-        resp = conn.request(FIND_COORDINATOR, {"key_type": key_type, "coordinator_keys": [key]})
+        batch: FindCoordinatorRequest = {"key_type": key_type, "coordinator_keys": [key]}
+        resp = conn.request(FIND_COORDINATOR, batch)
         entries = [c for c in resp["coordinators"] if c["key"] == key]
         if not entries:
             raise error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, context="FindCoordinator",
                                  message=f"no answer for {what}")
         answer = entries[0]
     else:
-        answer = conn.request(FIND_COORDINATOR, {"key": key, "key_type": key_type})
+        single: FindCoordinatorRequest = {"key": key, "key_type": key_type}
+        answer = conn.request(FIND_COORDINATOR, single)
     code = answer["error_code"]
     if code:
         check_coordinated(code, what, None, None, conn, "FindCoordinator",
@@ -81,7 +92,7 @@ def commit_offsets(
 
     def attempt() -> None:
         conn, version = _group_connection(client, group)
-        body = {
+        body: OffsetCommitRequest = {
             "group_id": group,
             "generation_id_or_member_epoch": -1,
             "member_id": "",
@@ -129,7 +140,7 @@ def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] 
         version = conn.version(OFFSET_FETCH)
         if commit_version == 0:
             version = 0  # the v0 pair is ZooKeeper-backed on 0.8.1: keep them together
-        topics = None if wanted is None else \
+        topics: list[OffsetFetchRequestTopics] | None = None if wanted is None else \
             [{"name": t, "partition_indexes": parts} for t, parts in by_topic(wanted).items()]
         if topics is None and version < 2:
             raise error_for_code(ErrorCode.UNSUPPORTED_VERSION, context="OffsetFetch",
@@ -137,8 +148,8 @@ def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] 
                                  message="listing a group's offsets needs OffsetFetch v2 "
                                          "(Kafka 0.10.2+)")
         if version >= 8:
-            resp = conn.request(OFFSET_FETCH, {"groups": [{"group_id": group, "topics": topics}]},
-                                version)
+            grouped: OffsetFetchRequest = {"groups": [{"group_id": group, "topics": topics}]}
+            resp = conn.request(OFFSET_FETCH, grouped, version)
             groups = [g for g in resp["groups"] if g["group_id"] == group]
             if not groups:
                 raise error_for_code(ErrorCode.COORDINATOR_NOT_AVAILABLE, context="OffsetFetch",
@@ -146,7 +157,8 @@ def _offset_fetch(client: KafkaClient, group: str, wanted: list[TopicPartition] 
             _check(groups[0]["error_code"], group, None, None, conn, "OffsetFetch")
             answer_topics = groups[0]["topics"]
         else:
-            resp = conn.request(OFFSET_FETCH, {"group_id": group, "topics": topics}, version)
+            single: OffsetFetchRequest = {"group_id": group, "topics": topics}
+            resp = conn.request(OFFSET_FETCH, single, version)
             _check(resp["error_code"], group, None, None, conn, "OffsetFetch")
             answer_topics = resp["topics"]
         result = {}

@@ -37,6 +37,7 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import READ_COMMITTED, fetch_body
+from spark_kafka_wire.protocol.bodies import FetchResponseResponsesPartitions
 from spark_kafka_wire.protocol.compression import DecompressionLimitError
 from spark_kafka_wire.protocol.errors import ErrorCode, KafkaWireError, check_error
 from spark_kafka_wire.protocol.messages import FETCH
@@ -129,7 +130,7 @@ def _fetch_together(client: KafkaClient, states: list[_Range], head: int,
         # reader retries under the client's rules, or reports what is wrong, naming the range.
         states[head].alone = True
         return False
-    answers: list[tuple[_Range, dict]] = []
+    answers: list[tuple[_Range, FetchResponseResponsesPartitions]] = []
     for t in resp["responses"]:
         for p in t["partitions"]:
             tp = (t["topic"], p["partition_index"])
@@ -167,7 +168,7 @@ def _drop_held(states: list[_Range]) -> None:
             r.offset = r.chunks_from
 
 
-def _take(r: _Range, answer: dict, settings: FetchSettings, broker: str,
+def _take(r: _Range, answer: FetchResponseResponsesPartitions, settings: FetchSettings, broker: str,
           max_decompressed: int) -> None:
     """Decode one partition's answer into its range if it is plainly a step forward; anything
     else makes the range read the rest alone (see the module docstring). Its compressed

@@ -29,6 +29,11 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.protocol.bodies import (
+    FetchRequest,
+    ListOffsetsRequest,
+    ListOffsetsRequestTopics,
+)
 from spark_kafka_wire.protocol.errors import ErrorCode, ProtocolError, check_error, error_for_code
 from spark_kafka_wire.protocol.messages import FETCH, LIST_OFFSETS
 
@@ -58,7 +63,7 @@ def by_topic(tps: Iterable[TopicPartition]) -> dict[str, list[int]]:
 
 def fetch_body(offsets: Mapping[TopicPartition, int], partition_max_bytes: int,
                max_bytes: int, max_wait_ms: int, min_bytes: int,
-               isolation_level: int) -> dict:
+               isolation_level: int) -> FetchRequest:
     """The fields of a Fetch request for the partitions of ``offsets`` (each from its offset,
     with one per-partition budget), nested by topic in sorted order: the layout of every Fetch
     kafkawire sends (a range's reads, a task's shared Fetch, the watermark probe)."""
@@ -117,7 +122,7 @@ def list_offsets_with_timestamps(
                     "later); this broker speaks only v0, whose answers are log segment starts, "
                     "not record timestamps. Use startingOffsets/endingOffsets instead",
                 )
-            topics = [
+            topics: list[ListOffsetsRequestTopics] = [
                 {
                     "name": t,
                     "partitions": [
@@ -127,11 +132,9 @@ def list_offsets_with_timestamps(
                 }
                 for t, parts in nested.items()
             ]
-            resp = conn.request(
-                LIST_OFFSETS,
-                {"replica_id": -1, "isolation_level": isolation_level, "topics": topics},
-                version,
-            )
+            body: ListOffsetsRequest = {
+                "replica_id": -1, "isolation_level": isolation_level, "topics": topics}
+            resp = conn.request(LIST_OFFSETS, body, version)
             for t in resp["topics"]:
                 for p in t["partitions"]:
                     if p["error_code"]:
@@ -147,8 +150,8 @@ def list_offsets_with_timestamps(
                     result[(t["name"], p["partition_index"])] = answer
         missing = set(timestamps) - set(result)
         if missing:
-            t, p = sorted(missing)[0]
-            check_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=t, partition=p,
+            topic, partition = sorted(missing)[0]
+            check_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic, partition=partition,
                         context="ListOffsets (partition missing from response)")
         return result
 

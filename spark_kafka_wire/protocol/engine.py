@@ -5,16 +5,26 @@ which it may be null and, for flexible versions (KIP-482), an optional tag. Comp
 for one version yields a pair of closures (encode, decode) with no per-call version checks;
 values are plain dicts keyed by snake_case field names, and a decoded dict also carries every
 field the version lacks, set to its default, so callers read all versions alike.
+
+Encoding is strict, because a loose dict hides mistakes on the wire: a key that is no field of
+the API in any version (a typo such as ``isolation_levl``) is refused, and so is a field of the
+chosen version that is missing and has no declared ``default`` (leaving it out would send a
+zero the caller never chose). A key naming a field that only other versions have is accepted
+and not written: that is version negotiation (callers build one dict for every version the
+broker may pick). The checks are set comparisons of the dict's keys against frozensets
+precomputed per layout and version, so they cost little on the Fetch and Produce paths
+(bench/requests.py).
 """
 
 from __future__ import annotations
 
+import struct
 import uuid as _uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
-from .errors import ProtocolError
+from .errors import MessageEncodeError, ProtocolError
 from .primitives import Reader, Writer
 
 Encode = Callable[[Writer, Any], None]
@@ -71,6 +81,11 @@ class Field:
         object.__setattr__(self, "_nv", Versions.parse(self.nullable))
         object.__setattr__(self, "_tv", Versions.parse(self.tagged))
 
+    @property
+    def has_default(self) -> bool:
+        """Whether the layout declares a default (the encoder then fills the field in)."""
+        return self.default is not _MISSING
+
     def default_value(self, version: int) -> Any:
         if self.default is not _MISSING:
             return self.default
@@ -94,6 +109,25 @@ def _fresh(value: Any) -> Any:
     return [] if isinstance(value, list) else value
 
 
+class _EncodeFault(Exception):
+    """Raised inside the compiled encoders; ``path`` grows outwards (innermost first) as the
+    fault unwinds through structs and arrays, and ApiSpec turns it into MessageEncodeError
+    with the API's name and version, which the encoders do not know."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.path: list[str] = []
+
+    def within(self, segment: str) -> _EncodeFault:
+        self.path.append(segment)
+        return self
+
+
+# What a wrong value makes the primitive writers raise (struct.error is an Exception).
+_VALUE_ERRORS = (TypeError, ValueError, OverflowError, AttributeError, struct.error)
+
+
 def _primitive(t: str, flexible: bool, nullable: bool, name: str) -> tuple[Encode, Decode]:
     enc: Encode
     dec: Decode
@@ -107,7 +141,7 @@ def _primitive(t: str, flexible: bool, nullable: bool, name: str) -> tuple[Encod
 
         def enc_required(w: Writer, v: Any) -> None:
             if v is None:
-                raise ValueError(f"field {name!r} cannot be null in this version")
+                raise _EncodeFault("cannot be null in this version")
             enc(w, v)
 
         return enc_required, dec
@@ -144,12 +178,19 @@ def _field_codec(f: Field, version: int, flexible: bool) -> tuple[Encode, Decode
     def enc_array(w: Writer, items: Any) -> None:
         if items is None:
             if not nullable:
-                raise ValueError(f"array {name!r} cannot be null in this version")
+                raise _EncodeFault("array cannot be null in this version")
             w.array_length(None, flexible)
             return
         w.array_length(len(items), flexible)
-        for item in items:
-            enc_e(w, item)
+        item = None
+        try:
+            for item in items:
+                enc_e(w, item)
+        except _EncodeFault as fault:
+            raise fault.within(f"[{_index_of(items, item)}]") from None
+        except _VALUE_ERRORS as exc:
+            raise _EncodeFault(_bad_value(elem_type, item, exc)).within(
+                f"[{_index_of(items, item)}]") from None
 
     def dec_array(r: Reader) -> Any:
         n = r.array_length(flexible)
@@ -162,6 +203,19 @@ def _field_codec(f: Field, version: int, flexible: bool) -> tuple[Encode, Decode
     return enc_array, dec_array
 
 
+def _index_of(items: Any, item: Any) -> int:
+    """Position of ``item`` (by identity) in ``items``: found only when encoding failed, so
+    the loop that encodes an array need not count."""
+    for i, candidate in enumerate(items):
+        if candidate is item:
+            return i
+    return -1
+
+
+def _bad_value(type_: str, value: Any, exc: BaseException) -> str:
+    return f"cannot encode {value!r:.60} as {type_ or 'struct'} ({type(exc).__name__}: {exc})"
+
+
 _cache: dict[tuple[int, int, bool], tuple[Encode, Decode]] = {}
 
 
@@ -172,6 +226,7 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
     if hit is not None:
         return hit
     regular: list[tuple[str, Encode, Decode]] = []
+    by_name = {f.name: f for f in fields}
     tagged: dict[int, tuple[str, Encode, Decode, Any]] = {}
     absent: list[tuple[str, Any]] = []
     for f in fields:
@@ -186,10 +241,18 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
             regular.append((f.name, enc, dec))
     tag_order = sorted(tagged)
 
+    types = {f.name: f.type for f in fields}
+
     def encode(w: Writer, obj: Any) -> None:
         get = obj.get
-        for name, enc, _ in regular:
-            enc(w, get(name))
+        name = ""
+        try:
+            for name, enc, _ in regular:
+                enc(w, get(name))
+        except _EncodeFault as fault:
+            raise fault.within(name) from None
+        except _VALUE_ERRORS as exc:
+            raise _EncodeFault(_bad_value(types[name], get(name), exc)).within(name) from None
         if not flexible:
             return
         present = []
@@ -198,7 +261,12 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
             value = get(name, default)
             if value is not None and value != default:
                 sub = Writer()
-                enc(sub, value)
+                try:
+                    enc(sub, value)
+                except _EncodeFault as fault:
+                    raise fault.within(name) from None
+                except _VALUE_ERRORS as exc:
+                    raise _EncodeFault(_bad_value(types[name], value, exc)).within(name) from None
                 present.append((tag, sub.buf))
         w.uvarint(len(present))
         for tag, payload in present:
@@ -221,26 +289,54 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
                     out[known[0]] = known[2](sub)
         return out
 
-    # Regular fields must be given on encode; absent ones fall back to defaults.
-    defaults = {f.name: f.default_value(version) for f in fields if version in f._v}
+    # The strict check (module docstring): keys must name fields of the layout in some version;
+    # the version's regular fields without a declared default must be given; those with one
+    # are filled in; tagged fields are optional by nature (encode writes them when not default).
+    known = frozenset(f.name for f in fields)
+    required = frozenset(name for name, _, _ in regular if not by_name[name].has_default)
+    declared = {name: by_name[name].default for name, _, _ in regular
+                if by_name[name].has_default}
+    declared_keys = frozenset(declared)
+    exact = frozenset(name for name, _, _ in regular)
 
-    def encode_with_defaults(w: Writer, obj: Any) -> None:
-        if obj is None:
-            raise ValueError("cannot encode a null struct")
-        missing = [k for k in defaults if k not in obj]
-        if missing:
-            obj = {**{k: _fresh(defaults[k]) for k in missing}, **obj}
+    def encode_checked(w: Writer, obj: Any) -> None:
+        try:
+            keys = obj.keys()
+        except AttributeError:
+            raise _EncodeFault(f"a struct must be a dict, not {obj!r:.60}") from None
+        if keys == exact:  # every field of the version and nothing else: one comparison
+            encode(w, obj)
+            return
+        if not keys <= known:
+            unknown = ", ".join(sorted(keys - known))
+            raise _EncodeFault(f"unknown field(s) {unknown}: no version of this API has them "
+                               f"(fields here: {', '.join(sorted(known))})")
+        if not keys >= required:
+            missing = ", ".join(sorted(required - keys))
+            raise _EncodeFault(f"missing field(s) {missing}, which this version has and which "
+                               "have no default: give them")
+        if not keys >= declared_keys:
+            obj = {**declared, **obj}
         encode(w, obj)
 
-    result = (encode_with_defaults, decode)
+    result = (encode_checked, decode)
     _cache[key] = result
     return result
 
 
+RequestT = TypeVar("RequestT")
+ResponseT = TypeVar("ResponseT")
+
+
 @dataclass(frozen=True)
-class ApiSpec:
+class ApiSpec(Generic[RequestT, ResponseT]):
     """Request and response layouts of one API, the versions we implement and where
-    flexible encoding starts (None: never)."""
+    flexible encoding starts (None: never).
+
+    The type parameters are the API's body types (protocol/bodies.py, generated from the
+    layouts): messages.py declares them, so mypy checks every dict the client builds for a
+    request and every field it reads from a response. At run time the bodies are plain dicts.
+    """
 
     key: int
     name: str
@@ -265,29 +361,46 @@ class ApiSpec:
         layout = self.request if kind == "request" else self.response
         return compile_struct(layout, version, self.is_flexible(version))
 
-    def _encode(self, kind: str, version: int, body: dict[str, Any]) -> bytes:
+    def _encode(self, kind: str, version: int, body: Mapping[str, Any]) -> bytes:
         w = Writer()
-        self._codec(kind, version)[0](w, body)
+        self._encode_into(kind, w, version, body)
         return w.getvalue()
+
+    def _encode_into(self, kind: str, w: Writer, version: int, body: Mapping[str, Any]) -> None:
+        encode = self._codec(kind, version)[0]
+        try:
+            encode(w, body)
+        except _EncodeFault as fault:
+            raise MessageEncodeError(self.name, version, kind, _path(fault.path),
+                                     fault.problem) from None
 
     def _decode(self, kind: str, version: int, data: bytes | memoryview) -> dict[str, Any]:
         return _decode_all(self._codec(kind, version)[1], data, f"{self.name} v{version} {kind}")
 
-    def encode_request(self, version: int, body: dict[str, Any]) -> bytes:
-        return self._encode("request", version, body)
+    def encode_request(self, version: int, body: RequestT) -> bytes:
+        return self._encode("request", version, cast(Mapping[str, Any], body))
 
-    def encode_request_into(self, w: Writer, version: int, body: dict[str, Any]) -> None:
+    def encode_request_into(self, w: Writer, version: int, body: RequestT) -> None:
         """Append the request body to ``w`` (a frame's writer: no intermediate copy)."""
-        self._codec("request", version)[0](w, body)
+        self._encode_into("request", w, version, cast(Mapping[str, Any], body))
 
     def decode_request(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
+        """A request as a broker reads it (the test brokers): every field, so a plain dict."""
         return self._decode("request", version, data)
 
-    def encode_response(self, version: int, body: dict[str, Any]) -> bytes:
-        return self._encode("response", version, body)
+    def encode_response(self, version: int, body: ResponseT) -> bytes:
+        return self._encode("response", version, cast(Mapping[str, Any], body))
 
-    def decode_response(self, version: int, data: bytes | memoryview) -> dict[str, Any]:
-        return self._decode("response", version, data)
+    def decode_response(self, version: int, data: bytes | memoryview) -> ResponseT:
+        return cast(ResponseT, self._decode("response", version, data))
+
+
+def _path(segments: list[str]) -> str:
+    """``topics[0].partitions[2].fetch_offset`` from the segments, innermost first."""
+    out = ""
+    for segment in reversed(segments):
+        out += segment if segment.startswith("[") or not out else "." + segment
+    return out
 
 
 def _decode_all(dec: Decode, data: bytes | memoryview, what: str) -> dict[str, Any]:

@@ -328,6 +328,27 @@ class ProtocolError(KafkaWireError):
                                 where=f" ({where})" if where else ""))
 
 
+class MessageEncodeError(ProtocolError, ValueError):
+    """A request (or, in the test brokers, a response) whose dict does not fit its layout:
+    an unknown key, a missing field without default, a null or a value of the wrong type.
+
+    Raised before anything is sent, naming the API, the version and the field's path (such as
+    ``topics[0].partitions[2].fetch_offset``) so that the caller's mistake is found where it
+    was made instead of as a broker's puzzling answer. Also a ValueError: it is a bad argument.
+    """
+
+    def __init__(self, api: str, version: int, kind: str, path: str, problem: str) -> None:
+        self.api = api
+        self.version = version
+        self.kind = kind
+        self.path = path
+        self.problem = problem
+        where = f" at {path}" if path else ""
+        super().__init__(f"cannot encode {api} v{version} {kind}{where}: {problem}; fix the "
+                         "dict passed to the encoder (spark_kafka_wire.protocol.messages has "
+                         "every field of every version)")
+
+
 class CorruptRecordError(ProtocolError):
     """Record data failed its CRC or its structure is inconsistent."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .engine import ApiSpec
+from .engine import ApiSpec, RequestT
 from .errors import ProtocolError
 from .messages import API_VERSIONS
 from .primitives import Reader, Writer
@@ -31,7 +31,8 @@ def response_header_version(spec: ApiSpec, version: int) -> int:
 
 
 def encode_request(
-    spec: ApiSpec, version: int, correlation_id: int, client_id: str | None, body: dict[str, Any]
+    spec: ApiSpec[RequestT, Any], version: int, correlation_id: int, client_id: str | None,
+    body: RequestT,
 ) -> bytearray:
     """A complete size-prefixed request frame (record data is copied into it once)."""
     parts = encode_request_parts(spec, version, correlation_id, client_id, body, splice=False)
@@ -40,8 +41,8 @@ def encode_request(
 
 
 def encode_request_parts(
-    spec: ApiSpec, version: int, correlation_id: int, client_id: str | None,
-    body: dict[str, Any], splice: bool = True,
+    spec: ApiSpec[RequestT, Any], version: int, correlation_id: int, client_id: str | None,
+    body: RequestT, splice: bool = True,
 ) -> list[bytes | bytearray | memoryview]:
     """A complete size-prefixed request frame in pieces that are, back to back, the frame:
     large byte fields (record batches) are not copied into it (see ``Writer``)."""

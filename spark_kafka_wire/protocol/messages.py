@@ -7,12 +7,15 @@ ApiVersions negotiation.
 
 from __future__ import annotations
 
-from .engine import ApiSpec, Field
+from typing import Any
+
+from . import bodies as b
+from .engine import NULL_UUID, ApiSpec, Field
 
 F = Field
 
 # ---- ApiVersions (18) ----------------------------------------------------------------------
-API_VERSIONS = ApiSpec(
+API_VERSIONS: ApiSpec[b.ApiVersionsRequest, b.ApiVersionsResponse] = ApiSpec(
     key=18, name="ApiVersions", min_version=0, max_version=3, flexible_from=3,
     request=(
         F("client_software_name", "string", "3+", default="spark-kafka-wire"),
@@ -42,16 +45,17 @@ API_VERSIONS = ApiSpec(
 )
 
 # ---- Metadata (3) --------------------------------------------------------------------------
-METADATA = ApiSpec(
+METADATA: ApiSpec[b.MetadataRequest, b.MetadataResponse] = ApiSpec(
     key=3, name="Metadata", min_version=0, max_version=12, flexible_from=9,
     request=(
         F("topics", "[]", nullable="1+", fields=(
-            F("topic_id", "uuid", "10+"),
+            F("topic_id", "uuid", "10+", default=NULL_UUID),  # zero: the topic is named
             F("name", "string", nullable="10+"),
         )),
         F("allow_auto_topic_creation", "bool", "4+", default=True),
-        F("include_cluster_authorized_operations", "bool", "8-10"),
-        F("include_topic_authorized_operations", "bool", "8+"),
+        # not asked unless said (kafkawire never asks: it learns ACLs from the errors)
+        F("include_cluster_authorized_operations", "bool", "8-10", default=False),
+        F("include_topic_authorized_operations", "bool", "8+", default=False),
     ),
     response=(
         F("throttle_time_ms", "int32", "3+"),
@@ -84,7 +88,7 @@ METADATA = ApiSpec(
 )
 
 # ---- ListOffsets (2) -----------------------------------------------------------------------
-LIST_OFFSETS = ApiSpec(
+LIST_OFFSETS: ApiSpec[b.ListOffsetsRequest, b.ListOffsetsResponse] = ApiSpec(
     key=2, name="ListOffsets", min_version=0, max_version=7, flexible_from=6,
     request=(
         F("replica_id", "int32", default=-1),
@@ -116,7 +120,7 @@ LIST_OFFSETS = ApiSpec(
 )
 
 # ---- Fetch (1) -----------------------------------------------------------------------------
-FETCH = ApiSpec(
+FETCH: ApiSpec[b.FetchRequest, b.FetchResponse] = ApiSpec(
     key=1, name="Fetch", min_version=0, max_version=11, flexible_from=12,
     request=(
         F("replica_id", "int32", default=-1),
@@ -124,7 +128,9 @@ FETCH = ApiSpec(
         F("min_bytes", "int32"),
         F("max_bytes", "int32", "3+", default=0x7FFFFFFF),
         F("isolation_level", "int8", "4+"),
-        F("session_id", "int32", "7+"),
+        # kafkawire uses no fetch sessions (KIP-227): session 0 at epoch -1 is a full fetch,
+        # with nothing to forget.
+        F("session_id", "int32", "7+", default=0),
         F("session_epoch", "int32", "7+", default=-1),
         F("topics", "[]", fields=(
             F("topic", "string"),
@@ -136,7 +142,7 @@ FETCH = ApiSpec(
                 F("partition_max_bytes", "int32"),
             )),
         )),
-        F("forgotten_topics_data", "[]", "7+", fields=(
+        F("forgotten_topics_data", "[]", "7+", default=(), fields=(
             F("topic", "string"),
             F("partitions", "[]int32"),
         )),
@@ -169,7 +175,7 @@ FETCH = ApiSpec(
 # v9 is flexible, v10 adds KIP-951's leader hints as tagged fields (decoded, not used: a moved
 # leader is found through Metadata), v11 the TRANSACTION_ABORTABLE error, v12 nothing to the layout: it
 # means the transaction protocol v2 (see TRANSACTION_V2_FROM); v13 names topics by id.
-PRODUCE = ApiSpec(
+PRODUCE: ApiSpec[b.ProduceRequest, b.ProduceResponse] = ApiSpec(
     key=0, name="Produce", min_version=0, max_version=12, flexible_from=9,
     request=(
         F("transactional_id", "string", "3+", nullable="3+", default=None),
@@ -214,7 +220,7 @@ PRODUCE = ApiSpec(
 )
 
 # ---- CreateTopics (19) ---------------------------------------------------------------------
-CREATE_TOPICS = ApiSpec(
+CREATE_TOPICS: ApiSpec[b.CreateTopicsRequest, b.CreateTopicsResponse] = ApiSpec(
     key=19, name="CreateTopics", min_version=0, max_version=7, flexible_from=5,
     request=(
         F("topics", "[]", fields=(
@@ -256,7 +262,7 @@ CREATE_TOPICS = ApiSpec(
 
 # ---- OffsetCommit (8) ----------------------------------------------------------------------
 # v0 commits to ZooKeeper on 0.8.1 brokers, v1+ to Kafka; v8 is the first flexible version.
-OFFSET_COMMIT = ApiSpec(
+OFFSET_COMMIT: ApiSpec[b.OffsetCommitRequest, b.OffsetCommitResponse] = ApiSpec(
     key=8, name="OffsetCommit", min_version=0, max_version=9, flexible_from=8,
     request=(
         F("group_id", "string"),
@@ -289,7 +295,7 @@ OFFSET_COMMIT = ApiSpec(
 
 # ---- OffsetFetch (9) -----------------------------------------------------------------------
 # v8 moves everything under a Groups[] array (several groups per request).
-OFFSET_FETCH = ApiSpec(
+OFFSET_FETCH: ApiSpec[b.OffsetFetchRequest, b.OffsetFetchResponse] = ApiSpec(
     key=9, name="OffsetFetch", min_version=0, max_version=9, flexible_from=6,
     request=(
         F("group_id", "string", "0-7"),
@@ -306,7 +312,7 @@ OFFSET_FETCH = ApiSpec(
                 F("partition_indexes", "[]int32"),
             )),
         )),
-        F("require_stable", "bool", "7+"),
+        F("require_stable", "bool", "7+", default=False),  # KIP-447: not waiting for open txns
     ),
     response=(
         F("throttle_time_ms", "int32", "3+"),
@@ -340,7 +346,7 @@ OFFSET_FETCH = ApiSpec(
 
 # ---- FindCoordinator (10) ------------------------------------------------------------------
 # v4 replaces the single key with CoordinatorKeys[] and answers Coordinators[].
-FIND_COORDINATOR = ApiSpec(
+FIND_COORDINATOR: ApiSpec[b.FindCoordinatorRequest, b.FindCoordinatorResponse] = ApiSpec(
     key=10, name="FindCoordinator", min_version=0, max_version=6, flexible_from=3,
     request=(
         F("key", "string", "0-3"),
@@ -366,7 +372,7 @@ FIND_COORDINATOR = ApiSpec(
 )
 
 # ---- InitProducerId (22) -------------------------------------------------------------------
-INIT_PRODUCER_ID = ApiSpec(
+INIT_PRODUCER_ID: ApiSpec[b.InitProducerIdRequest, b.InitProducerIdResponse] = ApiSpec(
     key=22, name="InitProducerId", min_version=0, max_version=5, flexible_from=2,
     request=(
         F("transactional_id", "string", nullable="0+", default=None),
@@ -384,7 +390,7 @@ INIT_PRODUCER_ID = ApiSpec(
 
 # ---- SaslHandshake (17) and SaslAuthenticate (36) ------------------------------------------
 # v0 of SaslHandshake is followed by raw (unframed) tokens; v1 by SaslAuthenticate requests.
-SASL_HANDSHAKE = ApiSpec(
+SASL_HANDSHAKE: ApiSpec[b.SaslHandshakeRequest, b.SaslHandshakeResponse] = ApiSpec(
     key=17, name="SaslHandshake", min_version=0, max_version=1, flexible_from=None,
     request=(F("mechanism", "string"),),
     response=(
@@ -393,7 +399,7 @@ SASL_HANDSHAKE = ApiSpec(
     ),
 )
 
-SASL_AUTHENTICATE = ApiSpec(
+SASL_AUTHENTICATE: ApiSpec[b.SaslAuthenticateRequest, b.SaslAuthenticateResponse] = ApiSpec(
     key=36, name="SaslAuthenticate", min_version=0, max_version=2, flexible_from=2,
     request=(F("auth_bytes", "bytes"),),
     response=(
@@ -408,7 +414,7 @@ SASL_AUTHENTICATE = ApiSpec(
 # TxnOffsetCommit (28). Clients use AddPartitionsToTxn up to v3 (v4+ batch several
 # transactions, for brokers). EndTxn v5 bumps the epoch on every end and answers the new
 # producer id and epoch (KIP-890 part 2); see TRANSACTION_V2_FROM for when it is sent.
-ADD_PARTITIONS_TO_TXN = ApiSpec(
+ADD_PARTITIONS_TO_TXN: ApiSpec[b.AddPartitionsToTxnRequest, b.AddPartitionsToTxnResponse] = ApiSpec(
     key=24, name="AddPartitionsToTxn", min_version=0, max_version=3, flexible_from=3,
     request=(  # Kafka's names: v4+ moved these fields under a Transactions[] array
         F("v3_and_below_transactional_id", "string"),
@@ -431,7 +437,7 @@ ADD_PARTITIONS_TO_TXN = ApiSpec(
     ),
 )
 
-ADD_OFFSETS_TO_TXN = ApiSpec(
+ADD_OFFSETS_TO_TXN: ApiSpec[b.AddOffsetsToTxnRequest, b.AddOffsetsToTxnResponse] = ApiSpec(
     key=25, name="AddOffsetsToTxn", min_version=0, max_version=3, flexible_from=3,
     request=(
         F("transactional_id", "string"),
@@ -445,7 +451,7 @@ ADD_OFFSETS_TO_TXN = ApiSpec(
     ),
 )
 
-END_TXN = ApiSpec(
+END_TXN: ApiSpec[b.EndTxnRequest, b.EndTxnResponse] = ApiSpec(
     key=26, name="EndTxn", min_version=0, max_version=5, flexible_from=3,
     request=(
         F("transactional_id", "string"),
@@ -463,7 +469,7 @@ END_TXN = ApiSpec(
 
 # v4 adds the TRANSACTION_ABORTABLE error, v5 nothing to the layout: it means the transaction
 # protocol v2, where the offsets join the transaction without AddOffsetsToTxn.
-TXN_OFFSET_COMMIT = ApiSpec(
+TXN_OFFSET_COMMIT: ApiSpec[b.TxnOffsetCommitRequest, b.TxnOffsetCommitResponse] = ApiSpec(
     key=28, name="TxnOffsetCommit", min_version=0, max_version=5, flexible_from=3,
     request=(
         F("transactional_id", "string"),
@@ -511,7 +517,7 @@ CLASSIC_MAX_VERSION: dict[int, int] = {PRODUCE.key: 8, END_TXN.key: 4, TXN_OFFSE
 TRANSACTION_VERSION_FEATURE = "transaction.version"
 TRANSACTION_V2_LEVEL = 2
 
-ALL_APIS: dict[int, ApiSpec] = {
+ALL_APIS: dict[int, ApiSpec[Any, Any]] = {
     spec.key: spec
     for spec in (
         API_VERSIONS, METADATA, LIST_OFFSETS, FETCH, PRODUCE, CREATE_TOPICS, OFFSET_COMMIT,
@@ -524,12 +530,12 @@ ALL_APIS: dict[int, ApiSpec] = {
 # Administration used by tests of data loss (a topic deleted, or records deleted below a new
 # log start offset, between planning a read and reading it). DeleteTopics v6 names topics in a
 # struct that may carry a topic id instead; v0-5 send a list of names.
-DELETE_TOPICS = ApiSpec(
+DELETE_TOPICS: ApiSpec[b.DeleteTopicsRequest, b.DeleteTopicsResponse] = ApiSpec(
     key=20, name="DeleteTopics", min_version=0, max_version=6, flexible_from=4,
     request=(
         F("topics", "[]", "6+", fields=(
             F("name", "string", "6+", nullable="6+", default=None),
-            F("topic_id", "uuid", "6+"),
+            F("topic_id", "uuid", "6+", default=NULL_UUID),  # zero: the topic is named
         )),
         F("topic_names", "[]string", "0-5"),
         F("timeout_ms", "int32", default=30_000),
@@ -545,7 +551,7 @@ DELETE_TOPICS = ApiSpec(
     ),
 )
 
-DELETE_RECORDS = ApiSpec(
+DELETE_RECORDS: ApiSpec[b.DeleteRecordsRequest, b.DeleteRecordsResponse] = ApiSpec(
     key=21, name="DeleteRecords", min_version=0, max_version=2, flexible_from=2,
     request=(
         F("topics", "[]", fields=(
@@ -574,7 +580,7 @@ DELETE_RECORDS = ApiSpec(
 # More partitions for existing topics (client/admin.py create_partitions), sent to the
 # controller; v3 is v2 that may answer THROTTLING_QUOTA_EXCEEDED (KIP-599). ``assignments``
 # null: the controller places the new partitions.
-CREATE_PARTITIONS = ApiSpec(
+CREATE_PARTITIONS: ApiSpec[b.CreatePartitionsRequest, b.CreatePartitionsResponse] = ApiSpec(
     key=37, name="CreatePartitions", min_version=0, max_version=3, flexible_from=2,
     request=(
         F("topics", "[]", fields=(

@@ -23,6 +23,7 @@ import logging
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.protocol.bodies import InitProducerIdRequest
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.protocol.messages import INIT_PRODUCER_ID
 
@@ -55,18 +56,19 @@ def init_producer_id(client: KafkaClient, current: ProducerIdentity | None = Non
 
     def attempt() -> ProducerIdentity:
         conn = client.any_connection()
-        body: dict[str, object] = {"transactional_id": None, "transaction_timeout_ms": 60_000}
+        body: InitProducerIdRequest = {"transactional_id": None, "transaction_timeout_ms": 60_000}
         asking_bump = bump and conn.version(INIT_PRODUCER_ID) >= BUMP_MIN_VERSION
         if asking_bump:
             assert current is not None
-            body.update(producer_id=current.producer_id, producer_epoch=current.epoch)
+            body["producer_id"], body["producer_epoch"] = current.producer_id, current.epoch
         resp = conn.request(INIT_PRODUCER_ID, body)
         if resp["error_code"] and asking_bump:
             log.info("broker %s refused to bump the epoch of producer id %d (%s); asking for "
                      "a new producer id", conn.name, current.producer_id if current else -1,
                      ErrorCode(resp["error_code"]).name)
-            resp = conn.request(INIT_PRODUCER_ID, {"transactional_id": None,
-                                                   "transaction_timeout_ms": 60_000})
+            fresh: InitProducerIdRequest = {"transactional_id": None,
+                                            "transaction_timeout_ms": 60_000}
+            resp = conn.request(INIT_PRODUCER_ID, fresh)
         if resp["error_code"]:
             raise error_for_code(resp["error_code"], context="InitProducerId",
                                  broker=conn.name, principal=conn.config.principal)

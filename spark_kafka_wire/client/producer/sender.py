@@ -47,6 +47,11 @@ from spark_kafka_wire.client.producer.transactions import (
     offers_v2,
     request_version,
 )
+from spark_kafka_wire.protocol.bodies import (
+    ProduceRequest,
+    ProduceRequestTopicDataPartitionData,
+    ProduceResponse,
+)
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaError,
@@ -73,7 +78,7 @@ _STATE_LOST = (ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, ErrorCode.UNKNOWN_PRODUCE
 @dataclass
 class _Request:
     conn: BrokerConnection
-    inflight: InFlight
+    inflight: InFlight[ProduceResponse]
     batches: list[PendingBatch]
 
 
@@ -214,12 +219,12 @@ class Sender:
                 req = [b for b in req if (b.topic, b.partition) not in self._blocked]
             if not req:
                 return
-        topics: dict[str, list[dict]] = defaultdict(list)
+        topics: dict[str, list[ProduceRequestTopicDataPartitionData]] = defaultdict(list)
         for b in req:
             if b.base_sequence >= 0 and b.generation != self.epoch_bumps:
                 self._stamp(b)
             topics[b.topic].append({"index": b.partition, "records": b.data})
-        body = {
+        body: ProduceRequest = {
             "transactional_id": s.transactional_id,
             "acks": s.acks,
             "timeout_ms": s.timeout_ms,

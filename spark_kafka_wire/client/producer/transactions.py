@@ -50,6 +50,13 @@ from spark_kafka_wire.client.group_offsets import (
 )
 from spark_kafka_wire.client.offsets import by_topic
 from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
+from spark_kafka_wire.protocol.bodies import (
+    AddOffsetsToTxnRequest,
+    AddPartitionsToTxnRequest,
+    EndTxnRequest,
+    InitProducerIdRequest,
+    TxnOffsetCommitRequest,
+)
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import (
     AuthorizationError,
@@ -188,8 +195,9 @@ def init_transactions(client: KafkaClient, transactional_id: str, timeout_ms: in
 
     def attempt() -> ProducerIdentity:
         conn = _coordinator(client, transactional_id)
-        resp = conn.request(INIT_PRODUCER_ID, {"transactional_id": transactional_id,
-                                               "transaction_timeout_ms": timeout_ms})
+        body: InitProducerIdRequest = {"transactional_id": transactional_id,
+                                       "transaction_timeout_ms": timeout_ms}
+        resp = conn.request(INIT_PRODUCER_ID, body)
         _check(resp["error_code"], transactional_id, conn, "InitProducerId")
         return ProducerIdentity(resp["producer_id"], resp["producer_epoch"])
 
@@ -215,13 +223,14 @@ def add_partitions(client: KafkaClient, transactional_id: str, identity: Produce
 
     def attempt() -> None:
         conn = _coordinator(client, transactional_id)
-        resp = conn.request(ADD_PARTITIONS_TO_TXN, {
+        body: AddPartitionsToTxnRequest = {
             "v3_and_below_transactional_id": transactional_id,
             "v3_and_below_producer_id": identity.producer_id,
             "v3_and_below_producer_epoch": identity.epoch,
             "v3_and_below_topics": [{"name": t, "partitions": parts}
                                     for t, parts in by_topic(wanted).items()],
-        })
+        }
+        resp = conn.request(ADD_PARTITIONS_TO_TXN, body)
         errors = [(t["name"], p["partition_index"], p["partition_error_code"])
                   for t in resp["results_by_topic_v3_and_below"]
                   for p in t["results_by_partition"] if p["partition_error_code"]]
@@ -244,22 +253,24 @@ def commit_offsets_in_transaction(
 
     def add() -> None:
         conn = _coordinator(client, transactional_id)
-        resp = conn.request(ADD_OFFSETS_TO_TXN, {
+        body: AddOffsetsToTxnRequest = {
             "transactional_id": transactional_id, "producer_id": identity.producer_id,
-            "producer_epoch": identity.epoch, "group_id": group})
+            "producer_epoch": identity.epoch, "group_id": group}
+        resp = conn.request(ADD_OFFSETS_TO_TXN, body)
         _check(resp["error_code"], transactional_id, conn, "AddOffsetsToTxn", group=group)
 
     def commit() -> None:
         conn = find_coordinator(client, group)
-        resp = conn.request(TXN_OFFSET_COMMIT, version=request_version(
-            conn, TXN_OFFSET_COMMIT, v2), body={
+        body: TxnOffsetCommitRequest = {
             "transactional_id": transactional_id, "group_id": group,
             "producer_id": identity.producer_id, "producer_epoch": identity.epoch,
             "topics": [{"name": t, "partitions": [
                 {"partition_index": p, "committed_offset": offsets[(t, p)][0],
                  "committed_metadata": offsets[(t, p)][1]} for p in parts]}
                 for t, parts in by_topic(offsets).items()],
-        })
+        }
+        resp = conn.request(TXN_OFFSET_COMMIT, body,
+                            version=request_version(conn, TXN_OFFSET_COMMIT, v2))
         for t in resp["topics"]:
             for p in t["partitions"]:
                 if p["error_code"]:
@@ -285,9 +296,10 @@ def end_transaction(client: KafkaClient, txn: OpenTransaction, commit: bool
 
     def attempt() -> ProducerIdentity:
         conn = _coordinator(client, txn.transactional_id)
-        resp = conn.request(END_TXN, version=request_version(conn, END_TXN, txn.v2), body={
+        body: EndTxnRequest = {
             "transactional_id": txn.transactional_id, "producer_id": txn.producer_id,
-            "producer_epoch": txn.epoch, "committed": commit})
+            "producer_epoch": txn.epoch, "committed": commit}
+        resp = conn.request(END_TXN, body, version=request_version(conn, END_TXN, txn.v2))
         _check(resp["error_code"], txn.transactional_id, conn,
                "EndTxn(commit)" if commit else "EndTxn(abort)")
         if txn.v2:
