@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import partial
+from typing import Any, cast
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
@@ -216,8 +217,9 @@ def _to_controller(client: KafkaClient, spec: ApiSpec[RequestT, ResponseT],
     md = client.fetch_metadata([])
     conn = client.broker(md.controller_id) if md.controller_id >= 0 else client.any_connection()
     resp = conn.request(spec, body)
+    answer = cast(Mapping[str, Any], resp)  # any of the admin APIs' responses: read by key
     for key in ("topics", "responses", "results"):
-        for t in resp.get(key) or ():
+        for t in answer.get(key) or ():
             if t.get("error_code") == ErrorCode.NOT_CONTROLLER:
                 raise error_for_code(ErrorCode.NOT_CONTROLLER, topic=t.get("name"),
                                      broker=conn.name, context=spec.name,

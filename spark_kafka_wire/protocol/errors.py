@@ -261,6 +261,9 @@ MESSAGES: dict[str, str] = {
         "check the topic with another client{where}",
     # a broker's error code; context, where, detail and advice are empty or lead with their
     # own separator (" in Fetch", " for topic 't'", ": ...", ". Check ...")
+    "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE":
+        "cannot encode {reason}; fix the dict passed to the encoder "
+        "(spark_kafka_wire.protocol.messages has every field of every version){where}",
     BROKER_CONDITION: "Kafka error {name} ({code}){context}{where}{detail}{advice}",
 }
 
@@ -337,16 +340,16 @@ class MessageEncodeError(ProtocolError, ValueError):
     was made instead of as a broker's puzzling answer. Also a ValueError: it is a bad argument.
     """
 
+    condition = template = "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE"
+
     def __init__(self, api: str, version: int, kind: str, path: str, problem: str) -> None:
         self.api = api
         self.version = version
         self.kind = kind
         self.path = path
         self.problem = problem
-        where = f" at {path}" if path else ""
-        super().__init__(f"cannot encode {api} v{version} {kind}{where}: {problem}; fix the "
-                         "dict passed to the encoder (spark_kafka_wire.protocol.messages has "
-                         "every field of every version)")
+        at = f" at {path}" if path else ""
+        super().__init__(f"{api} v{version} {kind}{at}: {problem}")
 
 
 class CorruptRecordError(ProtocolError):
