@@ -30,7 +30,12 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import ClusterMetadata, PartitionInfo, TopicInfo
+from spark_kafka_wire.client.cluster import (
+    ClusterMetadata,
+    PartitionInfo,
+    TopicInfo,
+    TopicPartition,
+)
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import ConfigurationError, NoBrokersRegisteredError
@@ -60,8 +65,6 @@ from spark_kafka_wire.protocol.kafka07 import (
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 log = logging.getLogger(__name__)
-
-TopicPartition = tuple[str, int]
 
 # OFFSETS asks for at most this many segment starts when it lists a partition's segments.
 MAX_SEGMENTS = 1_000_000
