@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster_api import Layout
 from spark_kafka_wire.client.errors import CheckpointError
 from spark_kafka_wire.protocol.errors import shown
 
@@ -39,8 +40,6 @@ renumbers the partitions after it, so offsets are translated between layouts by 
 (:func:`translate`) and a batch is read from the partitions its end's layout names."""
 
 _RECORDED = (START_KEY, TASKS_KEY, LAYOUT_KEY)
-
-Layout = dict[str, tuple[str, ...]]
 
 
 def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:

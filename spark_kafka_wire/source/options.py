@@ -14,10 +14,10 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from spark_kafka_wire.client.cluster_api import FetchSettings07
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetcher import FetchSettings
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
 from spark_kafka_wire.client.offsets import (
     READ_COMMITTED,
     READ_UNCOMMITTED,

@@ -1,0 +1,125 @@
+"""The two implementations of ``client/cluster_api.py``'s :class:`Cluster`.
+
+Each only forwards to the code that already speaks to its kind of cluster, so the requests on
+the wire are those the callers sent before the interface existed: :class:`KafkaCluster` to
+``client/offsets.py``, ``client/timestamps.py`` and ``client/group_offsets.py`` over a
+:class:`KafkaClient`; :class:`Kafka07ClusterAdapter` to ``client/kafka07/cluster.py``.
+The wrapped object stays reachable (``client``, ``cluster``) for the client-layer code
+that needs its kind's own operations (ZooKeeper registry lookups, 0.7 segment walks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient, TopicPartition
+from spark_kafka_wire.client.cluster_api import Layout, Locator
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, PartitionLocation
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.offsets import resolve_offsets
+from spark_kafka_wire.client.timestamps import offsets_for_times
+
+
+class KafkaCluster:
+    """A Kafka 0.8+ cluster through a :class:`KafkaClient`."""
+
+    byte_offsets = False
+
+    def __init__(self, client: KafkaClient) -> None:
+        self.client = client
+
+    @property
+    def config(self) -> ClientConfig:
+        return self.client.config
+
+    def fetch_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
+        return self.client.fetch_metadata(topics)
+
+    def list_offsets(self, specs: Mapping[TopicPartition, int], isolation_level: int
+                     ) -> dict[TopicPartition, int]:
+        return resolve_offsets(self.client, specs, isolation_level)
+
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int
+                          ) -> dict[TopicPartition, int | None]:
+        return offsets_for_times(self.client, stamps, isolation_level)
+
+    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+        return None  # a partition number is the broker's own: nothing to record
+
+    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
+        return None  # tasks find each partition's leader themselves
+
+    def message_end(self, tp: TopicPartition, start: int, limit: int,
+                    settings: FetchSettings07 | None) -> int:
+        return limit  # offsets count records: any offset is a record's
+
+    def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        return fetch_committed(self.client, group, tps)
+
+    def commit_offsets(self, group: str, offsets: Mapping[TopicPartition, int],
+                       metadata: str) -> None:
+        commit_offsets(self.client, group, offsets, metadata=metadata)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class Kafka07ClusterAdapter:
+    """A Kafka 0.7 cluster through its ZooKeeper view (:class:`Kafka07Cluster`). The
+    isolation level is ignored: 0.7 has no transactions."""
+
+    byte_offsets = True
+
+    def __init__(self, cluster: Kafka07Cluster) -> None:
+        self.cluster = cluster
+
+    @property
+    def config(self) -> ClientConfig:
+        return self.cluster.config
+
+    def fetch_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
+        return self.cluster.fetch_metadata(topics)
+
+    def list_offsets(self, specs: Mapping[TopicPartition, int], isolation_level: int
+                     ) -> dict[TopicPartition, int]:
+        return self.cluster.list_offsets(specs)
+
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int
+                          ) -> dict[TopicPartition, int | None]:
+        return self.cluster.offsets_for_times(stamps)
+
+    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+        return self.cluster.names(sorted(set(topics)))
+
+    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
+        cluster = self.cluster
+        if layout is None:
+            return cluster.location
+
+        def by_name(topic: str, number: int) -> PartitionLocation:
+            return cluster.locate(topic, layout[topic][number], number)
+        return by_name
+
+    def message_end(self, tp: TopicPartition, start: int, limit: int,
+                    settings: FetchSettings07 | None) -> int:
+        return self.cluster.cut(self.cluster.location(*tp), start, limit, settings)
+
+    def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        raise ConfigurationError(self._no_coordinator(group))
+
+    def commit_offsets(self, group: str, offsets: Mapping[TopicPartition, int],
+                       metadata: str) -> None:
+        raise ConfigurationError(self._no_coordinator(group))
+
+    def _no_coordinator(self, group: str) -> str:
+        return (f"group {group!r}: Kafka 0.7 brokers have no group coordinator, so offsets "
+                f"are committed and read in ZooKeeper at {self.cluster.config.zookeeper_connect} "
+                "only; use commitOffsets=zookeeper")
+
+    def close(self) -> None:
+        self.cluster.close()
