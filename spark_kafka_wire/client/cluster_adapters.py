@@ -10,23 +10,33 @@ that needs its kind's own operations (ZooKeeper registry lookups, 0.7 segment wa
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient, TopicPartition
-from spark_kafka_wire.client.cluster_api import Layout, Locator
+from spark_kafka_wire.client.cluster_api import Contradiction, Layout, Locator
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, PartitionLocation
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.kafka07.cluster import (
+    MAX_SEGMENTS,
+    Kafka07Cluster,
+    PartitionLocation,
+    read_range,
+)
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
+from spark_kafka_wire.client.kafka07.offsets import offsets_before
 from spark_kafka_wire.client.offsets import resolve_offsets
 from spark_kafka_wire.client.timestamps import offsets_for_times
+from spark_kafka_wire.protocol.kafka07 import LATEST_TIME
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 
 class KafkaCluster:
     """A Kafka 0.8+ cluster through a :class:`KafkaClient`."""
 
     byte_offsets = False
+    has_group_coordinator = True
 
     def __init__(self, client: KafkaClient) -> None:
         self.client = client
@@ -42,9 +52,19 @@ class KafkaCluster:
                      ) -> dict[TopicPartition, int]:
         return resolve_offsets(self.client, specs, isolation_level)
 
-    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
+                          on_contradiction: Contradiction | None = None,
                           ) -> dict[TopicPartition, int | None]:
-        return offsets_for_times(self.client, stamps, isolation_level)
+        return offsets_for_times(self.client, stamps, isolation_level,
+                                 on_contradiction=on_contradiction)
+
+    def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
+                   fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        return fetch_range(self.client, tp[0], tp[1], start, end, settings,
+                           fail_on_data_loss=fail_on_data_loss)
+
+    def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
+        return [max(lo, hi - n)]  # offsets count records
 
     def partition_names(self, topics: Iterable[str]) -> Layout | None:
         return None  # a partition number is the broker's own: nothing to record
@@ -73,6 +93,7 @@ class Kafka07ClusterAdapter:
     isolation level is ignored: 0.7 has no transactions."""
 
     byte_offsets = True
+    has_group_coordinator = False
 
     def __init__(self, cluster: Kafka07Cluster) -> None:
         self.cluster = cluster
@@ -88,9 +109,23 @@ class Kafka07ClusterAdapter:
                      ) -> dict[TopicPartition, int]:
         return self.cluster.list_offsets(specs)
 
-    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
+                          on_contradiction: Contradiction | None = None,
                           ) -> dict[TopicPartition, int | None]:
         return self.cluster.offsets_for_times(stamps)
+
+    def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
+                   fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        return read_range(self.cluster.connections, self.cluster.location(*tp), start, end,
+                          fetch_settings07(settings), fail_on_data_loss=fail_on_data_loss)
+
+    def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
+        if n == 0 or hi <= lo:
+            return []
+        loc = self.cluster.location(*tp)
+        listed = offsets_before(self.cluster.connection(loc), tp[0], loc.partition,
+                                LATEST_TIME, MAX_SEGMENTS, **loc.shown())  # type: ignore[arg-type]
+        return sorted({s for s in listed if lo <= s < hi} | {lo}, reverse=True)
 
     def partition_names(self, topics: Iterable[str]) -> Layout | None:
         return self.cluster.names(sorted(set(topics)))
@@ -123,3 +158,25 @@ class Kafka07ClusterAdapter:
 
     def close(self) -> None:
         self.cluster.close()
+
+
+def open_cluster(config: ClientConfig) -> KafkaCluster | Kafka07ClusterAdapter:
+    """A cluster of its own (not the pool's shared one) for a caller that closes it, the
+    CLI, checked before it is handed out without the retry rule, so that an unreachable
+    cluster is said at once: one bootstrap server answers (0.8+), or ZooKeeper answers and
+    registers 0.7 brokers (0.7)."""
+    if config.kafka07:
+        view = Kafka07Cluster(config)
+        try:
+            view.brokers()
+        except BaseException:
+            view.close()
+            raise
+        return Kafka07ClusterAdapter(view)
+    client = KafkaClient(config)
+    try:
+        client.any_connection()
+    except BaseException:
+        client.close()
+        raise
+    return KafkaCluster(client)

@@ -19,10 +19,14 @@ above the client layer (``tests/unit/test_architecture.py`` checks that):
 - Locations. A 0.8+ task finds each partition's leader itself; a 0.7 task has no ZooKeeper,
   so the planner records where each range's partition is (:meth:`Cluster.locator`; None on
   0.8+) and the task reads from there (``client/task_reads.py``).
-- Group offsets. 0.7 has no group coordinator: :meth:`Cluster.committed_offsets` and
-  :meth:`Cluster.commit_offsets` raise :class:`ConfigurationError` there (the options refuse
-  such settings before a query starts; ZooKeeper commits, which both kinds have, are
-  ``client/zookeeper.py``'s).
+- Reads on the driver (the CLI's tail): :meth:`Cluster.read_range` reads one partition's
+  range, and :meth:`Cluster.last_records_starts` says where to read from to find a
+  partition's last records: ``hi - n`` on 0.8+, the log's segment starts on 0.7, where byte
+  offsets say nothing of how many messages lie before the end.
+- Group offsets. 0.7 has no group coordinator (:attr:`Cluster.has_group_coordinator`):
+  :meth:`Cluster.committed_offsets` and :meth:`Cluster.commit_offsets` raise
+  :class:`ConfigurationError` there (the options refuse such settings before a query starts;
+  ZooKeeper commits, which both kinds have, are ``client/zookeeper.py``'s).
 
 Raising: every method raises the client's typed errors (``client/errors.py``,
 ``protocol/errors.py``) naming the topic, partition, offset and broker, as the calls it
@@ -42,21 +46,27 @@ are re-exported here so that the source names them through the interface.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, TopicPartition
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.fetcher import FetchSettings
 from spark_kafka_wire.client.kafka07.cluster import PartitionLocation
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
-__all__ = ["Cluster", "FetchSettings07", "Layout", "Locator", "PartitionLocation"]
+__all__ = ["Cluster", "Contradiction", "FetchSettings07", "Layout", "Locator",
+           "PartitionLocation", "fetch_settings07"]
 
 Layout = dict[str, tuple[str, ...]]
 """Kafka 0.7: each topic's partition names (``<broker id>-<partition>``) in number order."""
 
 Locator = Callable[[str, int], PartitionLocation]
 """Where partition ``number`` of ``topic`` is now (Kafka 0.7)."""
+
+Contradiction = Callable[[TopicPartition, str], None]
+"""Told when a broker's answer by time is contradicted by the records (partition, why)."""
 
 
 @runtime_checkable
@@ -71,6 +81,10 @@ class Cluster(Protocol):
     def byte_offsets(self) -> bool:
         """True on Kafka 0.7, whose offsets are byte positions: ranges are not split."""
 
+    @property
+    def has_group_coordinator(self) -> bool:
+        """False on Kafka 0.7: group offsets live in ZooKeeper only."""
+
     def fetch_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
         """Topics and partitions (``topics`` None: every topic). A topic that does not exist
         has UNKNOWN_TOPIC_OR_PARTITION; on 0.7 partition numbers are the positional ones."""
@@ -80,10 +94,22 @@ class Cluster(Protocol):
         """Offsets for ``specs``: -2 earliest, -1 latest (read_committed's last stable
         offset with that isolation level on 0.8+), anything else as given."""
 
-    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
+                          on_contradiction: Contradiction | None = None,
                           ) -> dict[TopicPartition, int | None]:
         """The offset a read of the records at or after each time (ms) starts at; None
-        where no record is that new. 0.7: at segment granularity."""
+        where no record is that new. 0.7: at segment granularity, from OFFSETS alone (no
+        record timestamps to contradict it, so ``on_contradiction`` is never told)."""
+
+    def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
+                   fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        """The records at offsets [start, end) of one partition, chunk by chunk (0.7: FETCH
+        sizes from ``settings`` as a query's, ``fetch_settings07``)."""
+
+    def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
+        """Where to read from, newest first, to find the last ``n`` records of [lo, hi):
+        read [start, hi) from each until ``n`` are found. 0.8+: ``max(lo, hi - n)``; 0.7:
+        ``lo`` and the segment starts in [lo, hi), the only known message boundaries."""
 
     def partition_names(self, topics: Iterable[str]) -> Layout | None:
         """The layout a stream records with its offsets (0.7); None on 0.8+."""
