@@ -83,9 +83,9 @@ import time
 import uuid
 from importlib.metadata import version
 
-from . import many_partitions, streaming
-from .security import PROTOCOLS, SASL_MECHANISM, missing_tools, secured_endpoints
-from .suite import PARTITIONS, create_topic, end_offsets, produce
+from bench import many_partitions, streaming
+from bench.security import PROTOCOLS, SASL_MECHANISM, missing_tools, secured_endpoints
+from bench.suite import PARTITIONS, create_topic, end_offsets, produce
 
 
 def measure(spec: dict, module: str = "bench.suite") -> dict:
@@ -394,7 +394,7 @@ def java_version() -> str:
 
 
 def delete(kafka: dict[str, str], topic: str) -> None:
-    from .suite import delete_topic
+    from bench.suite import delete_topic
 
     try:
         delete_topic(kafka, topic)

@@ -66,7 +66,7 @@ class LimitReader(DataSourceReader):
         return [InputPartition((p, per + (p < extra))) for p in range(self.parts)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from .suite import make_columns
+        from bench.suite import make_columns
 
         p, n = partition.value
         keys, values = make_columns(BATCH_ROWS, self.value_size)
@@ -88,9 +88,8 @@ class LimitReader(DataSourceReader):
             yield batch.slice(0, m) if m < BATCH_ROWS else batch
 
     def _fetched(self, p: int, end: int, prebuilt: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        from bench.suite import connection, raw_fetch_counts
         from spark_kafka_wire.client.pool import task_client
-
-        from .suite import connection, raw_fetch_counts
 
         assert self.fetch is not None
         kafka, topic, _ = self.fetch
@@ -113,14 +112,13 @@ class ProducingWriter(DataSourceArrowWriter):
         self.kafka, self.topic, self.codec = kafka, topic, codec
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> WriterCommitMessage:
+        from bench.suite import connection
         from spark_kafka_wire.client.pool import task_client
         from spark_kafka_wire.client.producer.accumulator import PendingBatch
         from spark_kafka_wire.client.producer.sender import Sender
         from spark_kafka_wire.client.producer.settings import ProduceSettings
         from spark_kafka_wire.protocol.compression import codec_id
         from spark_kafka_wire.protocol.records.batch import encode_record_batch_buffer
-
-        from .suite import connection
 
         client = task_client(connection(self.kafka))
         partitions = client.topic(self.topic).num_partitions

@@ -36,7 +36,7 @@ import time
 import uuid
 from importlib.metadata import version
 
-from .suite import _descendants, _status_kb
+from bench.suite import _descendants, _status_kb
 
 PARTITIONS = 2
 FIRST_LAST = 100

@@ -143,7 +143,7 @@ def generate(spec: dict) -> int:
     docstring), then ``GENERATED {json}``."""
     import confluent_kafka
 
-    from .suite import librdkafka, make_columns
+    from bench.suite import librdkafka, make_columns
 
     topic, rate, partitions = spec["topic"], spec["rate"], spec["partitions"]
     keys, values = (c.to_pylist() for c in make_columns(10_000, VALUE_SIZE))
@@ -207,7 +207,7 @@ def kafka_records(kafka: dict[str, str], topic: str, partitions: int
     the timestamp types met (1: CreateTime)."""
     import confluent_kafka
 
-    from .suite import _confluent_consumer
+    from bench.suite import _confluent_consumer
 
     consumer = _confluent_consumer(kafka)
     ends = {}

@@ -337,9 +337,8 @@ def _session():
         [root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     from pyspark.sql import SparkSession
 
+    from bench.limit_source import LimitDataSource
     from spark_kafka_wire import KafkaWireDataSource
-
-    from .limit_source import LimitDataSource
 
     spark = (SparkSession.builder.master("local[2]").appName("kafkawire-bench")
              .config("spark.ui.enabled", "false")

@@ -22,12 +22,11 @@ import re
 import click
 
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import ZOOKEEPER_KEY, Cluster, GlobalOptions, connected_any
+from spark_kafka_wire.cli.settings import ZOOKEEPER_KEY, GlobalOptions, connected_any
 from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
 from spark_kafka_wire.client.assignment import range_assign_topics
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
-from spark_kafka_wire.client.group_offsets import fetch_committed
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore, ZooKeeperSecurity
 from spark_kafka_wire.protocol.errors import ErrorCode
@@ -40,16 +39,16 @@ def topic_partitions(client: Cluster, topics: list[str]) -> list[TopicPartition]
     return out
 
 
-def kafka_committed(client: KafkaClient, group: str, topics: list[str]
+def kafka_committed(client: Cluster, group: str, topics: list[str]
                     ) -> dict[TopicPartition, int]:
     """The group's commits in Kafka: for the given topics, else for every topic (those
     without a commit left out)."""
     if topics:
-        return fetch_committed(client, group, topic_partitions(client, topics))
+        return client.committed_offsets(group, topic_partitions(client, topics))
     md = client.fetch_metadata()
     every = [(t.name, p) for t in md.topics.values()
              if t.error_code == ErrorCode.NONE and not t.is_internal for p in t.partitions]
-    return {tp: o for tp, o in fetch_committed(client, group, every).items() if o >= 0}
+    return {tp: o for tp, o in client.committed_offsets(group, every).items() if o >= 0}
 
 
 def zookeeper_timeout_s(client: Cluster) -> float:
@@ -58,43 +57,27 @@ def zookeeper_timeout_s(client: Cluster) -> float:
     return client.config.connect_timeout_ms / 1000
 
 
-def zookeeper_committed(client: KafkaClient, zookeeper: str, group: str, topics: list[str],
+def zookeeper_committed(client: Cluster, zookeeper: str, group: str, topics: list[str],
                         security: ZooKeeperSecurity | None = None,
                         ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, str]]:
     """The group's offsets in ZooKeeper (reached as ``security`` says), and the owner of each
     partition by the range assignment of its live consumers (empty when none is
-    registered)."""
+    registered). On Kafka 0.7 the offset nodes have 0.7's names (``<broker id>-<partition>``,
+    ``Cluster.partition_names``) and are shown by global partition number."""
     with ZooKeeperOffsetStore(zookeeper, zookeeper_timeout_s(client), security) as store:
         if topics:
-            committed = store.fetch(group, topic_partitions(client, topics))
+            tps = topic_partitions(client, topics)
         else:
             found = client.fetch_metadata(store.topics(group)).topics
             tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
                    for p in info.partitions]
-            committed = {tp: o for tp, o in store.fetch(group, tps).items() if o >= 0}
-        members = store.members(group)
-    return committed, (stream_owners(client, members) if members else {})
-
-
-def zookeeper_committed07(cluster: Kafka07Cluster, group: str, topics: list[str]
-                          ) -> tuple[dict[TopicPartition, int], dict[TopicPartition, str]]:
-    """A 0.7 group's offsets (0.7's node names, ``<broker id>-<partition>``) by global
-    partition number, and the owner of each partition as in :func:`zookeeper_committed`."""
-    assert cluster.config.zookeeper_connect is not None
-    with ZooKeeperOffsetStore(cluster.config.zookeeper_connect, zookeeper_timeout_s(cluster),
-                              cluster.config.zookeeper_security) as store:
-        if topics:
-            tps = topic_partitions(cluster, topics)
-        else:
-            found = cluster.fetch_metadata(store.topics(group)).topics
-            tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
-                   for p in info.partitions]
-        names = cluster.names(sorted({t for t, _ in tps}))
-        committed = store.fetch(group, tps, {(t, p): names[t][p] for t, p in tps})
+        layout = client.partition_names({t for t, _ in tps})
+        names = None if layout is None else {(t, p): layout[t][p] for t, p in tps}
+        committed = store.fetch(group, tps, names)
         if not topics:
             committed = {tp: o for tp, o in committed.items() if o >= 0}
         members = store.members(group)
-    return committed, (stream_owners(cluster, members) if members else {})
+    return committed, (stream_owners(client, members) if members else {})
 
 
 def subscribed_topics(key: str, names: list[str]) -> list[str]:
@@ -146,9 +129,11 @@ def lag(g: GlobalOptions, group: str, topics: tuple[str, ...], zookeeper: str | 
     extra = {ZOOKEEPER_KEY: zookeeper} if zookeeper else None
     config = g.client_config(extra=extra)
     with connected_any(config) as client:
-        if isinstance(client, Kafka07Cluster):
+        if not client.has_group_coordinator:  # Kafka 0.7: offsets live in ZooKeeper only
             zookeeper = client.config.zookeeper_connect
-            committed, owners = zookeeper_committed07(client, group, wanted)
+            assert zookeeper is not None  # a 0.7 cluster is found through ZooKeeper
+            committed, owners = zookeeper_committed(client, zookeeper, group, wanted,
+                                                    client.config.zookeeper_security)
         elif zookeeper:
             committed, owners = zookeeper_committed(client, zookeeper, group, wanted,
                                                     g.zookeeper_security(extra))

@@ -16,8 +16,6 @@ from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.times import When, WhenType
 from spark_kafka_wire.cli.topics import earliest_latest, existing_topic, partitions_of
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
-from spark_kafka_wire.client.timestamps import offsets_for_times
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +48,11 @@ def offsets(g: GlobalOptions, topic: str, when: When, partition: int | None) -> 
         if when.epoch_ms is None:
             lo, hi = earliest_latest(client, topic, parts, isolation)
             found: dict[int, int | None] = dict(lo if when.special == "earliest" else hi)
-        elif isinstance(client, Kafka07Cluster):
+        elif client.byte_offsets:
             # 0.7 keeps no timestamps: its OFFSETS answers which segment was last modified
             # before the time, so the offset is the start of the first segment after that
-            stamps = client.offsets_for_times({(topic, p): when.epoch_ms for p in parts})
+            stamps = client.offsets_for_times({(topic, p): when.epoch_ms for p in parts},
+                                              isolation)
             found = {p: stamps[(topic, p)] for p in parts}
             log.info("Kafka 0.7 answers offsets by time at segment granularity: each offset "
                      "is the start of the first segment written after the time")
@@ -64,8 +63,8 @@ def offsets(g: GlobalOptions, topic: str, when: When, partition: int | None) -> 
                 wrong.append(tp[1])
                 log.info("ListOffsets by time for %s-%d contradicts the records: %s", *tp, why)
 
-            answers = offsets_for_times(client, {(topic, p): when.epoch_ms for p in parts},
-                                        isolation, on_contradiction=contradicted)
+            answers = client.offsets_for_times({(topic, p): when.epoch_ms for p in parts},
+                                               isolation, on_contradiction=contradicted)
             found = {p: answers[(topic, p)] for p in parts}
             if wrong:
                 log.warning(contradiction_summary(topic, sorted(wrong)))

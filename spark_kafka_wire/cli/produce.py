@@ -25,13 +25,13 @@ import pyarrow as pa
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
 from spark_kafka_wire.cli.output import stderr_console
-from spark_kafka_wire.cli.settings import GlobalOptions, connected, connected_any
+from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.topics import existing_topic, partitions_of
+from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.producer import Producer, assign_partitions
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
-from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, layout_for_write
+from spark_kafka_wire.sink.kafka07_writer import topic_writer
 from spark_kafka_wire.sink.options import SinkOptions
 
 CHUNK_LINES = 10_000
@@ -127,16 +127,13 @@ def produce07(sink: SinkOptions, topic: str,
     the key only picks the partition, 0.7 messages have none; each message set confirmed by
     the log end; a topic no broker has yet goes to partition 0 of each broker, which creates
     it, as 0.7's own producer did). Returns the records written."""
-    with connected_any(sink.client) as cluster:
-        assert isinstance(cluster, Kafka07Cluster)
-        layout = layout_for_write(cluster, topic)
+    with topic_writer(sink, topic) as (writer, layout):
         count = len(layout.locations)
         if partition is not None and partition >= count:
             raise ConfigurationError(
                 f"--partition {partition}: topic {topic!r} has partitions 0-{count - 1} on its "
                 f"Kafka 0.7 brokers, numbered by broker id, then partition "
                 f"({', '.join(layout.names)})")
-        writer = Kafka07Writer(sink, cluster.connections, {topic: layout})
         with progress:
             task = progress.add_task("produce", total=None, records=0)
             for keys, values, size in chunks:
@@ -188,7 +185,7 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
         click.echo(f"{n} record{'' if n == 1 else 's'} written to {topic}")
         return
     with connected(sink.client, "produce") as client:
-        info = existing_topic(client, topic)
+        info = existing_topic(KafkaCluster(client), topic)
         if partition is not None:
             partitions_of(info, partition)
         producer = Producer(client, sink.produce)

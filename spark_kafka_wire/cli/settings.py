@@ -17,10 +17,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.cluster_adapters import KafkaCluster, open_cluster
+from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SINK,
@@ -111,20 +112,17 @@ class GlobalOptions:
         return parse_sink_options(self.kafka_options(SINK, extra))
 
 
-Cluster = KafkaClient | Kafka07Cluster
-
-
 @contextmanager
 def connected_any(config: ClientConfig) -> Iterator[Cluster]:
-    """A client of a 0.8+ cluster as :func:`connected` gives it, or for a Kafka 0.7 cluster
-    (found through ZooKeeper) its view from ZooKeeper, for the commands that speak both."""
+    """A 0.8+ cluster through a client as :func:`connected` gives it, or a Kafka 0.7 cluster
+    (found through ZooKeeper) through its view from ZooKeeper, both behind the one interface
+    (``client/cluster_api.py``), for the commands that speak both."""
     if not config.kafka07:
         with connected(config) as client:
-            yield client
+            yield KafkaCluster(client)
         return
-    cluster = Kafka07Cluster(config)
+    cluster = open_cluster(config)
     try:
-        cluster.brokers()  # ZooKeeper answers, and registers 0.7 brokers: say so at once
         yield cluster
     finally:
         cluster.close()

@@ -1,14 +1,15 @@
 """``kafkawire tail TOPIC``: the last records of each partition, then new ones as they come.
 
-Ranges are read with ``client.fetcher.fetch_range``, the reader a Spark task uses, between
+Ranges are read with ``Cluster.read_range`` (on 0.8+ ``client.fetcher.fetch_range``, the
+reader a Spark task uses), between
 offsets resolved as a query resolves them; ``--follow`` polls each partition's end and reads
 what was added. Offsets deleted by retention while reading are skipped (a tail is a look, not
 a pipeline that must notice data loss).
 
 On a Kafka 0.7 cluster offsets are byte positions, so "the last N offsets" is no place to
 start: a read must begin at a message boundary. The last N records are found by reading from
-the start of the log's last segment (OFFSETS lists segment starts), and from earlier segments
-while that holds fewer than N.
+the start of the log's last segment (OFFSETS lists segment starts,
+``Cluster.last_records_starts``), and from earlier segments while that holds fewer than N.
 """
 
 from __future__ import annotations
@@ -29,21 +30,16 @@ from spark_kafka_wire.cli.records import (
     to_csv,
     to_json,
 )
-from spark_kafka_wire.cli.settings import Cluster, GlobalOptions, connected_any
+from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.topics import (
     cluster_offsets,
     earliest_latest,
     existing_topic,
     partitions_of,
 )
+from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.kafka07.cluster import MAX_SEGMENTS, Kafka07Cluster
-from spark_kafka_wire.client.kafka07.cluster import read_range as read_range07
-from spark_kafka_wire.client.kafka07.offsets import offsets_before
 from spark_kafka_wire.client.offsets import LATEST
-from spark_kafka_wire.options import fetch_settings07
-from spark_kafka_wire.protocol.kafka07 import LATEST_TIME
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 FORMATS = ("table", "json", "csv")
@@ -90,10 +86,7 @@ class Printer:
 def partition_chunks(client: Cluster, topic: str, p: int, start: int, end: int,
                      settings: FetchSettings) -> Iterator[DecodedRecords]:
     """The records of [start, end) of one partition, chunk by chunk, data loss skipped."""
-    if isinstance(client, Kafka07Cluster):
-        return read_range07(client.connections, client.location(topic, p), start, end,
-                            fetch_settings07(settings), fail_on_data_loss=False)
-    return fetch_range(client, topic, p, start, end, settings, fail_on_data_loss=False)
+    return client.read_range((topic, p), start, end, settings, fail_on_data_loss=False)
 
 
 def read_ranges(client: Cluster, topic: str, ranges: dict[int, tuple[int, int]],
@@ -109,18 +102,13 @@ def read_ranges(client: Cluster, topic: str, ranges: dict[int, tuple[int, int]],
                 return
 
 
-def last_records07(cluster: Kafka07Cluster, topic: str, p: int, n: int, lo: int, hi: int,
-                   settings: FetchSettings) -> list[Record]:
-    """The last ``n`` records before byte offset ``hi`` of a 0.7 partition (see the module
-    docstring): read from the last segment start, then from earlier ones while too few."""
-    if n == 0 or hi <= lo:
-        return []
-    loc = cluster.location(topic, p)
-    listed = offsets_before(cluster.connection(loc), topic, loc.partition, LATEST_TIME,
-                            MAX_SEGMENTS, **loc.shown())  # type: ignore[arg-type]
-    starts = sorted({s for s in listed if lo <= s < hi} | {lo}, reverse=True)
+def last_records(cluster: Cluster, topic: str, p: int, n: int, lo: int, hi: int,
+                 settings: FetchSettings) -> list[Record]:
+    """The last ``n`` records before offset ``hi`` of a partition whose offsets are byte
+    positions (see the module docstring): read from the last segment start, then from
+    earlier ones while too few."""
     last: deque[Record] = deque(maxlen=n)
-    for start in starts:
+    for start in cluster.last_records_starts((topic, p), n, lo, hi):
         last.clear()
         for chunk in partition_chunks(cluster, topic, p, start, hi, settings):
             last.extend(records_of(topic, p, chunk))
@@ -164,9 +152,9 @@ def tail(g: GlobalOptions, topic: str, last: int | None, from_beginning: bool, f
     with connected_any(g.client_config()) as client:
         parts = partitions_of(existing_topic(client, topic), partition)
         lo, hi = earliest_latest(client, topic, parts, settings.isolation_level)
-        if isinstance(client, Kafka07Cluster) and not from_beginning:
-            for p in parts:  # byte offsets: the last N records, not the last N offsets
-                sink(last_records07(client, topic, p, n, lo[p], hi[p], settings))
+        if client.byte_offsets and not from_beginning:
+            for p in parts:  # Kafka 0.7: the last N records, not the last N offsets
+                sink(last_records(client, topic, p, n, lo[p], hi[p], settings))
                 if stop():
                     break
         else:

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta, timezone
 
 import click
 
+from spark_kafka_wire.protocol.primitives import INT64_MAX
+
 
 @dataclass(frozen=True)
 class When:
@@ -30,7 +32,7 @@ class When:
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _LAST_MS = round((datetime(9999, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
                   - _EPOCH).total_seconds() * 1000)
-MAX_EPOCH_MS = 2**63 - 1  # record timestamps are int64
+MAX_EPOCH_MS = INT64_MAX  # record timestamps are int64
 
 
 def format_ms(ms: int) -> str:

@@ -17,10 +17,10 @@ from dataclasses import replace
 import click
 
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import Cluster, GlobalOptions, connected_any
+from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED, resolve_offsets
+from spark_kafka_wire.client.cluster_api import Cluster
+from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 
 
@@ -66,9 +66,7 @@ def cluster_offsets(client: Cluster, specs: dict[TopicPartition, int],
                     isolation_level: int = READ_UNCOMMITTED) -> dict[TopicPartition, int]:
     """Earliest (-2) or latest (-1) offsets as a query resolves them, on either kind of
     cluster (0.7: OFFSETS, byte offsets, no transactions to isolate)."""
-    if isinstance(client, Kafka07Cluster):
-        return client.list_offsets(specs)
-    return resolve_offsets(client, specs, isolation_level)
+    return client.list_offsets(specs, isolation_level)
 
 
 def earliest_latest(client: Cluster, topic: str, parts: list[int],

@@ -12,8 +12,9 @@ from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
-from spark_kafka_wire.options.table import INT32_MAX, bool_default, int_default, text_default
+from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.errors import shown
+from spark_kafka_wire.protocol.primitives import INT32_MAX
 from spark_kafka_wire.protocol.versions import is_kafka07
 
 DEFAULT_PORT = 9092

@@ -58,6 +58,7 @@ from spark_kafka_wire.protocol.bodies import ApiVersionsRequest
 from spark_kafka_wire.protocol.engine import ApiSpec, RequestT, ResponseT
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.messages import API_VERSIONS, CLIENT_THROTTLES_FROM
+from spark_kafka_wire.protocol.primitives import INT32_MAX
 from spark_kafka_wire.protocol.versions import (
     BrokerVersions,
     choose_version,
@@ -360,7 +361,7 @@ class BrokerConnection:
         """Whether the broker's port answers an ApiVersions v0 request sent in plaintext on a
         connection of its own, within ``limit``: proof that it is a plaintext listener. A TLS
         listener answers with an alert or closes, a silent peer stays silent: False."""
-        cid = 0x7FFF_FFFF
+        cid = INT32_MAX
         frame = b"".join(bytes(part) for part in framing.encode_request_parts(
             API_VERSIONS, 0, cid, self.config.client_id, ApiVersionsRequest()))
         remaining = limit.ends - time.monotonic()
@@ -472,7 +473,7 @@ class BrokerConnection:
             version = self.version(spec)
         self._wait_for_throttle()
         cid = self._next_id
-        self._next_id = (cid + 1) & 0x7FFFFFFF
+        self._next_id = (cid + 1) & INT32_MAX
         frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
         self._send_bytes(frame, spec.name)
         self.requests_sent[spec.name] += 1

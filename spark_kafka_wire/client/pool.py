@@ -1,4 +1,6 @@
-"""One KafkaClient per configuration per Python process, reused across tasks.
+"""One KafkaClient (or Kafka 0.7 view) per configuration per Python process, reused across
+tasks; ``shared_cluster`` gives either through the one interface the source asks
+(``client/cluster_api.py``).
 
 Spark reuses Python workers between tasks, so keeping connections open saves a TCP handshake
 and an ApiVersions exchange per broker per task. Connections reconnect lazily after a failure.
@@ -26,6 +28,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
+from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connections
@@ -54,8 +58,19 @@ def _one_per_process(store: dict[tuple[int, ClientConfig], T], config: ClientCon
 
 def shared_kafka07(config: ClientConfig) -> Kafka07Cluster:
     """The driver's view of a Kafka 0.7 cluster (its ZooKeeper session and connections), one
-    per configuration per process, like ``shared_client``."""
+    per configuration per process, like ``shared_client``. Above the client layer only the
+    0.7 writer (``sink/kafka07_writer.py``) takes it; everything else asks
+    ``shared_cluster``."""
     return _one_per_process(_clusters07, config, Kafka07Cluster)
+
+
+def shared_cluster(config: ClientConfig) -> Cluster:
+    """The cluster ``config`` names, through the interface the source asks: the shared
+    Kafka 0.7 view when ``config.kafka07``, else the shared KafkaClient. The adapters hold
+    no state of their own, so a new one per call costs nothing."""
+    if config.kafka07:
+        return Kafka07ClusterAdapter(shared_kafka07(config))
+    return KafkaCluster(shared_client(config))
 
 
 def task_connections07(config: ClientConfig) -> Kafka07Connections:

@@ -26,8 +26,6 @@ from typing import TYPE_CHECKING, Any
 from spark_kafka_wire.options.table import (
     DEFAULT_PARTITIONER,
     EVERYWHERE,
-    INT32_MAX,
-    INT64_MAX,
     NOWHERE,
     OPTIONS,
     PARTITIONERS,
@@ -50,7 +48,6 @@ if TYPE_CHECKING:
         SECURITY_PROTOCOLS,
         client_config,
         fetch_settings,
-        fetch_settings07,
     )
     from spark_kafka_wire.options.files import (
         FILE_USES,
@@ -83,8 +80,7 @@ if TYPE_CHECKING:
 
 # name -> the module defining it, for the names loaded on first use
 _LAZY = {
-    **dict.fromkeys(("SECURITY_PROTOCOLS", "client_config", "fetch_settings",
-                     "fetch_settings07"), "client"),
+    **dict.fromkeys(("SECURITY_PROTOCOLS", "client_config", "fetch_settings"), "client"),
     **dict.fromkeys(("FILE_USES", "check_security_spelling", "config_file_options",
                      "edit_distance", "known_client_configs", "misspelt_security_key",
                      "options_from_properties", "unknown_client_configs",
@@ -96,10 +92,10 @@ _LAZY = {
 }
 
 __all__ = [
-    "DEFAULT_PARTITIONER", "EVERYWHERE", "INT32_MAX", "INT64_MAX", "NOWHERE", "OPTIONS",
+    "DEFAULT_PARTITIONER", "EVERYWHERE", "NOWHERE", "OPTIONS",
     "PARTITIONERS", "SINK", "SOURCE", "Kind", "Option", "Use", "accepted_kafka_keys",
     "bool_default", "entry", "int_default", "option", "options_for", "text_default",
-    "SECURITY_PROTOCOLS", "client_config", "fetch_settings", "fetch_settings07", "FILE_USES",
+    "SECURITY_PROTOCOLS", "client_config", "fetch_settings", "FILE_USES",
     "check_security_spelling", "config_file_options", "edit_distance", "known_client_configs",
     "misspelt_security_key", "options_from_properties", "unknown_client_configs",
     "with_config_file", "kerberos_sasl_config", "oauth_config", "sasl_config", "tls_config",

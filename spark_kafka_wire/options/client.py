@@ -15,8 +15,7 @@ from collections.abc import Mapping
 
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.fetcher import FetchSettings
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.options.files import check_security_spelling
@@ -162,15 +161,3 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
         check_crcs=bool_value(opts, "kafka.check.crcs"),
         max_decompressed_bytes=optional_int(opts, "kafka.fetch.max.decompressed.bytes"),
     )
-
-
-def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
-    """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
-    kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
-    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs and
-    kafka.fetch.max.decompressed.bytes as for 0.8+."""
-    return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
-                           max_fetch_size=max(fetch.fetch_max_bytes,
-                                              fetch.max_partition_fetch_bytes),
-                           check_crcs=fetch.check_crcs,
-                           max_decompressed_size=fetch.max_decompressed_bytes)

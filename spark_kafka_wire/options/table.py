@@ -14,14 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
 
+from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 from spark_kafka_wire.protocol.records.entries import (
     DECOMPRESSION_RATIO,
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     MAX_DECOMPRESSED_OPTION,
 )
-
-INT32_MAX = 2**31 - 1  # Java's Integer.MAX_VALUE: int settings, and int32 fields on the wire
-INT64_MAX = 2**63 - 1  # Java's Long.MAX_VALUE: long settings, offsets, timestamps
 
 # kafka.partitioner's values, librdkafka's partitioner names (client/producer/partitioner.py
 # implements each), and its default, the Java client's placement.
@@ -593,7 +591,7 @@ OPTIONS: tuple[Option, ...] = (
            "idempotence or with 1 in flight (as in Java)"),
     Option("kafka.max.request.size", SINK, kind=Kind.BYTES, default=1 << 20, minimum=1,
            doc="a record that can never fit fails before sending, naming its size"),
-    Option("kafka.retries", SINK, kind=Kind.INT, default=2_147_483_647,
+    Option("kafka.retries", SINK, kind=Kind.INT, default=INT32_MAX,
            doc="retriable errors (stale leader, timeouts, dropped connections) are retried "
            "after a metadata refresh, the backoff doubling up to its maximum, until this many "
            "retries or `kafka.delivery.timeout.ms` is spent"),

@@ -37,7 +37,7 @@ import lz4.block
 import lz4.frame
 import zstandard
 
-from .errors import ProtocolError
+from spark_kafka_wire.protocol.errors import ProtocolError
 
 __all__ = [
     "CODEC_GZIP",

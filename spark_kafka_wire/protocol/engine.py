@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-from .errors import MessageEncodeError, ProtocolError
-from .primitives import Reader, Writer
+from spark_kafka_wire.protocol.errors import MessageEncodeError, ProtocolError
+from spark_kafka_wire.protocol.primitives import Reader, Writer
 
 Encode = Callable[[Writer, Any], None]
 Decode = Callable[[Reader], Any]

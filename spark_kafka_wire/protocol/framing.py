@@ -11,10 +11,10 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from .engine import ApiSpec, RequestT
-from .errors import ProtocolError
-from .messages import API_VERSIONS
-from .primitives import Reader, Writer
+from spark_kafka_wire.protocol.engine import ApiSpec, RequestT
+from spark_kafka_wire.protocol.errors import ProtocolError
+from spark_kafka_wire.protocol.messages import API_VERSIONS
+from spark_kafka_wire.protocol.primitives import Reader, Writer
 
 _SIZE = struct.Struct(">i")
 MAX_FRAME_SIZE = 1 << 30  # refuse to allocate more for one response

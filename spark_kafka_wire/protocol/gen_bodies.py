@@ -24,8 +24,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import messages
-from .engine import ApiSpec, Field, Versions
+from spark_kafka_wire.protocol import messages
+from spark_kafka_wire.protocol.engine import ApiSpec, Field, Versions
 
 TARGET = Path(__file__).with_name("bodies.py")
 COMMAND = "python -m spark_kafka_wire.protocol.gen_bodies"

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import bodies as b
-from .engine import NULL_UUID, ApiSpec, Field
+from spark_kafka_wire.protocol import bodies as b
+from spark_kafka_wire.protocol.engine import NULL_UUID, ApiSpec, Field
+from spark_kafka_wire.protocol.primitives import INT32_MAX
 
 F = Field
 
@@ -126,7 +127,7 @@ FETCH: ApiSpec[b.FetchRequest, b.FetchResponse] = ApiSpec(
         F("replica_id", "int32", default=-1),
         F("max_wait_ms", "int32"),
         F("min_bytes", "int32"),
-        F("max_bytes", "int32", "3+", default=0x7FFFFFFF),
+        F("max_bytes", "int32", "3+", default=INT32_MAX),
         F("isolation_level", "int8", "4+"),
         # kafkawire uses no fetch sessions (KIP-227): session 0 at epoch -1 is a full fetch,
         # with nothing to forget.

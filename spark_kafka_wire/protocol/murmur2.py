@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from .ordering import stable_order
+from spark_kafka_wire.protocol.ordering import stable_order
+from spark_kafka_wire.protocol.primitives import INT32_MAX
 
 __all__ = ["murmur2", "murmur2_array", "partition_for_key", "partitions_for_keys"]
 
@@ -54,7 +55,7 @@ def partition_for_key(key: bytes, num_partitions: int) -> int:
     """The Java client's default partition for a non-null key."""
     if num_partitions <= 0:
         raise ValueError("num_partitions must be positive")
-    return (murmur2(key) & 0x7FFFFFFF) % num_partitions
+    return (murmur2(key) & INT32_MAX) % num_partitions
 
 
 _BINARY_LIKE = (pa.binary(), pa.string())
@@ -180,7 +181,7 @@ def partitions_for_keys(
     if not isinstance(keys, (pa.Array, pa.ChunkedArray)):
         keys = pa.array(keys, type=pa.binary())
     h = murmur2_array(keys)
-    parts = ((h.view(np.uint32) & np.uint32(0x7FFFFFFF)) % np.uint32(num_partitions))
+    parts = ((h.view(np.uint32) & np.uint32(INT32_MAX)) % np.uint32(num_partitions))
     parts = parts.astype(np.int32)
     if keys.null_count:
         nulls = keys.is_null()

@@ -10,7 +10,13 @@ import builtins
 import struct
 import uuid as _uuid
 
-from .errors import ProtocolError
+from spark_kafka_wire.protocol.errors import ProtocolError
+
+#: Java's Integer.MAX_VALUE: the largest int32 on the wire (sizes, partition numbers, int
+#: settings), and the mask Java applies to make a hash or a counter non-negative
+INT32_MAX = 2**31 - 1
+#: Java's Long.MAX_VALUE: the largest int64 on the wire (offsets, timestamps, long settings)
+INT64_MAX = 2**63 - 1
 
 _I8 = struct.Struct(">b")
 _I16 = struct.Struct(">h")

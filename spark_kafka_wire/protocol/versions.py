@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .engine import ApiSpec
-from .errors import ErrorCode, ProtocolError, check_error, error_for_code
-from .messages import API_VERSIONS
+from spark_kafka_wire.protocol.engine import ApiSpec
+from spark_kafka_wire.protocol.errors import ErrorCode, ProtocolError, check_error, error_for_code
+from spark_kafka_wire.protocol.messages import API_VERSIONS
 
 BrokerVersions = dict[int, tuple[int, int]]
 

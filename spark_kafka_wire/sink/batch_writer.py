@@ -49,10 +49,8 @@ from pyspark.sql.types import (
 from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.kafka07.cluster import TopicLayout
 from spark_kafka_wire.client.pool import (
     shared_client,
-    shared_kafka07,
     task_client,
     task_connections07,
 )
@@ -71,7 +69,7 @@ from spark_kafka_wire.sink.exactly_once import (
     split_replayed,
     task_transactional_id,
 )
-from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, layout_for_write
+from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, TopicLayout, layout_for_write
 from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
@@ -149,8 +147,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         self.layouts07: dict[str, TopicLayout] = {}
         if options.client.kafka07:
             if options.topic is not None:
-                self.layouts07[options.topic] = layout_for_write(
-                    shared_kafka07(options.client), options.topic)
+                self.layouts07[options.topic] = layout_for_write(options.client, options.topic)
         elif options.topic is not None:
             # Fail (or create the topic) on the driver, before any task starts.
             self._topic_info(shared_client(options.client), options.topic)
@@ -218,7 +215,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         writer = Kafka07Writer(o, task_connections07(o.client), layouts)
         def locate(topic: str) -> None:
             if topic not in layouts:
-                layouts[topic] = layout_for_write(shared_kafka07(o.client), topic)
+                layouts[topic] = layout_for_write(o.client, topic)
 
         for rows in iterator:
             if rows.num_rows == 0:

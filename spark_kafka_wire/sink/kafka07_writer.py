@@ -31,12 +31,14 @@ import logging
 import random
 from collections import defaultdict
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.kafka07.cluster import (
     Kafka07Cluster,
@@ -46,6 +48,7 @@ from spark_kafka_wire.client.kafka07.cluster import (
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.offsets import latest_offset
 from spark_kafka_wire.client.kafka07.produce import multiproduce
+from spark_kafka_wire.client.pool import shared_kafka07
 from spark_kafka_wire.client.producer import assign_partitions
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import encode_message_set
@@ -57,7 +60,24 @@ log = logging.getLogger(__name__)
 MESSAGE_OVERHEAD = 10
 
 
-def layout_for_write(cluster: Kafka07Cluster, topic: str) -> TopicLayout:
+def layout_for_write(config: ClientConfig, topic: str) -> TopicLayout:
+    """Where ``topic``'s rows may go, asked of the process's shared 0.7 view
+    (``pool.shared_kafka07``): see :func:`topic_layout`."""
+    return topic_layout(shared_kafka07(config), topic)
+
+
+@contextmanager
+def topic_writer(options: SinkOptions, topic: str
+                 ) -> Iterator[tuple[Kafka07Writer, TopicLayout]]:
+    """A writer of ``topic`` with a ZooKeeper session and connections of its own, closed
+    afterwards (the CLI's produce), and the topic's layout."""
+    with Kafka07Cluster(options.client) as cluster:
+        cluster.brokers()  # ZooKeeper answers, and registers 0.7 brokers: say so at once
+        layout = topic_layout(cluster, topic)
+        yield Kafka07Writer(options, cluster.connections, {topic: layout}), layout
+
+
+def topic_layout(cluster: Kafka07Cluster, topic: str) -> TopicLayout:
     """Where ``topic``'s rows may go: its registered partitions, or for a topic no broker has
     yet, partition 0 of every registered broker (see the module docstring)."""
     layout = cluster.layouts([topic]).get(topic)

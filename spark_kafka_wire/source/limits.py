@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
-from spark_kafka_wire.options import INT32_MAX, INT64_MAX, option, text_value
+from spark_kafka_wire.options import option, text_value
 from spark_kafka_wire.protocol.errors import shown
+from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster_api import Layout
 from spark_kafka_wire.client.errors import CheckpointError
 from spark_kafka_wire.protocol.errors import shown
+from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 
 Offsets = dict[TopicPartition, int]
 
@@ -40,8 +42,6 @@ renumbers the partitions after it, so offsets are translated between layouts by 
 
 _RECORDED = (START_KEY, TASKS_KEY, LAYOUT_KEY)
 
-Layout = dict[str, tuple[str, ...]]
-
 
 def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
@@ -51,8 +51,8 @@ def to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
     return out
 
 
-_MAX_PARTITION = 2**31 - 1
-_MAX_OFFSET = 2**63 - 1
+_MAX_PARTITION = INT32_MAX
+_MAX_OFFSET = INT64_MAX
 
 
 def from_json(doc: Mapping[str, Mapping[str, int]]) -> Offsets:

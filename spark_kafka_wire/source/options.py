@@ -14,10 +14,10 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from spark_kafka_wire.client.cluster_api import FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SOURCE,
@@ -27,7 +27,6 @@ from spark_kafka_wire.options import (
     bool_value,
     client_config,
     fetch_settings,
-    fetch_settings07,
     given,
     int_default,
     int_value,

@@ -47,19 +47,17 @@ import heapq
 import logging
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster_api import Cluster, FetchSettings07, Locator, PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
 from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, PartitionLocation
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
-from spark_kafka_wire.client.timestamps import offsets_for_times
+from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.source.limits import Limit, OffsetSpec
 from spark_kafka_wire.source.options import SourceOptions
@@ -86,7 +84,7 @@ class KafkaInputPartition(InputPartition):
     ``ranges`` are read one after another, each as a fixed range of its own (so a retried
     task reads exactly the same rows, data loss is judged per range, read_committed holds
     transactions per partition); one range unless small ranges were packed together.
-    On Kafka 0.7 (``client.kafka07``) ``locations`` holds, range by range, the broker and
+    On Kafka 0.7 (``Cluster.locator``) ``locations`` holds, range by range, the broker and
     partition the planner found each global partition number at (None for an empty range),
     and ``fetch07`` the FETCH sizes: tasks never ask ZooKeeper."""
 
@@ -172,17 +170,11 @@ def assigned_partitions(client: Cluster, strategy: Strategy, missing_ok: bool = 
 # --------------------------------------------------------------------------------- offsets
 
 
-Cluster = KafkaClient | Kafka07Cluster
-"""What planning asks: a 0.8+ cluster's client, or a Kafka 0.7 cluster's view (ZooKeeper
-layouts, byte offsets from OFFSETS), which answers the same questions in its own way."""
-
-
 def cluster_offsets(client: Cluster, specs: dict[TopicPartition, int],
                     isolation_level: int) -> dict[TopicPartition, int]:
-    """Earliest (-2), latest (-1) or given offsets, resolved."""
-    if isinstance(client, Kafka07Cluster):
-        return client.list_offsets(specs)
-    return resolve_offsets(client, specs, isolation_level)
+    """Earliest (-2), latest (-1) or given offsets, resolved (``Cluster.list_offsets``: on
+    Kafka 0.7 byte offsets)."""
+    return client.list_offsets(specs, isolation_level)
 
 
 def resolve_limit(
@@ -193,8 +185,7 @@ def resolve_limit(
     if isinstance(limit, OffsetSpec):
         return cluster_offsets(client, limit.for_partitions(tps, word=word), isolation_level)
     stamps = limit.for_partitions(tps, word=word)
-    found = client.offsets_for_times(stamps) if isinstance(client, Kafka07Cluster) else \
-        offsets_for_times(client, stamps, isolation_level)
+    found = client.offsets_for_times(stamps, isolation_level)
     wanted: dict[TopicPartition, int] = {}
     for tp in tps:
         offset = found[tp]
@@ -275,7 +266,7 @@ def plan_ranges(client: Cluster, options: SourceOptions) -> list[OffsetRange]:
             raise StartAfterEndError(tp[0], tp[1], start, end, options.starting.option,
                                      options.ending.option)
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
-    if isinstance(client, Kafka07Cluster):
+    if client.byte_offsets:
         if options.min_partitions is not None or options.max_records_per_partition is not None:
             log.info("Kafka 0.7: minPartitions and maxRecordsPerPartition split no range (a "
                      "piece must start where a message does, which only reading the bytes "
@@ -398,8 +389,7 @@ def _halve_until(groups: list[list[OffsetRange]], count: int) -> list[list[Offse
 
 def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
                      default_tasks: int | None,
-                     locate: Callable[[OffsetRange], PartitionLocation] | None = None,
-                     ) -> list[KafkaInputPartition]:
+                     locate: Locator | None = None) -> list[KafkaInputPartition]:
     """The read's tasks: ``ranges`` packed, aiming at ``minPartitions`` tasks when given, else
     at ``default_tasks`` (None: no packing at all, for a micro-batch whose end offsets were
     written before kafkawire packed ranges, so its replay is split as it was). ``locate``
@@ -411,6 +401,7 @@ def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
     return [KafkaInputPartition(
                 i, g, o.client, o.fetch, o.max_records_per_batch, o.fail_on_data_loss,
                 o.include_headers,
-                None if locate is None else [locate(r) if r.size > 0 else None for r in g],
+                None if locate is None else
+                [locate(r.topic, r.partition) if r.size > 0 else None for r in g],
                 o.fetch07)
             for i, g in enumerate(groups)]

@@ -15,11 +15,12 @@ from collections.abc import Mapping
 
 from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 # Spark's time units (JavaUtils.timeStringAsMs) as (numerator, denominator) of a millisecond.
 _UNITS_MS = {"us": (1, 1000), "ms": (1, 1), "s": (1000, 1), "sec": (1000, 1),
              "m": (60_000, 1), "min": (60_000, 1), "h": (3_600_000, 1), "d": (86_400_000, 1)}
-MAX_DURATION_MS = 2**63 - 1  # Spark holds durations in a long
+MAX_DURATION_MS = INT64_MAX  # Spark holds durations in a long
 
 
 def parse_duration_ms(text: str, option: str) -> int:

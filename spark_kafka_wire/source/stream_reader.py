@@ -38,11 +38,10 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import DataLossError
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
-from spark_kafka_wire.client.pool import shared_client, shared_kafka07
+from spark_kafka_wire.client.pool import shared_cluster
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
 from spark_kafka_wire.protocol.errors import UnknownTopicOrPartitionError
 from spark_kafka_wire.source.batch_reader import read_partition
@@ -60,7 +59,6 @@ from spark_kafka_wire.source.offsets_json import (
 )
 from spark_kafka_wire.source.options import GroupStart, StreamOptions
 from spark_kafka_wire.source.planning import (
-    Cluster,
     OffsetRange,
     assigned_partitions,
     cluster_offsets,
@@ -99,14 +97,12 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _client(self) -> Cluster:
         s = self.options.source
         config = s.planner_client or s.client
-        return shared_kafka07(config) if config.kafka07 else shared_client(config)
+        return shared_cluster(config)
 
     def _layout(self, client: Cluster, tps: list[TopicPartition] | Offsets) -> Layout | None:
         """Kafka 0.7: the partition names the numbers of ``tps`` refer to now (offsets_json's
         LAYOUT_KEY); None on newer clusters, whose partition numbers are their own."""
-        if not isinstance(client, Kafka07Cluster):
-            return None
-        return client.names(sorted({t for t, _ in tps}))
+        return client.partition_names({t for t, _ in tps})
 
     def _names(self, offsets: Offsets, layout: Layout | None) -> dict[TopicPartition, str] | None:
         """Kafka 0.7 ZooKeeper offset nodes are named ``<broker id>-<partition>``."""
@@ -147,8 +143,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                 committed = self._zookeeper().fetch(
                     o.group_id, tps, self._names({tp: 0 for tp in tps}, self._initial_layout))
             else:
-                assert not isinstance(client, Kafka07Cluster)  # refused by the options
-                committed = fetch_committed(client, o.group_id, tps)
+                committed = client.committed_offsets(o.group_id, tps)  # 0.7: refused
             wanted = {tp: (c if c >= 0 else EARLIEST) for tp, c in committed.items()}
             offsets = cluster_offsets(client, wanted, o.source.isolation_level)
         else:
@@ -213,9 +208,9 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         end = dict(latest)
         if isinstance(limit, ReadMaxRows):
             end = rate_limit(limit.max_rows, begin, latest)
-            if isinstance(client, Kafka07Cluster):  # byte offsets: cut at a message's end
+            if client.byte_offsets:  # Kafka 0.7: cut at a message's end
                 fetch07 = o.source.fetch07
-                end = {tp: client.cut(client.location(*tp), begin[tp], e, fetch07)
+                end = {tp: client.message_end(tp, begin[tp], e, fetch07)
                        if begin[tp] < e < latest[tp] else e for tp, e in end.items()}
         min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
             o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
@@ -315,11 +310,9 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
                 continue
             ranges.append(OffsetRange(tp[0], tp[1], a, b))
         if layout is not None:  # read where the end's layout names each partition now
-            client = self._client()
-            assert isinstance(client, Kafka07Cluster)
             return list(input_partitions(
                 [r for r in ranges if r.size > 0], s, recorded_tasks(end),
-                lambda r: client.locate(r.topic, layout[r.topic][r.partition], r.partition)))
+                self._client().locator(layout)))
         ranges = split_ranges(ranges, s.min_partitions, s.max_records_per_partition)
         # packed for the task count the batch's end recorded, so that a replay anywhere
         # splits the batch as the first attempt did
@@ -356,9 +349,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             return
         assert o.group_id
         if o.commits_to_kafka:
-            client = self._client()
-            assert not isinstance(client, Kafka07Cluster)  # refused by the options
-            commit_offsets(client, o.group_id, offsets, metadata="kafkawire")
+            self._client().commit_offsets(o.group_id, offsets, "kafkawire")  # 0.7: refused
         if o.commits_to_zookeeper:
             self._zookeeper().commit(o.group_id, offsets, self._names(offsets, layout))
         self._committed = dict(offsets)

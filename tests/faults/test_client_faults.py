@@ -66,6 +66,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import (
@@ -690,11 +691,11 @@ def test_a_damaged_partition_index_fails_planning_instead_of_skipping_a_partitio
     options = parse_source_options({"kafka.bootstrap.servers": durable_broker.bootstrap,
                                     "subscribe": topic, "endingOffsets": "latest"})
     with KafkaClient(options.client) as client:
-        clean = plan_ranges(client, options)
+        clean = plan_ranges(KafkaCluster(client), options)
         name = topic.encode()
         if answer == "Metadata":  # v12: name, topic id, is_internal, partitions; error code
             needle = bytes([len(name) + 1]) + name
-            position = _frame_position(monkeypatch, lambda: plan_ranges(client, options), needle,
+            position = _frame_position(monkeypatch, lambda: plan_ranges(KafkaCluster(client), options), needle,
                                        METADATA.name) + len(needle) + 16 + 1 + 1 + 2 + 3
             api_key = METADATA_KEY
         else:
@@ -702,10 +703,10 @@ def test_a_damaged_partition_index_fails_planning_instead_of_skipping_a_partitio
     with KafkaClient(options.client) as client:
         durable_broker.proxy.corrupt(position, xor=0x01, api_key=api_key)
         with pytest.raises(ProtocolError, match="damaged") as info:
-            plan_ranges(client, options)
+            plan_ranges(KafkaCluster(client), options)
         message = str(info.value)
         assert f"topic {topic!r}" in message and durable_broker.bootstrap in message, message
-        assert plan_ranges(client, options) == clean
+        assert plan_ranges(KafkaCluster(client), options) == clean
     record_fact(f"partition index flipped in the {answer} answer: {message[:110]}")
 
 

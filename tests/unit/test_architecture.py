@@ -336,6 +336,78 @@ def test_no_module_uses_another_modules_private_names() -> None:
     assert private_reach_ins(package_modules()) == []
 
 
+# The cluster kinds' types: above the client layer nothing asks which one it has, it asks the
+# interface (client/cluster_api.py's Cluster) what it can do.
+CLUSTER_KINDS = {"KafkaClient", "Kafka07Cluster", "KafkaCluster", "Kafka07ClusterAdapter"}
+# The one module above the client layer that uses client/kafka07 itself: the 0.7 writer
+# (writes are not part of the interface; see client/cluster_api.py).
+KAFKA07_WRITER = "spark_kafka_wire.sink.kafka07_writer"
+
+
+def _above_the_client(module: str) -> bool:
+    return layer(module) in ("source", "sink", "shared", "face", "cli", "root")
+
+
+def cluster_kind_checks(modules: dict[str, Path]) -> list[str]:
+    """isinstance/issubclass on a cluster kind, and imports of ``client.kafka07`` modules,
+    in modules above the client layer (the 0.7 writer may import the latter)."""
+    found: list[str] = []
+    names = set(modules)
+    for name, path in sorted(modules.items()):
+        if not _above_the_client(name):
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                    and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
+                kinds = sorted({n.id if isinstance(n, ast.Name) else n.attr
+                                for n in ast.walk(node.args[1])
+                                if isinstance(n, (ast.Name, ast.Attribute))} & CLUSTER_KINDS)
+                if kinds:
+                    found.append(f"{name}:{node.lineno}: {node.func.id} on {', '.join(kinds)}")
+        if name == KAFKA07_WRITER:
+            continue
+        for imp in imports_of(name, path, names, tree):
+            if imp.target.startswith("spark_kafka_wire.client.kafka07"):
+                found.append(f"{name}:{imp.line}: imports {imp.target}")
+    return found
+
+
+def test_nothing_above_the_client_layer_asks_which_kind_of_cluster_it_has() -> None:
+    """Source, sink, options, the data source and the CLI ask ``Cluster``
+    (client/cluster_api.py) what a cluster can do; no isinstance on KafkaClient,
+    Kafka07Cluster or the adapters, and only the 0.7 writer imports client/kafka07."""
+    assert cluster_kind_checks(package_modules()) == []
+
+
+def test_the_cluster_kind_rule_catches_what_it_forbids(tmp_path: Path) -> None:
+    modules = _write_package(tmp_path, {
+        "spark_kafka_wire/__init__.py": "",
+        "spark_kafka_wire/client/__init__.py": "",
+        "spark_kafka_wire/client/cluster.py": "class KafkaClient: ...\n",
+        "spark_kafka_wire/client/kafka07/__init__.py": "",
+        "spark_kafka_wire/client/kafka07/cluster.py": "class Kafka07Cluster: ...\n",
+        "spark_kafka_wire/client/adapted.py": (
+            "from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster\n"
+            "def f(c):\n    return isinstance(c, Kafka07Cluster)\n"),
+        "spark_kafka_wire/source/__init__.py": "",
+        "spark_kafka_wire/source/p.py": (
+            "from spark_kafka_wire.client import cluster\n"
+            "from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster\n"
+            "def f(c):\n    return isinstance(c, (int, cluster.KafkaClient))\n"),
+        "spark_kafka_wire/sink/__init__.py": "",
+        "spark_kafka_wire/sink/kafka07_writer.py": (
+            "from spark_kafka_wire.client.kafka07 import cluster\n"),
+        "spark_kafka_wire/cli/__init__.py": "",
+        "spark_kafka_wire/cli/t.py": "def f(c, K):\n    return issubclass(c, K.KafkaCluster)\n",
+    })
+    assert cluster_kind_checks(modules) == [
+        "spark_kafka_wire.cli.t:2: issubclass on KafkaCluster",
+        "spark_kafka_wire.source.p:4: isinstance on KafkaClient",
+        "spark_kafka_wire.source.p:2: imports spark_kafka_wire.client.kafka07.cluster",
+    ]
+
+
 def _write_package(root: Path, files: dict[str, str]) -> dict[str, Path]:
     for rel, text in files.items():
         path = root / rel
@@ -430,11 +502,12 @@ def test_ci_runs_the_linters_before_the_tests() -> None:
           if line.strip() and not line.lstrip().startswith("#")]
     assert "set -euo pipefail" in ci, ci
     assert ci.index("make lint") < ci.index("make test"), ci
-    # ruff's two layering rules: no relative import beyond the parent, no import hidden in a
-    # function (without a noqa giving the reason)
-    select = next(line for line in (ROOT / "pyproject.toml").read_text().splitlines()
-                  if line.startswith("select = "))
+    # ruff's two layering rules: no relative import at all, no import hidden in a function
+    # (without a noqa giving the reason)
+    pyproject = (ROOT / "pyproject.toml").read_text().splitlines()
+    select = next(line for line in pyproject if line.startswith("select = "))
     assert '"TID252"' in select and '"PLC0415"' in select, select
+    assert 'ban-relative-imports = "all"' in pyproject
 
 
 def _make_recipe(target: str) -> list[str]:

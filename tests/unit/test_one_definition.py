@@ -4,7 +4,9 @@ A second copy of a layout or a code table drifts from the first without a test n
 copy's own tests pass), so the names the layers share are defined in one module and imported
 everywhere else: the record batch header's layout in ``protocol/records/batch.py``, Kafka's
 error codes in ``protocol/errors.py`` (``ErrorCode``), ``TopicPartition`` in
-``client/cluster.py``. Checked on the source: any module-level assignment or class of these
+``client/cluster.py``, a 0.7 checkpoint's ``Layout`` in ``client/cluster_api.py``, Java's
+``INT32_MAX``/``INT64_MAX`` in ``protocol/primitives.py`` (written ``2**31 - 1``,
+``0x7FFFFFFF`` or ``2147483647`` anywhere else, they fail too). Checked on the source: any module-level assignment or class of these
 names elsewhere, or the header's struct format written out again, fails.
 """
 
@@ -21,7 +23,12 @@ OWNERS = {
     "HEADER_SIZE": "spark_kafka_wire.protocol.records.batch",
     "ErrorCode": "spark_kafka_wire.protocol.errors",
     "TopicPartition": "spark_kafka_wire.client.cluster",
+    "Layout": "spark_kafka_wire.client.cluster_api",
+    "INT32_MAX": "spark_kafka_wire.protocol.primitives",
+    "INT64_MAX": "spark_kafka_wire.protocol.primitives",
 }
+#: Java's Integer.MAX_VALUE and Long.MAX_VALUE: written out only where INT32_MAX/INT64_MAX are
+JAVA_MAXIMA = {2**31 - 1, 2**63 - 1}
 #: the record batch header (v2) as struct writes it: baseOffset .. recordCount
 BATCH_HEADER_FORMAT = ">qiibIhiqqqhii"
 
@@ -53,6 +60,38 @@ def test_the_batch_header_layout_is_written_once() -> None:
     writers = sorted(module for module, path in package_modules().items()
                      if BATCH_HEADER_FORMAT in path.read_text())
     assert writers == [OWNERS["BATCH_HEADER"]]
+
+
+def java_maxima(tree: ast.AST) -> list[int]:
+    """The lines where Integer.MAX_VALUE or Long.MAX_VALUE is written out: as a literal
+    (``0x7FFFFFFF``, ``2147483647``) or as ``2**31 - 1`` / ``2**63 - 1``."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and type(node.value) is int \
+                and node.value in JAVA_MAXIMA:
+            lines.append(node.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) \
+                and isinstance(node.right, ast.Constant) and node.right.value == 1 \
+                and isinstance(node.left, ast.BinOp) and isinstance(node.left.op, ast.Pow) \
+                and isinstance(node.left.left, ast.Constant) and node.left.left.value == 2 \
+                and isinstance(node.left.right, ast.Constant) \
+                and node.left.right.value in (31, 63):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_javas_maxima_are_written_once() -> None:
+    writers = {module: java_maxima(ast.parse(path.read_text(), str(path)))
+               for module, path in package_modules().items()}
+    assert {m: lines for m, lines in writers.items() if lines} == {
+        OWNERS["INT32_MAX"]: java_maxima(ast.parse(
+            package_modules()[OWNERS["INT32_MAX"]].read_text()))}
+    assert len(writers[OWNERS["INT32_MAX"]]) == 2
+
+
+def test_the_maxima_check_catches_each_spelling() -> None:
+    code = "A = 2**31 - 1\nB = 0x7FFFFFFF\nC = x & 2147483647\nD = 2 ** 63 - 1\nE = 2**31\n"
+    assert java_maxima(ast.parse(code)) == [1, 2, 3, 4]
 
 
 def test_the_check_catches_a_second_definition(tmp_path: Path) -> None:

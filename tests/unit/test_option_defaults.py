@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetcher import FetchSettings
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.producer import ProduceSettings
 from spark_kafka_wire.client.producer.settings import parse_acks
@@ -33,7 +33,6 @@ from spark_kafka_wire.options import (
     SOURCE,
     client_config,
     fetch_settings,
-    fetch_settings07,
     lower_keys,
     option,
 )

@@ -8,10 +8,19 @@ a concern of the layers above. Offsets are byte positions in the partition's log
 
 from __future__ import annotations
 
-from .connection import BrokerPartition, Kafka07Connection, Kafka07Connections
-from .fetch import FetchSettings07, fetch_once, fetch_range, multifetch
-from .offsets import earliest_offset, latest_offset, offsets_before
-from .produce import multiproduce, produce
+from spark_kafka_wire.client.kafka07.connection import (
+    BrokerPartition,
+    Kafka07Connection,
+    Kafka07Connections,
+)
+from spark_kafka_wire.client.kafka07.fetch import (
+    FetchSettings07,
+    fetch_once,
+    fetch_range,
+    multifetch,
+)
+from spark_kafka_wire.client.kafka07.offsets import earliest_offset, latest_offset, offsets_before
+from spark_kafka_wire.client.kafka07.produce import multiproduce, produce
 
 __all__ = [
     "BrokerPartition",

@@ -23,6 +23,7 @@ from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.errors import ErrorCode, RecordTooLargeError, error_for_code
 from spark_kafka_wire.protocol.ordering import stable_order
+from spark_kafka_wire.protocol.primitives import INT32_MAX
 from spark_kafka_wire.protocol.records import HEADER_SIZE, decode_record_batches, encode_message_set
 from spark_kafka_wire.protocol.records.batch import encode_record_batch_buffer
 from spark_kafka_wire.protocol.records.entries import MAGIC_POS
@@ -102,7 +103,7 @@ def split_batch(batch: PendingBatch, settings: ProduceSettings, producer_id: int
     out = []
     span = batch.span / 2
     for i, (lo, hi) in enumerate(((0, half), (half, n))):
-        seq = -1 if batch.base_sequence < 0 else (batch.base_sequence + lo) & 0x7FFFFFFF
+        seq = -1 if batch.base_sequence < 0 else (batch.base_sequence + lo) & INT32_MAX
         headers = None if rows.headers is None else rows.headers[lo:hi]
         encoded = encode_record_batch_buffer(
             rows.keys.slice(lo, hi - lo), rows.values.slice(lo, hi - lo),

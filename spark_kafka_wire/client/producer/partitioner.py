@@ -38,6 +38,7 @@ import pyarrow as pa
 from spark_kafka_wire.options.table import DEFAULT_PARTITIONER, PARTITIONERS
 from spark_kafka_wire.protocol.murmur2 import key_spans, murmur2_array
 from spark_kafka_wire.protocol.ordering import stable_order
+from spark_kafka_wire.protocol.primitives import INT32_MAX
 
 _FNV_OFFSET = 0x811C9DC5
 _FNV_PRIME = 0x01000193
@@ -145,7 +146,7 @@ def assign_partitions(
         keys = keys.combine_chunks()
     n = np.uint32(num_partitions)
     if partitioner.startswith("murmur2"):
-        hashed = (murmur2_array(keys).view(np.uint32) & np.uint32(0x7FFFFFFF)) % n
+        hashed = (murmur2_array(keys).view(np.uint32) & np.uint32(INT32_MAX)) % n
     elif partitioner.startswith("consistent"):
         hashed = crc32_array(keys) % n
     else:

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.errors import OAuthTokenError
+from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Token:
     principal: str = ""
 
 
-MAX_MS = 2**63 - 1  # times are Java longs of ms since the epoch
+MAX_MS = INT64_MAX  # times are Java longs of ms since the epoch
 
 
 def epoch_ms(value: object, per_unit: int = 1000) -> int | None:

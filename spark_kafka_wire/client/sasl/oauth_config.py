@@ -32,6 +32,7 @@ from urllib.parse import urlsplit, urlunsplit
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.operator import operator_list, where_to_set
 from spark_kafka_wire.options.table import bool_default, int_default, text_default
+from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 #: Kafka 3.4+ and the older ``secured`` package name of the KIP-768 login callback handler.
@@ -221,7 +222,7 @@ def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, st
 
 
 # The longest unsecured token lifetime: Java adds it, in ms, to a long.
-MAX_LIFETIME_S = (2**63 - 1) // 1000 // 1000
+MAX_LIFETIME_S = INT64_MAX // 1000 // 1000
 
 
 def _number(where: str, text: str) -> int | float:

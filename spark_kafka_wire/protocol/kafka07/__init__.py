@@ -21,14 +21,14 @@ encodes messages and decodes message sets into record columns.
 
 from __future__ import annotations
 
-from .messages import (
+from spark_kafka_wire.protocol.kafka07.messages import (
     MessageSetRead,
     decode_message_set,
     encode_message,
     encode_message_set,
     message_ends,
 )
-from .requests import (
+from spark_kafka_wire.protocol.kafka07.requests import (
     EARLIEST_TIME,
     LATEST_TIME,
     FetchSpec,
@@ -40,7 +40,7 @@ from .requests import (
     encode_produce,
     expects_answer,
 )
-from .responses import (
+from spark_kafka_wire.protocol.kafka07.responses import (
     decode_multifetch,
     decode_offsets,
     split_answer,

@@ -22,6 +22,8 @@ from collections.abc import Iterable, Sequence
 from enum import IntEnum
 from typing import NamedTuple
 
+from spark_kafka_wire.protocol.primitives import INT32_MAX
+
 __all__ = [
     "EARLIEST_TIME",
     "LATEST_TIME",
@@ -54,7 +56,7 @@ _HEAD = struct.Struct(">ih")  # REQUEST_LENGTH, REQUEST_TYPE
 _INT16 = struct.Struct(">h")
 _PARTITION = struct.Struct(">i")
 _OFFSET_SIZE = struct.Struct(">qi")  # FETCH's OFFSET + MAX_SIZE, OFFSETS' TIME + MAX_NUMBER
-_MAX_REQUEST = 2**31 - 1
+_MAX_REQUEST = INT32_MAX
 
 
 class FetchSpec(NamedTuple):

@@ -21,22 +21,22 @@ One module per concern, each importing only those listed before it:
 - ``decode``: :func:`decode_record_batches`, for a response that may mix all of them.
 """
 
-from .batch import (
+from spark_kafka_wire.protocol.records.batch import (
     ATTR_TRANSACTIONAL,
     HEADER_SIZE,
     encode_record_batch,
     next_batch_offset,
     restamp_batch,
 )
-from .columns import DecodedRecords
-from .control import (
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
+from spark_kafka_wire.protocol.records.control import (
     CommittedFilter,
     TransactionCounts,
     TransactionEvents,
 )
-from .decode import decode_record_batches
-from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
-from .legacy import encode_message_set
+from spark_kafka_wire.protocol.records.decode import decode_record_batches
+from spark_kafka_wire.protocol.records.entries import DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
+from spark_kafka_wire.protocol.records.legacy import encode_message_set
 
 __all__ = [
     "ATTR_TRANSACTIONAL",

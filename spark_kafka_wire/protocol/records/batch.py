@@ -33,8 +33,7 @@ from crc32c import crc32c
 from spark_kafka_wire.protocol.compression import CODEC_NONE, codec_id
 from spark_kafka_wire.protocol.compression import compress as _compress
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
-
-from .columns import (
+from spark_kafka_wire.protocol.records.columns import (
     MAX_COLUMN_BYTES,
     DecodedRecords,
     join_row_segments,
@@ -42,8 +41,13 @@ from .columns import (
     spans_to_binary,
     timestamp_column,
 )
-from .control import CONTROL_ABORT, AbortedTransactions, TransactionEvents, control_type
-from .entries import (
+from spark_kafka_wire.protocol.records.control import (
+    CONTROL_ABORT,
+    AbortedTransactions,
+    TransactionEvents,
+    control_type,
+)
+from spark_kafka_wire.protocol.records.entries import (
     LOG_OVERHEAD,
     MAGIC_POS,
     OFFSET_LENGTH,
@@ -51,7 +55,7 @@ from .entries import (
     decompress_records,
     peek_magic,
 )
-from .varint import (
+from spark_kafka_wire.protocol.records.varint import (
     Malformed,
     put_varints,
     read_varint,

@@ -18,10 +18,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .varint import Malformed
+from spark_kafka_wire.protocol.primitives import INT32_MAX
+from spark_kafka_wire.protocol.records.varint import Malformed
 
 # What one Arrow binary column holds (int32 offsets).
-MAX_COLUMN_BYTES = 2**31 - 1
+MAX_COLUMN_BYTES = INT32_MAX
 
 _HAS_VIEWS = hasattr(pa, "binary_view")
 # Spans of one length up to this many bytes in all are gathered by numpy's fancy index; more

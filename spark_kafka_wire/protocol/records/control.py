@@ -37,9 +37,8 @@ from typing import Any
 import numpy as np
 
 from spark_kafka_wire.protocol.errors import CorruptRecordError
-
-from .columns import DecodedRecords
-from .varint import Malformed, read_varint
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
+from spark_kafka_wire.protocol.records.varint import Malformed, read_varint
 
 CONTROL_ABORT = 0
 CONTROL_COMMIT = 1

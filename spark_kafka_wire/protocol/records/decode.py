@@ -9,12 +9,15 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafka_wire.protocol.errors import ProtocolError
-
-from .batch import BatchDecoding, decode_batches
-from .columns import DecodedRecords
-from .control import AbortedTransactions, TransactionEvents
-from .entries import DEFAULT_MAX_DECOMPRESSED_SIZE, DecompressionBudget, peek_magic
-from .legacy import decode_message_sets
+from spark_kafka_wire.protocol.records.batch import BatchDecoding, decode_batches
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
+from spark_kafka_wire.protocol.records.control import AbortedTransactions, TransactionEvents
+from spark_kafka_wire.protocol.records.entries import (
+    DEFAULT_MAX_DECOMPRESSED_SIZE,
+    DecompressionBudget,
+    peek_magic,
+)
+from spark_kafka_wire.protocol.records.legacy import decode_message_sets
 
 
 def decode_record_batches(

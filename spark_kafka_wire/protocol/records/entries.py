@@ -19,8 +19,7 @@ from spark_kafka_wire.protocol.compression import (
 )
 from spark_kafka_wire.protocol.compression import decompress as _decompress
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
-
-from .columns import MAX_COLUMN_BYTES
+from spark_kafka_wire.protocol.records.columns import MAX_COLUMN_BYTES
 
 LOG_OVERHEAD = 12  # offset + length: the part an entry's length does not count
 MAGIC_POS = 16

@@ -41,8 +41,7 @@ from spark_kafka_wire.protocol.compression import (
 )
 from spark_kafka_wire.protocol.compression import compress as _compress
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
-
-from .columns import (
+from spark_kafka_wire.protocol.records.columns import (
     MAX_COLUMN_BYTES,
     DecodedRecords,
     join_rows,
@@ -50,7 +49,13 @@ from .columns import (
     spans_to_binary,
     timestamp_column,
 )
-from .entries import LOG_OVERHEAD, MAGIC_POS, DecompressionBudget, decompress_records, peek_magic
+from spark_kafka_wire.protocol.records.entries import (
+    LOG_OVERHEAD,
+    MAGIC_POS,
+    DecompressionBudget,
+    decompress_records,
+    peek_magic,
+)
 
 __all__ = ["decode_message_sets", "encode_message_set"]
 

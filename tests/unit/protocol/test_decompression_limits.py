@@ -36,8 +36,7 @@ from spark_kafka_wire.protocol.records.entries import (
     MAX_DECOMPRESSED_OPTION,
     decompression_limit,
 )
-
-from .test_legacy_records import message
+from tests.unit.protocol.test_legacy_records import message
 
 MiB = 1 << 20
 BOMB = 200 * MiB  # what one bomb batch expands to: under the old per-batch cap of 256 MiB

@@ -30,8 +30,7 @@ from spark_kafka_wire.protocol.records import (
     encode_message_set,
     encode_record_batch,
 )
-
-from .test_records import ours
+from tests.unit.protocol.test_records import ours
 
 Rec = tuple[int, bytes | None, bytes | None]  # (timestamp, key, value)
 Row = tuple[int, int, int, bytes | None, bytes | None, None]

@@ -92,6 +92,8 @@ def test_pieces_tile_each_range_exactly(seed: int) -> None:
 
 def _plan(monkeypatch, starts: dict, ends: dict, **options: str):
     """plan_ranges with the partitions and resolved offsets given (no broker)."""
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.cluster_adapters import KafkaCluster
     from spark_kafka_wire.source import planning
     from spark_kafka_wire.source.options import parse_source_options
 
@@ -101,7 +103,7 @@ def _plan(monkeypatch, starts: dict, ends: dict, **options: str):
     monkeypatch.setattr(planning, "resolve_limit",
                         lambda client, limit, tps, word, iso, is_start:
                         starts if is_start else ends)
-    return planning.plan_ranges(None, opts)  # type: ignore[arg-type]
+    return planning.plan_ranges(KafkaCluster(KafkaClient(opts.client)), opts)
 
 
 @pytest.mark.parametrize("split", [{}, {"minPartitions": "8"}, {"maxRecordsPerPartition": "2"}],

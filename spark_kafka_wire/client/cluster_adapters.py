@@ -1,0 +1,183 @@
+"""The two implementations of ``client/cluster_api.py``'s :class:`Cluster`.
+
+Each only forwards to the code that already speaks to its kind of cluster, so the requests on
+the wire are those the callers sent before the interface existed: :class:`KafkaCluster` to
+``client/offsets.py``, ``client/timestamps.py`` and ``client/group_offsets.py`` over a
+:class:`KafkaClient`; :class:`Kafka07ClusterAdapter` to ``client/kafka07/cluster.py``.
+The wrapped object stays reachable (``client``, ``cluster``) for the client-layer code
+that needs its kind's own operations (ZooKeeper registry lookups, 0.7 segment walks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient, TopicPartition
+from spark_kafka_wire.client.cluster_api import Contradiction, Layout, Locator
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.kafka07.cluster import (
+    MAX_SEGMENTS,
+    Kafka07Cluster,
+    PartitionLocation,
+    read_range,
+)
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
+from spark_kafka_wire.client.kafka07.offsets import offsets_before
+from spark_kafka_wire.client.offsets import resolve_offsets
+from spark_kafka_wire.client.timestamps import offsets_for_times
+from spark_kafka_wire.protocol.kafka07 import LATEST_TIME
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
+
+
+class KafkaCluster:
+    """A Kafka 0.8+ cluster through a :class:`KafkaClient`."""
+
+    byte_offsets = False
+    has_group_coordinator = True
+
+    def __init__(self, client: KafkaClient) -> None:
+        self.client = client
+
+    @property
+    def config(self) -> ClientConfig:
+        return self.client.config
+
+    def fetch_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
+        return self.client.fetch_metadata(topics)
+
+    def list_offsets(self, specs: Mapping[TopicPartition, int], isolation_level: int
+                     ) -> dict[TopicPartition, int]:
+        return resolve_offsets(self.client, specs, isolation_level)
+
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
+                          on_contradiction: Contradiction | None = None,
+                          ) -> dict[TopicPartition, int | None]:
+        return offsets_for_times(self.client, stamps, isolation_level,
+                                 on_contradiction=on_contradiction)
+
+    def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
+                   fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        return fetch_range(self.client, tp[0], tp[1], start, end, settings,
+                           fail_on_data_loss=fail_on_data_loss)
+
+    def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
+        return [max(lo, hi - n)]  # offsets count records
+
+    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+        return None  # a partition number is the broker's own: nothing to record
+
+    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
+        return None  # tasks find each partition's leader themselves
+
+    def message_end(self, tp: TopicPartition, start: int, limit: int,
+                    settings: FetchSettings07 | None) -> int:
+        return limit  # offsets count records: any offset is a record's
+
+    def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        return fetch_committed(self.client, group, tps)
+
+    def commit_offsets(self, group: str, offsets: Mapping[TopicPartition, int],
+                       metadata: str) -> None:
+        commit_offsets(self.client, group, offsets, metadata=metadata)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class Kafka07ClusterAdapter:
+    """A Kafka 0.7 cluster through its ZooKeeper view (:class:`Kafka07Cluster`). The
+    isolation level is ignored: 0.7 has no transactions."""
+
+    byte_offsets = True
+    has_group_coordinator = False
+
+    def __init__(self, cluster: Kafka07Cluster) -> None:
+        self.cluster = cluster
+
+    @property
+    def config(self) -> ClientConfig:
+        return self.cluster.config
+
+    def fetch_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
+        return self.cluster.fetch_metadata(topics)
+
+    def list_offsets(self, specs: Mapping[TopicPartition, int], isolation_level: int
+                     ) -> dict[TopicPartition, int]:
+        return self.cluster.list_offsets(specs)
+
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
+                          on_contradiction: Contradiction | None = None,
+                          ) -> dict[TopicPartition, int | None]:
+        return self.cluster.offsets_for_times(stamps)
+
+    def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
+                   fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        return read_range(self.cluster.connections, self.cluster.location(*tp), start, end,
+                          fetch_settings07(settings), fail_on_data_loss=fail_on_data_loss)
+
+    def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
+        if n == 0 or hi <= lo:
+            return []
+        loc = self.cluster.location(*tp)
+        listed = offsets_before(self.cluster.connection(loc), tp[0], loc.partition,
+                                LATEST_TIME, MAX_SEGMENTS, **loc.shown())  # type: ignore[arg-type]
+        return sorted({s for s in listed if lo <= s < hi} | {lo}, reverse=True)
+
+    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+        return self.cluster.names(sorted(set(topics)))
+
+    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
+        cluster = self.cluster
+        if layout is None:
+            return cluster.location
+
+        def by_name(topic: str, number: int) -> PartitionLocation:
+            return cluster.locate(topic, layout[topic][number], number)
+        return by_name
+
+    def message_end(self, tp: TopicPartition, start: int, limit: int,
+                    settings: FetchSettings07 | None) -> int:
+        return self.cluster.cut(self.cluster.location(*tp), start, limit, settings)
+
+    def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        raise ConfigurationError(self._no_coordinator(group))
+
+    def commit_offsets(self, group: str, offsets: Mapping[TopicPartition, int],
+                       metadata: str) -> None:
+        raise ConfigurationError(self._no_coordinator(group))
+
+    def _no_coordinator(self, group: str) -> str:
+        return (f"group {group!r}: Kafka 0.7 brokers have no group coordinator, so offsets "
+                f"are committed and read in ZooKeeper at {self.cluster.config.zookeeper_connect} "
+                "only; use commitOffsets=zookeeper")
+
+    def close(self) -> None:
+        self.cluster.close()
+
+
+def open_cluster(config: ClientConfig) -> KafkaCluster | Kafka07ClusterAdapter:
+    """A cluster of its own (not the pool's shared one) for a caller that closes it, the
+    CLI, checked before it is handed out without the retry rule, so that an unreachable
+    cluster is said at once: one bootstrap server answers (0.8+), or ZooKeeper answers and
+    registers 0.7 brokers (0.7)."""
+    if config.kafka07:
+        view = Kafka07Cluster(config)
+        try:
+            view.brokers()
+        except BaseException:
+            view.close()
+            raise
+        return Kafka07ClusterAdapter(view)
+    client = KafkaClient(config)
+    try:
+        client.any_connection()
+    except BaseException:
+        client.close()
+        raise
+    return KafkaCluster(client)

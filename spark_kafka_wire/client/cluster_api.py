@@ -1,0 +1,135 @@
+"""What the source (and the CLI) ask of a cluster, whichever Kafka it is: one interface.
+
+Spark's kafka source asks one ``KafkaOffsetReader`` interface and never which consumer
+implements it; kafkawire's planner, stream reader and CLI ask :class:`Cluster` the same way.
+Two adapters implement it (``client/cluster_adapters.py``): one over :class:`KafkaClient`
+(Kafka 0.8 and later) and one over the Kafka 0.7 view ``client/kafka07/cluster.py``. Where
+0.7 differs the difference is a property or a method of the interface, never a type check
+above the client layer (``tests/unit/test_architecture.py`` checks that):
+
+- Offsets. On 0.8+ an offset counts records; on 0.7 it is a byte position in the partition's
+  log (:attr:`Cluster.byte_offsets`): a range cannot be split into equal pieces (a piece must
+  start where a message does, which only reading the bytes tells), and a rate-limited batch
+  ends at a message's end (:meth:`Cluster.message_end`, one FETCH; 0.8+ returns the limit).
+  Offsets by time on 0.7 are at segment granularity (0.7 keeps no finer index).
+- Layout for checkpoints. A 0.8+ partition number is the broker's own; 0.7 has none: the
+  (broker, partition) pairs ZooKeeper lists are numbered by position, and a broker that leaves
+  renumbers those after it. So a 0.7 stream records the partition names its numbers refer to
+  (:meth:`Cluster.partition_names`) and 0.8+ records nothing (None).
+- Locations. A 0.8+ task finds each partition's leader itself; a 0.7 task has no ZooKeeper,
+  so the planner records where each range's partition is (:meth:`Cluster.locator`; None on
+  0.8+) and the task reads from there (``client/task_reads.py``).
+- Reads on the driver (the CLI's tail): :meth:`Cluster.read_range` reads one partition's
+  range, and :meth:`Cluster.last_records_starts` says where to read from to find a
+  partition's last records: ``hi - n`` on 0.8+, the log's segment starts on 0.7, where byte
+  offsets say nothing of how many messages lie before the end.
+- Group offsets. 0.7 has no group coordinator (:attr:`Cluster.has_group_coordinator`):
+  :meth:`Cluster.committed_offsets` and :meth:`Cluster.commit_offsets` raise
+  :class:`ConfigurationError` there (the options refuse such settings before a query starts;
+  ZooKeeper commits, which both kinds have, are ``client/zookeeper.py``'s).
+
+Raising: every method raises the client's typed errors (``client/errors.py``,
+``protocol/errors.py``) naming the topic, partition, offset and broker, as the calls it
+wraps do; the interface adds only the ConfigurationErrors above, saying what 0.7 cannot do.
+
+Writes are not part of the interface. The two write paths share nothing below the split of
+rows by topic: 0.8+ writes through a :class:`Producer` (batching per leader, idempotence,
+transactions, exactly-once markers, all bound to a :class:`KafkaClient`), 0.7 sends message
+sets with MULTIPRODUCE to the brokers ZooKeeper lists, unacknowledged. One ``write rows``
+method would force one of them into the other's shape, so the sink picks its writer once
+per task from the configuration (``sink/batch_writer.py``), and ``sink/kafka07_writer.py``,
+the 0.7 writer, is the one module above the client layer that uses ``client/kafka07``.
+
+The types a plan carries to 0.7 tasks (:class:`PartitionLocation`, :class:`FetchSettings07`)
+are re-exported here so that the source names them through the interface.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+from spark_kafka_wire.client.cluster import ClusterMetadata, TopicPartition
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.kafka07.cluster import PartitionLocation
+from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
+from spark_kafka_wire.protocol.records.columns import DecodedRecords
+
+__all__ = ["Cluster", "Contradiction", "FetchSettings07", "Layout", "Locator",
+           "PartitionLocation", "fetch_settings07"]
+
+Layout = dict[str, tuple[str, ...]]
+"""Kafka 0.7: each topic's partition names (``<broker id>-<partition>``) in number order."""
+
+Locator = Callable[[str, int], PartitionLocation]
+"""Where partition ``number`` of ``topic`` is now (Kafka 0.7)."""
+
+Contradiction = Callable[[TopicPartition, str], None]
+"""Told when a broker's answer by time is contradicted by the records (partition, why)."""
+
+
+@runtime_checkable
+class Cluster(Protocol):
+    """The operations the source and the CLI need of a cluster (see the module docstring)."""
+
+    @property
+    def config(self) -> ClientConfig:
+        """The settings the cluster was reached with."""
+
+    @property
+    def byte_offsets(self) -> bool:
+        """True on Kafka 0.7, whose offsets are byte positions: ranges are not split."""
+
+    @property
+    def has_group_coordinator(self) -> bool:
+        """False on Kafka 0.7: group offsets live in ZooKeeper only."""
+
+    def fetch_metadata(self, topics: Iterable[str] | None = None) -> ClusterMetadata:
+        """Topics and partitions (``topics`` None: every topic). A topic that does not exist
+        has UNKNOWN_TOPIC_OR_PARTITION; on 0.7 partition numbers are the positional ones."""
+
+    def list_offsets(self, specs: Mapping[TopicPartition, int], isolation_level: int
+                     ) -> dict[TopicPartition, int]:
+        """Offsets for ``specs``: -2 earliest, -1 latest (read_committed's last stable
+        offset with that isolation level on 0.8+), anything else as given."""
+
+    def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
+                          on_contradiction: Contradiction | None = None,
+                          ) -> dict[TopicPartition, int | None]:
+        """The offset a read of the records at or after each time (ms) starts at; None
+        where no record is that new. 0.7: at segment granularity, from OFFSETS alone (no
+        record timestamps to contradict it, so ``on_contradiction`` is never told)."""
+
+    def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
+                   fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        """The records at offsets [start, end) of one partition, chunk by chunk (0.7: FETCH
+        sizes from ``settings`` as a query's, ``fetch_settings07``)."""
+
+    def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
+        """Where to read from, newest first, to find the last ``n`` records of [lo, hi):
+        read [start, hi) from each until ``n`` are found. 0.8+: ``max(lo, hi - n)``; 0.7:
+        ``lo`` and the segment starts in [lo, hi), the only known message boundaries."""
+
+    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+        """The layout a stream records with its offsets (0.7); None on 0.8+."""
+
+    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
+        """0.7: where each partition is now, found by the names of ``layout`` when given (a
+        stream's recorded layout), else by number; None on 0.8+ (tasks find leaders)."""
+
+    def message_end(self, tp: TopicPartition, start: int, limit: int,
+                    settings: FetchSettings07 | None) -> int:
+        """Where a rate-limited batch from message boundary ``start`` ends at ``limit`` at
+        most: ``limit`` on 0.8+, the end of the last whole message before it on 0.7."""
+
+    def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
+                          ) -> dict[TopicPartition, int]:
+        """The group's committed offsets in Kafka (-1: none); 0.7: ConfigurationError."""
+
+    def commit_offsets(self, group: str, offsets: Mapping[TopicPartition, int],
+                       metadata: str) -> None:
+        """Commit ``offsets`` for ``group`` in Kafka; 0.7: ConfigurationError."""
+
+    def close(self) -> None:
+        """Close connections (and the 0.7 view's ZooKeeper session)."""
