@@ -41,8 +41,6 @@ from spark_kafka_wire.config_files import (
     resolve_placeholders,
 )
 from spark_kafka_wire.options import (
-    INT32_MAX,
-    INT64_MAX,
     OPTIONS,
     SINK,
     Kind,
@@ -50,6 +48,7 @@ from spark_kafka_wire.options import (
     Use,
 )
 from spark_kafka_wire.protocol.messages import FETCH
+from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 from spark_kafka_wire.source.limits import OffsetSpec, TimestampSpec
 from spark_kafka_wire.source.offsets_json import batch_start, from_json, recorded_tasks
