@@ -61,6 +61,15 @@ MESSAGES: dict[str, str] = {
         "none of the bootstrap servers {servers} {failed}{last}. Check kafka.bootstrap.servers, "
         "that the brokers are running and that this machine can reach them",
     DATA_LOSS: "data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: {reason}",
+    "KAFKAWIRE_DELIVERY_FAILED":
+        "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
+        "{broker} failed after {attempts} attempts (kafka.retries={retries}): {last}. Check "
+        "the broker; raise kafka.retries to try longer",
+    "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT":
+        "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
+        "{broker} failed within kafka.delivery.timeout.ms={timeout_ms} ({attempts} attempts): "
+        "{timeout_ms} ms have passed since the batch was created; last error: {last}. Check the "
+        "broker; raise kafka.delivery.timeout.ms if it is only slow",
     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
         "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
         "topic {topic} partition {partition}: the resolved start offset is greater than the "
@@ -260,6 +269,73 @@ class NoBrokersAvailableError(KafkaWireError):
             MESSAGES, self.condition, servers=", ".join(servers),
             failed="answered in time" if self.timed_out else "could be reached",
             last=f" (last error: {last})" if last else ""))
+
+
+def _at_broker(broker: str | None) -> str:
+    return f", broker {broker}" if broker else ""
+
+
+class DeliveryFailedError(KafkaWireError):
+    """The producer gave up on a batch after kafka.retries attempts that each failed with an
+    error of its own side (a lost connection, its request timeout), not a broker's error code.
+
+    Not a KafkaError: no broker answered a code, so none is reported (a broker's code 7,
+    REQUEST_TIMED_OUT, is BrokerRequestTimedOutError). ``last`` is the last attempt's error
+    (or what held the batch back), ``broker`` the broker it was sent to when known. Not
+    retriable: the producer's own retries have run out and its batches were aborted.
+    """
+
+    retriable = False
+    condition = "KAFKAWIRE_DELIVERY_FAILED"
+
+    def __init__(self, topic: str, partition: int, records: int, attempts: int,
+                 last: BaseException | str, broker: str | None = None, *,
+                 retries: int = 0) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.records = records
+        self.attempts = attempts
+        self.last = last
+        self.broker = broker
+        self.retries = retries
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        return render(MESSAGES, self.condition, records=self.records, topic=self.topic,
+                      partition=self.partition, broker=_at_broker(self.broker),
+                      attempts=self.attempts, retries=self.retries, last=self.last)
+
+    def __reduce__(self) -> tuple:  # rebuilt from its facts (``last`` as its text)
+        return (_rebuild_delivery_error, (type(self), dict(vars(self), last=str(self.last))))
+
+
+class DeliveryTimeoutError(DeliveryFailedError):
+    """The producer gave up on a batch because kafka.delivery.timeout.ms passed since the
+    batch was created (Java's producer: a TimeoutException, "Expiring N record(s) ... ms has
+    passed since batch creation"), its attempts having failed on its own side (connections,
+    its request timeout) or behind an earlier failed batch of the partition. The client's
+    deadline, not a broker's REQUEST_TIMED_OUT answer (BrokerRequestTimedOutError)."""
+
+    condition = "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT"
+
+    def __init__(self, topic: str, partition: int, records: int, attempts: int,
+                 last: BaseException | str, broker: str | None = None, *,
+                 timeout_ms: int = 0) -> None:
+        self.timeout_ms = timeout_ms
+        super().__init__(topic, partition, records, attempts, last, broker)
+
+    def _text(self) -> str:
+        return render(MESSAGES, self.condition, records=self.records, topic=self.topic,
+                      partition=self.partition, broker=_at_broker(self.broker),
+                      attempts=self.attempts, timeout_ms=self.timeout_ms, last=self.last)
+
+
+def _rebuild_delivery_error(cls: type[DeliveryFailedError], facts: dict[str, object]
+                            ) -> DeliveryFailedError:
+    made = cls.__new__(cls)
+    made.__dict__.update(facts)
+    KafkaWireError.__init__(made, made._text())
+    return made
 
 
 DATA_LOSS_ADVICE = (

@@ -7,6 +7,7 @@ text begins with ``[CONDITION] `` and is built from its module's template table.
 
 from __future__ import annotations
 
+import pickle
 import re
 from pathlib import Path
 
@@ -18,6 +19,8 @@ from spark_kafka_wire.client.errors import (
     DATA_LOSS,
     DATA_LOSS_KINDS,
     DataLossError,
+    DeliveryFailedError,
+    DeliveryTimeoutError,
     NoBrokersAvailableError,
     RequestTimeoutError,
     StartAfterEndError,
@@ -156,3 +159,20 @@ def test_raises_condition_matches_the_condition_not_the_words() -> None:
         raise CorruptRecordError("bad")
     with pytest.raises(AssertionError), raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL"):
         raise CorruptRecordError("bad")
+
+
+def test_a_producer_giving_up_on_its_side_is_no_broker_code() -> None:
+    """A write that gave up after connection failures or client timeouts says so, with its
+    own condition, instead of a REQUEST_TIMED_OUT no broker answered; it survives pickling."""
+    lost = RequestTimeoutError("b:9092", "Produce", 500)
+    timed_out = DeliveryTimeoutError("t", 3, 10, 4, lost, "b:9092", timeout_ms=1000)
+    assert not isinstance(timed_out, KafkaError) and not timed_out.retriable
+    assert_condition(timed_out, "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT", "topic 't'",
+                     "partition 3", "broker b:9092", r"kafka.delivery.timeout.ms=1000 \(4 ",
+                     "kafka.request.timeout.ms")
+    failed = DeliveryFailedError("t", 3, 10, 1, lost, "b:9092", retries=0)
+    assert_condition(failed, "KAFKAWIRE_DELIVERY_FAILED", "topic 't'", "partition 3",
+                     "broker b:9092", r"kafka.retries=0")
+    for error in (timed_out, failed):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
