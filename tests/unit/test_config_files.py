@@ -350,7 +350,8 @@ def test_query_options_cannot_tell_a_missing_file_from_an_unusable_one(tmp_path)
         with pytest.raises(ConfigurationError) as e:
             parse_source_options({"kafkaConfigFile": path, "subscribe": "t"})
         messages.add(str(e.value).replace(repr(path), "PATH"))
-    assert messages == {"[KAFKAWIRE_CONFIGURATION] kafkaConfigFile: cannot use PATH (missing, "
+    assert messages == {"[KAFKAWIRE_CONFIGURATION.CONFIG_FILE] kafkaConfigFile: cannot use PATH "
+                        "(missing, "
                         "unreadable or not a properties file)"}
     with pytest.raises(ConfigurationError, match="cannot read .*missing"):
         spark_kafka_wire.options_from_properties(tmp_path / "missing")

@@ -54,8 +54,8 @@ def test_a_wrong_jaas_entry_is_refused_without_its_password(jaas: str, expected:
 
 def test_digest_credentials_names_the_option() -> None:
     assert digest_credentials(JAAS, "x") == ("alice", SECRET)
-    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
-                          r"^\[KAFKAWIRE_CONFIGURATION\] x: the user name is empty"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          r"\] x: the user name is empty"):
         digest_credentials('org.apache.zookeeper.server.auth.DigestLoginModule required '
                            'username="" password="p";', "x")
 
