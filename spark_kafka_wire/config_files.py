@@ -150,11 +150,11 @@ def parse_properties(text: str, source: str = "properties",
     return props
 
 
-def _vague(what: str, path: str) -> ConfigurationError:
+def _vague(source: str, path: str) -> ConfigurationError:
     """A query's error for a file it cannot use: the same whatever the reason, so that options
-    cannot probe which files exist on the driver or what they hold."""
-    return ConfigurationError(f"{what}: cannot use {path!r} (missing, unreadable or not a "
-                              "properties file)", condition=CONFIG_FILE)
+    cannot probe which files exist on the driver or what they hold. ``source``: where the
+    file is named (kafkaConfigFile, a placeholder)."""
+    return ConfigurationError.of(CONFIG_FILE, source=source, path=repr(path))
 
 
 def read_properties(path: str, what: str, names: re.Pattern[str] = CONFIG_NAMES,

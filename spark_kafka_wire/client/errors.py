@@ -115,6 +115,10 @@ MESSAGES: dict[str, str] = {
     INVALID_VALUE: "{option} must be {expected}, got {got}",
     OUT_OF_RANGE: "{option} must be {bound}, got {got}",
     UNSUPPORTED_VALUE: "{option} must be one of {allowed}, got {got}",
+    CONFLICTING_OPTIONS: "{subject}: give only one of {options}",
+    # one message whatever the reason, so that query options cannot probe the driver's files
+    CONFIG_FILE: "{source}: cannot use {path} (missing, unreadable or not a properties file)",
+    "KAFKAWIRE_ZOOKEEPER": "{operation} {path} on ZooKeeper at {connect} failed: {error}",
     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
         "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
         "topic {topic} partition {partition}: the resolved start offset is greater than the "
@@ -146,8 +150,8 @@ class ConfigurationError(KafkaWireError, ValueError):
     @classmethod
     def of(cls, condition: str, **facts: object) -> ConfigurationError:
         """The error of ``condition`` with its text from the condition's template (MESSAGES)
-        filled with ``facts``: ``option`` and ``got`` (shown safely), and ``expected``,
-        ``bound`` or ``allowed``."""
+        filled with ``facts``: for a value, ``option`` and ``got`` (shown safely), and
+        ``expected``, ``bound`` or ``allowed``; see each template for the others."""
         return cls(render(MESSAGES, condition, **facts), condition=condition)
 
 

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from spark_kafka_wire.client.config import format_address
 from spark_kafka_wire.client.errors import (
+    MESSAGES,
     BrokerRegistrationError,
     ConfigurationError,
     NoBrokersRegisteredError,
@@ -49,6 +50,7 @@ from spark_kafka_wire.client.zookeeper import (
     start_zookeeper,
     stop_zookeeper,
 )
+from spark_kafka_wire.protocol.errors import render
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -332,8 +334,10 @@ class BrokerRegistry:
             self._zk = start_zookeeper(self.connect, self.timeout_s, self.security)
         return self._zk
 
-    def _failed(self, what: str, exc: Exception) -> ZooKeeperError:
-        return ZooKeeperError(f"{what} on ZooKeeper at {self.connect} failed: {exc!r}")
+    def _failed(self, operation: str, path: str, exc: Exception) -> ZooKeeperError:
+        """``operation`` (listing, reading) of the node ``path`` failed."""
+        return ZooKeeperError(render(MESSAGES, ZooKeeperError.condition, operation=operation,
+                                     path=path, connect=self.connect, error=repr(exc)))
 
     def _children(self, path: str) -> list[str] | None:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)
@@ -343,7 +347,7 @@ class BrokerRegistry:
         except NoNodeError:
             return None
         except KazooException as exc:
-            raise self._failed(f"listing {path}", exc) from exc
+            raise self._failed("listing", path, exc) from exc
 
     def _get(self, path: str) -> bytes | None:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)
@@ -353,7 +357,7 @@ class BrokerRegistry:
         except NoNodeError:
             return None
         except KazooException as exc:
-            raise self._failed(f"reading {path}", exc) from exc
+            raise self._failed("reading", path, exc) from exc
         return bytes(data or b"")
 
     def brokers(self) -> dict[int, BrokerRegistration]:

@@ -411,11 +411,13 @@ def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
     return value.encode() if value is not None and value.strip() else None
 
 
-def _one_of(found: dict[Option, bytes | None], what: str) -> None:
+def _one_of(found: dict[Option, bytes | None], subject: str) -> None:
+    """Refuse more than one source of ``subject`` (the trusted CAs, the client certificate)
+    among the options ``found`` holds set."""
     named = [o.name for o, v in found.items() if v is not None]
     if len(named) > 1:
-        raise ConfigurationError(f"{what}: give only one of {', '.join(named)}",
-                                 condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, subject=subject,
+                                    options=", ".join(named))
 
 
 def tls_config(opts: Mapping[str, str]) -> TlsConfig:

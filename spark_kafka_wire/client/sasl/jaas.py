@@ -119,9 +119,10 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
     ``mechanism``."""
     module, options = parse_jaas(text)
     if module not in MODULES:
-        what = "does not fit" if module in KNOWN_MODULES else "is not one kafkawire supports for"
+        # a module of another mechanism (OAUTHBEARER, GSSAPI), or one kafkawire does not know
+        fits = "does not fit" if module in KNOWN_MODULES else "is not one kafkawire supports for"
         raise ConfigurationError(
-            f"{_WHAT}: {shown_module(module)} {what} kafka.sasl.mechanism={mechanism}; expected "
+            f"{_WHAT}: {shown_module(module)} {fits} kafka.sasl.mechanism={mechanism}; expected "
             f"{PLAIN_MODULE} or {SCRAM_MODULE}", condition=SECURITY_SETTING)
     if mechanism not in MODULES[module]:
         raise ConfigurationError(
