@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
+from spark_kafka_wire.client.errors import CONFLICTING_OPTIONS, SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.client.sasl.jaas import shown_module
 from spark_kafka_wire.options.table import text_default
 
@@ -157,7 +157,7 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
     if jaas_service is not None and service_name is not None and jaas_service != service_name:
         raise ConfigurationError(
             f"conflicting Kerberos service names: serviceName in {_WHAT} differs from "
-            f"kafka.sasl.kerberos.service.name={service_name!r}", condition=SECURITY_SETTING)
+            f"kafka.sasl.kerberos.service.name={service_name!r}", condition=CONFLICTING_OPTIONS)
     service = (jaas_service or service_name or DEFAULT_SERVICE_NAME).strip()
     use_keytab, use_cache = _flag(options, "useKeyTab"), _flag(options, "useTicketCache")
     principal = options.get("principal") or None

@@ -30,6 +30,7 @@ from spark_kafka_wire.source.planning import (
     split_ranges,
 )
 from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
+from tests.support.errors import raises_condition
 
 
 def R(topic: str, partition: int, start: int, end: int) -> OffsetRange:
@@ -264,7 +265,8 @@ def test_the_option_is_a_positive_count() -> None:
     assert parse_source_options(
         {**base, "maxoffsetrangesperpartition": "3"}).max_ranges_per_partition == 3
     assert parse_source_options(base).max_ranges_per_partition is None
-    with pytest.raises(ConfigurationError, match="maxOffsetRangesPerPartition must be positive"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.VALUE_OUT_OF_RANGE",
+                          "maxOffsetRangesPerPartition must be positive", "got 0"):
         parse_source_options({**base, "maxOffsetRangesPerPartition": "0"})
 
 
