@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from spark_kafka_wire.client.config import format_address
 from spark_kafka_wire.client.errors import (
+    KAFKA07_UNSUPPORTED,
     MESSAGES,
     BrokerRegistrationError,
     ConfigurationError,
@@ -493,5 +494,6 @@ def bootstrap_from_zookeeper(connect: str, security_protocol: str = "PLAINTEXT",
         raise ConfigurationError(
             f"the brokers registered in ZooKeeper at {connect} are Kafka 0.7 brokers, which "
             "have no Metadata request to bootstrap from; kafkawire reads and writes them "
-            "through zookeeper.connect with kafka.broker.version.fallback 0.7.x or unset")
+            "through zookeeper.connect with kafka.broker.version.fallback 0.7.x or unset",
+            condition=KAFKA07_UNSUPPORTED)
     return addresses
