@@ -118,12 +118,15 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
     """(username, password) from a PlainLoginModule or ScramLoginModule entry that fits
     ``mechanism``."""
     module, options = parse_jaas(text)
-    if module not in MODULES:
-        # a module of another mechanism (OAUTHBEARER, GSSAPI), or one kafkawire does not know
-        fits = "does not fit" if module in KNOWN_MODULES else "is not one kafkawire supports for"
+    if module in KNOWN_MODULES and module not in MODULES:  # OAUTHBEARER's, GSSAPI's module
         raise ConfigurationError(
-            f"{_WHAT}: {shown_module(module)} {fits} kafka.sasl.mechanism={mechanism}; expected "
-            f"{PLAIN_MODULE} or {SCRAM_MODULE}", condition=SECURITY_SETTING)
+            f"{_WHAT}: {shown_module(module)} does not fit kafka.sasl.mechanism={mechanism}; "
+            f"expected {PLAIN_MODULE} or {SCRAM_MODULE}", condition=SECURITY_SETTING)
+    if module not in MODULES:
+        raise ConfigurationError(
+            f"{_WHAT}: {shown_module(module)} is not one kafkawire supports for "
+            f"kafka.sasl.mechanism={mechanism}; expected {PLAIN_MODULE} or {SCRAM_MODULE}",
+            condition=SECURITY_SETTING)
     if mechanism not in MODULES[module]:
         raise ConfigurationError(
             f"{_WHAT}: {module.rsplit('.', 1)[1]} does not fit kafka.sasl.mechanism="
