@@ -301,7 +301,8 @@ def test_bootstrap_servers_win_over_zookeeper_connect(discovered) -> None:
 
 
 def test_neither_says_both_ways(discovered) -> None:
-    with pytest.raises(ConfigurationError, match="kafka.bootstrap.servers' is required.*"
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          "kafka.bootstrap.servers' is required.*"
                        "'zookeeper.connect'"):
         parse_source_options({"subscribe": "t", "zookeeper.connect": "  "})
     assert discovered == []

@@ -312,5 +312,6 @@ def test_the_recorded_task_count_is_not_an_offset() -> None:
     assert batch_start({"t": {"0": 1}, TASKS_KEY: 4}, end) == {("t", 0): 2}
     assert recorded_tasks({"t": {"0": 9}}) is None
     for damaged in ("8", 0, -1, True, 2**31, [3]):
-        with pytest.raises(CheckpointError, match=r"@tasks is .*not a task count"):
+        with raises_condition(CheckpointError, "KAFKAWIRE_CHECKPOINT",
+                              r"@tasks is .*not a task count"):
             recorded_tasks({"t": {"0": 9}, TASKS_KEY: damaged})
