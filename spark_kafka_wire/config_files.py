@@ -31,7 +31,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIG_FILE, NOT_ALLOWED_BY_OPERATOR, ConfigurationError
 from spark_kafka_wire.client.operator import operator_list, where_to_set
 from spark_kafka_wire.protocol.errors import FromPlaceholder
 
@@ -78,7 +78,8 @@ def _unescape(text: str, where: str) -> str:
         if e == "u":
             digits = text[i + 2:i + 6]
             if len(digits) != 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
-                raise ConfigurationError(f"{where}: malformed \\uXXXX escape")
+                raise ConfigurationError(f"{where}: malformed \\uXXXX escape",
+                                         condition=CONFIG_FILE)
             out.append(chr(int(digits, 16)))
             i += 6
         else:
@@ -143,17 +144,17 @@ def parse_properties(text: str, source: str = "properties",
         raw_key, sep, raw_value = _split(line)
         if names is not None and not _plausible(raw_key, sep, names):
             raise ConfigurationError(f"{source}: not a Kafka client properties file (line "
-                                     f"{number} is not key=value)")
+                                     f"{number} is not key=value)", condition=CONFIG_FILE)
         key = _unescape(raw_key, f"{source}, entry {number}")
         props[key] = _unescape(raw_value, f"{source}: {key}")
     return props
 
 
-def _vague(what: str, path: str) -> ConfigurationError:
+def _vague(source: str, path: str) -> ConfigurationError:
     """A query's error for a file it cannot use: the same whatever the reason, so that options
-    cannot probe which files exist on the driver or what they hold."""
-    return ConfigurationError(f"{what}: cannot use {path!r} (missing, unreadable or not a "
-                              "properties file)")
+    cannot probe which files exist on the driver or what they hold. ``source``: where the
+    file is named (kafkaConfigFile, a placeholder)."""
+    return ConfigurationError.of(CONFIG_FILE, source=source, path=repr(path))
 
 
 def read_properties(path: str, what: str, names: re.Pattern[str] = CONFIG_NAMES,
@@ -167,12 +168,14 @@ def read_properties(path: str, what: str, names: re.Pattern[str] = CONFIG_NAMES,
     except UnicodeDecodeError:
         if not precise:
             raise _vague(what, path) from None
-        raise ConfigurationError(f"{what}: {path!r} is not UTF-8 text") from None
+        raise ConfigurationError(f"{what}: {path!r} is not UTF-8 text",
+                                 condition=CONFIG_FILE) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         if not precise:
             raise _vague(what, path) from None
         raise ConfigurationError(f"{what}: cannot read {path!r}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}") from None
+                                 f"{getattr(exc, 'strerror', None) or exc}",
+                                 condition=CONFIG_FILE) from None
     try:
         return parse_properties(text, f"{what}: {path}", names)
     except ConfigurationError:
@@ -225,7 +228,7 @@ def _real_dirs(value: str, what: str) -> tuple[str, ...]:
             continue
         if not os.path.isabs(item):
             raise ConfigurationError(f"{what}: {item!r} is not an absolute path (Kafka's rule "
-                                     "for allowed.paths)")
+                                     "for allowed.paths)", condition=CONFIG_FILE)
         dirs.append(os.path.realpath(item))
     return tuple(dirs)
 
@@ -247,21 +250,23 @@ def declared_providers(props: Mapping[str, str], source: str, prefix: str = ""
         if not cls:
             raise ConfigurationError(f"{source}: {prefix}config.providers names {name!r} but "
                                      f"{key}.class is not set: set it to one of "
-                                     + ", ".join(PROVIDER_CLASSES))
+                                     + ", ".join(PROVIDER_CLASSES), condition=CONFIG_FILE)
         kind = PROVIDER_CLASSES.get(cls)
         if kind is None:
             raise ConfigurationError(f"{source}: {key}.class names a JVM class kafkawire cannot "
-                                     "run; it understands " + ", ".join(PROVIDER_CLASSES))
+                                     "run; it understands " + ", ".join(PROVIDER_CLASSES),
+                                     condition=CONFIG_FILE)
         if allowed_kinds is not None and kind not in allowed_kinds:
             raise ConfigurationError(f"{source}: {key}.class: the {kind} config provider is "
-                                     f"not allowed here; {where_to_set(OPERATOR_PROVIDERS)}")
+                                     f"not allowed here; {where_to_set(OPERATOR_PROVIDERS)}",
+                                     condition=NOT_ALLOWED_BY_OPERATOR)
         params = {k[len(f"{key}.param."):]: v for k, v in props.items()
                   if k.startswith(f"{key}.param.")}
         for param in params:
             if param not in _PARAMS[kind]:
                 raise ConfigurationError(
                     f"{source}: {key}.param.{param} is not a parameter of the {kind} provider "
-                    f"(it takes {', '.join(_PARAMS[kind])})")
+                    f"(it takes {', '.join(_PARAMS[kind])})", condition=CONFIG_FILE)
         paths = params.get("allowed.paths", "").strip()
         pattern = params.get("allowlist.pattern")
         allowlist = None
@@ -270,7 +275,8 @@ def declared_providers(props: Mapping[str, str], source: str, prefix: str = ""
                 allowlist = re.compile(pattern)
             except re.error as exc:
                 raise ConfigurationError(f"{source}: {key}.param.allowlist.pattern is not a "
-                                         f"regular expression ({exc})") from None
+                                         f"regular expression ({exc})",
+                                         condition=CONFIG_FILE) from None
         found[name] = Provider(
             name, kind, _real_dirs(paths, f"{source}: {key}.param.allowed.paths")
             if paths else None, allowlist, key)
@@ -287,11 +293,12 @@ def _check_path(path: str, provider: Provider, where: str) -> None:
     real = os.path.realpath(path)
     if provider.allowed_paths is not None and not _inside(real, provider.allowed_paths):
         raise ConfigurationError(f"{where}: {path!r} is outside "
-                                 f"{provider.key}.param.allowed.paths")
+                                 f"{provider.key}.param.allowed.paths", condition=CONFIG_FILE)
     operator = operator_list(OPERATOR_PATHS)
     if operator is not None and not _inside(real, _real_dirs(",".join(operator), OPERATOR_PATHS)):
         raise ConfigurationError(f"{where}: {path!r} is outside the directories config "
-                                 f"providers may read here; {where_to_set(OPERATOR_PATHS)}")
+                                 f"providers may read here; {where_to_set(OPERATOR_PATHS)}",
+                                 condition=NOT_ALLOWED_BY_OPERATOR)
 
 
 @dataclass(frozen=True)
@@ -309,12 +316,13 @@ class _Resolver:
             raise ConfigurationError(
                 f"{where}: config provider {name!r} is not declared; Kafka resolves a "
                 f"placeholder only through a declared provider: add "
-                + _declaration(name, self.prefix))
+                + _declaration(name, self.prefix), condition=CONFIG_FILE)
         if provider.kind == "env":
             return self._env(provider, path, item, where)
         if not path:
             raise ConfigurationError(f"{where}: write ${{{name}:PATH:"
-                                     f"{'KEY' if provider.kind == 'file' else 'FILE'}}}")
+                                     f"{'KEY' if provider.kind == 'file' else 'FILE'}}}",
+                                     condition=CONFIG_FILE)
         if provider.kind == "file":
             _check_path(path, provider, where)
             props = read_properties(path, where, SECRET_NAMES, self.precise)
@@ -322,12 +330,14 @@ class _Resolver:
                 if not self.precise:
                     raise ConfigurationError(f"{where}: cannot use key {item!r} of {path!r} "
                                              "(missing, unreadable, not a properties file or "
-                                             "without that key)")
-                raise ConfigurationError(f"{where}: {path!r} has no key {item!r}")
+                                             "without that key)", condition=CONFIG_FILE)
+                raise ConfigurationError(f"{where}: {path!r} has no key {item!r}",
+                                         condition=CONFIG_FILE)
             return props[item]
         file = os.path.join(path, item)
         if os.path.dirname(os.path.normpath(file)) != os.path.normpath(path):
-            raise ConfigurationError(f"{where}: {item!r} is not a file name in {path!r}")
+            raise ConfigurationError(f"{where}: {item!r} is not a file name in {path!r}",
+                                     condition=CONFIG_FILE)
         _check_path(file, provider, where)
         try:
             with open(file, encoding="utf-8") as f:
@@ -335,21 +345,24 @@ class _Resolver:
         except (UnicodeDecodeError, OSError, ValueError) as exc:  # ValueError: a NUL byte
             if not self.precise:
                 raise ConfigurationError(f"{where}: cannot use {file!r} (missing, unreadable "
-                                         "or not text)") from None
+                                         "or not text)", condition=CONFIG_FILE) from None
             why = "it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else \
                 getattr(exc, "strerror", None) or exc
-            raise ConfigurationError(f"{where}: cannot read {file!r}: {why}") from None
+            raise ConfigurationError(f"{where}: cannot read {file!r}: {why}",
+                                     condition=CONFIG_FILE) from None
 
     def _env(self, provider: Provider, path: str | None, item: str, where: str) -> str:
         if path:
-            raise ConfigurationError(f"{where} takes no path: write ${{{provider.name}:NAME}}")
+            raise ConfigurationError(f"{where} takes no path: write ${{{provider.name}:NAME}}",
+                                     condition=CONFIG_FILE)
         if provider.allowlist is not None and not provider.allowlist.fullmatch(item):
             raise ConfigurationError(
                 f"{where}: environment variable {item!r} does not match "
-                f"{provider.key}.param.allowlist.pattern")
+                f"{provider.key}.param.allowlist.pattern", condition=CONFIG_FILE)
         value = os.environ.get(item)
         if value is None:
-            raise ConfigurationError(f"{where}: environment variable {item!r} is not set")
+            raise ConfigurationError(f"{where}: environment variable {item!r} is not set",
+                                     condition=CONFIG_FILE)
         return value
 
 

@@ -52,7 +52,7 @@ import inspect
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import REFUSED_OPTION, UNSUPPORTED_VALUE, ConfigurationError
 from spark_kafka_wire.option_tables import manual
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.options import parse_sink_options
@@ -87,7 +87,8 @@ class KafkaWireDataSource(DataSource):
         if schema != expected:
             columns = ", ".join(f.name for f in expected.fields)
             raise ConfigurationError(
-                f"kafkawire has a fixed schema ({columns}); do not pass a schema to the reader"
+                f"kafkawire has a fixed schema ({columns}); do not pass a schema to the reader",
+                condition=REFUSED_OPTION,
             )
         return KafkaWireBatchReader(options, default_task_count())
 
@@ -95,7 +96,8 @@ class KafkaWireDataSource(DataSource):
         if overwrite:
             raise ConfigurationError(
                 "kafkawire appends to topics; save mode overwrite is not allowed "
-                "(use mode('append'))"
+                "(use mode('append'))",
+                condition=UNSUPPORTED_VALUE,
             )
         return KafkaWireBatchWriter(parse_sink_options(self.options), schema)
 
@@ -104,7 +106,8 @@ class KafkaWireDataSource(DataSource):
         expected = kafka_schema(options.source.include_headers)
         if schema != expected:
             raise ConfigurationError(
-                "kafkawire has a fixed schema; do not pass a schema to the stream reader")
+                "kafkawire has a fixed schema; do not pass a schema to the stream reader",
+                condition=REFUSED_OPTION)
         return KafkaWireStreamReader(options, default_task_count())
 
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaWireStreamWriter:

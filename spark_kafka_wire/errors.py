@@ -64,6 +64,10 @@ the README's error table lists them all. Each class is defined in the layer that
     ├── SaslAuthenticationError               SASL login refused (password, user, mechanism)
     ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
+    ├── DeliveryFailedError                   the producer gave up on a batch after
+    │   │                                     kafka.retries attempts failed on its side
+    │   │                                     (connections, its timeouts; no broker code)
+    │   └── DeliveryTimeoutError              ... once kafka.delivery.timeout.ms passed
     └── ZooKeeperError                        ZooKeeper unreachable or refused an operation
         ├── ZooKeeperTlsError                 TLS to ZooKeeper failed (certificate, host name)
         ├── ZooKeeperAuthError                ZooKeeper refused (or requires) a SASL login
@@ -85,6 +89,8 @@ from spark_kafka_wire.client.errors import (
     ConnectionSetupTimeoutError,
     CoordinatorMovedError,
     DataLossError,
+    DeliveryFailedError,
+    DeliveryTimeoutError,
     FetchStalledError,
     NoBrokersAvailableError,
     NoBrokersRegisteredError,
@@ -159,6 +165,8 @@ __all__ = [
     "CoordinatorMovedError",
     "CorruptRecordError",
     "DataLossError",
+    "DeliveryFailedError",
+    "DeliveryTimeoutError",
     "DecompressionBombError",
     "DecompressionLimitError",
     "ErrorCode",

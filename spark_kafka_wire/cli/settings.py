@@ -20,7 +20,7 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster, open_cluster
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, MISSING_OPTION, ConfigurationError
 from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
@@ -82,7 +82,7 @@ class GlobalOptions:
                 f"no broker to connect to: give --bootstrap-server HOST:PORT, set {BOOTSTRAP_ENV}"
                 ", or put bootstrap.servers in the --command-config file; or name the "
                 "cluster's ZooKeeper (--zookeeper HOST:PORT[/CHROOT], or zookeeper.connect in "
-                "the file) to find the brokers there")
+                "the file) to find the brokers there", condition=MISSING_OPTION)
         return opts
 
     def client_config(self, use: Use = SOURCE, extra: dict[str, str] | None = None
@@ -142,7 +142,7 @@ def connected(config: ClientConfig, command: str = "this command") -> Iterator[K
         raise ConfigurationError(
             f"{command} needs Kafka 0.8 or later, but the brokers registered in ZooKeeper at "
             f"{config.zookeeper_connect} are Kafka 0.7 brokers; kafkawire topics, describe, "
-            "offsets, tail, produce and lag work with them")
+            "offsets, tail, produce and lag work with them", condition=KAFKA07_UNSUPPORTED)
     client = KafkaClient(config)
     try:
         client.any_connection()

@@ -32,6 +32,7 @@ from typing import TypeVar, cast
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
 from spark_kafka_wire.client.errors import (
+    INVALID_VALUE,
     BrokerConnectionError,
     ConfigurationError,
     NoBrokersAvailableError,
@@ -70,7 +71,8 @@ def check_topic_name(name: str, what: str) -> str:
             or not _TOPIC_CHARS.issuperset(name):
         raise ConfigurationError(
             f"{what}: {shown(name, 60)} is not a legal Kafka topic name (1 to {MAX_TOPIC_LENGTH} "
-            "characters from letters, digits, '.', '_' and '-'; not '.' or '..')")
+            "characters from letters, digits, '.', '_' and '-'; not '.' or '..')",
+            condition=INVALID_VALUE)
     return name
 
 

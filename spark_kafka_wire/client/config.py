@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import INVALID_VALUE, MISSING_OPTION, ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
@@ -29,7 +29,8 @@ def format_address(host: str, port: int) -> str:
 
 def _bad_address(item: str, why: str) -> ConfigurationError:
     return ConfigurationError(f"kafka.bootstrap.servers: {shown(item)} is not host:port ({why}); "
-                              "give a comma-separated list such as broker1:9092,broker2:9092")
+                              "give a comma-separated list such as broker1:9092,broker2:9092",
+                              condition=INVALID_VALUE)
 
 
 def check_host(host: str, item: str) -> None:
@@ -75,8 +76,8 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
         out.append((host, port))
     if not out:
         raise ConfigurationError(
-            "kafka.bootstrap.servers is empty: give a comma-separated list of host:port"
-        )
+            "kafka.bootstrap.servers is empty: give a comma-separated list of host:port",
+            condition=MISSING_OPTION)
     return out
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import (
+    KAFKA07_UNSUPPORTED,
     ApiVersionsClosedError,
     ApiVersionsTimeoutError,
     BrokerConnectionError,
@@ -166,7 +167,8 @@ class BrokerConnection:
             if self.config.sasl is not None:
                 raise ConfigurationError(
                     f"Kafka 0.7 brokers have no SASL (broker {self.name}): use "
-                    "security.protocol PLAINTEXT (or SSL through a TLS proxy)")
+                    "security.protocol PLAINTEXT (or SSL through a TLS proxy)",
+                    condition=KAFKA07_UNSUPPORTED)
             self._open()  # and nothing else: a 0.7 broker drops unknown requests
             self.api_versions = {}
             return

@@ -33,6 +33,48 @@ DATA_LOSS_KINDS: dict[str, str] = {
                                                "new partition",
 }
 
+#: The condition of a setting that cannot work; an instance may narrow it to one of the kinds
+#: below (``ConfigurationError(text, condition=...)``), the ones a user or a program would
+#: tell apart. A raise site without a kind keeps the family's condition.
+CONFIGURATION = "KAFKAWIRE_CONFIGURATION"
+#: The kinds of configuration error (ConfigurationError.condition): kind -> when.
+CONFIGURATION_KINDS: dict[str, str] = {
+    "INVALID_VALUE": "an option's value is not of its type or form (not an integer, not "
+                     "true/false, not JSON, not host:port, not a regular expression, ...)",
+    "VALUE_OUT_OF_RANGE": "an option's number (or size) is below its minimum or above its "
+                          "maximum",
+    "UNSUPPORTED_VALUE": "an option's value is not one of those it takes",
+    "MISSING_OPTION": "an option that is required (alone, or with another one) is not set or "
+                      "is empty",
+    "UNKNOWN_OPTION": "an option (or a Kafka client setting of a config file) kafkawire does "
+                      "not know where it is given, or a misspelt security setting",
+    "REFUSED_OPTION": "an option kafkawire knows and refuses (Spark's kafka source refuses it "
+                      "too, or kafkawire cannot honour it yet)",
+    "CONFLICTING_OPTIONS": "options that contradict each other, or one that takes effect only "
+                           "with another",
+    "NOT_ALLOWED_BY_OPERATOR": "something the cluster operator has not allowed "
+                               "(spark.kafkawire.* settings): a config provider, a directory, "
+                               "a URL, a module",
+    "CONFIG_FILE": "a config file (kafkaConfigFile, --command-config, a config provider's "
+                   "file) or a placeholder in it cannot be used",
+    "SECURITY_SETTING": "a TLS store or certificate, a JAAS config, Kerberos or OAUTHBEARER "
+                        "settings that cannot work",
+    "KAFKA07_UNSUPPORTED": "a setting a Kafka 0.7 cluster cannot honour",
+}
+
+# The kinds' full conditions, which raise sites pass as ``condition=``.
+INVALID_VALUE = f"{CONFIGURATION}.INVALID_VALUE"
+OUT_OF_RANGE = f"{CONFIGURATION}.VALUE_OUT_OF_RANGE"
+UNSUPPORTED_VALUE = f"{CONFIGURATION}.UNSUPPORTED_VALUE"
+MISSING_OPTION = f"{CONFIGURATION}.MISSING_OPTION"
+UNKNOWN_OPTION = f"{CONFIGURATION}.UNKNOWN_OPTION"
+REFUSED_OPTION = f"{CONFIGURATION}.REFUSED_OPTION"
+CONFLICTING_OPTIONS = f"{CONFIGURATION}.CONFLICTING_OPTIONS"
+NOT_ALLOWED_BY_OPERATOR = f"{CONFIGURATION}.NOT_ALLOWED_BY_OPERATOR"
+CONFIG_FILE = f"{CONFIGURATION}.CONFIG_FILE"
+SECURITY_SETTING = f"{CONFIGURATION}.SECURITY_SETTING"
+KAFKA07_UNSUPPORTED = f"{CONFIGURATION}.KAFKA07_UNSUPPORTED"
+
 #: The message template of each condition this module's errors build their text from
 #: (``render``): the wording lives here once; each error keeps the facts as attributes.
 MESSAGES: dict[str, str] = {
@@ -61,6 +103,22 @@ MESSAGES: dict[str, str] = {
         "none of the bootstrap servers {servers} {failed}{last}. Check kafka.bootstrap.servers, "
         "that the brokers are running and that this machine can reach them",
     DATA_LOSS: "data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: {reason}",
+    "KAFKAWIRE_DELIVERY_FAILED":
+        "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
+        "{broker} failed after {attempts} attempts (kafka.retries={retries}): {last}. Check "
+        "the broker; raise kafka.retries to try longer",
+    "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT":
+        "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
+        "{broker} failed within kafka.delivery.timeout.ms={timeout_ms} ({attempts} attempts): "
+        "{timeout_ms} ms have passed since the batch was created; last error: {last}. Check the "
+        "broker; raise kafka.delivery.timeout.ms if it is only slow",
+    INVALID_VALUE: "{option} must be {expected}, got {got}",
+    OUT_OF_RANGE: "{option} must be {bound}, got {got}",
+    UNSUPPORTED_VALUE: "{option} must be one of {allowed}, got {got}",
+    CONFLICTING_OPTIONS: "{subject}: give only one of {options}",
+    # one message whatever the reason, so that query options cannot probe the driver's files
+    CONFIG_FILE: "{source}: cannot use {path} (missing, unreadable or not a properties file)",
+    "KAFKAWIRE_ZOOKEEPER": "{operation} {path} on ZooKeeper at {connect} failed: {error}",
     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
         "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
         "topic {topic} partition {partition}: the resolved start offset is greater than the "
@@ -71,9 +129,30 @@ MESSAGES: dict[str, str] = {
 
 
 class ConfigurationError(KafkaWireError, ValueError):
-    """An option is missing, unknown or has a value that cannot work."""
+    """An option is missing, unknown or has a value that cannot work.
 
-    condition = "KAFKAWIRE_CONFIGURATION"
+    ``condition`` narrows the error to one of CONFIGURATION_KINDS (as
+    ``KAFKAWIRE_CONFIGURATION.INVALID_VALUE``), so that a program tells a bad value from an
+    unknown option or an operator's refusal without reading the English; ``except
+    ConfigurationError`` (and the CLI's exit status 2) holds for every kind. :meth:`of`
+    builds the text from the kind's template where it has one.
+    """
+
+    condition = CONFIGURATION
+
+    def __init__(self, *args: object, condition: str | None = None) -> None:
+        super().__init__(*args)
+        if condition is not None:
+            kind = condition.removeprefix(f"{CONFIGURATION}.")
+            assert kind != condition and kind in CONFIGURATION_KINDS, condition
+            self.condition = condition
+
+    @classmethod
+    def of(cls, condition: str, **facts: object) -> ConfigurationError:
+        """The error of ``condition`` with its text from the condition's template (MESSAGES)
+        filled with ``facts``: for a value, ``option`` and ``got`` (shown safely), and
+        ``expected``, ``bound`` or ``allowed``; see each template for the others."""
+        return cls(render(MESSAGES, condition, **facts), condition=condition)
 
 
 class CheckpointError(KafkaWireError, ValueError):
@@ -260,6 +339,73 @@ class NoBrokersAvailableError(KafkaWireError):
             MESSAGES, self.condition, servers=", ".join(servers),
             failed="answered in time" if self.timed_out else "could be reached",
             last=f" (last error: {last})" if last else ""))
+
+
+def _at_broker(broker: str | None) -> str:
+    return f", broker {broker}" if broker else ""
+
+
+class DeliveryFailedError(KafkaWireError):
+    """The producer gave up on a batch after kafka.retries attempts that each failed with an
+    error of its own side (a lost connection, its request timeout), not a broker's error code.
+
+    Not a KafkaError: no broker answered a code, so none is reported (a broker's code 7,
+    REQUEST_TIMED_OUT, is BrokerRequestTimedOutError). ``last`` is the last attempt's error
+    (or what held the batch back), ``broker`` the broker it was sent to when known. Not
+    retriable: the producer's own retries have run out and its batches were aborted.
+    """
+
+    retriable = False
+    condition = "KAFKAWIRE_DELIVERY_FAILED"
+
+    def __init__(self, topic: str, partition: int, records: int, attempts: int,
+                 last: BaseException | str, broker: str | None = None, *,
+                 retries: int = 0) -> None:
+        self.topic = topic
+        self.partition = partition
+        self.records = records
+        self.attempts = attempts
+        self.last = last
+        self.broker = broker
+        self.retries = retries
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        return render(MESSAGES, self.condition, records=self.records, topic=self.topic,
+                      partition=self.partition, broker=_at_broker(self.broker),
+                      attempts=self.attempts, retries=self.retries, last=self.last)
+
+    def __reduce__(self) -> tuple:  # rebuilt from its facts (``last`` as its text)
+        return (_rebuild_delivery_error, (type(self), dict(vars(self), last=str(self.last))))
+
+
+class DeliveryTimeoutError(DeliveryFailedError):
+    """The producer gave up on a batch because kafka.delivery.timeout.ms passed since the
+    batch was created (Java's producer: a TimeoutException, "Expiring N record(s) ... ms has
+    passed since batch creation"), its attempts having failed on its own side (connections,
+    its request timeout) or behind an earlier failed batch of the partition. The client's
+    deadline, not a broker's REQUEST_TIMED_OUT answer (BrokerRequestTimedOutError)."""
+
+    condition = "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT"
+
+    def __init__(self, topic: str, partition: int, records: int, attempts: int,
+                 last: BaseException | str, broker: str | None = None, *,
+                 timeout_ms: int = 0) -> None:
+        self.timeout_ms = timeout_ms
+        super().__init__(topic, partition, records, attempts, last, broker)
+
+    def _text(self) -> str:
+        return render(MESSAGES, self.condition, records=self.records, topic=self.topic,
+                      partition=self.partition, broker=_at_broker(self.broker),
+                      attempts=self.attempts, timeout_ms=self.timeout_ms, last=self.last)
+
+
+def _rebuild_delivery_error(cls: type[DeliveryFailedError], facts: dict[str, object]
+                            ) -> DeliveryFailedError:
+    made = cls.__new__(cls)
+    made.__dict__.update(facts)
+    KafkaWireError.__init__(made, made._text())
+    return made
 
 
 DATA_LOSS_ADVICE = (

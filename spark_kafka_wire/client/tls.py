@@ -34,7 +34,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.options.table import text_default
 
 STORE_TYPES = ("JKS", "PKCS12", "PEM")
@@ -99,11 +99,13 @@ def store_type(data: bytes, declared: str | None, what: str) -> str:
     kind = detect_store_type(data) if not declared else declared.strip().upper()
     if kind not in STORE_TYPES:
         raise ConfigurationError(f"{what}.type must be one of {', '.join(STORE_TYPES)}, "
-                                 f"got {declared!r}")
+                                 f"got {declared!r}", condition=SECURITY_SETTING)
     if data.startswith(_JKS_MAGIC) and kind != "JKS":
-        raise ConfigurationError(f"{what} is a JKS store, but {what}.type says {kind}")
+        raise ConfigurationError(f"{what} is a JKS store, but {what}.type says {kind}",
+                                 condition=SECURITY_SETTING)
     if kind == "JKS" and not data.startswith(_JKS_MAGIC):
-        raise ConfigurationError(f"{what}.type says JKS, but the file is not a JKS store")
+        raise ConfigurationError(f"{what}.type says JKS, but the file is not a JKS store",
+                                 condition=SECURITY_SETTING)
     return kind
 
 
@@ -124,7 +126,7 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
     environment, so they never show in a process list."""
     keytool = _keytool()
     if keytool is None:
-        raise ConfigurationError(f"{what}: {JKS_ADVICE}")
+        raise ConfigurationError(f"{what}: {JKS_ADVICE}", condition=SECURITY_SETTING)
     one_time = secrets.token_urlsafe(24)
     env = {**os.environ, "KAFKAWIRE_DEST_PASS": one_time,
            "KAFKAWIRE_SRC_PASS": store_password or ""}
@@ -141,8 +143,8 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
                                   stdin=subprocess.DEVNULL, timeout=_KEYTOOL_TIMEOUT_S)
         except subprocess.TimeoutExpired:
             raise ConfigurationError(
-                f"{what}: keytool did not read the JKS store within {_KEYTOOL_TIMEOUT_S} s"
-            ) from None
+                f"{what}: keytool did not read the JKS store within {_KEYTOOL_TIMEOUT_S} s",
+                condition=SECURITY_SETTING) from None
         if done.returncode != 0:
             said = " ".join((done.stdout + done.stderr).split())
             for secret in secrets_shown:
@@ -150,7 +152,8 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
                     said = said.replace(secret, "<hidden>")
             raise ConfigurationError(
                 f"{what}: cannot read the JKS store (keytool said: {said[-300:] or 'nothing'}); "
-                "check the store password (and kafka.ssl.key.password for a key entry)")
+                "check the store password (and kafka.ssl.key.password for a key entry)",
+                condition=SECURITY_SETTING)
         return done.stdout
 
     try:
@@ -166,7 +169,7 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
             if len(aliases) != 1:
                 raise ConfigurationError(
                     f"{what}: the JKS store holds {len(aliases)} private key entries; "
-                    "kafkawire needs exactly one")
+                    "kafkawire needs exactly one", condition=SECURITY_SETTING)
             env["KAFKAWIRE_KEY_PASS"] = key_password
             args += ["-srcalias", aliases[0], "-srckeypass:env", "KAFKAWIRE_KEY_PASS",
                      "-destkeypass:env", "KAFKAWIRE_DEST_PASS"]
@@ -201,7 +204,8 @@ def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError:
-        raise ConfigurationError(f"{what} holds no readable PEM certificate") from None
+        raise ConfigurationError(f"{what} holds no readable PEM certificate",
+                                 condition=SECURITY_SETTING) from None
     return certs
 
 
@@ -220,13 +224,14 @@ def load_truststore(data: bytes, kind: str, password: str | None, what: str) -> 
         p12 = pkcs12.load_pkcs12(data, password.encode() if password else None)
     except ValueError:
         raise ConfigurationError(
-            f"{what}: cannot read the PKCS12 truststore (wrong password, or not PKCS12)"
-        ) from None
+            f"{what}: cannot read the PKCS12 truststore (wrong password, or not PKCS12)",
+            condition=SECURITY_SETTING) from None
     certs = [c.certificate for c in p12.additional_certs]
     if p12.cert is not None:
         certs.insert(0, p12.cert.certificate)
     if not certs:
-        raise ConfigurationError(f"{what}: the PKCS12 truststore holds no certificate")
+        raise ConfigurationError(f"{what}: the PKCS12 truststore holds no certificate",
+                                 condition=SECURITY_SETTING)
     return _to_pem(certs).decode("ascii")
 
 
@@ -239,11 +244,11 @@ def load_private_key(data: bytes, password: str | None, what: str) -> bytes:
         raise ConfigurationError(
             f"{what}: the private key is encrypted: set kafka.ssl.key.password"
             if not password else f"{what}: the private key is not encrypted, but "
-            "kafka.ssl.key.password is set") from None
+            "kafka.ssl.key.password is set", condition=SECURITY_SETTING) from None
     except ValueError:
         raise ConfigurationError(
             f"{what}: cannot read the private key (wrong kafka.ssl.key.password, or not a PEM "
-            "private key)") from None
+            "private key)", condition=SECURITY_SETTING) from None
     return key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
@@ -261,7 +266,8 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
         kind = "PKCS12"
     if kind == "PEM":
         if b"PRIVATE KEY-----" not in data:
-            raise ConfigurationError(f"{what}: the PEM keystore holds no private key")
+            raise ConfigurationError(f"{what}: the PEM keystore holds no private key",
+                                     condition=SECURITY_SETTING)
         return _to_pem(_pem_certs(data, what)), load_private_key(data, key_password, what)
     try:
         p12 = pkcs12.load_pkcs12(data, store_password.encode() if store_password else None)
@@ -276,9 +282,10 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
                     "store password")
         raise ConfigurationError(
             f"{what}: cannot read the PKCS12 keystore (wrong {_password_option(what)}, or "
-            f"not PKCS12){hint}") from None
+            f"not PKCS12){hint}", condition=SECURITY_SETTING) from None
     if p12.key is None or p12.cert is None:
-        raise ConfigurationError(f"{what}: the PKCS12 keystore holds no private key entry")
+        raise ConfigurationError(f"{what}: the PKCS12 keystore holds no private key entry",
+                                 condition=SECURITY_SETTING)
     chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
     key = p12.key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
@@ -291,7 +298,7 @@ def version_name(value: str, what: str) -> str:
         if name.lower() == value.strip().lower():
             return name
     raise ConfigurationError(f"{what}: unknown TLS protocol {value!r}; use one of "
-                             + ", ".join(PROTOCOL_VERSIONS))
+                             + ", ".join(PROTOCOL_VERSIONS), condition=SECURITY_SETTING)
 
 
 # ------------------------------------------------------------- contexts (where we connect)
@@ -318,14 +325,15 @@ def context_for(tls: TlsConfig) -> ssl.SSLContext:
             ctx.maximum_version = PROTOCOL_VERSIONS[tls.max_version]
     except (ssl.SSLError, ValueError) as exc:
         raise ConfigurationError("kafka.ssl.enabled.protocols / kafka.ssl.protocol: "
-                                 f"{_ssl_reason(exc)}") from None
+                                 f"{_ssl_reason(exc)}", condition=SECURITY_SETTING) from None
     try:
         if tls.ciphers:
             ctx.set_ciphers(tls.ciphers)
     except (ssl.SSLError, ValueError) as exc:  # ValueError: a NUL or non-ASCII character
         raise ConfigurationError(
             f"kafka.ssl.cipher.suites: {_ssl_reason(exc)}; give OpenSSL cipher names "
-            "separated by commas (`openssl ciphers` lists them)") from None
+            "separated by commas (`openssl ciphers` lists them)",
+            condition=SECURITY_SETTING) from None
     if tls.cert_chain is not None and tls.key is not None:
         _load_client_certificate(ctx, tls.cert_chain, tls.key)
     return ctx
@@ -359,7 +367,8 @@ def _load_client_certificate(ctx: ssl.SSLContext, chain: bytes, key_der: bytes) 
         except ssl.SSLError:
             raise ConfigurationError(
                 "the client private key does not match the client certificate "
-                "(kafka.ssl.keystore.* / kafka.ssl.certificate.location)") from None
+                "(kafka.ssl.keystore.* / kafka.ssl.certificate.location)",
+                condition=SECURITY_SETTING) from None
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import (
+    INVALID_VALUE,
     ConfigurationError,
     ZooKeeperAuthError,
     ZooKeeperError,
@@ -158,7 +159,8 @@ def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
                          sasl_options=security.sasl_options())
     except ValueError as exc:
         raise ConfigurationError(f"zookeeper.connect {shown(connect)} is not "
-                                 f"host:port[,host:port][/chroot]: {exc}") from None
+                                 f"host:port[,host:port][/chroot]: {exc}",
+                                 condition=INVALID_VALUE) from None
     if security.sasl_user is not None:
         _refusal_ends_session(zk)
     try:

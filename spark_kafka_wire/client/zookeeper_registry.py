@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from spark_kafka_wire.client.config import format_address
 from spark_kafka_wire.client.errors import (
+    KAFKA07_UNSUPPORTED,
+    MESSAGES,
     BrokerRegistrationError,
     ConfigurationError,
     NoBrokersRegisteredError,
@@ -49,6 +51,7 @@ from spark_kafka_wire.client.zookeeper import (
     start_zookeeper,
     stop_zookeeper,
 )
+from spark_kafka_wire.protocol.errors import render
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -332,8 +335,10 @@ class BrokerRegistry:
             self._zk = start_zookeeper(self.connect, self.timeout_s, self.security)
         return self._zk
 
-    def _failed(self, what: str, exc: Exception) -> ZooKeeperError:
-        return ZooKeeperError(f"{what} on ZooKeeper at {self.connect} failed: {exc!r}")
+    def _failed(self, operation: str, path: str, exc: Exception) -> ZooKeeperError:
+        """``operation`` (listing, reading) of the node ``path`` failed."""
+        return ZooKeeperError(render(MESSAGES, ZooKeeperError.condition, operation=operation,
+                                     path=path, connect=self.connect, error=repr(exc)))
 
     def _children(self, path: str) -> list[str] | None:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)
@@ -343,7 +348,7 @@ class BrokerRegistry:
         except NoNodeError:
             return None
         except KazooException as exc:
-            raise self._failed(f"listing {path}", exc) from exc
+            raise self._failed("listing", path, exc) from exc
 
     def _get(self, path: str) -> bytes | None:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)
@@ -353,7 +358,7 @@ class BrokerRegistry:
         except NoNodeError:
             return None
         except KazooException as exc:
-            raise self._failed(f"reading {path}", exc) from exc
+            raise self._failed("reading", path, exc) from exc
         return bytes(data or b"")
 
     def brokers(self) -> dict[int, BrokerRegistration]:
@@ -489,5 +494,6 @@ def bootstrap_from_zookeeper(connect: str, security_protocol: str = "PLAINTEXT",
         raise ConfigurationError(
             f"the brokers registered in ZooKeeper at {connect} are Kafka 0.7 brokers, which "
             "have no Metadata request to bootstrap from; kafkawire reads and writes them "
-            "through zookeeper.connect with kafka.broker.version.fallback 0.7.x or unset")
+            "through zookeeper.connect with kafka.broker.version.fallback 0.7.x or unset",
+            condition=KAFKA07_UNSUPPORTED)
     return addresses

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass, field
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.client.tls import TlsConfig
 
 #: SASL mechanism of ZooKeeper's DigestLoginModule, the only one kafkawire logs in with.
@@ -53,4 +53,4 @@ def check_sasl_support() -> None:
     if importlib.util.find_spec("puresasl") is None:
         raise ConfigurationError(
             "zookeeper.sasl.jaas.config needs the pure-sasl package (kazoo's SASL support): "
-            "pip install pure-sasl")
+            "pip install pure-sasl", condition=SECURITY_SETTING)

@@ -14,13 +14,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    KAFKA07_UNSUPPORTED,
+    MISSING_OPTION,
+    REFUSED_OPTION,
+    UNKNOWN_OPTION,
+    UNSUPPORTED_VALUE,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.options.files import check_security_spelling
 from spark_kafka_wire.options.security import sasl_config, tls_config, zookeeper_security
-from spark_kafka_wire.options.table import OPTIONS, Use, accepted_kafka_keys
+from spark_kafka_wire.options.table import OPTIONS, Use, accepted_kafka_keys, option
 from spark_kafka_wire.options.values import (
     bool_value,
     given,
@@ -40,7 +48,8 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     what the table refuses there and every ``kafka.*`` key it does not accept there."""
     for o in OPTIONS:
         if o.refused is not None and o.uses & use and o.key in opts:
-            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}")
+            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}",
+                                     condition=REFUSED_OPTION)
     servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
     zookeeper = (given(opts, "zookeeper.connect") or "").strip()
     if not servers and not zookeeper:
@@ -48,12 +57,12 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
             "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092'), or give "
             "the cluster's ZooKeeper in 'zookeeper.connect' (host:port[,host:port][/chroot]) "
-            "to find the brokers there"
-        )
+            "to find the brokers there",
+            condition=MISSING_OPTION)
     protocol = text_value(opts, "kafka.security.protocol").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
-        raise ConfigurationError(f"kafka.security.protocol must be one of "
-                                 f"{', '.join(SECURITY_PROTOCOLS)}, got {protocol!r}")
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.security.protocol").name,
+                                    allowed=", ".join(SECURITY_PROTOCOLS), got=repr(protocol))
     tls_on, sasl_on = protocol in ("SSL", "SASL_SSL"), protocol.startswith("SASL_")
     accepted = accepted_kafka_keys(use)
     check_security_spelling([k[len("kafka."):] for k in opts
@@ -62,27 +71,27 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         if key.startswith("kafka.sasl.") and not sasl_on:
             raise ConfigurationError(
                 f"'{key}' is set but kafka.security.protocol is {protocol}: set "
-                "kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL to log in with SASL"
-            )
+                "kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL to log in with SASL",
+                condition=CONFLICTING_OPTIONS)
         if key.startswith("kafka.sasl.") and key not in accepted:
             raise ConfigurationError(
                 f"'{key}' is not supported yet (kafkawire logs in with PLAIN, SCRAM, "
                 "OAUTHBEARER and GSSAPI, see the README's SASL options); refusing to connect "
-                "without the security you asked for"
-            )
+                "without the security you asked for",
+                condition=REFUSED_OPTION)
         if key.startswith("kafka.ssl.") and not tls_on:
             raise ConfigurationError(
                 f"'{key}' is set but kafka.security.protocol is {protocol}: set "
-                "kafka.security.protocol=SSL or SASL_SSL to connect with TLS"
-            )
+                "kafka.security.protocol=SSL or SASL_SSL to connect with TLS",
+                condition=CONFLICTING_OPTIONS)
     accepted = accepted_kafka_keys(use)
     unknown = sorted(k for k in opts if k.startswith("kafka.") and k not in accepted)
     if unknown:
         raise ConfigurationError(
             "unsupported Kafka client option(s): "
             + ", ".join(f"'{k}'" for k in unknown)
-            + ". See the README for the kafka.* settings kafkawire understands"
-        )
+            + ". See the README for the kafka.* settings kafkawire understands",
+            condition=UNKNOWN_OPTION)
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
     named = given(opts, "kafka.broker.version.fallback") is not None
@@ -92,15 +101,18 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             raise ConfigurationError(
                 f"kafka.broker.version.fallback={said}: Kafka 0.7 brokers have no "
                 "Metadata request, so kafkawire finds a 0.7 topic's brokers and partitions in "
-                "ZooKeeper: give zookeeper.connect (host:port[,host:port][/chroot])")
+                "ZooKeeper: give zookeeper.connect (host:port[,host:port][/chroot])",
+                condition=MISSING_OPTION)
         if sasl_on:
             raise ConfigurationError(
-                f"kafka.security.protocol={protocol}: Kafka 0.7 brokers have no SASL")
+                f"kafka.security.protocol={protocol}: Kafka 0.7 brokers have no SASL",
+                condition=KAFKA07_UNSUPPORTED)
     else:
         try:
             versions_for_release(fallback)
         except ValueError as exc:
-            raise ConfigurationError(f"kafka.broker.version.fallback: {exc}") from None
+            raise ConfigurationError(f"kafka.broker.version.fallback: {exc}",
+                                     condition=UNSUPPORTED_VALUE) from None
     tls = tls_config(opts) if tls_on else None
     sasl = sasl_config(opts) if sasl_on else None
     zk_security = zookeeper_security(opts) if zookeeper and (kafka07 or not servers) else None
@@ -120,13 +132,13 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
                     f"kafka.broker.version.fallback={said}, but the brokers registered in "
                     f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
                     "registrations): set it to 0.7.2 (or leave it unset) to speak their "
-                    "protocol")
+                    "protocol", condition=CONFLICTING_OPTIONS)
             fallback, kafka07 = "0.7.2", True  # the registrations say which protocol
         elif kafka07 and not registered07:
             raise ConfigurationError(
                 f"kafka.broker.version.fallback={said}, but the brokers registered in "
                 f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
-                "leave the option unset or name their release")
+                "leave the option unset or name their release", condition=CONFLICTING_OPTIONS)
     return ClientConfig(
         bootstrap_servers=bootstrap,
         client_id=wire_text(opts, "kafka.client.id") or "",
@@ -150,8 +162,8 @@ def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:
     query's, or the CLI's --command-config)."""
     isolation = text_value(opts, "kafka.isolation.level").strip().lower()
     if isolation not in ISOLATION_LEVELS:
-        raise ConfigurationError(
-            f"kafka.isolation.level must be read_uncommitted or read_committed, got {isolation!r}")
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.isolation.level").name,
+                                    allowed=", ".join(ISOLATION_LEVELS), got=repr(isolation))
     return FetchSettings(
         max_partition_fetch_bytes=int_value(opts, "kafka.max.partition.fetch.bytes"),
         fetch_max_bytes=int_value(opts, "kafka.fetch.max.bytes"),

@@ -13,7 +13,12 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    MISSING_OPTION,
+    UNKNOWN_OPTION,
+    UNSUPPORTED_VALUE,
+    ConfigurationError,
+)
 from spark_kafka_wire.config_files import file_kafka_options, resolve_placeholders
 from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.options.table import (
@@ -47,7 +52,8 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
     if path is None:
         return opts
     if not path.strip():
-        raise ConfigurationError("kafkaConfigFile is empty: give the path of a .properties file")
+        raise ConfigurationError("kafkaConfigFile is empty: give the path of a .properties file",
+                                 condition=MISSING_OPTION)
     taken, skipped = config_file_options(path.strip(), opts, use, precise=False)
     if skipped:
         _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
@@ -106,7 +112,7 @@ def check_security_spelling(names: Iterable[str], where: str) -> None:
             raise ConfigurationError(
                 f"{where}: '{name}' is not a Kafka client setting; did you mean "
                 f"'{intended}'? Fix its name: kafkawire will not connect without the security "
-                "setting it seems to give")
+                "setting it seems to give", condition=UNKNOWN_OPTION)
 
 
 def unknown_client_configs(names: Iterable[str]) -> list[str]:
@@ -169,8 +175,8 @@ def options_from_properties(path: str | os.PathLike[str], use: str = "both"
     """
     side = FILE_USES.get(use)
     if side is None:
-        raise ConfigurationError(f"options_from_properties: use must be one of "
-                                 f"{', '.join(map(repr, FILE_USES))}, got {shown(use)}")
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option="options_from_properties: use",
+                                    allowed=", ".join(map(repr, FILE_USES)), got=shown(use))
     source = os.fspath(path)
     taken, skipped = config_file_options(source, {}, SINK if side == SINK else SOURCE)
     if side == EVERYWHERE:

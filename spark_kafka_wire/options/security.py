@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 from spark_kafka_wire.client.config import parse_bootstrap
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    INVALID_VALUE,
+    MISSING_OPTION,
+    OUT_OF_RANGE,
+    SECURITY_SETTING,
+    UNSUPPORTED_VALUE,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.sasl.aws_iam import check_signer, region_from_host
 from spark_kafka_wire.client.sasl.config import MECHANISMS as SASL_MECHANISMS
 from spark_kafka_wire.client.sasl.config import SaslConfig
@@ -86,7 +94,7 @@ def zookeeper_security(opts: Mapping[str, str]) -> ZooKeeperSecurity | None:
             raise ConfigurationError(
                 f"'{stray[0]}' is set but zookeeper.ssl.client.enable is not true: set "
                 "zookeeper.ssl.client.enable=true to connect to ZooKeeper with TLS (its "
-                "secureClientPort)")
+                "secureClientPort)", condition=CONFLICTING_OPTIONS)
     user = password = None
     jaas_opt = option("zookeeper.sasl.jaas.config")
     jaas = given(opts, jaas_opt)
@@ -127,12 +135,13 @@ def _zookeeper_tls(opts: Mapping[str, str]) -> TlsConfig:
         value = algorithm.strip().lower()
         if value not in ("https", ""):
             raise ConfigurationError(f"{algorithm_opt.name} must be HTTPS or empty (no host "
-                                     f"name check), got {shown(algorithm)}")
+                                     f"name check), got {shown(algorithm)}",
+                                     condition=UNSUPPORTED_VALUE)
         enable = given(opts, "zookeeper.ssl.endpoint.identification.enable")
         if enable is not None and check != (value == "https"):
             raise ConfigurationError(
                 f"{algorithm_opt.name} and zookeeper.ssl.endpoint.identification.enable "
-                "disagree: give one of them")
+                "disagree: give one of them", condition=CONFLICTING_OPTIONS)
         check = value == "https"
     tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key, check_hostname=check)
     context_for(tls)  # a key that does not match its certificate fails here, on the driver
@@ -149,8 +158,8 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     options, never their values."""
     mechanism = text_value(opts, "kafka.sasl.mechanism").strip().upper()
     if mechanism not in SASL_MECHANISMS:
-        raise ConfigurationError(f"kafka.sasl.mechanism must be one of "
-                                 f"{', '.join(SASL_MECHANISMS)}, got {mechanism!r}")
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.sasl.mechanism").name,
+                                    allowed=", ".join(SASL_MECHANISMS), got=repr(mechanism))
     if mechanism == "OAUTHBEARER":
         oauth = oauth_config(opts)
         return SaslConfig(mechanism=mechanism, username=oauth.principal, password="",
@@ -158,23 +167,24 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     for oauth_only in _OAUTH_ONLY:
         if given(opts, oauth_only) is not None:
             raise ConfigurationError(f"{oauth_only.name} applies to kafka.sasl.mechanism=OAUTHBEARER, "
-                                     f"not {mechanism}")
+                                     f"not {mechanism}", condition=CONFLICTING_OPTIONS)
     if mechanism == "GSSAPI":
         return kerberos_sasl_config(opts)
     jaas = given(opts, "kafka.sasl.jaas.config")
     user, password = given(opts, "kafka.sasl.username"), given(opts, "kafka.sasl.password")
     if jaas is not None and (user is not None or password is not None):
         raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.username/"
-                                 "kafka.sasl.password, not both")
+                                 "kafka.sasl.password, not both", condition=CONFLICTING_OPTIONS)
     if jaas is not None:
         user, password = jaas_credentials(jaas, mechanism)
     elif user is None or password is None:
         raise ConfigurationError(
             f"SASL {mechanism} needs credentials: set kafka.sasl.jaas.config (e.g. "
             f"{SCRAM_MODULE if mechanism.startswith('SCRAM') else PLAIN_MODULE} required "
-            'username="..." password="...";) or kafka.sasl.username and kafka.sasl.password')
+            'username="..." password="...";) or kafka.sasl.username and kafka.sasl.password',
+            condition=MISSING_OPTION)
     if not user:
-        raise ConfigurationError("the SASL user name is empty")
+        raise ConfigurationError("the SASL user name is empty", condition=SECURITY_SETTING)
     return SaslConfig(mechanism=mechanism, username=user, password=password)
 
 
@@ -190,10 +200,11 @@ def _fraction(opts: Mapping[str, str], opt: Option, low: float, high: float) -> 
     try:
         value = float(raw.strip())
     except ValueError:
-        raise ConfigurationError(f"{name} must be a number, got {raw!r}") from None
+        raise ConfigurationError(f"{name} must be a number, got {raw!r}",
+                                 condition=INVALID_VALUE) from None
     if not low <= value <= high:
         raise ConfigurationError(f"{name} must be between {low} and {high}, got "
-                                 f"{shown(value, within=raw)}")
+                                 f"{shown(value, within=raw)}", condition=OUT_OF_RANGE)
     return value
 
 
@@ -201,7 +212,7 @@ def _bounded(opts: Mapping[str, str], opt: Option, high: int) -> int:
     value = int_value(opts, opt)
     if value > high:
         raise ConfigurationError(f"{opt.name} must be at most {high}, got "
-                                 f"{shown(value, within=given(opts, opt))}")
+                                 f"{shown(value, within=given(opts, opt))}", condition=OUT_OF_RANGE)
     return value
 
 
@@ -225,7 +236,7 @@ def _aws_region(opts: Mapping[str, str]) -> str:
         raise ConfigurationError(
             "Amazon MSK IAM needs the cluster's region: set kafka.sasl.aws.region (it is "
             "taken from broker names like b-1.<cluster>.kafka.<region>.amazonaws.com, or "
-            "AWS_REGION, when those are available)")
+            "AWS_REGION, when those are available)", condition=MISSING_OPTION)
     return region
 
 
@@ -236,7 +247,8 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
     if given(opts, "kafka.sasl.username") is not None or \
             given(opts, "kafka.sasl.password") is not None:
         raise ConfigurationError("kafka.sasl.username/kafka.sasl.password do not apply to "
-                                 "OAUTHBEARER: give kafka.sasl.jaas.config")
+                                 "OAUTHBEARER: give kafka.sasl.jaas.config",
+                                 condition=CONFLICTING_OPTIONS)
     handler = (given(opts, "kafka.sasl.login.callback.handler.class") or "").strip()
     url = (given(opts, "kafka.sasl.oauthbearer.token.endpoint.url") or "").strip()
     provider = (given(opts, "kafka.sasl.oauthbearer.token.provider") or "").strip()
@@ -247,19 +259,21 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
         raise ConfigurationError(
             "kafka.sasl.login.callback.handler.class names a JVM class kafkawire cannot run; "
             f"it understands {', '.join(known)}. For another token source, name a Python "
-            "callable in kafka.sasl.oauthbearer.token.provider")
+            "callable in kafka.sasl.oauthbearer.token.provider", condition=UNSUPPORTED_VALUE)
     aws = handler == AWS_HANDLER or module == AWS_MODULE
     if sum((aws, bool(url), bool(provider))) > 1:
         raise ConfigurationError(
             "give one OAUTHBEARER token source: kafka.sasl.oauthbearer.token.endpoint.url, "
-            "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler")
+            "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler",
+            condition=SECURITY_SETTING)
     if module and module not in (OAUTH_MODULE, AWS_MODULE):
         raise ConfigurationError(f"kafka.sasl.jaas.config: {shown_module(module)} does not fit "
                                  f"kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE}, or "
-                                 f"{AWS_MODULE} for Amazon MSK IAM)")
+                                 f"{AWS_MODULE} for Amazon MSK IAM)", condition=SECURITY_SETTING)
     if module == AWS_MODULE and not aws or module == OAUTH_MODULE and aws:
         raise ConfigurationError(f"Amazon MSK IAM needs the JAAS module {AWS_MODULE} with "
-                                 f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}")
+                                 f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}",
+                                 condition=SECURITY_SETTING)
     refresh = _refresh_settings(opts)
     if aws:
         check_signer()
@@ -278,16 +292,17 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
             f"SASL OAUTHBEARER needs kafka.sasl.jaas.config: {OAUTH_MODULE} required "
             'clientId="..." clientSecret="..." scope="..."; with '
             "kafka.sasl.oauthbearer.token.endpoint.url (an identity provider), or "
-            'unsecuredLoginStringClaim_sub="<user>"; (unsecured tokens, development only)')
+            'unsecuredLoginStringClaim_sub="<user>"; (unsecured tokens, development only)',
+            condition=MISSING_OPTION)
     if url or handler in OIDC_HANDLERS:
         if not url:
             raise ConfigurationError(
                 f"kafka.sasl.login.callback.handler.class={handler} needs "
-                "kafka.sasl.oauthbearer.token.endpoint.url")
+                "kafka.sasl.oauthbearer.token.endpoint.url", condition=SECURITY_SETTING)
         scheme = url.partition(":")[0].lower()
         if scheme not in ("http", "https", "file"):
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url must be an "
-                                     "http, https or file URL")
+                                     "http, https or file URL", condition=INVALID_VALUE)
         try:
             parts = urlsplit(url)
             parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
@@ -295,15 +310,17 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
             # exc quotes a piece of the URL
             why = f" ({shown(url)})" if isinstance(url, FromPlaceholder) else f" ({exc})"
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
-                                     f"valid URL{why}") from None
+                                     f"valid URL{why}", condition=INVALID_VALUE) from None
         if scheme != "file" and not parts.hostname or any(c in url for c in " \x00\r\n"):
             raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
-                                     "valid URL (no host, or white space in it)")
+                                     "valid URL (no host, or white space in it)",
+                                     condition=INVALID_VALUE)
         client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
         if scheme != "file" and (not client_id or not secret):
             raise ConfigurationError(
                 "kafka.sasl.oauthbearer.token.endpoint.url: the token endpoint needs clientId "
-                f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})")
+                f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})",
+                condition=SECURITY_SETTING)
         check_url_allowed(url)  # where the query is defined; oidc.py checks again where read
         return OAuthConfig(
             source="oidc", principal=client_id or "token file", endpoint_url=url,
@@ -339,17 +356,19 @@ def kerberos_sasl_config(opts: Mapping[str, str]) -> SaslConfig:
             "GSSAPI (Kerberos, the default): set kafka.sasl.mechanism to PLAIN, SCRAM-SHA-256 "
             "or SCRAM-SHA-512 for a user name and password, or give GSSAPI a keytab "
             "(kafka.sasl.jaas.config with Krb5LoginModule useKeyTab=true keyTab=\"...\" "
-            "principal=\"...\")")
+            "principal=\"...\")", condition=CONFLICTING_OPTIONS)
     service = given(opts, "kafka.sasl.kerberos.service.name")
     if service is not None and not service.strip():
-        raise ConfigurationError("kafka.sasl.kerberos.service.name is empty")
+        raise ConfigurationError("kafka.sasl.kerberos.service.name is empty",
+                                 condition=MISSING_OPTION)
     jaas = given(opts, "kafka.sasl.jaas.config")
     principal = (given(opts, "kafka.sasl.kerberos.principal") or "").strip() or None
     keytab_opt = option("kafka.sasl.kerberos.keytab")
     keytab = (given(opts, keytab_opt) or "").strip() or None
     if jaas is not None and (principal or keytab):
         raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.kerberos."
-                                 "keytab/kafka.sasl.kerberos.principal, not both")
+                                 "keytab/kafka.sasl.kerberos.principal, not both",
+                                 condition=CONFLICTING_OPTIONS)
     kerberos: KerberosConfig
     if jaas is not None:
         module, options = parse_jaas(jaas)
@@ -357,7 +376,8 @@ def kerberos_sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     elif keytab is not None:
         if principal is None:
             raise ConfigurationError("kafka.sasl.kerberos.keytab needs "
-                                     "kafka.sasl.kerberos.principal (name@REALM)")
+                                     "kafka.sasl.kerberos.principal (name@REALM)",
+                                     condition=MISSING_OPTION)
         kerberos = keytab_config(principal, keytab, (service or DEFAULT_SERVICE_NAME).strip(),
                                  keytab_opt.name)
     else:
@@ -382,7 +402,8 @@ def _read_file(opts: Mapping[str, str], opt: Option) -> bytes | None:
             return f.read()
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         raise ConfigurationError(f"{opt.name}: cannot read {path!r}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}") from None
+                                 f"{getattr(exc, 'strerror', None) or exc}",
+                                 condition=SECURITY_SETTING) from None
 
 
 def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
@@ -390,10 +411,13 @@ def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
     return value.encode() if value is not None and value.strip() else None
 
 
-def _one_of(found: dict[Option, bytes | None], what: str) -> None:
+def _one_of(found: dict[Option, bytes | None], subject: str) -> None:
+    """Refuse more than one source of ``subject`` (the trusted CAs, the client certificate)
+    among the options ``found`` holds set."""
     named = [o.name for o, v in found.items() if v is not None]
     if len(named) > 1:
-        raise ConfigurationError(f"{what}: give only one of {', '.join(named)}")
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, subject=subject,
+                                    options=", ".join(named))
 
 
 def tls_config(opts: Mapping[str, str]) -> TlsConfig:
@@ -436,7 +460,8 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
         if (sources[chain_opt] is None) != (keys[key_opt] is None):
             missing, present = (key_opt, chain_opt) if keys[key_opt] is None else \
                 (chain_opt, key_opt)
-            raise ConfigurationError(f"{missing.name} is needed with {present.name}")
+            raise ConfigurationError(f"{missing.name} is needed with {present.name}",
+                                     condition=MISSING_OPTION)
     _one_of(sources, "client certificate")
     chain: bytes | None = None
     key: bytes | None = None
@@ -455,7 +480,7 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
     if algorithm not in ("https", "", "none"):
         raise ConfigurationError(
             "kafka.ssl.endpoint.identification.algorithm must be https or empty (no hostname "
-            f"check), got {algorithm!r}")
+            f"check), got {algorithm!r}", condition=UNSUPPORTED_VALUE)
     low = high = None
     enabled_opt = option("kafka.ssl.enabled.protocols")
     enabled = given(opts, enabled_opt)
@@ -463,7 +488,7 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
         names = [version_name(v, enabled_opt.name) for v in enabled.split(",") if v.strip()]
         if not names:
             raise ConfigurationError(f"{enabled_opt.name} names no TLS version: give some of "
-                                     + ", ".join(PROTOCOL_VERSIONS))
+                                     + ", ".join(PROTOCOL_VERSIONS), condition=INVALID_VALUE)
         ranked = sorted(names, key=list(PROTOCOL_VERSIONS).index)
         low, high = ranked[0], ranked[-1]
     cap_opt = option("kafka.ssl.protocol")
@@ -475,7 +500,7 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
             high = capped
         if low is not None and order.index(low) > order.index(high):
             raise ConfigurationError(f"{cap_opt.name} is lower than every version in "
-                                     f"{enabled_opt.name}")
+                                     f"{enabled_opt.name}", condition=CONFLICTING_OPTIONS)
     suites = given(opts, "kafka.ssl.cipher.suites")
     ciphers = ":".join(c.strip() for c in suites.split(",") if c.strip()) if suites else None
     tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import INVALID_VALUE, OUT_OF_RANGE, ConfigurationError
 from spark_kafka_wire.options.table import (
     Kind,
     Option,
@@ -51,16 +51,19 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     # no more than a long's 19 digits, so the conversion cost stays bounded.
     digits = text[1:] if text[:1] in "+-" else text
     if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
-        raise ConfigurationError(f"{opt.name} must be an integer, got {shown(raw)}")
+        raise ConfigurationError.of(INVALID_VALUE, option=opt.name, expected="an integer",
+                                    got=shown(raw))
     value = int(text)
     got = shown(value, within=raw)
     if opt.kind is Kind.COUNT:
         if value <= 0:
-            raise ConfigurationError(f"{opt.name} must be positive, got {got}")
+            raise ConfigurationError.of(OUT_OF_RANGE, option=opt.name, bound="positive", got=got)
     elif value < opt.minimum:
-        raise ConfigurationError(f"{opt.name} must be >= {opt.minimum}, got {got}")
+        raise ConfigurationError.of(OUT_OF_RANGE, option=opt.name, bound=f">= {opt.minimum}",
+                                    got=got)
     if value > opt.highest:
-        raise ConfigurationError(f"{opt.name} must be at most {opt.highest}, got {got}")
+        raise ConfigurationError.of(OUT_OF_RANGE, option=opt.name,
+                                    bound=f"at most {opt.highest}", got=got)
     return value
 
 
@@ -84,11 +87,14 @@ def wire_text(opts: Mapping[str, str], name: Option | str) -> str | None:
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError:
-        raise ConfigurationError(f"{opt.name} holds a character UTF-8 cannot encode (a lone "
-                                 "surrogate)") from None
+        raise ConfigurationError.of(INVALID_VALUE, option=opt.name,
+                                    expected="text UTF-8 can encode",
+                                    got="a lone surrogate") from None
     if size > MAX_WIRE_STRING:
-        raise ConfigurationError(f"{opt.name} is {size} bytes of UTF-8; a Kafka protocol "
-                                 f"string holds at most {MAX_WIRE_STRING}")
+        raise ConfigurationError.of(
+            OUT_OF_RANGE, option=opt.name,
+            bound=f"at most {MAX_WIRE_STRING} bytes of UTF-8 (a Kafka protocol string)",
+            got=f"{size} bytes")
     return value
 
 
@@ -101,4 +107,5 @@ def bool_value(opts: Mapping[str, str], name: Option | str) -> bool:
     v = raw.strip().lower()
     if v in ("true", "false"):
         return v == "true"
-    raise ConfigurationError(f"{opt.name} must be true or false, got {raw!r}")
+    raise ConfigurationError.of(INVALID_VALUE, option=opt.name, expected="true or false",
+                                got=repr(raw))

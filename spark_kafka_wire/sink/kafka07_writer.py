@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError
 from spark_kafka_wire.client.kafka07.cluster import (
     Kafka07Cluster,
     PartitionLocation,
@@ -128,12 +128,14 @@ class Kafka07Writer:
             row = pc.index(pc.is_null(values), True).as_py()
             raise ConfigurationError(
                 f"row {row} of a partition has a null value for topic {topic!r}: Kafka 0.7 "
-                "messages have no null payload (no tombstones); filter such rows out")
+                "messages have no null payload (no tombstones); filter such rows out",
+                condition=KAFKA07_UNSUPPORTED)
         if headers is not None and pc.any(pc.greater(pc.fill_null(pc.list_value_length(
                 headers), 0), 0)).as_py():
             raise ConfigurationError(
                 f"rows for topic {topic!r} carry headers, which Kafka 0.7 messages cannot "
-                "hold: drop the 'headers' column (or empty it) to write to a 0.7 cluster")
+                "hold: drop the 'headers' column (or empty it) to write to a 0.7 cluster",
+                condition=KAFKA07_UNSUPPORTED)
         parts = assign_partitions(keys, n, count, self.rng, self.options.partitioner)
         if explicit is not None and explicit.null_count < len(explicit):
             given = explicit.is_valid().to_numpy(zero_copy_only=False)
@@ -152,7 +154,8 @@ class Kafka07Writer:
             raise ConfigurationError(
                 f"row {i} of a partition holds a value of {int(sizes[i])} bytes for topic "
                 f"{topic!r}, more than kafka.max.request.size ({self.max_message}) allows; "
-                "Kafka 0.7 brokers also drop messages above their max.message.size")
+                "Kafka 0.7 brokers also drop messages above their max.message.size",
+                condition=KAFKA07_UNSUPPORTED)
         by_broker: dict[tuple[str, int], list[tuple[PartitionLocation, bytes, int]]] = \
             defaultdict(list)
         for number in np.unique(parts).tolist():

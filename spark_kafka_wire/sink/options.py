@@ -27,7 +27,14 @@ from dataclasses import dataclass, replace
 
 from spark_kafka_wire.client.cluster import check_topic_name
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    KAFKA07_UNSUPPORTED,
+    MISSING_OPTION,
+    OUT_OF_RANGE,
+    UNSUPPORTED_VALUE,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
 from spark_kafka_wire.client.producer.settings import parse_acks
 from spark_kafka_wire.options import (
@@ -85,13 +92,14 @@ def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) 
     if retries == 0:
         if explicit:
             raise ConfigurationError(
-                "kafka.retries must be non-zero when kafka.enable.idempotence=true")
+                "kafka.retries must be non-zero when kafka.enable.idempotence=true",
+                condition=CONFLICTING_OPTIONS)
         disable = True
     if acks != -1:
         if explicit:
             raise ConfigurationError(
                 f"kafka.acks must be all to use kafka.enable.idempotence=true (got acks={acks}); "
-                "otherwise idempotence cannot be guaranteed")
+                "otherwise idempotence cannot be guaranteed", condition=CONFLICTING_OPTIONS)
         disable = True
     if in_flight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE:
         raise ConfigurationError(
@@ -100,7 +108,7 @@ def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) 
             f"{MAX_IN_FLIGHT_FOR_IDEMPOTENCE}; got "
             f"{shown(in_flight, within=given(opts, 'kafka.max.in.flight.requests.per.connection'))}"
             ". Lower it, or set "
-            "kafka.enable.idempotence=false")
+            "kafka.enable.idempotence=false", condition=CONFLICTING_OPTIONS)
     if disable:
         return False
     return True if explicit else None
@@ -118,21 +126,22 @@ def _transactional_prefix(opts: dict[str, str], idempotence: bool | None) -> str
     if raw is None:
         if given(opts, "kafka.transaction.timeout.ms") is not None:
             raise ConfigurationError(
-                "kafka.transaction.timeout.ms takes effect only with kafka.transactional.id")
+                "kafka.transaction.timeout.ms takes effect only with kafka.transactional.id",
+                condition=CONFLICTING_OPTIONS)
         return None
     prefix = raw.strip()
     if not prefix:
         raise ConfigurationError("kafka.transactional.id is empty: give the prefix of the "
-                                 "write's transactional ids")
+                                 "write's transactional ids", condition=MISSING_OPTION)
     if len(prefix.encode("utf-8")) > MAX_WIRE_STRING - _TASK_SUFFIX:
         raise ConfigurationError(
             f"kafka.transactional.id is too long: a task's id (prefix, '-', its partition) must "
-            f"fit a protocol string of {MAX_WIRE_STRING} bytes")
+            f"fit a protocol string of {MAX_WIRE_STRING} bytes", condition=OUT_OF_RANGE)
     if idempotence is False:
         raise ConfigurationError(
             "kafka.transactional.id needs the idempotent producer: kafka.acks=all, "
             "kafka.retries > 0 and kafka.enable.idempotence not false (Java's producer refuses "
-            "a transactional.id without idempotence too)")
+            "a transactional.id without idempotence too)", condition=CONFLICTING_OPTIONS)
     return prefix
 
 
@@ -144,7 +153,8 @@ def _topic_creation(opts: dict[str, str]) -> TopicCreation:
     if not explicit:
         for o in sizes:
             if o.key in opts:
-                raise ConfigurationError(f"{o.name} takes effect only with createTopic=true")
+                raise ConfigurationError(f"{o.name} takes effect only with createTopic=true",
+                                         condition=CONFLICTING_OPTIONS)
     return TopicCreation(auto, explicit, -1 if partitions is None else partitions,
                          -1 if replication is None else replication)
 
@@ -154,21 +164,19 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     client = client_config(opts, SINK)
     codec_name = text_value(opts, "kafka.compression.type").strip().lower()
     if codec_name not in CODEC_NAMES:
-        raise ConfigurationError(
-            f"kafka.compression.type must be one of {', '.join(CODEC_NAMES)}, got {codec_name!r}"
-        )
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.compression.type").name,
+                                    allowed=", ".join(CODEC_NAMES), got=repr(codec_name))
     topic = given(opts, "topic")
     if topic is not None and not topic.strip():
-        raise ConfigurationError("option 'topic' is empty")
+        raise ConfigurationError("option 'topic' is empty", condition=MISSING_OPTION)
     if topic is not None:
         check_topic_name(topic.strip(), "option 'topic'")
     raw_partitioner = text_value(opts, "kafka.partitioner")
     partitioner = raw_partitioner.strip().lower()
     if partitioner not in PARTITIONERS:
-        raise ConfigurationError(
-            f"kafka.partitioner must be one of {', '.join(PARTITIONERS)} (librdkafka's names), "
-            f"got {raw_partitioner!r}"
-        )
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.partitioner").name,
+                                    allowed=f"{', '.join(PARTITIONERS)} (librdkafka's names)",
+                                    got=repr(raw_partitioner))
     acks = parse_acks(text_value(opts, "kafka.acks"))
     retries = int_value(opts, "kafka.retries")
     in_flight = int_value(opts, "kafka.max.in.flight.requests.per.connection")
@@ -213,16 +221,17 @@ def _check_kafka07(opts: dict[str, str], codec_name: str, prefix: str | None,
     if prefix is not None:
         raise ConfigurationError(
             "kafka.transactional.id: Kafka 0.7 brokers have no transactions; exactly-once "
-            "writes need Kafka 0.11 or later")
+            "writes need Kafka 0.11 or later", condition=KAFKA07_UNSUPPORTED)
     if given(opts, "kafka.enable.idempotence") is not None and \
             bool_value(opts, "kafka.enable.idempotence"):
         raise ConfigurationError(
             "kafka.enable.idempotence=true: Kafka 0.7 brokers have no idempotent producer "
-            "(writes to them are at-least-once)")
+            "(writes to them are at-least-once)", condition=KAFKA07_UNSUPPORTED)
     if codec_name not in KAFKA07_CODECS:
         raise ConfigurationError(
-            f"kafka.compression.type={codec_name}: Kafka 0.7 knows {', '.join(KAFKA07_CODECS)}")
+            f"kafka.compression.type={codec_name}: Kafka 0.7 knows {', '.join(KAFKA07_CODECS)}",
+            condition=KAFKA07_UNSUPPORTED)
     if create.explicit:
         raise ConfigurationError(
             "createTopic: Kafka 0.7 has no CreateTopics request; its brokers create a topic on "
-            "the first write to it")
+            "the first write to it", condition=KAFKA07_UNSUPPORTED)

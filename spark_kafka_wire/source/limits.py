@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    INVALID_VALUE,
+    OUT_OF_RANGE,
+    UNSUPPORTED_VALUE,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
 from spark_kafka_wire.options import option, text_value
 from spark_kafka_wire.protocol.errors import shown
@@ -49,8 +55,8 @@ def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition],
             parts.append(f"it names partitions that are not {word} or do not exist: "
                          + _tp_list(extra))
         raise ConfigurationError(
-            f"{option} must give {what} for every {word} partition: " + "; ".join(parts) + hint
-        )
+            f"{option} must give {what} for every {word} partition: " + "; ".join(parts) + hint,
+            condition=INVALID_VALUE)
 
 
 @dataclass(frozen=True)
@@ -79,7 +85,7 @@ class OffsetSpec:
         if unread:
             raise ConfigurationError(
                 f"{name} names topics that are not {word} or do not exist: "
-                + ", ".join(unread))
+                + ", ".join(unread), condition=INVALID_VALUE)
         return {tp: by_topic[tp] if tp in by_topic else self.specific[tp] for tp in tps}
 
 
@@ -115,8 +121,8 @@ def load_json(raw: str, option: str, example: str) -> object:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
-        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}"
-                                 ) from None
+        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}",
+                                 condition=INVALID_VALUE) from None
 
 
 def partition_number(p: object, topic: str, option: str, key: bool = True) -> int:
@@ -128,7 +134,7 @@ def partition_number(p: object, topic: str, option: str, key: bool = True) -> in
     if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= INT32_MAX:
         what = "a number" if key else "a partition number"
         raise ConfigurationError(f"{option}: partition {shown(p)} of {topic!r} is not {what} "
-                                 f"(0 to {INT32_MAX})")
+                                 f"(0 to {INT32_MAX})", condition=INVALID_VALUE)
     return number
 
 
@@ -140,7 +146,8 @@ def _json_map(raw: str, option: str, example: str, topic_words: bool = False
     doc = load_json(raw, option, example)
     if not isinstance(doc, dict) or not all(
             isinstance(v, dict) or (topic_words and isinstance(v, str)) for v in doc.values()):
-        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}")
+        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}",
+                                 condition=INVALID_VALUE)
     out: dict[TopicPartition, int] = {}
     words: dict[str, str] = {}
     for topic, parts in doc.items():
@@ -153,7 +160,7 @@ def _json_map(raw: str, option: str, example: str, topic_words: bool = False
             if not isinstance(value, int) or isinstance(value, bool) or value > INT64_MAX:
                 raise ConfigurationError(
                     f"{option}: the value for {topic}-{p} must be an integer up to "
-                    f"{INT64_MAX}, got {shown(value)}")
+                    f"{INT64_MAX}, got {shown(value)}", condition=INVALID_VALUE)
             out[(topic, pi)] = value
     return out, words
 
@@ -169,7 +176,8 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
     example = '{"topic":{"0":23,"1":-2}} or {"topic":"latest"}'
     if not text.startswith("{"):
         raise ConfigurationError(
-            f"{option} must be 'earliest', 'latest' or JSON like {example}, got {shown(raw)}")
+            f"{option} must be 'earliest', 'latest' or JSON like {example}, got {shown(raw)}",
+            condition=INVALID_VALUE)
     specific, words = _json_map(text, option, example, topic_words=True)
     topics: dict[str, int] = {}
     for topic, given_word in words.items():  # a topic's "earliest" / "latest" (SPARK-58774)
@@ -177,13 +185,14 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
         if which not in ("earliest", "latest"):
             raise ConfigurationError(
                 f"{option}: the value for topic {topic!r} must be 'earliest', 'latest' or a "
-                f"partition → offset map, got {shown(given_word)}")
+                f"partition → offset map, got {shown(given_word)}", condition=INVALID_VALUE)
         topics[topic] = EARLIEST if which == "earliest" else LATEST
         _check_special(topics[topic], option, allow_earliest, allow_latest, topic)
     for (topic, p), off in specific.items():
         if off < -2:
             raise ConfigurationError(
-                f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}")
+                f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}",
+                condition=INVALID_VALUE)
         _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{p}")
     return OffsetSpec(None, specific, option=option, topics=topics)
 
@@ -192,9 +201,11 @@ def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: 
                    where: str | None) -> None:
     at = f" for {where}" if where else ""
     if value == EARLIEST and not allow_earliest:
-        raise ConfigurationError(f"{option}{at} cannot be earliest (-2) for batch queries")
+        raise ConfigurationError(f"{option}{at} cannot be earliest (-2) for batch queries",
+                                 condition=UNSUPPORTED_VALUE)
     if value == LATEST and not allow_latest:
-        raise ConfigurationError(f"{option}{at} cannot be latest (-1) for batch queries")
+        raise ConfigurationError(f"{option}{at} cannot be latest (-1) for batch queries",
+                                 condition=UNSUPPORTED_VALUE)
 
 
 def _timestamp_value(raw: str, option: str) -> int:
@@ -204,14 +215,15 @@ def _timestamp_value(raw: str, option: str) -> int:
     if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
         raise ConfigurationError(
             f"{option} expects a single long value (milliseconds since the epoch), "
-            f"got {shown(text)}")
+            f"got {shown(text)}", condition=INVALID_VALUE)
     value = int(text)
     if value < 0:
         # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
-        raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}")
+        raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}",
+                                 condition=OUT_OF_RANGE)
     if value > INT64_MAX:
         raise ConfigurationError(f"{option} must be a timestamp up to {INT64_MAX} ms, "
-                                 f"got {value}")
+                                 f"got {value}", condition=OUT_OF_RANGE)
     return value
 
 
@@ -232,7 +244,7 @@ def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> 
         for (topic, p), ts in specific.items():
             if ts < 0:
                 raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
-                                         f"must be >= 0 (ms), got {ts}")
+                                         f"must be >= 0 (ms), got {ts}", condition=OUT_OF_RANGE)
         return TimestampSpec(None, specific, option=by_timestamp.name,
                              latest_on_no_match=latest_on_no_match)
     return parse_offsets(text_value(opts, offsets), offsets.name,
@@ -260,12 +272,12 @@ def check_limits(starting: Limit, ending: Limit) -> None:
         raise ConfigurationError(
             f"{starting.option} and {ending.option} name different partitions: "
             f"only in {starting.option}: {_tp_list(set(s) - set(e)) or 'none'}; "
-            f"only in {ending.option}: {_tp_list(set(e) - set(s)) or 'none'}"
-        )
+            f"only in {ending.option}: {_tp_list(set(e) - set(s)) or 'none'}",
+            condition=CONFLICTING_OPTIONS)
     for (t, p), start in sorted(s.items()):
         end = e[(t, p)]
         if start >= 0 and end >= 0 and start > end:
             raise ConfigurationError(
                 f"the starting {unit} {start} of {t}-{p} is after its ending {unit} {end}; "
-                f"check {starting.option} and {ending.option}"
-            )
+                f"check {starting.option} and {ending.option}",
+                condition=CONFLICTING_OPTIONS)

@@ -16,7 +16,14 @@ from dataclasses import dataclass, replace
 
 from spark_kafka_wire.client.cluster_api import FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    KAFKA07_UNSUPPORTED,
+    MISSING_OPTION,
+    REFUSED_OPTION,
+    UNSUPPORTED_VALUE,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
@@ -109,7 +116,7 @@ def check_trigger_limits(opts: Mapping[str, str]) -> None:
         raise ConfigurationError(
             f"minOffsetsPerTrigger ({low}) is higher than maxOffsetsPerTrigger ({high}): a "
             "micro-batch could never hold enough offsets. Lower minOffsetsPerTrigger or raise "
-            "maxOffsetsPerTrigger")
+            "maxOffsetsPerTrigger", condition=CONFLICTING_OPTIONS)
 
 
 def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
@@ -122,9 +129,8 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
 
     raw_strategy = text_value(opts, "startingOffsetsByTimestampStrategy").strip().lower()
     if raw_strategy not in ("error", "latest"):
-        raise ConfigurationError(
-            "startingOffsetsByTimestampStrategy must be 'error' or 'latest', got "
-            f"{raw_strategy!r}")
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("startingOffsetsByTimestampStrategy").name,
+                                    allowed="'error', 'latest'", got=repr(raw_strategy))
     starting = parse_limit(opts, "starting", latest_on_no_match=raw_strategy == "latest")
     ending = parse_limit(opts, "ending", latest_on_no_match=True)
     check_limits(starting, ending)
@@ -229,7 +235,8 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
         if o.key in opts:
             raise ConfigurationError(
                 f"option {o.name!r} is not valid for streaming queries; a stream reads until it "
-                "is stopped (use Trigger.AvailableNow to stop at the current end)")
+                "is stopped (use Trigger.AvailableNow to stop at the current end)",
+                condition=REFUSED_OPTION)
     if _ENDING_IGNORED.key in opts:
         log.warning("%s option ignored in streaming queries (as in Spark): a stream reads until "
                     "it is stopped; use Trigger.AvailableNow to stop at the current end",
@@ -252,26 +259,29 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
 
     commit = text_value(opts, "commitOffsets").strip().lower()
     if commit not in COMMIT_TARGETS:
-        raise ConfigurationError(
-            f"commitOffsets must be one of {', '.join(COMMIT_TARGETS)}, got {commit!r}")
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("commitOffsets").name,
+                                    allowed=", ".join(COMMIT_TARGETS), got=repr(commit))
     group_id = source.group_id
     needs_group = commit != "none" or isinstance(starting, GroupStart)
     if needs_group and not group_id:
         raise ConfigurationError(
             "commitOffsets and startingOffsets=group need a consumer group: set kafka.group.id "
-            "(the group lag tools will show)")
+            "(the group lag tools will show)", condition=MISSING_OPTION)
     if source.client.kafka07 and commit in ("kafka", "both"):
         raise ConfigurationError(
             f"commitOffsets={commit}: Kafka 0.7 brokers keep no consumer offsets; 0.7 "
-            "consumers kept them in ZooKeeper: use commitOffsets=zookeeper")
+            "consumers kept them in ZooKeeper: use commitOffsets=zookeeper",
+            condition=KAFKA07_UNSUPPORTED)
     if source.client.kafka07 and isinstance(starting, GroupStart) and commit != "zookeeper":
         raise ConfigurationError(
             "startingOffsets=group on a Kafka 0.7 cluster reads the group's offsets from "
-            "ZooKeeper, where 0.7 consumers kept them: set commitOffsets=zookeeper")
+            "ZooKeeper, where 0.7 consumers kept them: set commitOffsets=zookeeper",
+            condition=KAFKA07_UNSUPPORTED)
     zk = given(opts, "zookeeper.connect")
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):
         raise ConfigurationError(
-            f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])")
+            f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])",
+            condition=MISSING_OPTION)
     check_trigger_limits(opts)
     return StreamOptions(
         source=source,

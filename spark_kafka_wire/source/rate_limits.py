@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import INVALID_VALUE, OUT_OF_RANGE, ConfigurationError
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 # Spark's time units (JavaUtils.timeStringAsMs) as (numerator, denominator) of a millisecond.
@@ -28,12 +28,12 @@ def parse_duration_ms(text: str, option: str) -> int:
     m = re.fullmatch(r"\s*([0-9]+)\s*([a-z]*)\s*", text.lower())
     if not m or (m.group(2) and m.group(2) not in _UNITS_MS):
         raise ConfigurationError(f"{option} must be a duration like 15m, 30s or 500ms, "
-                                 f"got {text[:60]!r}")
+                                 f"got {text[:60]!r}", condition=INVALID_VALUE)
     num, den = _UNITS_MS[m.group(2) or "ms"]
     digits = m.group(1).lstrip("0") or "0"
     if len(digits) > 25 or int(digits) * num // den > MAX_DURATION_MS:
         raise ConfigurationError(f"{option} is longer than {MAX_DURATION_MS} ms, got "
-                                 f"{text[:60]!r}")
+                                 f"{text[:60]!r}", condition=OUT_OF_RANGE)
     return int(digits) * num // den
 
 

@@ -9,7 +9,12 @@ import re
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    INVALID_VALUE,
+    MISSING_OPTION,
+    ConfigurationError,
+)
 from spark_kafka_wire.options import option
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.source.limits import load_json, partition_number
@@ -60,19 +65,20 @@ def parse_strategy(opts: dict[str, str]) -> Strategy:
         raise ConfigurationError(
             "one of the options 'subscribe', 'subscribePattern' or 'assign' is required: "
             "'subscribe' takes a comma-separated list of topics, 'subscribePattern' a regular "
-            "expression, 'assign' JSON like {\"topicA\":[0,1]}"
-        )
+            "expression, 'assign' JSON like {\"topicA\":[0,1]}",
+            condition=MISSING_OPTION)
     if len(chosen) > 1:
         raise ConfigurationError(
             "only one of the options 'subscribe', 'subscribePattern' or 'assign' can be "
-            f"given; got {', '.join(o.name for o in chosen)}"
-        )
+            f"given; got {', '.join(o.name for o in chosen)}",
+            condition=CONFLICTING_OPTIONS)
     value = opts[chosen[0].key]
     if chosen[0] is SUBSCRIBE:
         topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
         if not topics:
             raise ConfigurationError(
-                f"option 'subscribe' names no topic (its value is {shown(value)})")
+                f"option 'subscribe' names no topic (its value is {shown(value)})",
+                condition=INVALID_VALUE)
         for t in topics:
             check_topic_name(t, "option 'subscribe'")
         return Subscribe(topics)
@@ -80,18 +86,21 @@ def parse_strategy(opts: dict[str, str]) -> Strategy:
         pattern = value.strip()
         if not pattern:
             raise ConfigurationError(
-                f"option 'subscribePattern' is an empty pattern (its value is {shown(value)})")
+                f"option 'subscribePattern' is an empty pattern (its value is {shown(value)})",
+                condition=INVALID_VALUE)
         compile_pattern(pattern)
         return SubscribePattern(pattern)
     text = value.strip()
     example = '{"topicA":[0,1],"topicB":[0]}'
     if not text.startswith("{"):
         raise ConfigurationError(
-            f"option 'assign' must be JSON like {example}; got {shown(value)}")
+            f"option 'assign' must be JSON like {example}; got {shown(value)}",
+            condition=INVALID_VALUE)
     doc = load_json(text, "option 'assign'", example)
     if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
         raise ConfigurationError(
-            f"option 'assign' must be JSON like {example}; got {shown(value)}")
+            f"option 'assign' must be JSON like {example}; got {shown(value)}",
+            condition=INVALID_VALUE)
     tps: list[TopicPartition] = []
     for topic, parts in doc.items():
         check_topic_name(topic, "option 'assign'")
@@ -119,5 +128,5 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
         hints = [hint for java, hint in _JAVA_ONLY if java.search(pattern)]
         raise ConfigurationError(
             "option 'subscribePattern' is not a valid regular expression (Python's re) "
-            f"({reason})" + (f"; write {'; '.join(hints)}" if hints else "")
-        ) from None
+            f"({reason})" + (f"; write {'; '.join(hints)}" if hints else ""),
+            condition=INVALID_VALUE) from None

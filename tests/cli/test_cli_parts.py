@@ -157,7 +157,7 @@ def test_no_broker_given_is_a_configuration_error() -> None:
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert result.stderr.startswith(
-        "kafkawire: error: [KAFKAWIRE_CONFIGURATION] no broker to connect to")
+        "kafkawire: error: [KAFKAWIRE_CONFIGURATION.MISSING_OPTION] no broker to connect to")
 
 
 def _closed_port() -> int:

@@ -71,6 +71,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import (
     ConnectionSetupTimeoutError,
+    DeliveryTimeoutError,
     NoBrokersAvailableError,
     RequestTimeoutError,
 )
@@ -78,7 +79,6 @@ from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
 from spark_kafka_wire.protocol.errors import (
     CorruptRecordError,
-    KafkaError,
     KafkaWireError,
     ProtocolError,
 )
@@ -440,8 +440,9 @@ def test_stalled_broker_fails_a_write_within_the_delivery_timeout(durable_broker
         values = _id_values(0, 100)
         seconds, message = _timed(lambda: (
             producer.append(topic, values, values, np.zeros(100, np.int32), 0),
-            producer.flush()), KafkaError)
+            producer.flush()), DeliveryTimeoutError)
     assert TIMEOUT_MS / 1000 <= seconds < delivery_ms / 1000 + MARGIN_S, seconds
+    assert message.startswith("[KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT] "), message
     assert f"topic {topic!r}, partition 0" in message, message
     assert f"kafka.delivery.timeout.ms={delivery_ms}" in message, message
     assert durable_broker.bootstrap in message and TIMED_OUT.search(message), message

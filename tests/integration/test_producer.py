@@ -30,8 +30,14 @@ from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.client.producer import sender as producer_module
 from spark_kafka_wire.client.producer.partitioner import assign_partitions
-from spark_kafka_wire.errors import ConfigurationError, KafkaError
+from spark_kafka_wire.errors import (
+    ConfigurationError,
+    DeliveryFailedError,
+    DeliveryTimeoutError,
+    KafkaError,
+)
 from spark_kafka_wire.protocol.messages import METADATA, PRODUCE
+from tests.support.errors import raises_condition
 from tests.support.write_support import consume, end_offsets, librdkafka_placement, stored_batches
 
 pytestmark = pytest.mark.broker
@@ -257,8 +263,9 @@ def test_retries_zero_fails_at_the_first_fault(own_client, client, new_topic, mo
     p = Producer(own_client, ProduceSettings(retries=0, linger_ms=0))
     p.prepare(topic)
     DropAfterAppend(monkeypatch, own_client.leader_connection(topic, 0), client, topic)
-    with pytest.raises(KafkaError, match=rf"topic '{topic}', partition 0.*failed after 1 "
-                       r"attempts \(kafka.retries=0\).*connection"):
+    with raises_condition(DeliveryFailedError, "KAFKAWIRE_DELIVERY_FAILED",
+                          rf"topic '{topic}', partition 0", r"after 1 attempts",
+                          r"kafka.retries=0", "connection"):
         _write(p, topic, _values(5))
     # the failed write left no unread response behind: the same client keeps working
     assert own_client.leader_connection(topic, 0).request(METADATA, {"topics": None})["brokers"]
@@ -272,7 +279,9 @@ def test_delivery_timeout_bounds_retries(own_client, client, new_topic, monkeypa
     # a fault at every attempt; after 500 of them the write would succeed and this test fail
     fault = DropAfterAppend(monkeypatch, own_client.leader_connection(topic, 0), client, topic,
                             times=500, wait_for_append=False)
-    with pytest.raises(KafkaError, match=r"within kafka.delivery.timeout.ms=1000 \(\d+ attempts\)"):
+    with raises_condition(DeliveryTimeoutError, "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT",
+                          rf"topic '{topic}', partition 0",
+                          r"kafka.delivery.timeout.ms=1000 \(\d+ attempts\)"):
         _write(p, topic, _values(3))
     assert 1 < fault.faults < 500
 

@@ -22,6 +22,7 @@ from tests.support.conf_properties import (
     check_properties_file,
     environment,
 )
+from tests.support.errors import raises_condition
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 #: the files the unit tier parses: all but kerberos.properties, which needs a KDC
@@ -65,7 +66,8 @@ def test_options_from_properties_keeps_each_sides_keys(tmp_path, caplog) -> None
     assert writes["kafka.acks"] == "all" and "kafka.isolation.level" not in writes
     assert parse_source_options({**reads, "subscribe": "t"}).isolation_level == 1
     assert parse_sink_options({**writes, "topic": "t"}).produce.acks == -1
-    with pytest.raises(ConfigurationError, match="use must be one of"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNSUPPORTED_VALUE",
+                          "use must be one of"):
         spark_kafka_wire.options_from_properties(path, use="produce")
 
 

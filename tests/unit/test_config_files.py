@@ -14,6 +14,7 @@ import spark_kafka_wire
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
+from tests.support.errors import raises_condition
 
 SECRET = "s3cr3t-V@lue"
 
@@ -64,15 +65,18 @@ def test_placeholder_errors_name_the_key_never_a_value(tmp_path, text, message) 
     secrets = _write(tmp_path, f"pw={SECRET}\n", "secrets.properties")
     path = _write(tmp_path, PROVIDERS
                   + text.replace("SECRETS", secrets).replace("DIR", str(tmp_path)))
-    with pytest.raises(ConfigurationError, match=message) as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          message) as info:
         spark_kafka_wire.options_from_properties(path)
     assert SECRET not in str(info.value)
 
 
 def test_unreadable_file_is_a_clear_error(tmp_path) -> None:
-    with pytest.raises(ConfigurationError, match="kafkaConfigFile: cannot read"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          "kafkaConfigFile: cannot read"):
         spark_kafka_wire.options_from_properties(tmp_path / "missing.properties")
-    with pytest.raises(ConfigurationError, match="kafkaConfigFile is empty"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          "kafkaConfigFile is empty"):
         parse_source_options({"kafkaConfigFile": " ", "subscribe": "t"})
 
 
@@ -121,7 +125,8 @@ def test_security_keys_are_never_skipped(tmp_path) -> None:
     """An ssl.* key with PLAINTEXT is refused as when given explicitly: a config file must not
     silently connect with less security than it says."""
     path = _write(tmp_path, "bootstrap.servers=b:9092\nssl.truststore.location=/x.p12\n")
-    with pytest.raises(ConfigurationError, match="kafka.ssl.truststore.location' is set but"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          "kafka.ssl.truststore.location' is set but"):
         parse_source_options({"kafkaConfigFile": path, "subscribe": "t"})
 
 
@@ -156,7 +161,8 @@ def test_an_undeclared_provider_is_refused_without_reading(tmp_path) -> None:
                   f"security.protocol=${{file:{secrets}:db.password}}\n")
     for call in (lambda: parse_source_options({"kafkaConfigFile": path, "subscribe": "t"}),
                  lambda: spark_kafka_wire.options_from_properties(path)):
-        with pytest.raises(ConfigurationError, match=r"security.protocol: placeholder "
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                              r"security.protocol: placeholder "
                            r"\$\{file:\.\.\.\}: config provider 'file' is not declared.*"
                            r"config.providers=file and config.providers.file.class="
                            r"org.apache.kafka.common.config.provider.FileConfigProvider") as e:
@@ -172,7 +178,8 @@ def test_a_value_from_a_placeholder_is_named_by_it_never_shown(tmp_path) -> None
     placeholder = f"${{file:{secrets}:db.password}}"
     path = _write(tmp_path, PROVIDERS + f"bootstrap.servers=b:9092\n"
                   f"security.protocol={placeholder}\n")
-    with pytest.raises(ConfigurationError, match="kafka.security.protocol must be one of") as e:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNSUPPORTED_VALUE",
+                          "kafka.security.protocol must be one of") as e:
         parse_source_options({"kafkaConfigFile": path, "subscribe": "t"})
     assert f"got the value from {placeholder}" in str(e.value)
     assert SECRET.upper() not in str(e.value).upper()
@@ -182,7 +189,8 @@ def test_a_value_from_a_placeholder_is_named_by_it_never_shown(tmp_path) -> None
     options = {"kafka.bootstrap.servers": "b:9092", "subscribe": "t", **os_env,
                "kafka.security.protocol": "SSL",
                "kafka.ssl.endpoint.identification.algorithm": f"${{f:{secrets}:root}}"}
-    with pytest.raises(ConfigurationError, match="must be https or empty") as e:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNSUPPORTED_VALUE",
+                          "must be https or empty") as e:
         parse_source_options(options)
     assert SECRET not in str(e.value) and f"${{f:{secrets}:root}}" in str(e.value)
 
@@ -197,7 +205,8 @@ def test_options_resolve_placeholders_through_kafka_config_providers(tmp_path) -
     placeholder = f"${{dir:{tmp_path / 'etc'}:hostname}}"
     options = {"kafka.bootstrap.servers": "b:9092", "subscribe": "t",
                "kafka.client.id": placeholder}
-    with pytest.raises(ConfigurationError, match="config provider 'dir' is not declared.*"
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          "config provider 'dir' is not declared.*"
                        "kafka.config.providers=dir and kafka.config.providers.dir.class="
                        ".*DirectoryConfigProvider"):
         parse_source_options(options)
@@ -233,13 +242,15 @@ def test_allowed_paths_refuse_paths_outside_after_normalising(tmp_path) -> None:
                    f"${{file:{allowed}/link.properties:pw}}",
                    f"${{directory:{allowed}:token}}"):
         path = _write(tmp_path, head + f"sasl.password={target}\n")
-        with pytest.raises(ConfigurationError, match="is outside config.providers.(file|"
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                              "is outside config.providers.(file|"
                            "directory).param.allowed.paths") as e:
             spark_kafka_wire.options_from_properties(path)
         assert SECRET not in str(e.value)
     relative = _write(tmp_path, PROVIDERS + "config.providers.file.param.allowed.paths=rel\n"
                       f"sasl.password=${{file:{allowed}/s.properties:pw}}\n")
-    with pytest.raises(ConfigurationError, match="'rel' is not an absolute path"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          "'rel' is not an absolute path"):
         spark_kafka_wire.options_from_properties(relative)
 
 
@@ -252,7 +263,8 @@ def test_env_allowlist_pattern_must_match_the_whole_name(tmp_path, monkeypatch) 
     good = _write(tmp_path, head + "sasl.password=${env:KW_APP_PASSWORD}\n")
     assert spark_kafka_wire.options_from_properties(good)["kafka.sasl.password"] == SECRET
     bad = _write(tmp_path, head + "sasl.password=${env:OTHER_KW_APP_PASSWORD}\n")
-    with pytest.raises(ConfigurationError, match="'OTHER_KW_APP_PASSWORD' does not match "
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          "'OTHER_KW_APP_PASSWORD' does not match "
                        "config.providers.env.param.allowlist.pattern") as e:
         spark_kafka_wire.options_from_properties(bad)
     assert SECRET not in str(e.value)
@@ -273,7 +285,8 @@ def test_env_allowlist_pattern_must_match_the_whole_name(tmp_path, monkeypatch) 
 def test_provider_declarations_kafkawire_cannot_honour_are_refused(tmp_path, declaration,
                                                                    message) -> None:
     path = _write(tmp_path, declaration + "sasl.password=${env:HOME}\n")
-    with pytest.raises(ConfigurationError, match=message):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          message):
         spark_kafka_wire.options_from_properties(path)
 
 
@@ -289,20 +302,24 @@ def test_the_operator_restricts_what_queries_may_declare(tmp_path, monkeypatch) 
                   "sasl.password=${env:KW_APP_PASSWORD}\n")
     options = {"kafkaConfigFile": path, "subscribe": "t"}
     monkeypatch.setenv("KAFKAWIRE_CONFIG_PROVIDERS", "")
-    with pytest.raises(ConfigurationError, match="the env config provider is not allowed here; "
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.NOT_ALLOWED_BY_OPERATOR",
+                          "the env config provider is not allowed here; "
                        "the cluster operator allows it with spark.kafkawire.config.providers"):
         parse_source_options(options)
     monkeypatch.setenv("KAFKAWIRE_CONFIG_PROVIDERS", "env")
-    with pytest.raises(ConfigurationError, match="the file config provider is not allowed"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.NOT_ALLOWED_BY_OPERATOR",
+                          "the file config provider is not allowed"):
         parse_source_options(options)
     monkeypatch.setenv("KAFKAWIRE_CONFIG_PROVIDERS", "env,file,directory")
     monkeypatch.setenv("KAFKAWIRE_CONFIG_PROVIDERS_ALLOWED_PATHS", str(tmp_path / "elsewhere"))
-    with pytest.raises(ConfigurationError, match="outside the directories config providers "
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.NOT_ALLOWED_BY_OPERATOR",
+                          "outside the directories config providers "
                        "may read here; .*KAFKAWIRE_CONFIG_PROVIDERS_ALLOWED_PATHS") as e:
         parse_source_options(options)
     assert SECRET not in str(e.value)
     monkeypatch.setenv("KAFKAWIRE_CONFIG_PROVIDERS_ALLOWED_PATHS", str(tmp_path))
-    with pytest.raises(ConfigurationError, match="kafka.sasl.username' is set but"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          "kafka.sasl.username' is set but"):
         parse_source_options(options)  # resolved: the next check speaks
 
 
@@ -323,7 +340,8 @@ def test_a_file_that_is_not_a_properties_file_is_refused_unlisted(tmp_path, capl
                                                                   text) -> None:
     """kafkaConfigFile=/etc/passwd used to warn 'skipped keys ...' with every user name."""
     path = _write(tmp_path, text, "passwd")
-    with pytest.raises(ConfigurationError, match=r"not a Kafka client properties file "
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          r"not a Kafka client properties file "
                        r"\(line \d+ is not key=value\)") as e:
         spark_kafka_wire.options_from_properties(path)
     with pytest.raises(ConfigurationError) as q:
@@ -333,7 +351,8 @@ def test_a_file_that_is_not_a_properties_file_is_refused_unlisted(tmp_path, capl
     # ${file:} of such a file is refused too, and never read into a value
     props = _write(tmp_path, PROVIDERS + f"bootstrap.servers=b:9092\nclient.id=${{file:{path}:"
                    "root}\n")
-    with pytest.raises(ConfigurationError, match="not a Kafka client properties file"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          "not a Kafka client properties file"):
         spark_kafka_wire.options_from_properties(props)
 
 
@@ -350,9 +369,11 @@ def test_query_options_cannot_tell_a_missing_file_from_an_unusable_one(tmp_path)
         with pytest.raises(ConfigurationError) as e:
             parse_source_options({"kafkaConfigFile": path, "subscribe": "t"})
         messages.add(str(e.value).replace(repr(path), "PATH"))
-    assert messages == {"[KAFKAWIRE_CONFIGURATION] kafkaConfigFile: cannot use PATH (missing, "
+    assert messages == {"[KAFKAWIRE_CONFIGURATION.CONFIG_FILE] kafkaConfigFile: cannot use PATH "
+                        "(missing, "
                         "unreadable or not a properties file)"}
-    with pytest.raises(ConfigurationError, match="cannot read .*missing"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFIG_FILE",
+                          "cannot read .*missing"):
         spark_kafka_wire.options_from_properties(tmp_path / "missing")
 
 

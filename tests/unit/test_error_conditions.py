@@ -7,6 +7,7 @@ text begins with ``[CONDITION] `` and is built from its module's template table.
 
 from __future__ import annotations
 
+import pickle
 import re
 from pathlib import Path
 
@@ -15,9 +16,13 @@ import pytest
 import spark_kafka_wire.errors
 from spark_kafka_wire.client import errors as client_errors
 from spark_kafka_wire.client.errors import (
+    CONFIGURATION,
+    CONFIGURATION_KINDS,
     DATA_LOSS,
     DATA_LOSS_KINDS,
     DataLossError,
+    DeliveryFailedError,
+    DeliveryTimeoutError,
     NoBrokersAvailableError,
     RequestTimeoutError,
     StartAfterEndError,
@@ -58,6 +63,7 @@ def _code_conditions() -> set[str]:
     found |= {spec.condition for spec, _ in [*ERRORS.values(), *KAFKA07_ERRORS.values()]}
     found |= {f"{BROKER_CONDITION}.{UNKNOWN_CODE}", f"{KAFKA07_BROKER_CONDITION}.{UNKNOWN_CODE}"}
     found |= {f"{DATA_LOSS}.{kind}" for kind in DATA_LOSS_KINDS}
+    found |= {f"{CONFIGURATION}.{kind}" for kind in CONFIGURATION_KINDS}
     return found
 
 
@@ -156,3 +162,37 @@ def test_raises_condition_matches_the_condition_not_the_words() -> None:
         raise CorruptRecordError("bad")
     with pytest.raises(AssertionError), raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL"):
         raise CorruptRecordError("bad")
+
+
+def test_a_producer_giving_up_on_its_side_is_no_broker_code() -> None:
+    """A write that gave up after connection failures or client timeouts says so, with its
+    own condition, instead of a REQUEST_TIMED_OUT no broker answered; it survives pickling."""
+    lost = RequestTimeoutError("b:9092", "Produce", 500)
+    timed_out = DeliveryTimeoutError("t", 3, 10, 4, lost, "b:9092", timeout_ms=1000)
+    assert not isinstance(timed_out, KafkaError) and not timed_out.retriable
+    assert_condition(timed_out, "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT", "topic 't'",
+                     "partition 3", "broker b:9092", r"kafka.delivery.timeout.ms=1000 \(4 ",
+                     "kafka.request.timeout.ms")
+    failed = DeliveryFailedError("t", 3, 10, 1, lost, "b:9092", retries=0)
+    assert_condition(failed, "KAFKAWIRE_DELIVERY_FAILED", "topic 't'", "partition 3",
+                     "broker b:9092", r"kafka.retries=0")
+    for error in (timed_out, failed):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is type(error) and str(again) == str(error)
+
+
+def test_a_configuration_error_narrows_to_its_kind() -> None:
+    """A raise site names the kind of configuration error (a kind CONFIGURATION_KINDS holds);
+    it stays a ConfigurationError (and a ValueError) and survives pickling."""
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.*", "kafka.x") as info:
+        raise ConfigurationError("kafka.x: not an option",
+                                 condition="KAFKAWIRE_CONFIGURATION.UNKNOWN_OPTION")
+    assert info.value.condition == "KAFKAWIRE_CONFIGURATION.UNKNOWN_OPTION"
+    assert isinstance(info.value, ValueError)
+    again = pickle.loads(pickle.dumps(info.value))
+    assert again.condition == info.value.condition and str(again) == str(info.value)
+    made = ConfigurationError.of("KAFKAWIRE_CONFIGURATION.VALUE_OUT_OF_RANGE", option="o",
+                                 bound=">= 1", got="0")
+    assert_condition(made, "KAFKAWIRE_CONFIGURATION.VALUE_OUT_OF_RANGE", "o must be >= 1, got 0")
+    with pytest.raises(AssertionError):
+        ConfigurationError("x", condition="KAFKAWIRE_CONFIGURATION.NO_SUCH_KIND")

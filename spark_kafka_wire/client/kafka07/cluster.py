@@ -38,7 +38,11 @@ from spark_kafka_wire.client.cluster import (
 )
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
-from spark_kafka_wire.client.errors import ConfigurationError, NoBrokersRegisteredError
+from spark_kafka_wire.client.errors import (
+    KAFKA07_UNSUPPORTED,
+    ConfigurationError,
+    NoBrokersRegisteredError,
+)
 from spark_kafka_wire.client.fetch_plan import report_data_loss
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_range
@@ -160,7 +164,7 @@ class Kafka07Cluster:
             raise ConfigurationError(
                 "Kafka 0.7 brokers have no Metadata request: kafkawire finds a 0.7 topic's "
                 "brokers and partitions in ZooKeeper; give zookeeper.connect "
-                "(host:port[,host:port][/chroot])")
+                "(host:port[,host:port][/chroot])", condition=KAFKA07_UNSUPPORTED)
         self.config = config
         self.connections = Kafka07Connections(config)
         self._registry = BrokerRegistry(config.zookeeper_connect,
@@ -187,7 +191,7 @@ class Kafka07Cluster:
                 f"{self.config.zookeeper_connect} in Kafka 0.8+'s JSON layout "
                 f"({broker_path(newer[0].broker_id)}), not 0.7's: this is not a Kafka 0.7 "
                 "cluster; leave kafka.broker.version.fallback unset (or name the brokers' "
-                "release) to use the protocol its brokers speak")
+                "release) to use the protocol its brokers speak", condition=KAFKA07_UNSUPPORTED)
         return brokers
 
     def layouts(self, topics: Iterable[str] | None = None) -> dict[str, TopicLayout]:
@@ -203,7 +207,8 @@ class Kafka07Cluster:
             if not registration.kafka07:
                 raise ConfigurationError(
                     f"topic {topic!r} is registered in Kafka 0.8+'s layout "
-                    f"({topic_path(topic)} holds JSON): this is not a Kafka 0.7 cluster")
+                    f"({topic_path(topic)} holds JSON): this is not a Kafka 0.7 cluster",
+                    condition=KAFKA07_UNSUPPORTED)
             out[topic] = number_partitions(topic, registration.broker_partitions, brokers)
         self._layouts.update(out)
         return out

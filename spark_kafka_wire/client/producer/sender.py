@@ -34,7 +34,12 @@ from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import KafkaClient, is_retriable
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
-from spark_kafka_wire.client.errors import BrokerConnectionError, NoBrokersAvailableError
+from spark_kafka_wire.client.errors import (
+    BrokerConnectionError,
+    DeliveryFailedError,
+    DeliveryTimeoutError,
+    NoBrokersAvailableError,
+)
 from spark_kafka_wire.client.producer.accumulator import PendingBatch, split_batch
 from spark_kafka_wire.client.producer.idempotence import (
     ProducerIdentity,
@@ -55,6 +60,7 @@ from spark_kafka_wire.protocol.bodies import (
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     KafkaError,
+    KafkaWireError,
     ProtocolError,
     RecordTooLargeError,
     error_for_code,
@@ -321,12 +327,10 @@ class Sender:
                         raise self._fatal(b, exc)
                     b.attempts += 1
                     if b.attempts > s.retries:
-                        raise self._gave_up(b, exc, f"after {b.attempts} attempts "
-                                            f"(kafka.retries={s.retries})")
+                        raise self._gave_up(b, exc, timed_out=False)
                 if now + backoff > self.delivery_deadline(b.created):
                     last = exc if exc is not _WAIT else "an earlier batch of the partition failed"
-                    raise self._gave_up(b, last, f"within kafka.delivery.timeout.ms="
-                                        f"{s.delivery_timeout_ms} ({b.attempts} attempts)")
+                    raise self._gave_up(b, last, timed_out=True)
                 retry.append(b)
                 earlier.add(key)
             first = next((e for _, e in failed if e is not _WAIT), None)
@@ -342,9 +346,7 @@ class Sender:
                         raise
                     if time.monotonic() >= deadline:  # it used up the oldest batch's time
                         oldest = min(retry, key=lambda b: b.created)
-                        raise self._gave_up(oldest, exc, f"within kafka.delivery.timeout.ms="
-                                            f"{s.delivery_timeout_ms} ({oldest.attempts} "
-                                            "attempts)") from None
+                        raise self._gave_up(oldest, exc, timed_out=True) from None
                     log.info("metadata refresh before a retry failed: %s", exc)
                 if bump:
                     self._bump_epoch(first)
@@ -415,11 +417,27 @@ class Sender:
             )
         return exc
 
-    def _gave_up(self, b: PendingBatch, last: BaseException | str, how: str) -> KafkaError:
+    def _gave_up(self, b: PendingBatch, last: BaseException | str, timed_out: bool
+                 ) -> KafkaWireError:
+        """The error of a batch given up on after kafka.retries attempts or, ``timed_out``,
+        once kafka.delivery.timeout.ms passed: the last broker's error code when a broker
+        answered one; else the producer's own DeliveryTimeoutError / DeliveryFailedError,
+        never a broker code no broker sent (a lost connection is no REQUEST_TIMED_OUT)."""
         self.abort()
-        code = last.code if isinstance(last, KafkaError) else ErrorCode.REQUEST_TIMED_OUT
-        return error_for_code(
-            code, topic=b.topic, partition=b.partition, context="Produce",
-            message=f"delivery of a batch of {b.records} records failed {how}: {last}",
-        )
+        s = self.settings
+        broker = getattr(last, "broker", None)
+        if isinstance(last, KafkaError):
+            how = (f"within kafka.delivery.timeout.ms={s.delivery_timeout_ms} ({b.attempts} "
+                   "attempts)" if timed_out
+                   else f"after {b.attempts} attempts (kafka.retries={s.retries})")
+            return error_for_code(
+                last.code, topic=b.topic, partition=b.partition, broker=broker,
+                context="Produce",
+                message=f"delivery of a batch of {b.records} records failed {how}: {last}",
+            )
+        if timed_out:
+            return DeliveryTimeoutError(b.topic, b.partition, b.records, b.attempts, last,
+                                        broker, timeout_ms=s.delivery_timeout_ms)
+        return DeliveryFailedError(b.topic, b.partition, b.records, b.attempts, last, broker,
+                                   retries=s.retries)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import UNSUPPORTED_VALUE, ConfigurationError
 from spark_kafka_wire.options.table import int_default, text_default
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 
@@ -22,7 +22,8 @@ def parse_acks(raw: str) -> int:
         return -1
     if v in ("0", "1"):
         return int(v)
-    raise ConfigurationError(f"kafka.acks must be 0, 1 or all, got {raw!r}")
+    raise ConfigurationError.of(UNSUPPORTED_VALUE, option="kafka.acks", allowed="0, 1, all",
+                                got=repr(raw))
 
 
 @dataclass(frozen=True)

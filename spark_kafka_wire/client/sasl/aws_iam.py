@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from spark_kafka_wire.client.errors import ConfigurationError, OAuthTokenError
+from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError, OAuthTokenError
 from spark_kafka_wire.client.sasl.bearer import Token, token_from
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
 
@@ -38,7 +38,7 @@ def check_signer() -> None:
         raise ConfigurationError(
             "Amazon MSK IAM (software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler) "
             f"needs the aws-msk-iam-sasl-signer-python package: {INSTALL} (on the driver and "
-            "the executors)") from None
+            "the executors)", condition=SECURITY_SETTING) from None
 
 
 def aws_token(config: OAuthConfig) -> Token:

@@ -45,7 +45,7 @@ import threading
 from types import ModuleType
 from typing import Any
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.client.sasl.kerberos import KerberosConfig
 
 INSTALL_HINT = ("kafka.sasl.mechanism=GSSAPI needs the gssapi package (python-gssapi, built "
@@ -69,7 +69,7 @@ def load_gssapi() -> ModuleType:
     try:
         import gssapi  # noqa: PLC0415 (an optional extra, needed only for GSSAPI logins)
     except ImportError as exc:
-        raise ConfigurationError(f"{INSTALL_HINT} ({exc})") from None
+        raise ConfigurationError(f"{INSTALL_HINT} ({exc})", condition=SECURITY_SETTING) from None
     return gssapi
 
 

@@ -14,7 +14,7 @@ quote or word moves a password into any position, the module's and the keys' inc
 
 from __future__ import annotations
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.protocol.errors import same_origin
 
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -61,7 +61,8 @@ def _tokens(text: str, what: str = _WHAT) -> list[tuple[str, bool]]:
             buf: list[str] = []
             while True:
                 if i >= n:
-                    raise ConfigurationError(f"{what}: a quoted value is not closed")
+                    raise ConfigurationError(f"{what}: a quoted value is not closed",
+                                             condition=SECURITY_SETTING)
                 c = text[i]
                 if c == "\\" and i + 1 < n:
                     buf.append(text[i + 1])
@@ -87,11 +88,13 @@ def parse_jaas(text: str, what: str = _WHAT) -> tuple[str, dict[str, str]]:
     toks = _tokens(text, what)
     if len(toks) < 2 or toks[0][1] or toks[1][1]:
         raise ConfigurationError(
-            f"{what} must read '<LoginModule> required key=\"value\" ...;'")
+            f"{what} must read '<LoginModule> required key=\"value\" ...;'",
+            condition=SECURITY_SETTING)
     module, flag = toks[0][0], toks[1][0]
     if flag.lower() not in FLAGS:
         raise ConfigurationError(
-            f"{what}: the login module must be followed by one of {', '.join(FLAGS)}")
+            f"{what}: the login module must be followed by one of {', '.join(FLAGS)}",
+            condition=SECURITY_SETTING)
     options: dict[str, str] = {}
     i = 2
     while i < len(toks) and toks[i] != (";", False):
@@ -99,13 +102,15 @@ def parse_jaas(text: str, what: str = _WHAT) -> tuple[str, dict[str, str]]:
         if quoted or i + 2 >= len(toks) or toks[i + 1] != ("=", False) \
                 or toks[i + 2] in ((";", False), ("=", False)):
             raise ConfigurationError(f"{what}: expected key=value after the module name "
-                                     f"(near option {len(options) + 1})")
+                                     f"(near option {len(options) + 1})",
+                                     condition=SECURITY_SETTING)
         options[key] = toks[i + 2][0]
         i += 3
     if i >= len(toks):
-        raise ConfigurationError(f"{what} must end with ';'")
+        raise ConfigurationError(f"{what} must end with ';'", condition=SECURITY_SETTING)
     if i + 1 != len(toks):
-        raise ConfigurationError(f"{what} holds more than one login module: give exactly one")
+        raise ConfigurationError(f"{what} holds more than one login module: give exactly one",
+                                 condition=SECURITY_SETTING)
     return module, options
 
 
@@ -113,21 +118,27 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
     """(username, password) from a PlainLoginModule or ScramLoginModule entry that fits
     ``mechanism``."""
     module, options = parse_jaas(text)
-    if module not in MODULES:
-        what = "does not fit" if module in KNOWN_MODULES else "is not one kafkawire supports for"
+    if module in KNOWN_MODULES and module not in MODULES:  # OAUTHBEARER's, GSSAPI's module
         raise ConfigurationError(
-            f"{_WHAT}: {shown_module(module)} {what} kafka.sasl.mechanism={mechanism}; expected "
-            f"{PLAIN_MODULE} or {SCRAM_MODULE}")
+            f"{_WHAT}: {shown_module(module)} does not fit kafka.sasl.mechanism={mechanism}; "
+            f"expected {PLAIN_MODULE} or {SCRAM_MODULE}", condition=SECURITY_SETTING)
+    if module not in MODULES:
+        raise ConfigurationError(
+            f"{_WHAT}: {shown_module(module)} is not one kafkawire supports for "
+            f"kafka.sasl.mechanism={mechanism}; expected {PLAIN_MODULE} or {SCRAM_MODULE}",
+            condition=SECURITY_SETTING)
     if mechanism not in MODULES[module]:
         raise ConfigurationError(
             f"{_WHAT}: {module.rsplit('.', 1)[1]} does not fit kafka.sasl.mechanism="
-            f"{mechanism} (it serves {', '.join(MODULES[module])})")
+            f"{mechanism} (it serves {', '.join(MODULES[module])})", condition=SECURITY_SETTING)
     if options.get("tokenauth", "").strip().lower() == "true":
         raise ConfigurationError(
-            f"{_WHAT}: tokenauth=true (delegation tokens, KIP-48) is not supported yet")
+            f"{_WHAT}: tokenauth=true (delegation tokens, KIP-48) is not supported yet",
+            condition=SECURITY_SETTING)
     missing = [k for k in ("username", "password") if k not in options]
     if missing:
-        raise ConfigurationError(f"{_WHAT}: {' and '.join(missing)} missing")
+        raise ConfigurationError(f"{_WHAT}: {' and '.join(missing)} missing",
+                                 condition=SECURITY_SETTING)
     return options["username"], options["password"]
 
 
@@ -140,10 +151,11 @@ def digest_credentials(text: str, what: str) -> tuple[str, str]:
         raise ConfigurationError(
             f"{what}: login module {module!r} is not supported for ZooKeeper; kafkawire logs in "
             f"to ZooKeeper with SASL DIGEST-MD5: {DIGEST_MODULE} required username=\"...\" "
-            'password="...";')
+            'password="...";', condition=SECURITY_SETTING)
     missing = [k for k in ("username", "password") if k not in options]
     if missing:
-        raise ConfigurationError(f"{what}: {' and '.join(missing)} missing")
+        raise ConfigurationError(f"{what}: {' and '.join(missing)} missing",
+                                 condition=SECURITY_SETTING)
     if not options["username"]:
-        raise ConfigurationError(f"{what}: the user name is empty")
+        raise ConfigurationError(f"{what}: the user name is empty", condition=SECURITY_SETTING)
     return options["username"], options["password"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFLICTING_OPTIONS, SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.client.sasl.jaas import shown_module
 from spark_kafka_wire.options.table import text_default
 
@@ -64,7 +64,8 @@ class KerberosConfig:
 def _flag(options: dict[str, str], key: str) -> bool:
     value = options.get(key, "false").strip().lower()
     if value not in ("true", "false"):
-        raise ConfigurationError(f"{_WHAT}: {key} must be true or false")
+        raise ConfigurationError(f"{_WHAT}: {key} must be true or false",
+                                 condition=SECURITY_SETTING)
     return value == "true"
 
 
@@ -78,13 +79,15 @@ def read_keytab(path: str, what: str, shown: str | None = None) -> bytes:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         # strerror, not str(exc): the latter quotes the path
         reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise ConfigurationError(f"{what}: cannot read {name}: {reason}") from None
+        raise ConfigurationError(f"{what}: cannot read {name}: {reason}",
+                                 condition=SECURITY_SETTING) from None
     principals = keytab_principals(data)
     if principals is None:
         raise ConfigurationError(f"{what}: {name} is not a Kerberos keytab (MIT keytab "
-                                 "format version 2 expected, as ktutil and kadmin write)")
+                                 "format version 2 expected, as ktutil and kadmin write)",
+                                 condition=SECURITY_SETTING)
     if not principals:
-        raise ConfigurationError(f"{what}: {name} holds no keys")
+        raise ConfigurationError(f"{what}: {name} holds no keys", condition=SECURITY_SETTING)
     return data
 
 
@@ -148,23 +151,26 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
         raise ConfigurationError(
             f"{_WHAT}: kafka.sasl.mechanism=GSSAPI (Kerberos, the default) takes "
             f"{KRB5_MODULE}, not {shown_module(module)}; set kafka.sasl.mechanism to the "
-            "mechanism of that login module (PLAIN, SCRAM-SHA-256/512 or OAUTHBEARER)")
+            "mechanism of that login module (PLAIN, SCRAM-SHA-256/512 or OAUTHBEARER)",
+            condition=SECURITY_SETTING)
     jaas_service = options.get("serviceName")
     if jaas_service is not None and service_name is not None and jaas_service != service_name:
         raise ConfigurationError(
             f"conflicting Kerberos service names: serviceName in {_WHAT} differs from "
-            f"kafka.sasl.kerberos.service.name={service_name!r}")
+            f"kafka.sasl.kerberos.service.name={service_name!r}", condition=CONFLICTING_OPTIONS)
     service = (jaas_service or service_name or DEFAULT_SERVICE_NAME).strip()
     use_keytab, use_cache = _flag(options, "useKeyTab"), _flag(options, "useTicketCache")
     principal = options.get("principal") or None
     keytab_path = options.get("keyTab")
     if keytab_path is not None and not use_keytab:
         raise ConfigurationError(f"{_WHAT}: keyTab is set but useKeyTab is not true; add "
-                                 "useKeyTab=true (Java ignores keyTab without it)")
+                                 "useKeyTab=true (Java ignores keyTab without it)",
+                                 condition=SECURITY_SETTING)
     if use_keytab and keytab_path:
         if principal is None:
             raise ConfigurationError(f"{_WHAT}: useKeyTab=true needs principal=\"name@REALM\" "
-                                     "(the keytab's principal to log in as)")
+                                     "(the keytab's principal to log in as)",
+                                     condition=SECURITY_SETTING)
         return keytab_config(principal, keytab_path.strip(), service, _WHAT, in_jaas=True)
     if use_keytab or use_cache:
         # No keyTab: MIT's default client keytab or the ticket cache of each process.
@@ -173,7 +179,7 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
     raise ConfigurationError(
         f"{_WHAT}: {KRB5_MODULE} needs useKeyTab=true with keyTab=\"/path/client.keytab\" and "
         "principal=\"name@REALM\", or useTicketCache=true (a kinit'ed ticket cache); "
-        "kafkawire cannot prompt for a password")
+        "kafkawire cannot prompt for a password", condition=SECURITY_SETTING)
 
 
 def keytab_config(principal: str, path: str, service: str, what: str,
@@ -190,6 +196,6 @@ def keytab_config(principal: str, path: str, service: str, what: str,
         raise ConfigurationError(
             f"{what}: {keytab} holds no key for {who}; it holds "
             f"keys for {', '.join(principals)}. Set principal to one of those or use the "
-            "principal's own keytab")
+            "principal's own keytab", condition=SECURITY_SETTING)
     return KerberosConfig(service_name=service, principal=principal, keytab=data,
                           keytab_path=path)

@@ -29,7 +29,11 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import (
+    NOT_ALLOWED_BY_OPERATOR,
+    SECURITY_SETTING,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.operator import operator_list, where_to_set
 from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.primitives import INT64_MAX
@@ -164,7 +168,7 @@ def check_url_allowed(url: str, option: str = URL_OPTION) -> None:
         f"it, and {safe_url(url)} is not listed (the check compares the whole URL exactly, "
         "as Java's org.apache.kafka.sasl.oauthbearer.allowed.urls does since Kafka 4.0). "
         f"To use it, ask the operator: {where_to_set(ALLOWED_URLS)}, a comma-separated list of "
-        "exact URLs")
+        "exact URLs", condition=NOT_ALLOWED_BY_OPERATOR)
 
 
 def provider_module(name: str) -> tuple[str, str]:
@@ -184,7 +188,7 @@ def check_provider_allowed(name: str) -> None:
     if not _DOTTED.fullmatch(module) or not attr.isidentifier():
         raise ConfigurationError(
             f"{PROVIDER_OPTION} must read package.module:function (or "
-            "package.module.function), absolute module names only")
+            "package.module.function), absolute module names only", condition=SECURITY_SETTING)
     allowed = operator_list(ALLOWED_PROVIDER_MODULES) or []
     if "*" in allowed or any(module == m or module.startswith(m + ".") for m in allowed):
         return
@@ -192,7 +196,8 @@ def check_provider_allowed(name: str) -> None:
         f"{PROVIDER_OPTION}: the module {module!r} is not one the cluster operator allows "
         "token providers from (a token provider is code the query makes every Python process "
         f"import and run). To use it, ask the operator: {where_to_set(ALLOWED_PROVIDER_MODULES)}"
-        ", a comma-separated list of modules (each allows its submodules too), or * for any")
+        ", a comma-separated list of modules (each allows its submodules too), or * for any",
+        condition=NOT_ALLOWED_BY_OPERATOR)
 
 
 def _option(options: dict[str, str], key: str, pattern: str) -> str:
@@ -213,10 +218,10 @@ def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, st
         where = _option(options, key, f"{prefix}<name>, a SASL extension")
         if not EXTENSION_NAME.fullmatch(name) or name == "auth":
             raise ConfigurationError(f"{where}: the extension's name must be letters only and "
-                                     "not 'auth' (KIP-342)")
+                                     "not 'auth' (KIP-342)", condition=SECURITY_SETTING)
         if not EXTENSION_VALUE.fullmatch(value):
             raise ConfigurationError(f"{where}: the extension's value must be non-empty "
-                                     "printable ASCII (KIP-342)")
+                                     "printable ASCII (KIP-342)", condition=SECURITY_SETTING)
         out.append((name, value))
     return tuple(out)
 
@@ -230,9 +235,9 @@ def _number(where: str, text: str) -> int | float:
     try:
         value = float(text.strip())
     except ValueError:
-        raise ConfigurationError(f"{where} must be a number") from None
+        raise ConfigurationError(f"{where} must be a number", condition=SECURITY_SETTING) from None
     if not math.isfinite(value):  # nan, inf, 1e999: JSON has no such number
-        raise ConfigurationError(f"{where} must be a finite number")
+        raise ConfigurationError(f"{where} must be a finite number", condition=SECURITY_SETTING)
     return int(value) if value.is_integer() else value
 
 
@@ -252,7 +257,8 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
             where = _option(options, key, f"{prefix}<claim>")
             if not name or name in ("iat", "exp") or name in claims:
                 raise ConfigurationError(f"{where}: the claim cannot be set (an empty name, iat "
-                                         "or exp, or a claim given twice)")
+                                         "or exp, or a claim given twice)",
+                                         condition=SECURITY_SETTING)
             if kind == "String":
                 claims[name] = value
             elif kind == "Number":
@@ -269,14 +275,15 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
             f"{_WHAT}: an unsecured OAUTHBEARER token needs its principal: set "
             f'unsecuredLoginStringClaim_{claim}="<user>" in {OAUTH_MODULE}, or '
             "kafka.sasl.oauthbearer.token.endpoint.url with clientId/clientSecret for tokens "
-            "from an identity provider")
+            "from an identity provider", condition=SECURITY_SETTING)
     if scope_claim in claims and not isinstance(claims[scope_claim], (str, list)):
         raise ConfigurationError(f"{_WHAT}: the scope claim (unsecuredLoginScopeClaimName, "
-                                 "scope by default) must be a string or a list")
+                                 "scope by default) must be a string or a list",
+                                 condition=SECURITY_SETTING)
     lifetime = _number(f"{_WHAT}: unsecuredLoginLifetimeSeconds",
                        options.get("unsecuredLoginLifetimeSeconds", "3600"))
     if not 0 < lifetime <= MAX_LIFETIME_S:
         raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive and "
-                                 f"at most {MAX_LIFETIME_S}")
+                                 f"at most {MAX_LIFETIME_S}", condition=SECURITY_SETTING)
     return (json.dumps(claims, separators=(",", ":"), sort_keys=True), principal_claim,
             principal, int(lifetime))

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import inspect
 
-import pytest
-
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
 from spark_kafka_wire.client.cluster_api import Cluster
@@ -15,6 +13,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.pool import shared_cluster
+from tests.support.errors import raises_condition
 
 MEMBERS = sorted(n for n in vars(Cluster) if not n.startswith("_"))
 
@@ -48,9 +47,11 @@ def test_what_differs_is_asked_not_checked() -> None:
     assert kafka.message_end(("t", 0), 5, 17, None) == 17
     assert kafka.last_records_starts(("t", 0), 10, 3, 100) == [90]
     assert kafka.last_records_starts(("t", 0), 10, 95, 100) == [95]
-    with pytest.raises(ConfigurationError, match="no group coordinator.*zk:2181"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          "no group coordinator.*zk:2181"):
         kafka07.commit_offsets("g", {("t", 0): 1}, "kafkawire")
-    with pytest.raises(ConfigurationError, match="no group coordinator"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          "no group coordinator"):
         kafka07.committed_offsets("g", [("t", 0)])
 
 

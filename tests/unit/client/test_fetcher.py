@@ -416,7 +416,8 @@ def test_a_damaged_marker_fails_only_when_it_decides(broker) -> None:
                        aborted=[])
     assert broker.read(0, 4, committed=True) == [b"v0", b"v1"]
     script[0] = answer(data(0, 2, P2, True) + bytes(bad), hw=3, aborted=[])
-    with pytest.raises(CorruptRecordError, match="the control batch ending producer 2002's "
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "the control batch ending producer 2002's "
                                                  "transaction cannot be read"):
         broker.read(0, 3, committed=True)
 
@@ -430,8 +431,8 @@ def test_the_decompression_limit_bounds_each_answer(broker) -> None:
                        + encode_record_batch(None, big, timestamps=7, base_offset=100,
                                              compression="gzip"), 200)
     s = FetchSettings(max_decompressed_bytes=150_000)
-    with pytest.raises(DecompressionLimitError,
-                       match="kafka.fetch.max.decompressed.bytes.*partition 0, offset 100"):
+    with raises_condition(DecompressionLimitError, "KAFKAWIRE_PROTOCOL.DECOMPRESSION_LIMIT",
+                          "kafka.fetch.max.decompressed.bytes.*partition 0, offset 100"):
         list(broker.chunks(0, 200, s))
     ok = FetchSettings(max_decompressed_bytes=250_000)
     assert sum(c.num_records for c in broker.chunks(0, 200, ok)) == 200
@@ -504,7 +505,8 @@ def test_empty_answers_back_off_then_stall_by_the_time_passed_in() -> None:
         assert p.receive(empty, now) == []
         pauses.append(p.next_request().pause_s)
     assert pauses == [0.0, 0.001, 0.002, 0.002]  # asked again at once, then backed off
-    with pytest.raises(FetchStalledError, match="answered 5 Fetches in a row with no data for "
+    with raises_condition(FetchStalledError, "KAFKAWIRE_PROTOCOL.FETCH_STALLED",
+                          "answered 5 Fetches in a row with no data for "
                                                 r"0.1 s although the partition ends at 8"):
         p.receive(empty, 10.1)  # the 100 ms of request.timeout.ms ran out
 
@@ -575,7 +577,8 @@ def test_walking_past_the_end_for_markers_uses_a_fresh_budget_and_its_own_stall_
     assert p.prefetch(answer(data(5, 1), hw=9)) is None  # markers are not fetched ahead
     for now in (1.0, 1.001, 1.003, 1.005):
         p.receive(answer(b"", hw=9), now)
-    with pytest.raises(FetchStalledError, match="looking for transaction markers"):
+    with raises_condition(FetchStalledError, "KAFKAWIRE_PROTOCOL.FETCH_STALLED",
+                          "looking for transaction markers"):
         p.receive(answer(b"", hw=9), 1.1)
 
 

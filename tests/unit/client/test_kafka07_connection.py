@@ -16,6 +16,7 @@ from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationE
 from spark_kafka_wire.client.kafka07 import Kafka07Connection
 from spark_kafka_wire.protocol.kafka07 import RequestType, encode_fetch, encode_produce
 from spark_kafka_wire.protocol.messages import METADATA
+from tests.support.errors import raises_condition
 
 
 def _recv_frame(s: socket.socket) -> bytes | None:
@@ -86,7 +87,8 @@ def test_a_07_connection_sends_nothing_when_it_opens(peer) -> None:
     assert conn.kafka07
     conn.connect()  # with api_version_request left on: 0.7 wins, no ApiVersions
     assert conn.connected and conn.api_versions == {}
-    with pytest.raises(ConfigurationError, match="not a Kafka 0.7 request"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          "not a Kafka 0.7 request"):
         conn.send(METADATA, {"topics": []})
     assert done.wait(5)
     conn.close()
@@ -135,5 +137,6 @@ def test_a_closed_connection_after_a_produce_says_the_produce_was_refused(peer) 
 
 
 def test_a_07_connection_needs_a_07_release() -> None:
-    with pytest.raises(ConfigurationError, match="0.7.x"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          "0.7.x"):
         Kafka07Connection("127.0.0.1", 1, config("127.0.0.1", 1, "0.8.2"))

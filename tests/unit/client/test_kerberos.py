@@ -27,6 +27,7 @@ from spark_kafka_wire.client.sasl.kerberos import (
     principal_in,
 )
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from tests.support.errors import raises_condition
 
 KRB5 = "com.sun.security.auth.module.Krb5LoginModule"
 KEY = b"\x8fSECRET-KEY-BYTES\x01" * 2
@@ -163,30 +164,31 @@ def test_service_name_option_and_librdkafka_names(keytab_file: str) -> None:
     assert same.sasl.kerberos.service_name == "kafka-prod"
 
 
-@pytest.mark.parametrize(("options", "message"), [
+@pytest.mark.parametrize(("options", "kind", "message"), [
     ({"kafka.sasl.jaas.config": f"{KRB5} required;"},
-     "needs useKeyTab=true with keyTab=.* or useTicketCache=true.*cannot prompt"),
+     "SECURITY_SETTING", "needs useKeyTab=true with keyTab=.* or useTicketCache=true.*cannot prompt"),
     ({"kafka.sasl.jaas.config": f'{KRB5} required keyTab="/x.keytab" principal="a";'},
-     "keyTab is set but useKeyTab is not true"),
+     "SECURITY_SETTING", "keyTab is set but useKeyTab is not true"),
     ({"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=true keyTab="/x.keytab";'},
-     r"useKeyTab=true needs principal="),
+     "SECURITY_SETTING", r"useKeyTab=true needs principal="),
     ({"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=yes;'},
-     "useKeyTab must be true or false"),
+     "SECURITY_SETTING", "useKeyTab must be true or false"),
     ({"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=true keyTab="/nonexistent.keytab" '
                                 'principal="a";'},
-     "cannot read the keytab named by keyTab in kafka.sasl.jaas.config: No such file"),
+     "SECURITY_SETTING", "cannot read the keytab named by keyTab in kafka.sasl.jaas.config: No such file"),
     ({"kafka.sasl.jaas.config": f'{KRB5} required useTicketCache=true serviceName="a";',
       "kafka.sasl.kerberos.service.name": "b"},
-     "conflicting Kerberos service names"),
-    ({"kafka.sasl.kerberos.service.name": " "}, "kafka.sasl.kerberos.service.name is empty"),
-    ({"kafka.sasl.kerberos.keytab": "/x.keytab"}, "needs kafka.sasl.kerberos.principal"),
+     "CONFLICTING_OPTIONS", "conflicting Kerberos service names"),
+    ({"kafka.sasl.kerberos.service.name": " "}, "MISSING_OPTION", "kafka.sasl.kerberos.service.name is empty"),
+    ({"kafka.sasl.kerberos.keytab": "/x.keytab"}, "MISSING_OPTION", "needs kafka.sasl.kerberos.principal"),
     ({"kafka.sasl.kerberos.principal": "a", "kafka.sasl.jaas.config": f"{KRB5} required;"},
-     "not both"),
+     "CONFLICTING_OPTIONS", "not both"),
     ({"kafka.sasl.mechanism": "GSSAPI", "kafka.sasl.password": "s3cret"},
-     "do not apply to kafka.sasl.mechanism=GSSAPI"),
+     "CONFLICTING_OPTIONS", "do not apply to kafka.sasl.mechanism=GSSAPI"),
 ])
-def test_refusals(options: dict, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message) as info:
+def test_refusals(options: dict, kind: str, message: str) -> None:
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}",
+                          message) as info:
         _config(**options)
     assert "s3cret" not in str(info.value)
     assert "nonexistent" not in str(info.value)  # no text of the JAAS entry (issue 27)
@@ -194,20 +196,21 @@ def test_refusals(options: dict, message: str) -> None:
 
 def test_keytab_without_the_principal_names_what_it_holds(keytab_file: str, tmp_path) -> None:
     # from JAAS, the principal and path are named by their keys (issue 27: no JAAS text)
-    with pytest.raises(ConfigurationError, match=(
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING", (
             "holds no key for the principal of kafka.sasl.jaas.config; it holds keys for "
             "alice@EXAMPLE.COM, svc/host.example@EXAMPLE.COM")) as info:
         _config(**{"kafka.sasl.jaas.config": f'{KRB5} required useKeyTab=true '
                                              f'keyTab="{keytab_file}" principal="bob@EXAMPLE.COM";'})
     assert "bob" not in str(info.value) and keytab_file not in str(info.value)
-    with pytest.raises(ConfigurationError, match=(
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING", (
             "holds no key for principal 'bob@EXAMPLE.COM'; it holds keys for "
             "alice@EXAMPLE.COM, svc/host.example@EXAMPLE.COM")):
         _config(**{"kafka.sasl.kerberos.keytab": keytab_file,
                    "kafka.sasl.kerberos.principal": "bob@EXAMPLE.COM"})
     junk = tmp_path / "junk.keytab"
     junk.write_bytes(b"-----BEGIN CERTIFICATE-----")
-    with pytest.raises(ConfigurationError, match="is not a Kerberos keytab"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "kafka.sasl.kerberos.keytab", "is not a Kerberos keytab"):
         _config(**{"kafka.sasl.kerberos.keytab": str(junk), "kafka.sasl.kerberos.principal": "a"})
 
 

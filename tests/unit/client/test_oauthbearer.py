@@ -19,6 +19,7 @@ from spark_kafka_wire.client.sasl.oauthbearer import OAuthBearer, client_first_m
 from spark_kafka_wire.client.sasl.oidc import basic_authorization, request_body
 from spark_kafka_wire.client.sasl.tokens import TokenCache, refresh_at_ms, unsecured_token
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from tests.support.errors import raises_condition
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 SECRET = "s3cr\"et;=x"
@@ -116,7 +117,8 @@ def test_unsecured_principal_claim_name() -> None:
      f'password="{ESCAPED}";', "does not fit kafka.sasl.mechanism=OAUTHBEARER"),
 ])
 def test_unsecured_refusals(jaas: str, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message) as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "kafka.sasl.jaas.config", message) as info:
         _config(**{"kafka.sasl.jaas.config": jaas})
     assert "s3cr" not in str(info.value)
 
@@ -163,25 +165,26 @@ def test_oidc_settings(handler: str | None, operator_allows: None) -> None:
         assert "https://idp.example.com/oauth2/token" in text and "lkc-1" not in text
 
 
-@pytest.mark.parametrize(("options", "message"), [
+@pytest.mark.parametrize(("options", "kind", "message"), [
     ({"kafka.sasl.jaas.config": f'{MODULE} required clientId="app";',
-      "kafka.sasl.oauthbearer.token.endpoint.url": "https://idp/token"}, "needs clientId and"),
+      "kafka.sasl.oauthbearer.token.endpoint.url": "https://idp/token"}, "SECURITY_SETTING", "needs clientId and"),
     ({**_oidc_options(), "kafka.sasl.oauthbearer.token.endpoint.url": "ftp://idp/token"},
-     "http, https or file URL"),
+     "INVALID_VALUE", "http, https or file URL"),
     ({"kafka.sasl.jaas.config": f'{MODULE} required clientId="a" clientSecret="{ESCAPED}";',
       "kafka.sasl.login.callback.handler.class":
           "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"},
-     "needs kafka.sasl.oauthbearer.token.endpoint.url"),
+     "SECURITY_SETTING", "needs kafka.sasl.oauthbearer.token.endpoint.url"),
     ({**_oidc_options(), "kafka.sasl.login.callback.handler.class": "com.acme.MyHandler"},
-     "JVM class kafkawire cannot run"),
-    ({**_oidc_options(), "kafka.sasl.oauthbearer.token.provider": "m:f"}, "give one"),
-    ({**_oidc_options(), "kafka.sasl.login.refresh.window.factor": "0.2"}, "between 0.5 and 1"),
-    ({**_oidc_options(), "kafka.sasl.login.refresh.buffer.seconds": "4000"}, "at most 3600"),
+     "UNSUPPORTED_VALUE", "JVM class kafkawire cannot run"),
+    ({**_oidc_options(), "kafka.sasl.oauthbearer.token.provider": "m:f"}, "SECURITY_SETTING", "give one"),
+    ({**_oidc_options(), "kafka.sasl.login.refresh.window.factor": "0.2"}, "VALUE_OUT_OF_RANGE", "between 0.5 and 1"),
+    ({**_oidc_options(), "kafka.sasl.login.refresh.buffer.seconds": "4000"}, "VALUE_OUT_OF_RANGE", "at most 3600"),
     ({**_oidc_options(), "kafka.sasl.username": "a", "kafka.sasl.password": SECRET},
-     "do not apply to OAUTHBEARER"),
+     "CONFLICTING_OPTIONS", "do not apply to OAUTHBEARER"),
 ])
-def test_oidc_refusals(options: dict, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message) as info:
+def test_oidc_refusals(options: dict, kind: str, message: str) -> None:
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}",
+                          message) as info:
         _config(**options)
     assert "s3cr" not in str(info.value)
 
@@ -225,7 +228,8 @@ def test_aws_settings() -> None:
     oauth = config.sasl.oauth if config.sasl else None
     assert oauth is not None and oauth.source == "aws" and oauth.region == "eu-central-1"
     assert oauth.aws_role_arn == "arn:aws:iam::1:role/r"
-    with pytest.raises(ConfigurationError, match="needs the cluster's region"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          "kafka.sasl.aws.region"):
         client_config(lower_keys({
             "kafka.bootstrap.servers": "127.0.0.1:9098", "kafka.security.protocol": "SASL_SSL",
             "kafka.sasl.mechanism": "OAUTHBEARER",
@@ -238,7 +242,8 @@ def test_provider_settings(operator_allows: None) -> None:
 
 
 def test_oauth_only_options_need_oauthbearer() -> None:
-    with pytest.raises(ConfigurationError, match="applies to kafka.sasl.mechanism=OAUTHBEARER"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          "applies to kafka.sasl.mechanism=OAUTHBEARER"):
         client_config(lower_keys({
             "kafka.bootstrap.servers": "b:9092", "kafka.security.protocol": "SASL_SSL",
             "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "a",
@@ -257,7 +262,8 @@ def test_token_from_reads_jwt_claims_and_checks_characters() -> None:
     assert (token.expires_ms, token.start_ms, token.principal) == \
         (1_700_000_300_000, 1_700_000_000_000, "app")
     assert jwt_claims("opaque-token") is None
-    with pytest.raises(OAuthTokenError, match="RFC 6750") as info:
+    with raises_condition(OAuthTokenError, "KAFKAWIRE_OAUTH_TOKEN",
+                          "RFC 6750") as info:
         token_from("bad token with spaces", "endpoint")
     assert "spaces" not in str(info.value)
 

@@ -22,6 +22,7 @@ from spark_kafka_wire.client.producer.sender import _pack
 from spark_kafka_wire.errors import ConfigurationError, RecordTooLargeError
 from spark_kafka_wire.protocol.records import decode_record_batches
 from spark_kafka_wire.sink.batch_writer import _timestamps_ms
+from tests.support.errors import raises_condition
 
 MAX = 2**31 - 1
 
@@ -95,9 +96,11 @@ def test_headers_from_arrow() -> None:
 
 
 def test_headers_with_null_key_or_element_fail_naming_the_row() -> None:
-    with pytest.raises(ConfigurationError, match=r"row 1 has a header with a null key"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          r"row 1 has a header with a null key"):
         headers_from_arrow(_headers_column([[], [{"key": None, "value": b"x"}]]))
-    with pytest.raises(ConfigurationError, match=r"row 2 has a null element"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          r"row 2 has a null element"):
         headers_from_arrow(_headers_column([None, [], [{"key": "k", "value": b"x"}, None]]))
 
 

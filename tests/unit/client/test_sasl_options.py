@@ -14,6 +14,7 @@ from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
+from tests.support.errors import raises_condition
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM = "org.apache.kafka.common.security.scram.ScramLoginModule"
@@ -48,25 +49,30 @@ def test_parse_jaas(text: str, module: str, options: dict) -> None:
     (f'{PLAIN} required username="a"; {PLAIN} required;', "more than one login module"),
 ])
 def test_bad_jaas(text: str, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message) as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "kafka.sasl.jaas.config", message) as info:
         parse_jaas(text)
     assert "s3cr" not in str(info.value)
 
 
 def test_jaas_module_must_fit_the_mechanism() -> None:
-    with pytest.raises(ConfigurationError, match="does not fit kafka.sasl.mechanism=PLAIN"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "does not fit kafka.sasl.mechanism=PLAIN"):
         jaas_credentials(f'{SCRAM} required username="a" password="b";', "PLAIN")
-    with pytest.raises(ConfigurationError, match="Krb5LoginModule' does not fit "
-                       "kafka.sasl.mechanism=PLAIN"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "Krb5LoginModule' does not fit kafka.sasl.mechanism=PLAIN"):
         jaas_credentials("com.sun.security.auth.module.Krb5LoginModule required;", "PLAIN")
-    with pytest.raises(ConfigurationError, match=r"the login module \(the first word of "
-                       r"kafka.sasl.jaas.config\) is not one kafkawire supports") as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          r"the login module \(the first word of kafka.sasl.jaas.config\)",
+                          "is not one kafkawire supports") as info:
         jaas_credentials('com.acme.s3cretLoginModule required username="a";', "PLAIN")
     assert "s3cret" not in str(info.value)
-    with pytest.raises(ConfigurationError, match="delegation tokens.*not supported yet"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "tokenauth=true", "delegation tokens"):
         jaas_credentials(f'{SCRAM} required username="a" password="b" tokenauth="true";',
                          "SCRAM-SHA-256")
-    with pytest.raises(ConfigurationError, match="password missing"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "password missing"):
         jaas_credentials(f'{PLAIN} required username="a";', "PLAIN")
 
 
@@ -88,37 +94,39 @@ def test_credentials_from_either_form(mechanism: str, jaas: bool) -> None:
         assert "s3cr" not in text and "password=<hidden>" in text
 
 
-@pytest.mark.parametrize(("options", "message"), [
+@pytest.mark.parametrize(("options", "kind", "message"), [
     ({"kafka.sasl.username": "a", "kafka.sasl.password": SECRET},
-     r"do not apply to kafka.sasl.mechanism=GSSAPI \(Kerberos, the default\): set "
+     "CONFLICTING_OPTIONS", r"do not apply to kafka.sasl.mechanism=GSSAPI \(Kerberos, the default\): set "
      "kafka.sasl.mechanism to PLAIN"),
     ({"kafka.sasl.jaas.config": f'{PLAIN} required username="a" password="{SECRET[:4]}";'},
-     "GSSAPI .*takes com.sun.security.auth.module.Krb5LoginModule, not "
+     "SECURITY_SETTING", "GSSAPI .*takes com.sun.security.auth.module.Krb5LoginModule, not "
      "'org.apache.kafka.common.security.plain.PlainLoginModule'; set kafka.sasl.mechanism"),
-    ({"kafka.sasl.mechanism": "OAUTHBEARER"}, "OAUTHBEARER needs kafka.sasl.jaas.config"),
-    ({"kafka.sasl.mechanism": "DIGEST-MD5"}, "must be one of PLAIN, SCRAM-SHA-256"),
-    ({"kafka.sasl.mechanism": "PLAIN"}, "needs credentials"),
-    ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "a"}, "needs credentials"),
+    ({"kafka.sasl.mechanism": "OAUTHBEARER"}, "MISSING_OPTION", "OAUTHBEARER needs kafka.sasl.jaas.config"),
+    ({"kafka.sasl.mechanism": "DIGEST-MD5"}, "UNSUPPORTED_VALUE", "must be one of PLAIN, SCRAM-SHA-256"),
+    ({"kafka.sasl.mechanism": "PLAIN"}, "MISSING_OPTION", "needs credentials"),
+    ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "a"}, "MISSING_OPTION", "needs credentials"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "", "kafka.sasl.password": SECRET},
-     "user name is empty"),
+     "SECURITY_SETTING", "user name is empty"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.username": "a", "kafka.sasl.password": SECRET,
       "kafka.sasl.jaas.config": f'{PLAIN} required username="a" password="{SECRET[:4]}";'},
-     "not both"),
+     "CONFLICTING_OPTIONS", "not both"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.kerberos.principal.to.local.rules": "x"},
-     "'kafka.sasl.kerberos.principal.to.local.rules' is not supported yet"),
+     "REFUSED_OPTION", "'kafka.sasl.kerberos.principal.to.local.rules' is not supported yet"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.login.callback.handler.class": "x"},
-     "applies to kafka.sasl.mechanism=OAUTHBEARER, not PLAIN"),
+     "CONFLICTING_OPTIONS", "applies to kafka.sasl.mechanism=OAUTHBEARER, not PLAIN"),
     ({"kafka.sasl.mechanism": "PLAIN", "kafka.sasl.oauthbearer.token.unknown": "x"},
-     "not supported yet"),
+     "REFUSED_OPTION", "not supported yet"),
 ])
-def test_refusals(options: dict, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message) as info:
+def test_refusals(options: dict, kind: str, message: str) -> None:
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}",
+                          message) as info:
         _config(**options)
     assert "s3cr" not in str(info.value)
 
 
 def test_sasl_options_need_a_sasl_protocol() -> None:
-    with pytest.raises(ConfigurationError, match="SASL_PLAINTEXT or SASL_SSL"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          "kafka.sasl.username", "SASL_PLAINTEXT or SASL_SSL"):
         client_config(lower_keys({"kafka.bootstrap.servers": "b:9092",
                                   "kafka.sasl.username": "a"}), SOURCE)
 

@@ -14,6 +14,7 @@ from spark_kafka_wire.client.tls import TlsConfig, context_for, detect_store_typ
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
+from tests.support.errors import raises_condition
 
 BASE = {"kafka.bootstrap.servers": "h:9093"}
 
@@ -38,29 +39,29 @@ def test_ssl_without_truststore_trusts_the_system_cas() -> None:
     assert config.tls.check_hostname
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"kafka.security.protocol": "TLS"}, "must be one of PLAINTEXT, SSL, SASL_PLAINTEXT"),
+@pytest.mark.parametrize(("options", "kind", "message"), [
+    ({"kafka.security.protocol": "TLS"}, "UNSUPPORTED_VALUE", "must be one of PLAINTEXT, SSL, SASL_PLAINTEXT"),
     ({"kafka.security.protocol": "SSL", "kafka.sasl.mechanism": "PLAIN"},
-     "set kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL"),
-    ({"kafka.ssl.truststore.location": "/x"}, "set kafka.security.protocol=SSL or SASL_SSL"),
+     "CONFLICTING_OPTIONS", "set kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL"),
+    ({"kafka.ssl.truststore.location": "/x"}, "CONFLICTING_OPTIONS", "set kafka.security.protocol=SSL or SASL_SSL"),
     ({"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "PLAIN",
       "kafka.sasl.username": "u", "kafka.sasl.password": "p",
-      "kafka.ssl.truststore.location": "/x"}, "SSL or SASL_SSL to connect with TLS"),
+      "kafka.ssl.truststore.location": "/x"}, "CONFLICTING_OPTIONS", "SSL or SASL_SSL to connect with TLS"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.truststore.location": "/no/such/file"},
-     "kafka.ssl.truststore.location: cannot read '/no/such/file'"),
+     "SECURITY_SETTING", "kafka.ssl.truststore.location: cannot read '/no/such/file'"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.endpoint.identification.algorithm": "ldap"},
-     "must be https or empty"),
+     "UNSUPPORTED_VALUE", "must be https or empty"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.enabled.protocols": "SSLv3"},
-     "unknown TLS protocol 'SSLv3'"),
+     "SECURITY_SETTING", "unknown TLS protocol 'SSLv3'"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.enabled.protocols": "TLSv1.3",
-      "kafka.ssl.protocol": "TLSv1.2"}, "lower than every version"),
-    ({"kafka.security.protocol": "SSL", "kafka.ssl.cipher.suites": "NOPE"}, "kafka.ssl"),
+      "kafka.ssl.protocol": "TLSv1.2"}, "CONFLICTING_OPTIONS", "lower than every version"),
+    ({"kafka.security.protocol": "SSL", "kafka.ssl.cipher.suites": "NOPE"}, "SECURITY_SETTING", "kafka.ssl"),
     ({"kafka.security.protocol": "SSL", "kafka.ssl.truststore.type": "BKS",
-      "kafka.ssl.truststore.certificates": "x"}, "holds no readable PEM certificate"),
+      "kafka.ssl.truststore.certificates": "x"}, "SECURITY_SETTING", "holds no readable PEM certificate"),
 ])
-def test_refusals(options: dict, message: str) -> None:
+def test_refusals(options: dict, kind: str, message: str) -> None:
     for use in (SOURCE, SINK):
-        with pytest.raises(ConfigurationError, match=message):
+        with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}", message):
             _parse(use, **options)
 
 
@@ -105,27 +106,28 @@ def test_every_keystore_gives_the_same_client_key(pki) -> None:
     assert len(keys) == 1 and len(chains) == 1 and None not in keys
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    ({"kafka.ssl.certificate.location": "CERT"}, "kafka.ssl.key.location is needed"),
-    ({"kafka.ssl.keystore.key": "KEY"}, "kafka.ssl.keystore.certificate.chain is needed"),
+@pytest.mark.parametrize(("options", "kind", "message"), [
+    ({"kafka.ssl.certificate.location": "CERT"}, "MISSING_OPTION", "kafka.ssl.key.location is needed"),
+    ({"kafka.ssl.keystore.key": "KEY"}, "MISSING_OPTION", "kafka.ssl.keystore.certificate.chain is needed"),
     ({"kafka.ssl.truststore.location": "CA", "kafka.ssl.ca.location": "CA"},
-     "give only one of kafka.ssl.truststore.location, kafka.ssl.ca.location"),
+     "CONFLICTING_OPTIONS", "give only one of kafka.ssl.truststore.location, kafka.ssl.ca.location"),
     ({"kafka.ssl.keystore.location": "P12", "kafka.ssl.certificate.location": "CERT",
-      "kafka.ssl.key.location": "KEY"}, "client certificate: give only one"),
+      "kafka.ssl.key.location": "KEY"}, "CONFLICTING_OPTIONS", "client certificate: give only one"),
     ({"kafka.ssl.certificate.location": "CERT", "kafka.ssl.key.location": "ENCKEY"},
-     "the private key is encrypted: set kafka.ssl.key.password"),
+     "SECURITY_SETTING", "the private key is encrypted: set kafka.ssl.key.password"),
     ({"kafka.ssl.certificate.location": "CERT", "kafka.ssl.key.location": "ROGUEKEY"},
-     "does not match the client certificate"),
+     "SECURITY_SETTING", "does not match the client certificate"),
     ({"kafka.ssl.keystore.location": "P12", "kafka.ssl.keystore.password": "wrong-pw"},
-     "wrong kafka.ssl.keystore.password"),
-    ({"kafka.ssl.keystore.location": "CA"}, "holds no private key"),
+     "SECURITY_SETTING", "wrong kafka.ssl.keystore.password"),
+    ({"kafka.ssl.keystore.location": "CA"}, "SECURITY_SETTING", "holds no private key"),
 ])
-def test_store_errors(pki, options: dict, message: str) -> None:
+def test_store_errors(pki, options: dict, kind: str, message: str) -> None:
     files = {"CERT": pki.client.cert_pem, "KEY": pki.client.key_pem, "CA": pki.ca_pem,
              "ENCKEY": pki.client.key_pem_encrypted, "ROGUEKEY": pki.rogue_client.key_pem,
              "P12": pki.client.p12}
     resolved = {k: files.get(v, v) for k, v in options.items()}
-    with pytest.raises(ConfigurationError, match=message) as info:
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}",
+                          message) as info:
         _ssl(**resolved)
     assert "wrong-pw" not in str(info.value)
 
@@ -165,7 +167,8 @@ def test_store_types_are_detected(pki) -> None:
     assert detect_store_type(Path(pki.ca_pem).read_bytes()) == "PEM"
     assert detect_store_type(Path(pki.client.p12).read_bytes()) == "PKCS12"
     # JKS stores (keytool makes them): tests/integration/test_tls_java_stores.py
-    with pytest.raises(ConfigurationError, match="says JKS, but the file is not a JKS store"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "says JKS, but the file is not a JKS store"):
         _ssl(**{"kafka.ssl.truststore.location": pki.ca_pem, "kafka.ssl.truststore.type": "JKS"})
 
 

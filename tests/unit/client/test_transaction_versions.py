@@ -5,8 +5,6 @@ results as a Kafka 4 broker gives them (no broker needed to choose a version).""
 
 from __future__ import annotations
 
-import pytest
-
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import ConfigurationError
@@ -24,6 +22,7 @@ from spark_kafka_wire.protocol.messages import (
     TXN_OFFSET_COMMIT,
 )
 from spark_kafka_wire.protocol.versions import parse_api_versions
+from tests.support.errors import raises_condition
 
 #: what Apache Kafka 4.1.1 offers (measured on the test broker)
 KAFKA_4_1 = {PRODUCE.key: (0, 13), END_TXN.key: (0, 5), TXN_OFFSET_COMMIT.key: (0, 5)}
@@ -76,5 +75,6 @@ def test_level_1_or_no_feature_is_classic_whatever_the_versions() -> None:
 
 
 def test_a_v2_transaction_on_a_broker_without_v2_versions_fails_saying_why() -> None:
-    with pytest.raises(ConfigurationError, match=r"EndTxn up to v4.*needs v5.*rolling"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          r"EndTxn up to v4.*needs v5.*rolling"):
         request_version(_conn(TANSU, {}), END_TXN, True)

@@ -30,6 +30,7 @@ from spark_kafka_wire.options import SOURCE, client_config
 from spark_kafka_wire.options import client as options_client
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
+from tests.support.errors import raises_condition
 
 
 def reg(value: object) -> bytes:
@@ -140,7 +141,8 @@ def test_kafka07_plain_host_port() -> None:
     (b'{"endpoints": ["A://h:1"], "listener_security_protocol_map": [1]}', "not a map"),
 ])
 def test_a_broken_registration_names_the_node_and_shows_its_bytes(data: bytes, why: str) -> None:
-    with pytest.raises(BrokerRegistrationError, match="/brokers/ids/7") as info:
+    with raises_condition(BrokerRegistrationError, "KAFKAWIRE_ZOOKEEPER.BROKER_REGISTRATION",
+                          "/brokers/ids/7") as info:
         parse_broker(7, data)
     assert why in str(info.value)
     assert repr(data[:120]) in str(info.value)
@@ -186,10 +188,12 @@ def test_topic_json_and_partition_state() -> None:
     (b'{"partitions": {"0": "1,2"}}', "not broker ids"),
 ])
 def test_a_broken_topic_names_its_node(data: bytes, why: str) -> None:
-    with pytest.raises(BrokerRegistrationError, match="/brokers/topics/orders") as info:
+    with raises_condition(BrokerRegistrationError, "KAFKAWIRE_ZOOKEEPER.BROKER_REGISTRATION",
+                          "/brokers/topics/orders") as info:
         parse_topic_json("orders", data)
     assert why in str(info.value)
-    with pytest.raises(BrokerRegistrationError, match="no leader"):
+    with raises_condition(BrokerRegistrationError, "KAFKAWIRE_ZOOKEEPER.BROKER_REGISTRATION",
+                          "no leader"):
         parse_partition_state(b'{"isr": [1]}', "/brokers/topics/t/partitions/0/state")
 
 
@@ -197,7 +201,8 @@ def test_kafka07_partition_counts() -> None:
     assert parse_partition_count07(b"4", "/p") == 4
     assert parse_partition_count07(b" 2\n", "/p") == 2
     for bad in (b"", b"-1", b"two", b"\xff"):
-        with pytest.raises(BrokerRegistrationError, match="/brokers/topics/t/3"):
+        with raises_condition(BrokerRegistrationError,
+                              "KAFKAWIRE_ZOOKEEPER.BROKER_REGISTRATION", "/brokers/topics/t/3"):
             parse_partition_count07(bad, "/brokers/topics/t/3")
     t = TopicRegistration("t", {}, {7: 2, 3: 1}, kafka07=True)
     assert t.partitions07() == [(3, 0), (7, 0), (7, 1)]
@@ -210,7 +215,8 @@ def test_topic_names_that_are_no_node_names() -> None:
 
 
 def test_an_unreadable_connect_string_is_a_configuration_error() -> None:
-    with pytest.raises(ConfigurationError, match="zookeeper.connect 'zk:abc' is not host:port"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                          "zookeeper.connect 'zk:abc' is not host:port"):
         BrokerRegistry("zk:abc", timeout_s=1).brokers()
 
 
@@ -295,17 +301,20 @@ def test_bootstrap_servers_win_over_zookeeper_connect(discovered) -> None:
 
 
 def test_neither_says_both_ways(discovered) -> None:
-    with pytest.raises(ConfigurationError, match="kafka.bootstrap.servers' is required.*"
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          "kafka.bootstrap.servers' is required.*"
                        "'zookeeper.connect'"):
         parse_source_options({"subscribe": "t", "zookeeper.connect": "  "})
     assert discovered == []
 
 
 def test_a_wrong_option_fails_before_zookeeper_is_asked(discovered) -> None:
-    with pytest.raises(ConfigurationError, match="kafka.security.protocol"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNSUPPORTED_VALUE",
+                          "kafka.security.protocol"):
         parse_source_options({"zookeeper.connect": "zk:2181", "subscribe": "t",
                               "kafka.security.protocol": "TLS"})
-    with pytest.raises(ConfigurationError, match="Kafka 0.7 brokers have no SASL"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED",
+                          "Kafka 0.7 brokers have no SASL"):
         parse_source_options({"zookeeper.connect": "zk:2181", "subscribe": "t",
                               "kafka.broker.version.fallback": "0.7.2",
                               "kafka.security.protocol": "SASL_PLAINTEXT"})

@@ -36,6 +36,7 @@ from spark_kafka_wire.protocol.records.entries import (
     MAX_DECOMPRESSED_OPTION,
     decompression_limit,
 )
+from tests.support.errors import raises_condition
 from tests.unit.protocol.test_legacy_records import message
 
 MiB = 1 << 20
@@ -264,7 +265,8 @@ def test_v2_answers_up_to_the_limit_decode(name: str) -> None:
                               **WHERE)
     assert d.num_records == fits and d.next_offset == fits
     assert all(len(v) == value for v in d.values.to_pylist())
-    with pytest.raises(DecompressionLimitError, match=MAX_DECOMPRESSED_OPTION) as info:
+    with raises_condition(DecompressionLimitError, "KAFKAWIRE_PROTOCOL.DECOMPRESSION_LIMIT",
+                          MAX_DECOMPRESSED_OPTION) as info:
         decode_record_batches(answer, start_offset=0, max_decompressed_size=fits * records - 1,
                               **WHERE)
     e = info.value

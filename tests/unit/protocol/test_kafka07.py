@@ -50,6 +50,7 @@ from spark_kafka_wire.protocol.kafka07 import (
     split_answer,
 )
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
+from tests.support.errors import raises_condition
 
 
 def h(text: str) -> bytes:
@@ -287,7 +288,8 @@ def test_a_bad_crc_names_the_byte_offset_topic_partition_and_broker() -> None:
 
 def test_a_bad_crc_inside_a_wrapper() -> None:
     bad_inner = M1_A[:6] + b"\x00\x00\x00\x00" + M1_A[10:] + M1_B
-    with pytest.raises(CorruptRecordError, match="inside the compressed message") as err:
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "inside the compressed message") as err:
         decode_message_set(M0_HELLO + wrapper(1, gzip_stored(bad_inner)), 0)
     assert err.value.offset == 14
 
@@ -305,17 +307,21 @@ def test_a_bad_first_crc_at_a_known_boundary_is_corruption() -> None:
 def test_an_answer_from_an_offset_inside_a_message(inside: int) -> None:
     # The broker sends the log's bytes from any offset: from 2, LENGTH reads 000a0036 and
     # MAGIC 0x10; from 5, LENGTH 3610a686 and MAGIC 0x68 ...
-    with pytest.raises(OffsetInsideMessageError, match="inside a message") as err:
+    with raises_condition(OffsetInsideMessageError, "KAFKAWIRE_PROTOCOL.OFFSET_INSIDE_MESSAGE",
+                          "inside a message") as err:
         decode_message_set(LOG[inside:], inside, topic="t", partition=0, broker="b:1")
     assert err.value.offset == inside and err.value.topic == "t"
 
 
 def test_impossible_headers_after_a_good_message_are_corruption() -> None:
-    with pytest.raises(CorruptRecordError, match="MAGIC 7"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "MAGIC 7"):
         decode_message_set(M0_HELLO + h("0000000a 07 3a771143 776f726c64"), 0)
-    with pytest.raises(CorruptRecordError, match="LENGTH 2"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "LENGTH 2"):
         decode_message_set(M0_HELLO + h("00000002 0000"), 0)
-    with pytest.raises(CorruptRecordError, match="COMPRESSION byte 0x03"):  # lz4: not in 0.7
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "COMPRESSION byte 0x03"):  # lz4: not in 0.7
         decode_message_set(M0_HELLO + h("0000000b 01 03 3610a686 68656c6c6f"), 0)
 
 
@@ -394,7 +400,8 @@ def test_an_answer_shorter_than_max_size_ended_at_a_segment_end() -> None:
     with pytest.raises(OffsetInsideMessageError):
         decode_message_set(M1_HELLO[1:], 1, max_size=100)
     assert decode_message_set(M1_HELLO[1:], 1).partial_bytes == 14  # no MAX_SIZE: just cut
-    with pytest.raises(CorruptRecordError, match="runs past the end of the segment"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "runs past the end of the segment"):
         decode_message_set(M0_HELLO + M0_WORLD[:8], 0, max_size=100)
     # as long as MAX_SIZE: cut by it, not an error
     assert decode_message_set(M0_HELLO + M0_WORLD[:8], 0, max_size=22).next_offset == 14

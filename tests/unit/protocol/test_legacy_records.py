@@ -30,6 +30,7 @@ from spark_kafka_wire.protocol.records import (
     encode_message_set,
     encode_record_batch,
 )
+from tests.support.errors import raises_condition
 from tests.unit.protocol.test_records import ours
 
 Rec = tuple[int, bytes | None, bytes | None]  # (timestamp, key, value)
@@ -384,7 +385,8 @@ def test_crc_mismatch_names_the_offset() -> None:
     data = bytearray(kp_build(1, 0, [(i, b"k", b"value %d" % i) for i in range(5)],
                               base_offset=10))
     data[-1] ^= 0x01  # the last message's value
-    with pytest.raises(CorruptRecordError, match="CRC-32 mismatch.*offset 14") as info:
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "CRC-32 mismatch.*offset 14") as info:
         decode_record_batches(bytes(data), start_offset=0, topic="old", partition=2)
     assert (info.value.topic, info.value.partition, info.value.offset) == ("old", 2, 14)
     d = decode_record_batches(bytes(data), start_offset=0, check_crcs=False)
@@ -395,13 +397,15 @@ def test_crc_mismatch_names_the_offset() -> None:
     inner = bytearray(b"".join(message(o, 1, None, b"abc", ts=1) for o in range(3)))
     inner[-1] ^= 0x01
     raw = wrapper(102, 1, 1, bytes(inner), ts=1)
-    with pytest.raises(CorruptRecordError, match="inner message.*offset 102"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "inner message.*offset 102"):
         decode_record_batches(raw, start_offset=0)
     assert decode_record_batches(raw, start_offset=0, check_crcs=False).num_records == 3
     # The wrapper's own CRC.
     bad = bytearray(kp_build(0, 1, sample(3), base_offset=7))
     bad[-3] ^= 0x10
-    with pytest.raises(CorruptRecordError, match="CRC-32 mismatch.*offset 9"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "CRC-32 mismatch.*offset 9"):
         decode_record_batches(bytes(bad), start_offset=0)
 
 
@@ -476,8 +480,8 @@ def test_wrapper_decompression_is_bounded(codec: int) -> None:
     assert decode_record_batches(raw, start_offset=0).num_records == 20
     tracemalloc.start()
     try:
-        with pytest.raises(DecompressionLimitError,
-                           match="kafka.fetch.max.decompressed.bytes.*offset 19"):
+        with raises_condition(DecompressionLimitError, "KAFKAWIRE_PROTOCOL.DECOMPRESSION_LIMIT",
+                              "kafka.fetch.max.decompressed.bytes.*offset 19"):
             decode_record_batches(raw, start_offset=0, max_decompressed_size=500_000)
         _, peak = tracemalloc.get_traced_memory()
     finally:

@@ -29,6 +29,7 @@ from spark_kafka_wire.protocol.records import (
     encode_record_batch,
     next_batch_offset,
 )
+from tests.support.errors import raises_condition
 
 Row = tuple[int, int, int, bytes | None, bytes | None, list | None]
 
@@ -436,7 +437,8 @@ def test_crc_mismatch() -> None:
     data = bytearray(three_batches())
     second = len(encode_record_batch(None, [b"v%d" % i for i in range(10)], timestamps=0))
     data[second + 70] ^= 0x01  # inside the gzip batch at base offset 10
-    with pytest.raises(CorruptRecordError, match="offset 10") as info:
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "offset 10") as info:
         decode_record_batches(bytes(data), start_offset=0, topic="orders", partition=3)
     assert info.value.topic == "orders" and info.value.partition == 3
     assert info.value.offset == 10
@@ -463,7 +465,8 @@ def test_a_damaged_base_offset_is_caught_by_the_order_of_batches(batch: int, bas
     along a log (a batch moved past the range is skipped, the next one then overlaps it)."""
     data = bytearray(three_batches())
     struct.pack_into(">q", data, _batch_starts(data)[batch], base)
-    with pytest.raises(CorruptRecordError, match=message) as info:
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          message) as info:
         decode_record_batches(bytes(data), start_offset=0, end_offset=30, topic="t",
                               partition=1, broker="b:9092")
     assert "broker b:9092" in str(info.value) and "partition 1" in str(info.value)
@@ -510,7 +513,8 @@ def test_legacy_magic_is_decoded() -> None:
 def test_unknown_codec_names_batch() -> None:
     raw = encode_record_batch(None, [b"a"], timestamps=0, base_offset=77)
     unknown = patch(raw, attrs=5)
-    with pytest.raises(UnsupportedCodecError, match="codec id 5.*offset 77"):
+    with raises_condition(UnsupportedCodecError, "KAFKAWIRE_PROTOCOL.UNSUPPORTED_CODEC",
+                          "codec id 5.*offset 77"):
         decode_record_batches(unknown, start_offset=0)
     # A batch skipped by offset is never decompressed.
     assert decode_record_batches(unknown, start_offset=78).next_offset == 78
@@ -520,7 +524,8 @@ def test_decompressed_size_is_bounded() -> None:
     raw = encode_record_batch(None, [b"\x00" * 100_000] * 10, timestamps=0, compression=1)
     assert len(raw) < 10_000
     assert decode_record_batches(raw, start_offset=0).num_records == 10
-    with pytest.raises(DecompressionLimitError, match="kafka.fetch.max.decompressed.bytes"):
+    with raises_condition(DecompressionLimitError, "KAFKAWIRE_PROTOCOL.DECOMPRESSION_LIMIT",
+                          "kafka.fetch.max.decompressed.bytes"):
         decode_record_batches(raw, start_offset=0, max_decompressed_size=500_000)
 
 
@@ -574,7 +579,8 @@ def test_impossible_record_count(count: int) -> None:
     raw = patch(encode_record_batch(None, [b"a"], timestamps=0, base_offset=5), count=count)
     tracemalloc.start()
     try:
-        with pytest.raises(CorruptRecordError, match="offset 5"):
+        with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                              "offset 5"):
             decode_record_batches(raw, start_offset=0)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -584,7 +590,8 @@ def test_impossible_record_count(count: int) -> None:
 
 def test_record_count_smaller_than_records() -> None:
     raw = patch(encode_record_batch(None, [b"a", b"b", b"c"], timestamps=0), count=2)
-    with pytest.raises(CorruptRecordError, match="do not fill"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "do not fill"):
         decode_record_batches(raw, start_offset=0)
 
 
@@ -626,7 +633,8 @@ def test_malformed_records_raise_corrupt_record_error(body: str, reason: str | N
         return
     tracemalloc.start()
     try:
-        with pytest.raises(CorruptRecordError, match=reason) as info:
+        with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                              reason) as info:
             decode_record_batches(raw, start_offset=0, topic="t", partition=1)
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -647,7 +655,8 @@ def test_malformed_records_raise_corrupt_record_error(body: str, reason: str | N
 )
 def test_records_that_do_not_tile_the_batch(section: str, count: int) -> None:
     raw = _record_batch_from(bytes.fromhex(section.replace(" ", "")), count, base_offset=9)
-    with pytest.raises(CorruptRecordError, match="offset 9"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "offset 9"):
         decode_record_batches(raw, start_offset=0)
 
 
@@ -809,7 +818,8 @@ def test_damaged_batch_beyond_the_range_does_not_fail_the_read() -> None:
     d = decode_record_batches(good + bytes(bad), start_offset=0, end_offset=3)
     assert d.values.to_pylist() == [b"a", b"b", b"c"]
     assert d.next_offset == 4
-    with pytest.raises(CorruptRecordError, match="offset 3"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "offset 3"):
         decode_record_batches(good + bytes(bad), start_offset=0, end_offset=4)
 
 
@@ -906,7 +916,8 @@ def test_malformed_abort_marker_key(key: bytes | None) -> None:
     # null, empty, too short, negative version
     bad = _null_key_marker(2, P1) if key is None else control_batch(2, producer_id=P1, key=key)
     data = txn(0, 2, P1) + bad
-    with pytest.raises(CorruptRecordError, match="control record.*offset 2"):
+    with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
+                          "control record.*offset 2"):
         decode_record_batches(data, start_offset=0, aborted_transactions=[(P1, 0)])
     # Markers of producers without an aborted transaction are not even parsed (as in Java).
     assert committed_offsets(data, [(P2, 0)]) == ([0, 1], 3)

@@ -15,6 +15,7 @@ from spark_kafka_wire.sink.exactly_once import (
     marker_offset,
     task_transactional_id,
 )
+from tests.support.errors import raises_condition
 
 Q1 = "d0bc55c5-6f13-4243-90ea-e6daea3c7c40"
 Q2 = "0d6a4f0e-0a4b-4f5c-9d3e-4d1a3b2c1e0f"
@@ -52,7 +53,8 @@ def test_the_latest_marker_counts_and_plain_offsets_are_ignored() -> None:
 
 def test_batch_ids_beyond_the_marker_are_refused() -> None:
     assert marker_offset(TaskBatch(Q1, (1 << BATCH_BITS) - 1)) > 0
-    with pytest.raises(ConfigurationError, match="does not fit"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          "does not fit"):
         marker_offset(TaskBatch(Q1, 1 << BATCH_BITS))
 
 

@@ -8,6 +8,7 @@ import pytest
 from spark_kafka_wire.client.producer import ProduceSettings
 from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.sink.options import parse_sink_options
+from tests.support.errors import raises_condition
 
 B = {"kafka.bootstrap.servers": "h:1"}
 
@@ -75,21 +76,21 @@ def test_idempotence_resolution(extra: dict, expected: bool | None) -> None:
     assert _parse(**extra).produce.enable_idempotence is expected
 
 
-@pytest.mark.parametrize(("extra", "message"), [
+@pytest.mark.parametrize(("extra", "kind", "message"), [
     ({"kafka.enable.idempotence": "true", "kafka.acks": "1"},
-     r"kafka.acks must be all to use kafka.enable.idempotence=true \(got acks=1\)"),
-    ({"kafka.enable.idempotence": "true", "kafka.acks": "0"}, r"got acks=0"),
+     "CONFLICTING_OPTIONS", r"kafka.acks must be all to use kafka.enable.idempotence=true \(got acks=1\)"),
+    ({"kafka.enable.idempotence": "true", "kafka.acks": "0"}, "CONFLICTING_OPTIONS", r"got acks=0"),
     ({"kafka.enable.idempotence": "true", "kafka.retries": "0"},
-     r"kafka.retries must be non-zero when kafka.enable.idempotence=true"),
+     "CONFLICTING_OPTIONS", r"kafka.retries must be non-zero when kafka.enable.idempotence=true"),
     # Java refuses more than 5 in flight whenever idempotence is on, even defaulted, and
     # even when acks=1 is about to turn a defaulted idempotence off
     ({"kafka.max.in.flight.requests.per.connection": "6"},
-     r"max.in.flight.requests.per.connection must be at most 5; got 6"),
-    ({"kafka.max.in.flight.requests.per.connection": "6", "kafka.acks": "1"}, r"got 6"),
-    ({"kafka.enable.idempotence": "maybe"}, r"kafka.enable.idempotence must be true or false"),
+     "CONFLICTING_OPTIONS", r"max.in.flight.requests.per.connection must be at most 5; got 6"),
+    ({"kafka.max.in.flight.requests.per.connection": "6", "kafka.acks": "1"}, "CONFLICTING_OPTIONS", r"got 6"),
+    ({"kafka.enable.idempotence": "maybe"}, "INVALID_VALUE", r"kafka.enable.idempotence must be true or false"),
 ])
-def test_idempotence_errors(extra: dict, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message):
+def test_idempotence_errors(extra: dict, kind: str, message: str) -> None:
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}", message):
         _parse(**extra)
 
 
@@ -101,35 +102,35 @@ def test_idempotence_wanted_follows_settings() -> None:
     assert not ProduceSettings(enable_idempotence=False).idempotence_wanted
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ({"kafka.partitioner": "sticky"}, r"kafka.partitioner must be one of murmur2_random, "
+@pytest.mark.parametrize(("extra", "kind", "message"), [
+    ({"kafka.partitioner": "sticky"}, "UNSUPPORTED_VALUE", r"kafka.partitioner must be one of murmur2_random, "
      r"murmur2, consistent_random, consistent, fnv1a_random, fnv1a, random.*got 'sticky'"),
     ({"kafka.partitioner.class": "org.apache.kafka.clients.producer.RoundRobinPartitioner"},
-     r"'kafka.partitioner.class' is not supported: it names a JVM class.*kafka.partitioner"),
-    ({"kafka.transactional.id": " "}, r"kafka.transactional.id is empty"),
-    ({"kafka.transactional.id": "t" * 32760}, r"kafka.transactional.id is too long"),
-    ({"kafka.transactional.id": "tx", "kafka.acks": "1"}, r"needs the idempotent producer"),
+     "REFUSED_OPTION", r"'kafka.partitioner.class' is not supported: it names a JVM class.*kafka.partitioner"),
+    ({"kafka.transactional.id": " "}, "MISSING_OPTION", r"kafka.transactional.id is empty"),
+    ({"kafka.transactional.id": "t" * 32760}, "VALUE_OUT_OF_RANGE", r"kafka.transactional.id is too long"),
+    ({"kafka.transactional.id": "tx", "kafka.acks": "1"}, "CONFLICTING_OPTIONS", r"needs the idempotent producer"),
     ({"kafka.transactional.id": "tx", "kafka.enable.idempotence": "false"},
-     r"needs the idempotent producer"),
-    ({"kafka.transactional.id": "tx", "kafka.retries": "0"}, r"needs the idempotent producer"),
+     "CONFLICTING_OPTIONS", r"needs the idempotent producer"),
+    ({"kafka.transactional.id": "tx", "kafka.retries": "0"}, "CONFLICTING_OPTIONS", r"needs the idempotent producer"),
     ({"kafka.transaction.timeout.ms": "1000"},
-     r"kafka.transaction.timeout.ms takes effect only with kafka.transactional.id"),
+     "CONFLICTING_OPTIONS", r"kafka.transaction.timeout.ms takes effect only with kafka.transactional.id"),
     ({"kafka.transactional.id": "tx", "kafka.transaction.timeout.ms": "0"},
-     r"kafka.transaction.timeout.ms must be >= 1"),
-    ({"kafka.linger.ms": "-1"}, r"kafka.linger.ms must be >= 0"),
-    ({"kafka.batch.size": "big"}, r"kafka.batch.size must be an integer"),
-    ({"kafka.max.in.flight.requests.per.connection": "0"}, r"must be >= 1"),
-    ({"kafka.buffer.memory": "0"}, r"kafka.buffer.memory must be >= 1"),
-    ({"kafka.delivery.timeout.ms": "0"}, r"kafka.delivery.timeout.ms must be >= 1"),
-    ({"kafka.retries": "-1"}, r"kafka.retries must be >= 0"),
-    ({"createTopicPartitions": "3"}, r"createTopicPartitions takes effect only with createTopic"),
-    ({"createTopic": "true", "createTopicPartitions": "0"}, r"createTopicPartitions must be >= 1"),
-    ({"createTopic": "yes"}, r"createTopic must be true or false"),
-    ({"kafka.allow.auto.create.topics": "1"}, r"kafka.allow.auto.create.topics must be true"),
-    ({"kafka.key.serializer": "x"}, r"keys are always written as bytes"),
+     "VALUE_OUT_OF_RANGE", r"kafka.transaction.timeout.ms must be >= 1"),
+    ({"kafka.linger.ms": "-1"}, "VALUE_OUT_OF_RANGE", r"kafka.linger.ms must be >= 0"),
+    ({"kafka.batch.size": "big"}, "INVALID_VALUE", r"kafka.batch.size must be an integer"),
+    ({"kafka.max.in.flight.requests.per.connection": "0"}, "VALUE_OUT_OF_RANGE", r"must be >= 1"),
+    ({"kafka.buffer.memory": "0"}, "VALUE_OUT_OF_RANGE", r"kafka.buffer.memory must be >= 1"),
+    ({"kafka.delivery.timeout.ms": "0"}, "VALUE_OUT_OF_RANGE", r"kafka.delivery.timeout.ms must be >= 1"),
+    ({"kafka.retries": "-1"}, "VALUE_OUT_OF_RANGE", r"kafka.retries must be >= 0"),
+    ({"createTopicPartitions": "3"}, "CONFLICTING_OPTIONS", r"createTopicPartitions takes effect only with createTopic"),
+    ({"createTopic": "true", "createTopicPartitions": "0"}, "VALUE_OUT_OF_RANGE", r"createTopicPartitions must be >= 1"),
+    ({"createTopic": "yes"}, "INVALID_VALUE", r"createTopic must be true or false"),
+    ({"kafka.allow.auto.create.topics": "1"}, "INVALID_VALUE", r"kafka.allow.auto.create.topics must be true"),
+    ({"kafka.key.serializer": "x"}, "REFUSED_OPTION", r"keys are always written as bytes"),
 ])
-def test_errors(extra: dict, message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message):
+def test_errors(extra: dict, kind: str, message: str) -> None:
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}", message):
         _parse(**extra)
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from spark_kafka_wire.source.offsets_json import batch_start, from_json, to_json, with_start
+from tests.support.errors import raises_condition
 
 
 def test_sorted_string_keys_and_round_trip() -> None:
@@ -47,7 +46,9 @@ def test_kafka07_offsets_translate_between_layouts_by_name() -> None:
     assert translate(offsets, old, new) == ({("t", 1): 7, ("t", 2): 9},
                                             [(("t", 0), "1-0"), (("t", 1), "1-1")])
     assert translate(offsets, None, new) == (offsets, [])
-    with pytest.raises(CheckpointError, match="partition 5 of 't' is not in the recorded layout"):
+    with raises_condition(CheckpointError, "KAFKAWIRE_CHECKPOINT",
+                          "partition 5 of 't' is not in the recorded layout"):
         translate({("t", 5): 1}, old, new)
-    with pytest.raises(CheckpointError, match="not topics mapped to partition names"):
+    with raises_condition(CheckpointError, "KAFKAWIRE_CHECKPOINT",
+                          "not topics mapped to partition names"):
         recorded_layout({LAYOUT_KEY: {"t": [1, 2]}})

@@ -30,6 +30,7 @@ from spark_kafka_wire.source.planning import (
     split_ranges,
 )
 from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
+from tests.support.errors import raises_condition
 
 
 def R(topic: str, partition: int, start: int, end: int) -> OffsetRange:
@@ -264,7 +265,8 @@ def test_the_option_is_a_positive_count() -> None:
     assert parse_source_options(
         {**base, "maxoffsetrangesperpartition": "3"}).max_ranges_per_partition == 3
     assert parse_source_options(base).max_ranges_per_partition is None
-    with pytest.raises(ConfigurationError, match="maxOffsetRangesPerPartition must be positive"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.VALUE_OUT_OF_RANGE",
+                          "maxOffsetRangesPerPartition must be positive", "got 0"):
         parse_source_options({**base, "maxOffsetRangesPerPartition": "0"})
 
 
@@ -310,5 +312,6 @@ def test_the_recorded_task_count_is_not_an_offset() -> None:
     assert batch_start({"t": {"0": 1}, TASKS_KEY: 4}, end) == {("t", 0): 2}
     assert recorded_tasks({"t": {"0": 9}}) is None
     for damaged in ("8", 0, -1, True, 2**31, [3]):
-        with pytest.raises(CheckpointError, match=r"@tasks is .*not a task count"):
+        with raises_condition(CheckpointError, "KAFKAWIRE_CHECKPOINT",
+                              r"@tasks is .*not a task count"):
             recorded_tasks({"t": {"0": 9}, TASKS_KEY: damaged})

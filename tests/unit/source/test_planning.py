@@ -9,6 +9,7 @@ import re
 import pytest
 
 from spark_kafka_wire.source.planning import OffsetRange, split_ranges
+from tests.support.errors import raises_condition
 
 
 def R(topic: str, partition: int, start: int, end: int) -> OffsetRange:
@@ -115,7 +116,8 @@ def test_a_start_after_the_end_fails_the_read(monkeypatch, split: dict) -> None:
     from spark_kafka_wire.errors import ConfigurationError, StartAfterEndError
 
     starts, ends = {("t", 0): 4, ("t", 1): 100}, {("t", 0): 9, ("t", 1): 10}
-    with pytest.raises(StartAfterEndError, match=re.escape(
+    with raises_condition(StartAfterEndError, "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET",
+                          re.escape(
             "Beginning offset 100 (startingOffsets) is after the ending offset 10 "
             "(endingOffsets) for topic t partition 1: the resolved start offset is greater "
             "than the resolved end offset")) as caught:
@@ -130,7 +132,8 @@ def test_a_start_after_the_end_fails_the_read(monkeypatch, split: dict) -> None:
 def test_the_error_names_the_options_the_offsets_came_from(monkeypatch) -> None:
     from spark_kafka_wire.errors import StartAfterEndError
 
-    with pytest.raises(StartAfterEndError, match=r"Beginning offset 6 \(startingTimestamp\) is "
+    with raises_condition(StartAfterEndError, "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET",
+                          r"Beginning offset 6 \(startingTimestamp\) is "
                                                  r"after the ending offset 2 \(endingTimestamp\)"):
         _plan(monkeypatch, {("t", 0): 6}, {("t", 0): 2}, startingTimestamp="800",
               endingTimestamp="300")

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.source.rate_limits import available, hold_back, parse_duration_ms, rate_limit
+from tests.support.errors import raises_condition
 
 A, B, C = ("t", 0), ("t", 1), ("u", 0)
 
@@ -58,5 +59,6 @@ def test_durations(text: str, ms: int) -> None:
 
 
 def test_bad_duration() -> None:
-    with pytest.raises(ConfigurationError, match="maxTriggerDelay must be a duration"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                          "maxTriggerDelay must be a duration", "'soon'"):
         parse_duration_ms("soon", "maxTriggerDelay")

@@ -14,6 +14,7 @@ from spark_kafka_wire.source.options import (
     parse_source_options,
 )
 from spark_kafka_wire.source.strategy import Assign, Subscribe, SubscribePattern
+from tests.support.errors import raises_condition
 
 SERVERS = {"kafka.bootstrap.servers": "h:9092"}
 BASE = {**SERVERS, "subscribe": "a,b"}
@@ -23,8 +24,10 @@ def parse(**extra: str):
     return parse_source_options({**BASE, **extra})
 
 
-def fails(message: str, options: dict) -> None:
-    with pytest.raises(ConfigurationError, match=message):
+def fails(kind: str, options: dict, *facts: str) -> None:
+    """The options are refused with the configuration error ``kind`` (CONFIGURATION_KINDS),
+    the message showing each of ``facts``."""
+    with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}", *facts):
         parse_source_options(options)
 
 
@@ -54,23 +57,26 @@ def test_empty_assignment_is_allowed_as_in_spark() -> None:
     assert parse_source_options({**SERVERS, "assign": "{}"}).strategy == Assign(())
 
 
-@pytest.mark.parametrize(("options", "message"), [
-    (SERVERS, "one of the options 'subscribe', 'subscribePattern' or 'assign' is required"),
-    ({**BASE, "subscribePattern": "x"},
-     "only one of the options .* can be given; got subscribe, subscribePattern"),
-    ({**SERVERS, "assign": '{"a":[0]}', "subscribePattern": "a"},
-     "got subscribePattern, assign"),
-    ({**SERVERS, "subscribe": " , "}, "option 'subscribe' names no topic"),
-    ({**SERVERS, "subscribePattern": "  "}, "'subscribePattern' is an empty pattern"),
-    ({**SERVERS, "subscribePattern": "orders-("}, "not a valid regular expression"),
-    ({**SERVERS, "assign": "a:0"}, r"'assign' must be JSON like \{\"topicA\":\[0,1\]"),
-    ({**SERVERS, "assign": '{"a":0}'}, "'assign' must be JSON like"),
-    ({**SERVERS, "assign": '{"a":["0"]}'}, "partition '0' of 'a' is not a partition number"),
-    ({**SERVERS, "assign": '{"a":[-1]}'}, "partition -1 of 'a' is not a partition number"),
+@pytest.mark.parametrize(("options", "kind", "facts"), [
+    (SERVERS, "MISSING_OPTION", ["'subscribe', 'subscribePattern' or 'assign'"]),
+    ({**BASE, "subscribePattern": "x"}, "CONFLICTING_OPTIONS", ["subscribe, subscribePattern"]),
+    ({**SERVERS, "assign": '{"a":[0]}', "subscribePattern": "a"}, "CONFLICTING_OPTIONS",
+     ["subscribePattern, assign"]),
+    ({**SERVERS, "subscribe": " , "}, "INVALID_VALUE", ["option 'subscribe'", "' , '"]),
+    ({**SERVERS, "subscribePattern": "  "}, "INVALID_VALUE", ["'subscribePattern'"]),
+    ({**SERVERS, "subscribePattern": "orders-("}, "INVALID_VALUE",
+     ["'subscribePattern'", "regular expression"]),
+    ({**SERVERS, "assign": "a:0"}, "INVALID_VALUE",
+     ["'assign'", r"JSON like \{\"topicA\":\[0,1\]", "'a:0'"]),
+    ({**SERVERS, "assign": '{"a":0}'}, "INVALID_VALUE", ["'assign'", "JSON like"]),
+    ({**SERVERS, "assign": '{"a":["0"]}'}, "INVALID_VALUE",
+     ["partition '0' of 'a'", "partition number"]),
+    ({**SERVERS, "assign": '{"a":[-1]}'}, "INVALID_VALUE",
+     ["partition -1 of 'a'", "partition number"]),
 ], ids=["none", "two", "two-others", "empty-subscribe", "empty-pattern", "bad-regex",
         "assign-not-json", "assign-not-list", "assign-string-partition", "assign-negative"])
-def test_strategy_errors(options: dict, message: str) -> None:
-    fails(message, options)
+def test_strategy_errors(options: dict, kind: str, facts: list[str]) -> None:
+    fails(kind, options, *facts)
 
 
 # ------------------------------------------------------------------ timestamps, precedence
@@ -88,12 +94,12 @@ def test_offsets_by_timestamp_must_name_every_partition() -> None:
     assert o.ending == TimestampSpec(None, {("a", 0): 5, ("a", 1): 7},
                                      option="endingOffsetsByTimestamp", latest_on_no_match=True)
     assert o.ending.for_partitions([("a", 0), ("a", 1)]) == {("a", 0): 5, ("a", 1): 7}
-    with pytest.raises(ConfigurationError,
-                       match="endingOffsetsByTimestamp must give a timestamp for every "
-                             "subscribed partition: it lacks a-2; it names partitions that "
-                             "are not subscribed or do not exist: a-1"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                          "endingOffsetsByTimestamp", "subscribed partition: it lacks a-2",
+                          "not subscribed or do not exist: a-1"):
         o.ending.for_partitions([("a", 0), ("a", 2)])
-    with pytest.raises(ConfigurationError, match="every assigned partition: it lacks b-0"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                          "assigned partition: it lacks b-0"):
         o.ending.for_partitions([("a", 0), ("a", 1), ("b", 0)], word="assigned")
 
 
@@ -112,17 +118,22 @@ def test_global_timestamp_wins_over_the_map_which_wins_over_offsets(caplog) -> N
     assert isinstance(parse(startingOffsets="earliest").starting, OffsetSpec)
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ({"startingTimestamp": "yesterday"}, "startingTimestamp expects a single long value"),
-    ({"endingTimestamp": "1.5"}, "endingTimestamp expects a single long value"),
-    ({"startingTimestamp": "-1"}, "startingTimestamp must be a timestamp >= 0"),
-    ({"startingOffsetsByTimestamp": '{"a":[1]}'}, "must be JSON like"),
-    ({"startingOffsetsByTimestamp": '{"a":{"0":"1"}}'}, "value for a-0 must be an integer"),
-    ({"endingOffsetsByTimestamp": '{"a":{"0":-2}}'}, "timestamp for a-0 must be >= 0"),
-    ({"startingOffsetsByTimestamp": '{"a":{"x":1}}'}, "partition 'x' of 'a' is not a number"),
+@pytest.mark.parametrize(("extra", "kind", "facts"), [
+    ({"startingTimestamp": "yesterday"}, "INVALID_VALUE",
+     ["startingTimestamp", "single long value", "'yesterday'"]),
+    ({"endingTimestamp": "1.5"}, "INVALID_VALUE", ["endingTimestamp", "'1.5'"]),
+    ({"startingTimestamp": "-1"}, "VALUE_OUT_OF_RANGE", ["startingTimestamp", ">= 0", "-1"]),
+    ({"startingOffsetsByTimestamp": '{"a":[1]}'}, "INVALID_VALUE",
+     ["startingOffsetsByTimestamp", "JSON like"]),
+    ({"startingOffsetsByTimestamp": '{"a":{"0":"1"}}'}, "INVALID_VALUE",
+     ["startingOffsetsByTimestamp", "a-0", "an integer"]),
+    ({"endingOffsetsByTimestamp": '{"a":{"0":-2}}'}, "VALUE_OUT_OF_RANGE",
+     ["endingOffsetsByTimestamp", "a-0", ">= 0", "-2"]),
+    ({"startingOffsetsByTimestamp": '{"a":{"x":1}}'}, "INVALID_VALUE",
+     ["startingOffsetsByTimestamp", "partition 'x' of 'a'"]),
 ])
-def test_timestamp_errors(extra: dict, message: str) -> None:
-    fails(message, {**BASE, **extra})
+def test_timestamp_errors(extra: dict, kind: str, facts: list[str]) -> None:
+    fails(kind, {**BASE, **extra}, *facts)
 
 
 def test_no_match_strategy() -> None:
@@ -131,8 +142,8 @@ def test_no_match_strategy() -> None:
                  startingOffsetsByTimestampStrategy="LATEST").starting.latest_on_no_match
     # An ending timestamp without a match is always latest.
     assert parse(endingTimestamp="1").ending.latest_on_no_match
-    fails("startingOffsetsByTimestampStrategy must be 'error' or 'latest'",
-          {**BASE, "startingOffsetsByTimestampStrategy": "earliest"})
+    fails("UNSUPPORTED_VALUE", {**BASE, "startingOffsetsByTimestampStrategy": "earliest"},
+          "startingOffsetsByTimestampStrategy", "'error', 'latest'", "got 'earliest'")
 
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -147,7 +158,7 @@ def test_no_match_strategy() -> None:
      "the starting timestamp 9 of a-0 is after its ending timestamp 2"),
 ])
 def test_start_and_end_maps_must_agree(extra: dict, message: str) -> None:
-    fails(re.escape(message), {**BASE, **extra})
+    fails("CONFLICTING_OPTIONS", {**BASE, **extra}, re.escape(message))
 
 
 def test_start_after_end_is_only_checked_between_numbers() -> None:
@@ -164,7 +175,8 @@ def test_start_after_end_is_only_checked_between_numbers() -> None:
 def test_fail_on_data_loss() -> None:
     assert parse().fail_on_data_loss is True
     assert parse(failOnDataLoss="FALSE").fail_on_data_loss is False
-    fails("failOnDataLoss must be true or false", {**BASE, "failOnDataLoss": "no"})
+    fails("INVALID_VALUE", {**BASE, "failOnDataLoss": "no"}, "failOnDataLoss", "true or false",
+          "'no'")
 
 
 def test_include_headers() -> None:
@@ -177,16 +189,16 @@ def test_splitting_options_are_positive_integers(name: str) -> None:
     assert parse().min_partitions is None and parse().max_records_per_partition is None
     o = parse(**{name: "7"})
     assert (o.min_partitions if name == "minPartitions" else o.max_records_per_partition) == 7
-    fails(f"{name} must be positive", {**BASE, name: "0"})
-    fails(f"{name} must be positive", {**BASE, name: "-3"})
-    fails(f"{name} must be an integer", {**BASE, name: "many"})
+    fails("VALUE_OUT_OF_RANGE", {**BASE, name: "0"}, f"{name} must be positive", "got 0")
+    fails("VALUE_OUT_OF_RANGE", {**BASE, name: "-3"}, f"{name} must be positive", "got -3")
+    fails("INVALID_VALUE", {**BASE, name: "many"}, f"{name} must be an integer", "'many'")
 
 
 def test_isolation_level() -> None:
     assert parse().isolation_level == 0
     assert parse(**{"kafka.isolation.level": "READ_COMMITTED"}).fetch.isolation_level == 1
-    fails("kafka.isolation.level must be read_uncommitted or read_committed",
-          {**BASE, "kafka.isolation.level": "serializable"})
+    fails("UNSUPPORTED_VALUE", {**BASE, "kafka.isolation.level": "serializable"},
+          "kafka.isolation.level", "read_uncommitted, read_committed", "'serializable'")
 
 
 def test_consumer_settings_are_mapped() -> None:
@@ -198,8 +210,8 @@ def test_consumer_settings_are_mapped() -> None:
     assert (f.fetch_max_bytes, f.max_partition_fetch_bytes, f.max_wait_ms, f.min_bytes,
             f.check_crcs) == (1000, 100, 7, 3, False)
     assert o.client.client_id == "job-1" and o.client.request_timeout_ms == 4321
-    fails("kafka.default.api.timeout.ms must be an integer",
-          {**BASE, "kafka.default.api.timeout.ms": "soon"})
+    fails("INVALID_VALUE", {**BASE, "kafka.default.api.timeout.ms": "soon"},
+          "kafka.default.api.timeout.ms must be an integer", "'soon'")
 
 
 def test_fetch_offset_retries_apply_to_the_planner_only() -> None:
@@ -210,9 +222,10 @@ def test_fetch_offset_retries_apply_to_the_planner_only() -> None:
     assert o.planner_client.retry_backoff_ms == o.planner_client.retry_backoff_max_ms == 250
     assert o.client.retries == parse().client.retries
     assert o.client.retry_backoff_ms == parse().client.retry_backoff_ms
-    fails("fetchOffset.numRetries must be >= 1", {**BASE, "fetchOffset.numRetries": "0"})
-    fails("fetchOffset.retryIntervalMs must be an integer",
-          {**BASE, "fetchOffset.retryIntervalMs": "1s"})
+    fails("VALUE_OUT_OF_RANGE", {**BASE, "fetchOffset.numRetries": "0"},
+          "fetchOffset.numRetries must be >= 1", "got 0")
+    fails("INVALID_VALUE", {**BASE, "fetchOffset.retryIntervalMs": "1s"},
+          "fetchOffset.retryIntervalMs must be an integer", "'1s'")
 
 
 def test_group_id_options_are_accepted(caplog) -> None:
@@ -242,9 +255,10 @@ def test_stream_only_options_are_ignored_with_a_warning(caplog) -> None:
 
 
 def test_settings_that_would_break_the_source_stay_rejected() -> None:
-    fails("set the source option 'startingOffsets'", {**BASE, "kafka.auto.offset.reset": "latest"})
-    fails("unsupported Kafka client option.*kafka.exclude.internal.topics",
-          {**BASE, "kafka.exclude.internal.topics": "false"})
+    fails("REFUSED_OPTION", {**BASE, "kafka.auto.offset.reset": "latest"},
+          "kafka.auto.offset.reset", "set the source option 'startingOffsets'")
+    fails("UNKNOWN_OPTION", {**BASE, "kafka.exclude.internal.topics": "false"},
+          "kafka.exclude.internal.topics")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
@@ -253,8 +267,9 @@ def test_min_offsets_per_trigger_above_max_is_refused(stream: bool) -> None:
     from spark_kafka_wire.source.options import parse_stream_options
 
     parser = parse_stream_options if stream else parse_source_options
-    with pytest.raises(ConfigurationError, match=re.escape(
-            "minOffsetsPerTrigger (100) is higher than maxOffsetsPerTrigger (10)")):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          re.escape("minOffsetsPerTrigger (100)"),
+                          re.escape("maxOffsetsPerTrigger (10)")):
         parser({**BASE, "minOffsetsPerTrigger": "100", "maxOffsetsPerTrigger": "10"})
     parser({**BASE, "minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "10"})
 
@@ -265,8 +280,8 @@ def test_streams_refuse_ending_offsets_and_ignore_ending_timestamp(caplog) -> No
     from spark_kafka_wire.source.options import parse_stream_options
 
     for name in ("endingOffsets", "endingOffsetsByTimestamp"):
-        with pytest.raises(ConfigurationError,
-                           match=f"option '{name}' is not valid for streaming queries"):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.REFUSED_OPTION",
+                              f"option '{name}'", "streaming queries"):
             parse_stream_options({**BASE, name: "latest"})
     with caplog.at_level(logging.WARNING):
         o = parse_stream_options({**BASE, "endingTimestamp": "17"})
@@ -284,24 +299,26 @@ def test_a_topic_may_map_to_earliest_or_latest() -> None:
                                               ("b", 1): -2}
     assert o.ending.for_partitions(tps) == {("a", 0): 9, ("a", 1): -1, ("b", 0): -1,
                                             ("b", 1): -1}
-    with pytest.raises(ConfigurationError, match="startingOffsets must give an offset for every "
-                                                 "subscribed partition: it lacks b-1"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                          "startingOffsets", "subscribed partition: it lacks b-1"):
         parse(startingOffsets='{"a":"earliest","b":{"0":23}}').starting.for_partitions(tps)
-    with pytest.raises(ConfigurationError, match="startingOffsets names topics that are not "
-                                                 "subscribed or do not exist: c"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                          "startingOffsets", "not subscribed or do not exist: c"):
         parse(startingOffsets='{"a":"earliest","b":"earliest","c":"earliest"}'
               ).starting.for_partitions(tps)
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ({"startingOffsets": '{"a":"latest"}'}, "startingOffsets for a cannot be latest"),
-    ({"endingOffsets": '{"a":"earliest"}'}, "endingOffsets for a cannot be earliest"),
-    ({"startingOffsets": '{"a":"soon"}'},
-     "the value for topic 'a' must be 'earliest', 'latest' or a partition"),
-    ({"startingOffsets": '{"a":[1]}'}, "startingOffsets must be JSON like"),
+@pytest.mark.parametrize(("extra", "kind", "facts"), [
+    ({"startingOffsets": '{"a":"latest"}'}, "UNSUPPORTED_VALUE",
+     ["startingOffsets for a", "latest"]),
+    ({"endingOffsets": '{"a":"earliest"}'}, "UNSUPPORTED_VALUE",
+     ["endingOffsets for a", "earliest"]),
+    ({"startingOffsets": '{"a":"soon"}'}, "INVALID_VALUE",
+     ["startingOffsets", "topic 'a'", "'soon'"]),
+    ({"startingOffsets": '{"a":[1]}'}, "INVALID_VALUE", ["startingOffsets", "JSON like"]),
 ])
-def test_topic_words_follow_the_batch_rules(extra: dict, message: str) -> None:
-    fails(message, {**BASE, **extra})
+def test_topic_words_follow_the_batch_rules(extra: dict, kind: str, facts: list[str]) -> None:
+    fails(kind, {**BASE, **extra}, *facts)
 
 
 def test_streams_take_topic_words_both_ways() -> None:
@@ -321,7 +338,7 @@ def test_max_decompressed_bytes() -> None:
     o = parse(**{"kafka.fetch.max.decompressed.bytes": "1048576"})
     assert o.fetch.max_decompressed_bytes == 1 << 20
     assert o.fetch.decompression_limit(16 << 20) == 1 << 20
-    fails("kafka.fetch.max.decompressed.bytes must be >= 1",
-          {**BASE, "kafka.fetch.max.decompressed.bytes": "0"})
-    fails("kafka.fetch.max.decompressed.bytes must be an integer",
-          {**BASE, "kafka.fetch.max.decompressed.bytes": "1g"})
+    fails("VALUE_OUT_OF_RANGE", {**BASE, "kafka.fetch.max.decompressed.bytes": "0"},
+          "kafka.fetch.max.decompressed.bytes must be >= 1", "got 0")
+    fails("INVALID_VALUE", {**BASE, "kafka.fetch.max.decompressed.bytes": "1g"},
+          "kafka.fetch.max.decompressed.bytes must be an integer", "'1g'")
