@@ -217,7 +217,8 @@ def raw_fetch_counts(client, topic: str, partition: int, end: int) -> Iterator[i
     """The rows of each Fetch answer of ``partition`` up to ``end``: kafkawire's Fetch
     requests (same budget, the next one sent as soon as an answer arrives), with only the
     batch headers walked to count the records and find the next offset. No decoding."""
-    from spark_kafka_wire.client.fetcher import FetchSettings, read_answer, send_fetch
+    from spark_kafka_wire.client.fetch_plan import FetchSettings
+    from spark_kafka_wire.client.fetcher import read_answer, send_fetch
     from spark_kafka_wire.protocol.records import next_batch_offset
 
     settings = FetchSettings()
@@ -262,7 +263,7 @@ def memory_run(spec: dict) -> dict:
     """One Spark task's read of a whole (large) partition, in this process: the task code
     path (``reader.read_partition``) with the given fetch size. Peak RSS is reported as growth
     over the RSS once everything is imported and the broker connected."""
-    from spark_kafka_wire.client.fetcher import FetchSettings
+    from spark_kafka_wire.client.fetch_plan import FetchSettings
     from spark_kafka_wire.client.pool import shared_client
     from spark_kafka_wire.source.batch_reader import read_partition
     from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange

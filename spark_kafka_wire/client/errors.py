@@ -64,7 +64,7 @@ CONFIGURATION_KINDS: dict[str, str] = {
 
 # The kinds' full conditions, which raise sites pass as ``condition=``.
 INVALID_VALUE = f"{CONFIGURATION}.INVALID_VALUE"
-OUT_OF_RANGE = f"{CONFIGURATION}.VALUE_OUT_OF_RANGE"
+VALUE_OUT_OF_RANGE = f"{CONFIGURATION}.VALUE_OUT_OF_RANGE"
 UNSUPPORTED_VALUE = f"{CONFIGURATION}.UNSUPPORTED_VALUE"
 MISSING_OPTION = f"{CONFIGURATION}.MISSING_OPTION"
 UNKNOWN_OPTION = f"{CONFIGURATION}.UNKNOWN_OPTION"
@@ -113,7 +113,7 @@ MESSAGES: dict[str, str] = {
         "{timeout_ms} ms have passed since the batch was created; last error: {last}. Check the "
         "broker; raise kafka.delivery.timeout.ms if it is only slow",
     INVALID_VALUE: "{option} must be {expected}, got {got}",
-    OUT_OF_RANGE: "{option} must be {bound}, got {got}",
+    VALUE_OUT_OF_RANGE: "{option} must be {bound}, got {got}",
     UNSUPPORTED_VALUE: "{option} must be one of {allowed}, got {got}",
     CONFLICTING_OPTIONS: "{subject}: give only one of {options}",
     # one message whatever the reason, so that query options cannot probe the driver's files

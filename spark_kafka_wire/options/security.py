@@ -17,9 +17,9 @@ from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     INVALID_VALUE,
     MISSING_OPTION,
-    OUT_OF_RANGE,
     SECURITY_SETTING,
     UNSUPPORTED_VALUE,
+    VALUE_OUT_OF_RANGE,
     ConfigurationError,
 )
 from spark_kafka_wire.client.sasl.aws_iam import check_signer, region_from_host
@@ -204,7 +204,7 @@ def _fraction(opts: Mapping[str, str], opt: Option, low: float, high: float) -> 
                                  condition=INVALID_VALUE) from None
     if not low <= value <= high:
         raise ConfigurationError(f"{name} must be between {low} and {high}, got "
-                                 f"{shown(value, within=raw)}", condition=OUT_OF_RANGE)
+                                 f"{shown(value, within=raw)}", condition=VALUE_OUT_OF_RANGE)
     return value
 
 
@@ -212,7 +212,7 @@ def _bounded(opts: Mapping[str, str], opt: Option, high: int) -> int:
     value = int_value(opts, opt)
     if value > high:
         raise ConfigurationError(f"{opt.name} must be at most {high}, got "
-                                 f"{shown(value, within=given(opts, opt))}", condition=OUT_OF_RANGE)
+                                 f"{shown(value, within=given(opts, opt))}", condition=VALUE_OUT_OF_RANGE)
     return value
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spark_kafka_wire.client.errors import INVALID_VALUE, OUT_OF_RANGE, ConfigurationError
+from spark_kafka_wire.client.errors import INVALID_VALUE, VALUE_OUT_OF_RANGE, ConfigurationError
 from spark_kafka_wire.options.table import (
     Kind,
     Option,
@@ -57,12 +57,12 @@ def optional_int(opts: Mapping[str, str], name: Option | str) -> int | None:
     got = shown(value, within=raw)
     if opt.kind is Kind.COUNT:
         if value <= 0:
-            raise ConfigurationError.of(OUT_OF_RANGE, option=opt.name, bound="positive", got=got)
+            raise ConfigurationError.of(VALUE_OUT_OF_RANGE, option=opt.name, bound="positive", got=got)
     elif value < opt.minimum:
-        raise ConfigurationError.of(OUT_OF_RANGE, option=opt.name, bound=f">= {opt.minimum}",
+        raise ConfigurationError.of(VALUE_OUT_OF_RANGE, option=opt.name, bound=f">= {opt.minimum}",
                                     got=got)
     if value > opt.highest:
-        raise ConfigurationError.of(OUT_OF_RANGE, option=opt.name,
+        raise ConfigurationError.of(VALUE_OUT_OF_RANGE, option=opt.name,
                                     bound=f"at most {opt.highest}", got=got)
     return value
 
@@ -92,7 +92,7 @@ def wire_text(opts: Mapping[str, str], name: Option | str) -> str | None:
                                     got="a lone surrogate") from None
     if size > MAX_WIRE_STRING:
         raise ConfigurationError.of(
-            OUT_OF_RANGE, option=opt.name,
+            VALUE_OUT_OF_RANGE, option=opt.name,
             bound=f"at most {MAX_WIRE_STRING} bytes of UTF-8 (a Kafka protocol string)",
             got=f"{size} bytes")
     return value

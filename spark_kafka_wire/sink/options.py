@@ -31,8 +31,8 @@ from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     KAFKA07_UNSUPPORTED,
     MISSING_OPTION,
-    OUT_OF_RANGE,
     UNSUPPORTED_VALUE,
+    VALUE_OUT_OF_RANGE,
     ConfigurationError,
 )
 from spark_kafka_wire.client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
@@ -136,7 +136,7 @@ def _transactional_prefix(opts: dict[str, str], idempotence: bool | None) -> str
     if len(prefix.encode("utf-8")) > MAX_WIRE_STRING - _TASK_SUFFIX:
         raise ConfigurationError(
             f"kafka.transactional.id is too long: a task's id (prefix, '-', its partition) must "
-            f"fit a protocol string of {MAX_WIRE_STRING} bytes", condition=OUT_OF_RANGE)
+            f"fit a protocol string of {MAX_WIRE_STRING} bytes", condition=VALUE_OUT_OF_RANGE)
     if idempotence is False:
         raise ConfigurationError(
             "kafka.transactional.id needs the idempotent producer: kafka.acks=all, "

@@ -16,8 +16,8 @@ from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     INVALID_VALUE,
-    OUT_OF_RANGE,
     UNSUPPORTED_VALUE,
+    VALUE_OUT_OF_RANGE,
     ConfigurationError,
 )
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
@@ -220,10 +220,10 @@ def _timestamp_value(raw: str, option: str) -> int:
     if value < 0:
         # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
         raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}",
-                                 condition=OUT_OF_RANGE)
+                                 condition=VALUE_OUT_OF_RANGE)
     if value > INT64_MAX:
         raise ConfigurationError(f"{option} must be a timestamp up to {INT64_MAX} ms, "
-                                 f"got {value}", condition=OUT_OF_RANGE)
+                                 f"got {value}", condition=VALUE_OUT_OF_RANGE)
     return value
 
 
@@ -244,7 +244,7 @@ def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> 
         for (topic, p), ts in specific.items():
             if ts < 0:
                 raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
-                                         f"must be >= 0 (ms), got {ts}", condition=OUT_OF_RANGE)
+                                         f"must be >= 0 (ms), got {ts}", condition=VALUE_OUT_OF_RANGE)
         return TimestampSpec(None, specific, option=by_timestamp.name,
                              latest_on_no_match=latest_on_no_match)
     return parse_offsets(text_value(opts, offsets), offsets.name,

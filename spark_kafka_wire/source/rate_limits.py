@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.errors import INVALID_VALUE, OUT_OF_RANGE, ConfigurationError
+from spark_kafka_wire.client.errors import INVALID_VALUE, VALUE_OUT_OF_RANGE, ConfigurationError
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 # Spark's time units (JavaUtils.timeStringAsMs) as (numerator, denominator) of a millisecond.
@@ -33,7 +33,7 @@ def parse_duration_ms(text: str, option: str) -> int:
     digits = m.group(1).lstrip("0") or "0"
     if len(digits) > 25 or int(digits) * num // den > MAX_DURATION_MS:
         raise ConfigurationError(f"{option} is longer than {MAX_DURATION_MS} ms, got "
-                                 f"{text[:60]!r}", condition=OUT_OF_RANGE)
+                                 f"{text[:60]!r}", condition=VALUE_OUT_OF_RANGE)
     return int(digits) * num // den
 
 

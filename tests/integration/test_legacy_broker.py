@@ -578,7 +578,8 @@ def _client(broker: LegacyBroker, pinned: bool = True, **kwargs):
 
 
 def _read_all(client, topic, partition, start, end, **settings):
-    from spark_kafka_wire.client.fetcher import FetchSettings, fetch_range
+    from spark_kafka_wire.client.fetch_plan import FetchSettings
+    from spark_kafka_wire.client.fetcher import fetch_range
 
     out = []
     for chunk in fetch_range(client, topic, partition, start, end, FetchSettings(**settings)):

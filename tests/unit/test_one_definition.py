@@ -6,8 +6,9 @@ everywhere else: the record batch header's layout in ``protocol/records/batch.py
 error codes in ``protocol/errors.py`` (``ErrorCode``), ``TopicPartition`` in
 ``client/cluster.py``, a 0.7 checkpoint's ``Layout`` in ``client/cluster_api.py``, Java's
 ``INT32_MAX``/``INT64_MAX`` in ``protocol/primitives.py`` (written ``2**31 - 1``,
-``0x7FFFFFFF`` or ``2147483647`` anywhere else, they fail too). Checked on the source: any module-level assignment or class of these
-names elsewhere, or the header's struct format written out again, fails.
+``0x7FFFFFFF`` or ``2147483647`` anywhere else, they fail too). Checked on the source: any
+module-level assignment or class of these names elsewhere, or the header's struct format
+written out again, fails.
 """
 
 from __future__ import annotations
