@@ -142,8 +142,13 @@ class Reader(threading.Thread):
 
 
 def _partition_state(client: KafkaClient, topic: str, p: int) -> tuple[int, int, tuple]:
-    """(leader, leader epoch, ISR) of a partition, from fresh metadata."""
-    info = client.fetch_metadata([topic]).topics[topic].partitions[p]
+    """(leader, leader epoch, ISR) of a partition, from fresh metadata; (-1, -1, ()) while the
+    broker asked does not list it yet (a new topic reaches each broker's metadata a moment
+    after CreateTopics answers, as KRaft brokers replay the controller's records)."""
+    topic_info = client.fetch_metadata([topic]).topics.get(topic)
+    info = topic_info.partitions.get(p) if topic_info is not None else None
+    if info is None:
+        return -1, -1, ()
     return info.leader, info.leader_epoch, tuple(sorted(info.isr))
 
 

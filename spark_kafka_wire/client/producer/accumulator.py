@@ -21,7 +21,12 @@ import pyarrow.compute as pc
 
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.settings import ProduceSettings
-from spark_kafka_wire.protocol.errors import ErrorCode, RecordTooLargeError, error_for_code
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
+    KafkaError,
+    RecordTooLargeError,
+    error_for_code,
+)
 from spark_kafka_wire.protocol.ordering import stable_order
 from spark_kafka_wire.protocol.primitives import INT32_MAX
 from spark_kafka_wire.protocol.records import HEADER_SIZE, decode_record_batches, encode_message_set
@@ -44,6 +49,9 @@ class PendingBatch:
     span: float = 1.0
     generation: int = 0  # the producer's epoch bumps when its sequence was stamped
     renumbered: bool = False  # re-numbered under a bumped epoch (Sender._stamp)
+    # the last error code a broker answered for this batch (Sender._recover): what a give-up
+    # reports, rather than a client timeout met on the way to the next attempt
+    last_broker_error: KafkaError | None = None
 
 
 RECORD_OVERHEAD = 21  # worst-case varint framing of one record without headers

@@ -316,6 +316,8 @@ class Sender:
                     continue
                 if exc is not _WAIT:
                     code = exc.code if isinstance(exc, KafkaError) else None
+                    if isinstance(exc, KafkaError):
+                        b.last_broker_error = exc
                     state_lost = code in _STATE_LOST and b.base_sequence >= 0
                     explained = (state_lost and key in earlier
                                  and code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER)
@@ -329,7 +331,8 @@ class Sender:
                     if b.attempts > s.retries:
                         raise self._gave_up(b, exc, timed_out=False)
                 if now + backoff > self.delivery_deadline(b.created):
-                    last = exc if exc is not _WAIT else "an earlier batch of the partition failed"
+                    last = exc if exc is not _WAIT else (
+                        b.last_broker_error or "an earlier batch of the partition failed")
                     raise self._gave_up(b, last, timed_out=True)
                 retry.append(b)
                 earlier.add(key)
@@ -345,8 +348,11 @@ class Sender:
                     if not is_retriable(exc):
                         raise
                     if time.monotonic() >= deadline:  # it used up the oldest batch's time
+                        # what a broker said of the batch (a partition it does not have,
+                        # say) tells more than the refresh that ran out of time after it
                         oldest = min(retry, key=lambda b: b.created)
-                        raise self._gave_up(oldest, exc, timed_out=True) from None
+                        raise self._gave_up(oldest, oldest.last_broker_error or exc,
+                                            timed_out=True) from None
                     log.info("metadata refresh before a retry failed: %s", exc)
                 if bump:
                     self._bump_epoch(first)
