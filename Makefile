@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit test-tansu test-compat lint docs bench soak check-java clean
+.PHONY: demo test unit test-tansu test-compat test-parity lint docs bench soak check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -46,6 +46,16 @@ test-tansu: check-java $(STAMP)
 test-compat: check-java $(STAMP)
 	$(PY) -m pytest -q -m compat --durations=25 tests/compat
 
+# The parity tier (tests/parity, marker parity; `make test` neither collects nor runs it): the
+# same queries through Spark's own `kafka` format and through kafkawire on Apache Kafka 4,
+# compared row for row. Spark's connector (spark-sql-kafka-0-10 from Maven Central) must be
+# the running pyspark's release: tests/support/spark_kafka_connector.py prints the Python to
+# use, this venv's when Maven Central serves its pyspark's connector, else .venv-parity with
+# the newest pyspark whose connector it serves (created on first use).
+test-parity: check-java $(STAMP)
+	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
+	  $$parity_py -m pytest -q -m parity --durations=25 tests/parity
+
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
 	$(PY) -m mypy
@@ -68,4 +78,4 @@ soak: check-java $(STAMP)
 	$(PY) -m bench.soak
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-parity build *.egg-info .pytest_cache
