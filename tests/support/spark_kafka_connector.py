@@ -149,12 +149,14 @@ def parity_python() -> str:
     if _venv_spark(python) != version or not stamp.exists() or stamp.read_text() != want:
         print(f"Maven Central has no {CONNECTOR}:{here}; running Spark's kafka format with "
               f"pyspark {version} in {PARITY_VENV.name}", file=sys.stderr)
+        # stdout is the answer (the Makefile reads it): what pip says goes to stderr
         if not python.exists():
-            subprocess.run([sys.executable, "-m", "venv", str(PARITY_VENV)], check=True)
+            subprocess.run([sys.executable, "-m", "venv", str(PARITY_VENV)], check=True,
+                           stdout=sys.stderr)
         pip = [str(python), "-m", "pip", "install", "--quiet"]
-        subprocess.run([*pip, "--upgrade", "pip"], check=True)
+        subprocess.run([*pip, "--upgrade", "pip"], check=True, stdout=sys.stderr)
         subprocess.run([*pip, "-e", f"{REPO}[test]", f"pyspark[connect]=={version}"],
-                       check=True, cwd=REPO)
+                       check=True, cwd=REPO, stdout=sys.stderr)
         stamp.write_text(want)
     return str(python)
 
