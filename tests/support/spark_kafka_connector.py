@@ -57,7 +57,7 @@ def _pyspark_jars() -> set[str]:
 
 def _artifact(jar_name: str) -> str:
     """``kafka-clients-3.9.2.jar`` -> ``kafka-clients``: the name before the version."""
-    match = re.match(r"(.+?)-\d[\w.\-]*\.jar$", jar_name)
+    match = re.match(r"(.+?)-\d+(?:\.\d+)+(?:[-.][A-Za-z][\w.]*)?\.jar$", jar_name)
     return match.group(1) if match else jar_name
 
 

@@ -510,6 +510,21 @@ def test_ci_runs_the_linters_before_the_tests() -> None:
     assert 'ban-relative-imports = "all"' in pyproject
 
 
+def test_ci_runs_the_parity_tier_after_the_suite() -> None:
+    """Spark's own ``kafka`` format against kafkawire (tests/parity) runs in CI after
+    ``make test``, in the Python whose pyspark has its connector on Maven Central
+    (tests/support/spark_kafka_connector.py); ``make test`` does not collect it (its session
+    needs the connector's jars), its conftest keeps it out unless ``-m`` names the tier."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci.index("make test") < ci.index("make test-parity"), ci
+    recipe = " ".join(_make_recipe("test-parity"))
+    assert "-m tests.support.spark_kafka_connector" in recipe, recipe
+    assert "-m pytest -q -m parity" in recipe and recipe.rstrip().endswith("tests/parity"), recipe
+    conftest = (ROOT / "tests" / "parity" / "conftest.py").read_text()
+    assert '"parity" not in (config.option.markexpr or "")' in conftest
+
+
 def _make_recipe(target: str) -> list[str]:
     """The recipe lines of a Makefile target, as written."""
     lines = (ROOT / "Makefile").read_text().splitlines()
