@@ -213,18 +213,38 @@ def test_partition_column(spark, bootstrap, topics):
             assert r.partition == rows[i][2], r
 
 
-def test_partition_outside_the_topic_fails_in_both(spark, bootstrap, topics):
-    df = spark.createDataFrame([("k", "v", PARTITIONS + 4)], "key string, value string, "
+@pytest.mark.parametrize("partition", [PARTITIONS + 4, -1])
+def test_partition_outside_the_topic_fails_in_both(spark, bootstrap, topics, partition):
+    df = spark.createDataFrame([("k", "v", partition)], "key string, value string, "
                                "partition int")
     targets = topics()
-    # Java's producer waits max.block.ms (60 s by default) for metadata to show the partition;
-    # kafkawire, which accepts and ignores the setting, fails at once
+    # Java's producer waits max.block.ms (60 s by default) for metadata to show a partition
+    # beyond the topic's; kafkawire, which accepts and ignores the setting, fails at once
     errors = fail_both(lambda fmt: write(df, fmt, bootstrap, topic=targets[fmt],
                                          **{"kafka.max.block.ms": "1500"}))
-    assert f"Partition {PARTITIONS + 4} of topic {targets['kafka']} with partition count " \
-        f"{PARTITIONS} is not present" in str(errors[0])
-    assert f"column 'partition' holds {PARTITIONS + 4}, but topic '{targets['kafkawire']}' has " \
+    if partition < 0:
+        assert "Invalid partition: -1. Partition number should always be non-negative" \
+            in str(errors[0])
+    else:
+        assert f"Partition {partition} of topic {targets['kafka']} with partition count " \
+            f"{PARTITIONS} is not present" in str(errors[0])
+    assert f"column 'partition' holds {partition}, but topic '{targets['kafkawire']}' has " \
         f"partitions 0..{PARTITIONS - 1}" in str(errors[1])
+
+
+@pytest.mark.parametrize(("headers", "wire_says"), [
+    ([(None, b"x")], "row 0 has a header with a null key"),
+    ([None], "row 0 has a null element in its 'headers' array"),
+], ids=["null header key", "null header"])
+def test_broken_headers_fail_in_both(spark, bootstrap, client, topics, headers, wire_says):
+    """Spark's task dies of a NullPointerException; kafkawire says which row and why."""
+    df = spark.createDataFrame([("v", headers)], f"value string, headers {HEADERS}")
+    targets = topics()
+    errors = fail_both(lambda fmt: write(df, fmt, bootstrap, topic=targets[fmt]))
+    assert "NullPointerException" in str(errors[0])
+    assert wire_says in str(errors[1])
+    for fmt in FORMATS:
+        assert sum(end_offsets(client, targets[fmt], PARTITIONS).values()) == 0
 
 
 def test_topic_column_sends_rows_to_two_topics(spark, bootstrap, topics):
@@ -306,6 +326,13 @@ def test_producer_settings_accepted_alike(spark, bootstrap, topics, options):
     ({"kafka.compression.type": "brotli"}, ("compression.type", "brotli")),
     ({"kafka.linger.ms": "soon"}, ("linger.ms", "soon")),
     ({"kafka.batch.size": "-1"}, ("batch.size", "-1")),
+    ({"kafka.linger.ms": "-1"}, ("linger.ms", "-1")),
+    ({"kafka.enable.idempotence": "yes"}, ("enable.idempotence", "yes")),
+    ({"kafka.enable.idempotence": "true", "kafka.max.in.flight.requests.per.connection": "6"},
+     ("max.in.flight.requests.per.connection", "at most 5")),
+    ({"kafka.enable.idempotence": "true", "kafka.retries": "0"}, ("retries", "non-zero")),
+    ({"kafka.enable.idempotence": "true", "kafka.acks": "1"}, ("acks", "all", "idempoten")),
+    ({"kafka.partitioner.class": "org.example.P"}, ("partitioner.class",)),
 ], ids=lambda v: ",".join(f"{k[6:]}={x}" for k, x in v.items()) if isinstance(v, dict) else None)
 def test_producer_settings_refused_alike(spark, bootstrap, client, topics, options, facts):
     """Spark refuses the serializers before running; the Java producer refuses the other
@@ -318,6 +345,46 @@ def test_producer_settings_refused_alike(spark, bootstrap, client, topics, optio
         assert sum(end_offsets(client, targets[fmt], PARTITIONS).values()) == 0
 
 
+@pytest.mark.parametrize(("options", "spark_says", "wire_says"), [
+    # values Java's ProducerConfig refuses and kafkawire takes: case-insensitive names, and a
+    # buffer.memory below batch.size (Java cannot allocate a batch; here it sends sooner)
+    ({"kafka.acks": "ALL"}, "Invalid value ALL for configuration acks", None),
+    ({"kafka.compression.type": "GZIP"}, "Invalid value GZIP for configuration compression.type",
+     None),
+    ({"kafka.buffer.memory": "100"}, "hard limit of 100 on memory allocations", None),
+    # kafka.* settings kafkawire does not use where given: refused (a setting without effect),
+    # where Java's clients only log that they ignore them
+    ({"kafka.client.dns.lookup": "use_all_dns_ips"}, None,
+     "UNKNOWN_OPTION] unsupported Kafka client option(s): 'kafka.client.dns.lookup'"),
+    ({"kafka.isolation.level": "read_committed"}, None,
+     "UNKNOWN_OPTION] unsupported Kafka client option(s): 'kafka.isolation.level'"),
+    ({"kafka.frobnicate": "1"}, None,
+     "UNKNOWN_OPTION] unsupported Kafka client option(s): 'kafka.frobnicate'"),
+    ({"kafka.transaction.timeout.ms": "60000"}, None,
+     "kafka.transaction.timeout.ms takes effect only with kafka.transactional.id"),
+    # idempotence left on by default with more than 5 requests in flight: Spark's
+    # kafka-clients 3.9 turns it off with a warning (an error from Kafka 4.0 on); kafkawire
+    # refuses it, as Kafka 4's producer does
+    ({"kafka.max.in.flight.requests.per.connection": "6"}, None,
+     "kafka.max.in.flight.requests.per.connection must be at most 5; got 6"),
+], ids=lambda v: ",".join(f"{k[6:]}={x}" for k, x in v.items()) if isinstance(v, dict) else None)
+def test_producer_settings_one_format_refuses(spark, bootstrap, client, topics, options,
+                                              spark_says, wire_says):
+    """The differences, each format's outcome asserted: a refusal says what it refuses and
+    writes nothing; the other format writes the row."""
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    targets = topics()
+    for fmt, says in zip(FORMATS, (spark_says, wire_says), strict=True):
+        if says is None:
+            write(df, fmt, bootstrap, topic=targets[fmt], **options)
+            assert sum(end_offsets(client, targets[fmt], PARTITIONS).values()) == 1
+        else:
+            with pytest.raises(Exception) as refused:
+                write(df, fmt, bootstrap, topic=targets[fmt], **options)
+            assert says in str(refused.value), (fmt, str(refused.value)[:2000])
+            assert sum(end_offsets(client, targets[fmt], PARTITIONS).values()) == 0
+
+
 # -------------------------------------------------------------------------------- the columns
 
 
@@ -327,11 +394,12 @@ def test_producer_settings_refused_alike(spark, bootstrap, client, topics, optio
     ("key int, value string", (1, "v"), True, ("key", "int", "string or binary")),
     ("value int", (1,), True, ("value", "int", "string or binary")),
     ("key string, other string", ("k", "o"), True, ("'value'",)),
+    ("Value string", ("v",), True, ("'value'",)),  # names are case-sensitive in both
     ("value string, partition bigint", ("v", 0), True, ("partition", "bigint", "int")),
     ("value string, headers array<struct<key: string, value: string>>", ("v", None), True,
      ("headers", "array<struct<key:string,value:string>>")),
-], ids=["no topic", "topic int", "key int", "value int", "no value", "partition bigint",
-        "headers of strings"])
+], ids=["no topic", "topic int", "key int", "value int", "no value", "Value",
+        "partition bigint", "headers of strings"])
 def test_columns_refused_alike(spark, bootstrap, client, topics, schema, row, topic, facts):
     """Both check the columns before anything runs, and say which column, its type and the
     types it may have."""
