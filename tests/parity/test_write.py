@@ -11,8 +11,13 @@ partitioner in Spark, ``murmur2_random`` here), so only their contents are compa
 Differences kept on purpose, asserted as such below (the README's parity table says why):
 Spark 4.2's sink ignores a ``timestamp`` column (every record is stamped when sent) where
 kafkawire honours it as Spark's newer sink does; Spark's sink takes save mode
-``errorifexists`` where Spark refuses it for Python data sources; Spark's producer lets the
-broker auto-create a missing topic where kafkawire asks for ``kafka.allow.auto.create.topics``.
+``errorifexists`` and stream output mode ``update``, which Spark refuses for Python data
+sources; Spark's producer lets the broker auto-create a missing topic where kafkawire asks for
+``kafka.allow.auto.create.topics``; kafkawire takes ``acks``/``compression.type`` in any case
+and a ``buffer.memory`` below ``batch.size``, and refuses ``kafka.*`` settings it does not
+use where given, ``transaction.timeout.ms`` without ``transactional.id`` and more than 5
+requests in flight under default idempotence (Kafka 4's rule; Spark's kafka-clients 3.9 turns
+idempotence off instead).
 """
 
 from __future__ import annotations
@@ -459,9 +464,9 @@ def test_missing_topic_created_by_the_broker_only_when_allowed(spark, bootstrap,
 # ------------------------------------------------------------------------------ streaming
 
 
-def test_streaming_write_available_now(spark, bootstrap, client, topics, tmp_path):
-    """writeStream to each format from the same source topic (read by Spark's own source, so
-    only the sinks differ), trigger AvailableNow: the same records in the same partitions."""
+@pytest.fixture(scope="module")
+def stream_source(bootstrap, topics) -> str:
+    """A 3-partition topic of 30 records: 7 keys, headers (some with a null value) on odd ones."""
     source = topics()["kafka"]
     producer = ck.Producer({"bootstrap.servers": bootstrap, "log_level": 0})
     for i in range(30):
@@ -469,21 +474,60 @@ def test_streaming_write_available_now(spark, bootstrap, client, topics, tmp_pat
                          partition=i % PARTITIONS,
                          headers=[("n", f"{i}".encode()), ("n", None)] if i % 2 else None)
     assert producer.flush(10) == 0
+    return source
+
+
+def read_stream(spark, bootstrap: str, source: str) -> Any:
+    """Spark's own source for both sinks, so that only the sinks differ."""
+    return (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", source).option("startingOffsets", "earliest")
+            .option("includeHeaders", "true").load())
+
+
+def run_available_now(stream: Any, fmt: str, bootstrap: str, topic: str, checkpoint: str,
+                      mode: str = "append") -> None:
+    query = (stream.writeStream.format(fmt).outputMode(mode)
+             .option("kafka.bootstrap.servers", bootstrap).option("topic", topic)
+             .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+    query.awaitTermination(120)
+    assert query.exception() is None, query.exception()
+
+
+def test_streaming_write_available_now(spark, bootstrap, topics, stream_source, tmp_path):
+    """writeStream to each format from the same source topic, trigger AvailableNow: the same
+    records in the same partitions."""
     targets = topics()
     for fmt in FORMATS:
-        stream = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-                  .option("subscribe", source).option("startingOffsets", "earliest")
-                  .option("includeHeaders", "true").load()
-                  .select("key", "value", "headers"))
-        query = (stream.writeStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
-                 .option("topic", targets[fmt])
-                 .option("checkpointLocation", str(tmp_path / fmt))
-                 .trigger(availableNow=True).start())
-        query.awaitTermination(120)
-        assert query.exception() is None, query.exception()
+        run_available_now(read_stream(spark, bootstrap, stream_source)
+                          .select("key", "value", "headers"),
+                          fmt, bootstrap, targets[fmt], str(tmp_path / fmt))
     stored = both_stored(bootstrap, targets, 30)
     # the source's partitions are read by parallel tasks, whose rows interleave in a target
     # partition: compare each partition's records, not their order
     assert {p: sorted(rows, key=lambda r: r[1]) for p, rows in placed(stored["kafkawire"]).items()} \
         == {p: sorted(rows, key=lambda r: r[1]) for p, rows in placed(stored["kafka"]).items()}
     assert contents(stored["kafka"]) == contents(stored["kafkawire"])
+
+
+def test_streaming_output_modes(spark, bootstrap, client, topics, stream_source, tmp_path):
+    """An aggregation written in complete mode: the same rows from both sinks. Update mode:
+    Spark's kafka sink takes it; Spark refuses it for a Python data source's sink."""
+    counts = (read_stream(spark, bootstrap, stream_source).groupBy("key").count()
+              .selectExpr("key", "CAST(count AS STRING) AS value"))
+    complete = topics()
+    for fmt in FORMATS:
+        run_available_now(counts, fmt, bootstrap, complete[fmt], str(tmp_path / f"c-{fmt}"),
+                          mode="complete")
+    stored = both_stored(bootstrap, complete, 7)
+    assert placed(stored["kafkawire"]) == placed(stored["kafka"])
+    assert contents(stored["kafka"]) == Counter(
+        (f"k{k}".encode(), b"5" if k < 2 else b"4", ()) for k in range(7))
+    update = topics()
+    run_available_now(counts, "kafka", bootstrap, update["kafka"], str(tmp_path / "u-kafka"),
+                      mode="update")
+    assert contents(consume(bootstrap, update["kafka"], PARTITIONS, 7)) \
+        == contents(stored["kafka"])
+    with pytest.raises(Exception, match=r"kafkawire does not support Update mode"):
+        run_available_now(counts, "kafkawire", bootstrap, update["kafkawire"],
+                          str(tmp_path / "u-kafkawire"), mode="update")
+    assert sum(end_offsets(client, update["kafkawire"], PARTITIONS).values()) == 0
