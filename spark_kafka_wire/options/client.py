@@ -41,6 +41,14 @@ from spark_kafka_wire.protocol.errors import FromPlaceholder
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+#: Said when no option at all arrived: Spark keeps none of the OPTIONS of a catalog table
+#: (CREATE TABLE ... USING) for a Python data source (Spark 4.2 and 4.3), where its own kafka
+#: format keeps them; only a temporary view, or the DataFrame API, hands them over.
+NO_OPTIONS_AT_ALL = (
+    ". No option at all reached kafkawire: a table created with CREATE TABLE ... USING "
+    "kafkawire OPTIONS (...) keeps none of its options (Spark keeps no options for Python data "
+    "source tables); define a temporary view instead (CREATE TEMPORARY VIEW ... USING "
+    "kafkawire OPTIONS (...)) or use spark.read / df.write with .option(...)")
 
 
 def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
@@ -57,7 +65,7 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
             "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092'), or give "
             "the cluster's ZooKeeper in 'zookeeper.connect' (host:port[,host:port][/chroot]) "
-            "to find the brokers there",
+            "to find the brokers there" + ("" if opts else NO_OPTIONS_AT_ALL),
             condition=MISSING_OPTION)
     protocol = text_value(opts, "kafka.security.protocol").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:

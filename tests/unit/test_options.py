@@ -43,6 +43,20 @@ def test_json_offsets() -> None:
         o.starting.for_partitions(tps[:2], "startingOffsets")
 
 
+def test_no_options_at_all_points_to_a_temporary_view() -> None:
+    """A catalog table USING kafkawire reaches the source with no option at all (Spark keeps
+    none for Python data source tables): the error says so; a query missing only the
+    brokers does not get that hint."""
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          r"'kafka.bootstrap.servers' is required.*No option at all reached "
+                          r"kafkawire.*CREATE TEMPORARY VIEW"):
+        parse_source_options({})
+    with pytest.raises(ConfigurationError) as missing:
+        parse_source_options({"subscribe": "t"})
+    assert "'kafka.bootstrap.servers' is required" in str(missing.value)
+    assert "No option at all" not in str(missing.value)
+
+
 @pytest.mark.parametrize(
     "extra,kind,message",
     [
