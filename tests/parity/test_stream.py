@@ -1,0 +1,405 @@
+"""Streaming reads, Spark's ``kafka`` format beside ``kafkawire``: the same topic read as a
+stream by both, micro-batch by micro-batch.
+
+Spark plans a Kafka micro-batch from offsets alone (the start, the latest offsets, the read
+limit), so with the same data and the same options both formats must plan the same batches:
+each test runs one query per format (one at a time, the oracle first) and compares, per batch
+id, the rows a foreachBatch sink collected and the batch's progress (start, end and latest
+offsets, numInputRows).
+
+Deliberate differences, asserted as such:
+
+- kafkawire's end offsets may carry keys of its own beside the topics (``@start``, where a
+  batch began when Spark would ask again; ``@tasks``, the task count its ranges were packed
+  for: spark_kafka_wire/source/offsets_json.py); the topics' offsets are Spark's.
+- Spark's connector reports ``minOffsetsBehindLatest``, ``maxOffsetsBehindLatest`` and
+  ``avgOffsetsBehindLatest`` in each progress's source metrics (ReportsSourceMetrics); a Python
+  data source cannot: Spark's PythonMicroBatchStream implements no ReportsSourceMetrics and its
+  Python runner has no call for metrics (pyspark 4.2 and 4.3), so kafkawire's source metrics
+  are empty. The offsets behind latest follow from the progress's latestOffset and endOffset,
+  which kafkawire reports as Spark does (checked below).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import confluent_kafka as ck
+import pytest
+
+from spark_kafka_wire.client.admin import create_topics, delete_records
+from tests.parity.both import FORMATS
+
+#: The source metrics of Spark's connector that a Python data source cannot report.
+SPARK_METRICS = ("avgOffsetsBehindLatest", "maxOffsetsBehindLatest", "minOffsetsBehindLatest")
+#: Record timestamps: partition p's record i has BASE_TS + 1000 * i + p.
+BASE_TS = 1_700_000_000_000
+#: Uneven partitions of the shared topic: Spark's proportional split and its rounding (a
+#: share below one offset rounded up, larger ones down) all show.
+UNEVEN = (37, 11, 2)
+COLUMNS = ("topic", "partition", "offset", "key", "value", "timestamp", "timestampType")
+
+
+# -- helpers -----------------------------------------------------------------------------------
+def produce(bootstrap: str, topic: str, counts: dict[int, tuple[int, int]]) -> None:
+    """``counts``: partition -> (first index, how many); record i of partition p has key
+    ``k<p>-<i>``, value ``v<p>-<i>`` and timestamp BASE_TS + 1000 * i + p."""
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "log_level": 0,
+                            "linger.ms": 50})
+    for p, (first, n) in counts.items():
+        for i in range(first, first + n):
+            producer.produce(topic, key=f"k{p}-{i}".encode(), value=f"v{p}-{i}".encode(),
+                             partition=p, timestamp=BASE_TS + 1000 * i + p)
+    assert producer.flush(20) == 0
+
+
+def topic_with(client: Any, bootstrap: str, partitions: int, prefix: str,
+               counts: dict[int, tuple[int, int]]) -> str:
+    name = f"{prefix}-{uuid.uuid4().hex[:12]}"
+    create_topics(client, [(name, partitions)])
+    produce(bootstrap, name, counts)
+    return name
+
+
+@dataclass
+class Run:
+    """What one streaming query of one format did: rows per batch id, and its progress."""
+
+    fmt: str
+    batches: dict[int, list[tuple]] = field(default_factory=dict)
+    progress: list[dict] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def collect(self, df: Any, batch_id: int) -> None:
+        rows = sorted(tuple(r) for r in df.select(*COLUMNS).collect())
+        with self.lock:
+            self.batches[batch_id] = rows
+
+    @property
+    def data_progress(self) -> list[dict]:
+        """The progress of the batches that ran (not the idle triggers'), by batch id."""
+        seen: dict[int, dict] = {}
+        for p in self.progress:
+            if p["batchId"] in self.batches:
+                seen[p["batchId"]] = p
+        return [seen[b] for b in sorted(seen)]
+
+    def sizes(self) -> list[int]:
+        return [len(self.batches[b]) for b in sorted(self.batches)]
+
+    def rows(self) -> list[tuple]:
+        return sorted(r for b in self.batches.values() for r in b)
+
+
+def stream(spark: Any, fmt: str, bootstrap: str, **options: str) -> Any:
+    return (spark.readStream.format(fmt).option("kafka.bootstrap.servers", bootstrap)
+            .options(**options).load())
+
+
+def available_now(spark: Any, fmt: str, bootstrap: str, checkpoint: str, trigger: str,
+                  **options: str) -> Run:
+    """A query of ``fmt`` to a foreachBatch sink with ``trigger`` (availableNow or once) run
+    to its end."""
+    run = Run(fmt)
+    q = (stream(spark, fmt, bootstrap, **options).writeStream.foreachBatch(run.collect)
+         .option("checkpointLocation", checkpoint).trigger(**{trigger: True}).start())
+    try:
+        q.awaitTermination(120)
+        assert not q.isActive, f"{fmt}: the {trigger} query did not finish"
+        assert q.exception() is None, q.exception()
+    finally:
+        q.stop()
+    run.progress = [json.loads(p.json) for p in q.recentProgress]
+    return run
+
+
+def both_available_now(spark: Any, bootstrap: str, tmp: Any, trigger: str = "availableNow",
+                       **options: str) -> tuple[Run, Run]:
+    """(Spark's run, kafkawire's run): the same availableNow (or ``trigger``) query, each
+    format with its own checkpoint under ``tmp``, the same for every call of a test."""
+    runs = [available_now(spark, fmt, bootstrap, str(tmp / fmt), trigger, **options)
+            for fmt in FORMATS]
+    return runs[0], runs[1]
+
+
+def topics_only(offsets: Any) -> Any:
+    """A progress offset (JSON text) as a dict of its topics; kafkawire's own ``@`` keys
+    (offsets_json.py) left out. None stays None."""
+    if offsets is None:
+        return None
+    doc = json.loads(offsets) if isinstance(offsets, str) else offsets
+    return {k: v for k, v in doc.items() if not k.startswith("@")}
+
+
+def own_keys(offsets: Any) -> set[str]:
+    doc = json.loads(offsets) if isinstance(offsets, str) else (offsets or {})
+    return {k for k in doc if k.startswith("@")}
+
+
+def assert_same_batches(oracle: Run, wire: Run, *, latest: bool = True) -> None:
+    """Both runs planned the same micro-batches: batch ids, rows per batch, and each batch's
+    start/end offsets, numInputRows and (``latest``) latestOffset in its progress."""
+    assert sorted(wire.batches) == sorted(oracle.batches), (oracle.sizes(), wire.sizes())
+    for b in sorted(oracle.batches):
+        assert wire.batches[b] == oracle.batches[b], f"batch {b} differs"
+    sp, wp = oracle.data_progress, wire.data_progress
+    assert [p["batchId"] for p in wp] == [p["batchId"] for p in sp]
+    for s, w in zip(sp, wp, strict=True):
+        [ss], [ws] = s["sources"], w["sources"]
+        assert w["numInputRows"] == s["numInputRows"] == len(oracle.batches[s["batchId"]])
+        assert ws["numInputRows"] == ss["numInputRows"]
+        for key in ("startOffset", "endOffset") + (("latestOffset",) if latest else ()):
+            assert topics_only(ws[key]) == topics_only(ss[key]), (s["batchId"], key, ss, ws)
+        # Spark's offsets are topics only; kafkawire's may record its own keys beside them
+        assert own_keys(ss["endOffset"]) == set()
+        assert own_keys(ws["endOffset"]) <= {"@start", "@tasks"}
+
+
+def expected_rows(topic: str, counts: dict[int, tuple[int, int]]) -> list[tuple]:
+    from datetime import datetime, timezone
+
+    return sorted(
+        (topic, p, i, f"k{p}-{i}".encode(), f"v{p}-{i}".encode(),
+         datetime.fromtimestamp((BASE_TS + 1000 * i + p) / 1000, timezone.utc)
+         .replace(tzinfo=None), 0)
+        for p, (first, n) in counts.items() for i in range(first, first + n))
+
+
+def as_plain(rows: list[tuple]) -> list[tuple]:
+    """Rows with bytearrays as bytes and datetimes naive (the session's time zone is UTC)."""
+    return [tuple(bytes(x) if isinstance(x, bytearray) else x for x in r) for r in rows]
+
+
+# -- fixtures ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def uneven(client, bootstrap) -> str:
+    """3 partitions holding 37, 11 and 2 records; read, never written, by the tests that share
+    it."""
+    return topic_with(client, bootstrap, 3, "ps-uneven",
+                      {p: (0, n) for p, n in enumerate(UNEVEN)})
+
+
+@pytest.fixture(autouse=True)
+def _utc(spark) -> Iterator[None]:
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"
+    yield
+
+
+# -- maxOffsetsPerTrigger, availableNow, progress ----------------------------------------------
+@pytest.mark.parametrize("trigger", ["availableNow", "once"])
+def test_one_batch_of_everything(spark, bootstrap, uneven, tmp_path, trigger):
+    """Trigger.AvailableNow without maxOffsetsPerTrigger plans one batch of everything; so does
+    the deprecated Trigger.Once, which ignores maxOffsetsPerTrigger (Spark hands the source
+    ReadAllAvailable)."""
+    options = {"subscribe": uneven, "startingOffsets": "earliest"}
+    if trigger == "once":
+        options["maxOffsetsPerTrigger"] = "13"
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, trigger, **options)
+    assert_same_batches(oracle, wire)
+    assert oracle.sizes() == [sum(UNEVEN)]
+    assert as_plain(wire.rows()) == expected_rows(uneven, {p: (0, n) for p, n in enumerate(UNEVEN)})
+
+
+def test_max_offsets_per_trigger_batches_and_progress(spark, bootstrap, uneven, tmp_path):
+    """Trigger.AvailableNow from earliest with maxOffsetsPerTrigger=13: Spark's proportional
+    split over 37/11/2 records (shares below one rounded up, others down), the same batches
+    with the same rows in both formats.
+
+    The progress of each batch: startOffset, endOffset and latestOffset of the same shape
+    ({"topic": {"0": n}}, kafkawire's own ``@`` keys aside) and values, numInputRows equal.
+    Spark's connector adds the offsets behind latest as source metrics; kafkawire's are empty
+    (a Python data source has no way to report them: see the module docstring), and Spark's
+    values are what the progress's latestOffset and endOffset give."""
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, subscribe=uneven,
+                                      startingOffsets="earliest", maxOffsetsPerTrigger="13")
+    assert_same_batches(oracle, wire)
+    assert as_plain(wire.rows()) == expected_rows(uneven, {p: (0, n) for p, n in enumerate(UNEVEN)})
+    assert len(oracle.sizes()) > sum(UNEVEN) // 13
+    first = oracle.data_progress[0]["sources"][0]
+    assert first["startOffset"] is None  # the first batch of a query: no start in progress
+    # 13*37/50 = 9.62 -> 9, 13*11/50 = 2.86 -> 2, 13*2/50 = 0.52 -> 1
+    assert topics_only(first["endOffset"]) == {uneven: {"0": 9, "1": 2, "2": 1}}
+    assert topics_only(first["latestOffset"]) == {uneven: {"0": 37, "1": 11, "2": 2}}
+    for s, w in zip(oracle.data_progress, wire.data_progress, strict=True):
+        [ss], [ws] = s["sources"], w["sources"]
+        latest, end = topics_only(ss["latestOffset"])[uneven], topics_only(ss["endOffset"])[uneven]
+        behind = [latest[p] - end[p] for p in sorted(latest)]
+        assert set(ss["metrics"]) == set(SPARK_METRICS)
+        assert int(ss["metrics"]["maxOffsetsBehindLatest"]) == max(behind)
+        assert int(ss["metrics"]["minOffsetsBehindLatest"]) == min(behind)
+        # (Spark shows the average rounded to one decimal)
+        assert float(ss["metrics"]["avgOffsetsBehindLatest"]) == pytest.approx(
+            sum(behind) / len(behind), abs=0.05)
+        # deliberate: PythonMicroBatchStream carries no source metrics
+        assert not ws.get("metrics")
+
+
+# -- startingOffsets and startingTimestamp ------------------------------------------------------
+def _starts(topic: str) -> dict[str, dict[str, str]]:
+    return {
+        "earliest": {"startingOffsets": "earliest"},
+        "json": {"startingOffsets": json.dumps({topic: {"0": 30, "1": -2, "2": -1}})},
+        "json-per-partition": {"startingOffsets": json.dumps({topic: {"0": 5, "1": 10, "2": 1}})},
+        # partition 0: records from index 20 on; 1: index 8 on (its timestamps are + 1 ms);
+        # 2: none match (latest)
+        "timestamp": {"startingTimestamp": str(BASE_TS + 1000 * 8 + 1)},
+        "timestamp-by-partition": {"startingOffsetsByTimestamp": json.dumps(
+            {topic: {"0": BASE_TS + 1000 * 20, "1": BASE_TS + 1000 * 10 + 1, "2": BASE_TS}})},
+    }
+
+
+@pytest.mark.parametrize("start", ["earliest", "json", "json-per-partition", "timestamp",
+                                   "timestamp-by-partition"])
+def test_starting_offsets(spark, bootstrap, uneven, tmp_path, start):
+    """Streams starting at earliest, at JSON offsets (-2 earliest, -1 latest) and at
+    timestamps (one for all partitions, or one per partition; no record at or after the
+    timestamp: latest, with startingOffsetsByTimestampStrategy=latest) read the same batches."""
+    options = {"subscribe": uneven, **_starts(uneven)[start]}
+    if "timestamp" in start:
+        options["startingOffsetsByTimestampStrategy"] = "latest"
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(oracle, wire)
+    firsts = {p: min(r[2] for r in oracle.rows() if r[1] == p) for p in {r[1] for r in oracle.rows()}}
+    assert firsts == {"earliest": {0: 0, 1: 0, 2: 0}, "json": {0: 30, 1: 0},
+                      "json-per-partition": {0: 5, 1: 10, 2: 1}, "timestamp": {0: 9, 1: 8},
+                      "timestamp-by-partition": {0: 20, 1: 10, 2: 0}}[start]
+
+
+def test_starting_offsets_latest_and_restart(spark, bootstrap, client, tmp_path):
+    """startingOffsets=latest (the stream default) and restarts from a checkpoint. A first
+    availableNow run finds no new record (an empty first batch); records arrive; a second run on the same
+    checkpoint reads them in the same batches (Spark's connector wrote its initial offsets to
+    the checkpoint on the first run); more records arrive and a third run reads exactly those,
+    batch ids continuing."""
+    topic = topic_with(client, bootstrap, 2, "ps-latest", {0: (0, 6), 1: (0, 3)})
+    options = {"subscribe": topic, "maxOffsetsPerTrigger": "4"}
+    first = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*first)
+    # a query's first batch runs even when empty (Spark has no offsets to compare with yet)
+    assert first[0].batches == {0: []}
+    produce(bootstrap, topic, {0: (6, 5), 1: (3, 2)})
+    second = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*second)
+    assert as_plain(second[0].rows()) == expected_rows(topic, {0: (6, 5), 1: (3, 2)})
+    produce(bootstrap, topic, {0: (11, 3), 1: (5, 4)})
+    third = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*third)
+    assert as_plain(third[0].rows()) == expected_rows(topic, {0: (11, 3), 1: (5, 4)})
+    assert min(third[0].batches) == max(second[0].batches) + 1
+
+
+def test_restart_from_checkpoint(spark, bootstrap, client, tmp_path):
+    """Run from earliest with maxOffsetsPerTrigger, stop, add records, run again from the same
+    checkpoint directory (each format its own; startingOffsets now latest, which a restarted
+    query ignores): the second run's batches are equal and read exactly the new records."""
+    topic = topic_with(client, bootstrap, 2, "ps-restart", {0: (0, 9), 1: (0, 2)})
+    options = {"subscribe": topic, "startingOffsets": "earliest", "maxOffsetsPerTrigger": "5"}
+    first = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*first)
+    assert as_plain(first[1].rows()) == expected_rows(topic, {0: (0, 9), 1: (0, 2)})
+    produce(bootstrap, topic, {0: (9, 2), 1: (2, 7)})
+    # the checkpoint wins over startingOffsets, which only a new query uses
+    second = both_available_now(spark, bootstrap, tmp_path,
+                                **{**options, "startingOffsets": "latest"})
+    assert_same_batches(*second)
+    assert as_plain(second[1].rows()) == expected_rows(topic, {0: (9, 2), 1: (2, 7)})
+    assert min(second[1].batches) == max(first[1].batches) + 1
+
+
+# -- minOffsetsPerTrigger / maxTriggerDelay ------------------------------------------------------
+def _wait(cond: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def _min_offsets_run(spark: Any, fmt: str, bootstrap: str, topic: str, tmp: Any,
+                     delay_s: float) -> tuple[Run, list[float]]:
+    """A processing-time query with minOffsetsPerTrigger=5 and maxTriggerDelay=``delay_s``:
+    3 records at the start (the first trigger is never held back), then 2 (fewer than 5: held
+    until the delay passed), then 6 more (enough: the next trigger). The run, and how long
+    after its records were produced each of the last two batches came."""
+    run = Run(fmt)
+    arrived: dict[int, float] = {}
+
+    def collect(df: Any, batch_id: int) -> None:
+        run.collect(df, batch_id)
+        arrived[batch_id] = time.monotonic()
+
+    q = (stream(spark, fmt, bootstrap, subscribe=topic, startingOffsets="earliest",
+                minOffsetsPerTrigger="5", maxTriggerDelay=f"{int(delay_s * 1000)}ms")
+         .writeStream.foreachBatch(collect).option("checkpointLocation", str(tmp / fmt))
+         .trigger(processingTime="200 milliseconds").start())
+    waits = []
+    try:
+        total = 3
+        _wait(lambda: sum(run.sizes()) == total, 60, f"{fmt}: the first {total} records")
+        for first, n in ((3, 2), (5, 6)):
+            time.sleep(0.3)  # a trigger or two without new data
+            produced = time.monotonic()
+            produce(bootstrap, topic, {0: (first, n)})
+            total += n
+            _wait(lambda want=total: sum(run.sizes()) >= want, 60, f"{fmt}: {total} records")
+            waits.append(arrived[max(arrived)] - produced)
+        assert q.exception() is None
+    finally:
+        q.stop()
+    run.progress = [json.loads(p.json) for p in q.recentProgress]
+    return run, waits
+
+
+def test_min_offsets_per_trigger_and_max_trigger_delay(spark, bootstrap, client, tmp_path):
+    """A batch of fewer new records than minOffsetsPerTrigger is held back until
+    maxTriggerDelay (2 s) passed since a trigger last went through; one of enough records goes
+    at the next trigger. Same batches, same holding back, in both formats."""
+    delay = 2.0
+    runs = []
+    for fmt in FORMATS:
+        topic = topic_with(client, bootstrap, 1, f"ps-min-{fmt}", {0: (0, 3)})
+        run, waits = _min_offsets_run(spark, fmt, bootstrap, topic, tmp_path, delay)
+        assert run.sizes() == [3, 2, 6], (fmt, run.sizes())
+        held, prompt = waits
+        assert held >= delay - 0.8, (fmt, waits)  # held back (the clock ran since a trigger)
+        assert prompt < delay - 0.5, (fmt, waits)  # not held back
+        runs.append((topic, run))
+    (stopic, oracle), (wtopic, wire) = runs
+    assert [[r[2:] for r in rows] for rows in oracle.batches.values()] == \
+        [[r[2:] for r in rows] for rows in wire.batches.values()]
+
+
+@pytest.mark.parametrize("limits", [{"minOffsetsPerTrigger": "10"},
+                                    {"minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "13"}])
+def test_min_offsets_per_trigger_with_available_now(spark, bootstrap, uneven, tmp_path, limits):
+    """Trigger.AvailableNow with minOffsetsPerTrigger (and maxOffsetsPerTrigger): both formats
+    plan the same batches and read everything up to the run's end."""
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, subscribe=uneven,
+                                      startingOffsets="earliest", maxTriggerDelay="2s",
+                                      **limits)
+    assert_same_batches(oracle, wire)
+    assert sum(oracle.sizes()) == sum(UNEVEN)
+
+
+# -- failOnDataLoss -------------------------------------------------------------------------------
+def test_records_deleted_between_batches_without_fail_on_data_loss(spark, bootstrap, client,
+                                                                  tmp_path):
+    """failOnDataLoss=false: records deleted (DeleteRecords, as retention would) between two
+    runs of a stream, below where the next batch begins and beyond: the batch reads what is
+    left, from the new log start on, in both formats."""
+    topic = topic_with(client, bootstrap, 2, "ps-loss", {0: (0, 10), 1: (0, 4)})
+    options = {"subscribe": topic, "startingOffsets": "earliest", "failOnDataLoss": "false"}
+    first = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*first)
+    produce(bootstrap, topic, {0: (10, 10), 1: (4, 3)})
+    # partition 0: [10, 15) of the next batch gone; partition 1: nothing gone past its start
+    delete_records(client, {(topic, 0): 15, (topic, 1): 2})
+    second = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*second)
+    assert as_plain(second[0].rows()) == expected_rows(topic, {0: (15, 5), 1: (4, 3)})
