@@ -18,11 +18,16 @@ Deliberate differences, asserted as such:
   Python runner has no call for metrics (pyspark 4.2 and 4.3), so kafkawire's source metrics
   are empty. The offsets behind latest follow from the progress's latestOffset and endOffset,
   which kafkawire reports as Spark does (checked below).
+- Trigger.AvailableNow with minOffsetsPerTrigger: Spark's connector ends the run at a batch it
+  holds back, leaving the records after it unread until the next run; kafkawire reads
+  everything that was available when the run started
+  (test_min_offsets_per_trigger_with_available_now).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -34,7 +39,7 @@ import confluent_kafka as ck
 import pytest
 
 from spark_kafka_wire.client.admin import create_topics, delete_records
-from tests.parity.both import FORMATS
+from tests.parity.both import FORMATS, fail_both
 
 #: The source metrics of Spark's connector that a Python data source cannot report.
 SPARK_METRICS = ("avgOffsetsBehindLatest", "maxOffsetsBehindLatest", "minOffsetsBehindLatest")
@@ -271,6 +276,22 @@ def test_starting_offsets(spark, bootstrap, uneven, tmp_path, start):
                       "timestamp-by-partition": {0: 20, 1: 10, 2: 0}}[start]
 
 
+def test_starting_timestamp_without_a_match_fails(spark, bootstrap, uneven, tmp_path):
+    """A startingTimestamp after every record, with the default
+    startingOffsetsByTimestampStrategy (error): both formats fail the query, saying which
+    partition and timestamp matched no offset."""
+    late = BASE_TS + 10**9
+
+    def run(fmt: str) -> None:
+        available_now(spark, fmt, bootstrap, str(tmp_path / fmt), "availableNow",
+                      subscribe=uneven, startingTimestamp=str(late),
+                      **{"fetchOffset.retryIntervalMs": "10"})
+
+    for error in fail_both(run):
+        assert re.search(rf"(?i)no offset matched from request of topic-partition {uneven}-\d "
+                         rf"and timestamp {late}", str(error)), str(error)[:2000]
+
+
 def test_starting_offsets_latest_and_restart(spark, bootstrap, client, tmp_path):
     """startingOffsets=latest (the stream default) and restarts from a checkpoint. A first
     availableNow run finds no new record (an empty first batch); records arrive; a second run on the same
@@ -375,16 +396,31 @@ def test_min_offsets_per_trigger_and_max_trigger_delay(spark, bootstrap, client,
         [[r[2:] for r in rows] for rows in wire.batches.values()]
 
 
-@pytest.mark.parametrize("limits", [{"minOffsetsPerTrigger": "10"},
-                                    {"minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "13"}])
+@pytest.mark.parametrize("limits", [{"minOffsetsPerTrigger": "10", "maxOffsetsPerTrigger": "13"},
+                                    {"minOffsetsPerTrigger": "20", "maxOffsetsPerTrigger": "25"}])
 def test_min_offsets_per_trigger_with_available_now(spark, bootstrap, uneven, tmp_path, limits):
-    """Trigger.AvailableNow with minOffsetsPerTrigger (and maxOffsetsPerTrigger): both formats
-    plan the same batches and read everything up to the run's end."""
+    """Trigger.AvailableNow with minOffsetsPerTrigger and maxOffsetsPerTrigger: the batches of
+    enough records are the same in both formats (the first trigger is never held back).
+
+    Deliberate difference: when what is left of the run is fewer records than
+    minOffsetsPerTrigger (here 2 after two batches of 24, with the default maxTriggerDelay of
+    15 minutes), Spark's connector holds the batch back and Spark ends the availableNow run
+    there, leaving those records to the next run; kafkawire reads them in a last batch, as
+    availableNow promises (everything available when the run started), which pyspark leaves to
+    the source (ReadMinRows' note on Trigger.AvailableNow)."""
     oracle, wire = both_available_now(spark, bootstrap, tmp_path, subscribe=uneven,
-                                      startingOffsets="earliest", maxTriggerDelay="2s",
-                                      **limits)
+                                      startingOffsets="earliest", **limits)
+    everything = expected_rows(uneven, {p: (0, n) for p, n in enumerate(UNEVEN)})
+    assert as_plain(wire.rows()) == everything
+    if limits["minOffsetsPerTrigger"] == "10":
+        assert_same_batches(oracle, wire)
+        return
+    assert oracle.sizes() == [24, 24] and wire.sizes() == [24, 24, 2]
+    tail = max(wire.batches)
+    left = wire.batches.pop(tail)
+    wire.progress = [p for p in wire.progress if p["batchId"] != tail]
     assert_same_batches(oracle, wire)
-    assert sum(oracle.sizes()) == sum(UNEVEN)
+    assert as_plain(sorted(oracle.rows() + left)) == everything
 
 
 # -- failOnDataLoss -------------------------------------------------------------------------------
