@@ -424,13 +424,18 @@ def test_min_offsets_per_trigger_with_available_now(spark, bootstrap, uneven, tm
 
 
 # -- failOnDataLoss -------------------------------------------------------------------------------
+@pytest.mark.parametrize("limit", [None, "6"])
 def test_records_deleted_between_batches_without_fail_on_data_loss(spark, bootstrap, client,
-                                                                  tmp_path):
+                                                                  tmp_path, limit):
     """failOnDataLoss=false: records deleted (DeleteRecords, as retention would) between two
-    runs of a stream, below where the next batch begins and beyond: the batch reads what is
-    left, from the new log start on, in both formats."""
+    runs of a stream, below where the next batch begins and beyond: the batches read what is
+    left, from the new log start on, in both formats. With maxOffsetsPerTrigger=6 the next
+    batches are still planned from the checkpoint's offsets (the first one's range of
+    partition 0, [10, 14), is wholly deleted: it reads nothing there)."""
     topic = topic_with(client, bootstrap, 2, "ps-loss", {0: (0, 10), 1: (0, 4)})
     options = {"subscribe": topic, "startingOffsets": "earliest", "failOnDataLoss": "false"}
+    if limit:
+        options["maxOffsetsPerTrigger"] = limit
     first = both_available_now(spark, bootstrap, tmp_path, **options)
     assert_same_batches(*first)
     produce(bootstrap, topic, {0: (10, 10), 1: (4, 3)})
@@ -439,3 +444,6 @@ def test_records_deleted_between_batches_without_fail_on_data_loss(spark, bootst
     second = both_available_now(spark, bootstrap, tmp_path, **options)
     assert_same_batches(*second)
     assert as_plain(second[0].rows()) == expected_rows(topic, {0: (15, 5), 1: (4, 3)})
+    if limit:  # 6*10/13 = 4.6 -> 4 offsets of partition 0 (all deleted), 6*3/13 -> 1 of 1
+        first_batch = second[0].batches[min(second[0].batches)]
+        assert [(r[1], r[2]) for r in first_batch] == [(1, 4)]
