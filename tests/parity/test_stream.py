@@ -423,6 +423,50 @@ def test_min_offsets_per_trigger_with_available_now(spark, bootstrap, uneven, tm
     assert as_plain(sorted(oracle.rows() + left)) == everything
 
 
+# -- transactions -------------------------------------------------------------------------------
+@pytest.mark.parametrize("isolation", ["read_committed", "read_uncommitted"])
+def test_transactions_in_a_stream(spark, bootstrap, client, tmp_path, isolation):
+    """A partition holding a committed transaction (offsets 0-3, its marker 4) and an open one
+    (5-7): read_committed streams plan up to the last stable offset (5), read_uncommitted ones
+    up to the end (8); maxOffsetsPerTrigger counts offsets, markers included (a batch may hold
+    a marker only, or aborted records only, and no row). The open transaction is aborted (marker 8) and a second run on
+    the same checkpoints reads on: aborted records only for read_uncommitted. Same batches in
+    both formats."""
+    topic = f"ps-txn-{uuid.uuid4().hex[:12]}"
+    create_topics(client, [(topic, 1)])
+    producer = ck.Producer({"bootstrap.servers": bootstrap, "log_level": 0,
+                            "transactional.id": f"ps-{uuid.uuid4().hex[:8]}"})
+    producer.init_transactions(30)
+    for committed, first in ((True, 0), (False, 5)):
+        producer.begin_transaction()
+        for i in range(first, first + (4 if committed else 3)):
+            producer.produce(topic, key=f"k0-{i}".encode(), value=f"v0-{i}".encode(),
+                             partition=0, timestamp=BASE_TS + 1000 * i)
+        if committed:
+            producer.commit_transaction(30)
+        else:
+            assert producer.flush(20) == 0
+    options = {"subscribe": topic, "startingOffsets": "earliest", "maxOffsetsPerTrigger": "3",
+               "kafka.isolation.level": isolation}
+    try:
+        first_run = both_available_now(spark, bootstrap, tmp_path, **options)
+    finally:
+        producer.abort_transaction(30)
+    assert_same_batches(*first_run)
+    ends = [topics_only(p["sources"][0]["endOffset"])[topic]["0"]
+            for p in first_run[0].data_progress]
+    committed_only = isolation == "read_committed"
+    assert ends == ([3, 5] if committed_only else [3, 6, 8])
+    assert [r[2] for r in first_run[0].rows()] == ([0, 1, 2, 3] if committed_only
+                                                   else [0, 1, 2, 3, 5, 6, 7])
+    second_run = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(*second_run)
+    assert second_run[0].rows() == []  # aborted, or read already
+    ends = [topics_only(p["sources"][0]["endOffset"])[topic]["0"]
+            for p in second_run[0].data_progress]
+    assert ends == ([8, 9] if committed_only else [9])  # [8, 9): the abort marker alone
+
+
 # -- failOnDataLoss -------------------------------------------------------------------------------
 @pytest.mark.parametrize("limit", [None, "6"])
 def test_records_deleted_between_batches_without_fail_on_data_loss(spark, bootstrap, client,
