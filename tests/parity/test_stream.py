@@ -18,6 +18,9 @@ Deliberate differences, asserted as such:
   Python runner has no call for metrics (pyspark 4.2 and 4.3), so kafkawire's source metrics
   are empty. The offsets behind latest follow from the progress's latestOffset and endOffset,
   which kafkawire reports as Spark does (checked below).
+- A checkpoint written by kafkawire cannot be resumed by Spark's ``kafka`` format while its last
+  batches carry those ``@`` keys; Spark's checkpoints resume under kafkawire
+  (test_switching_formats_on_a_checkpoint).
 - Trigger.AvailableNow with minOffsetsPerTrigger: Spark's connector ends the run at a batch it
   holds back, leaving the records after it unread until the next run; kafkawire reads
   everything that was available when the run started
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import threading
 import time
 import uuid
@@ -331,6 +335,46 @@ def test_restart_from_checkpoint(spark, bootstrap, client, tmp_path):
     assert_same_batches(*second)
     assert as_plain(second[1].rows()) == expected_rows(topic, {0: (9, 2), 1: (2, 7)})
     assert min(second[1].batches) == max(first[1].batches) + 1
+
+
+def test_switching_formats_on_a_checkpoint(spark, bootstrap, client, tmp_path):
+    """A query moved from Spark's ``kafka`` format to ``kafkawire`` by changing that one string
+    resumes from Spark's checkpoint: the offsets are the same JSON, so it reads exactly the
+    records that arrived since, in the batches Spark would have planned.
+
+    Deliberate difference: the way back fails. kafkawire's batch ends record keys of their own
+    beside the topics (``@start``, ``@tasks``: what makes a replayed batch read and split as
+    the first attempt did), and Spark's connector refuses offsets JSON holding anything but
+    topics. It works once the checkpoint's last two batches recorded none (kafkawire run with
+    maxOffsetRangesPerPartition=1 for two batches or more)."""
+    topic = topic_with(client, bootstrap, 2, "ps-switch", {0: (0, 5), 1: (0, 3)})
+    options = {"subscribe": topic, "startingOffsets": "earliest", "maxOffsetsPerTrigger": "4"}
+
+    def run(fmt: str, checkpoint: str) -> Run:
+        return available_now(spark, fmt, bootstrap, str(tmp_path / checkpoint), "availableNow",
+                             **options)
+
+    spark_first, wire_first = run("kafka", "from-kafka"), run("kafkawire", "from-kafkawire")
+    assert_same_batches(spark_first, wire_first)
+    produce(bootstrap, topic, {0: (5, 3), 1: (3, 2)})
+    # the oracle: Spark's own second run, on a copy of its first run's checkpoint
+    shutil.copytree(tmp_path / "from-kafka", tmp_path / "oracle")
+    spark_then = run("kafka", "oracle")
+    wire_on_spark = run("kafkawire", "from-kafka")
+    assert_same_batches(spark_then, wire_on_spark)
+    assert as_plain(wire_on_spark.rows()) == expected_rows(topic, {0: (5, 3), 1: (3, 2)})
+    with pytest.raises(Exception, match=r"Expected e\.g\. \{.*got \{.*\"@tasks\""):
+        run("kafka", "from-kafkawire")
+    # unless kafkawire's last two batches recorded nothing of their own: without packing
+    # (maxOffsetRangesPerPartition=1) only a query's first batch, and batches meeting new
+    # partitions, do
+    options["maxOffsetRangesPerPartition"] = "1"
+    unpacked = run("kafkawire", "from-kafkawire")
+    assert len(unpacked.batches) >= 2
+    assert all(own_keys(p["sources"][0]["endOffset"]) == set() for p in unpacked.data_progress)
+    produce(bootstrap, topic, {0: (8, 2), 1: (5, 1)})
+    back = run("kafka", "from-kafkawire")
+    assert as_plain(back.rows()) == expected_rows(topic, {0: (8, 2), 1: (5, 1)})
 
 
 # -- minOffsetsPerTrigger / maxTriggerDelay ------------------------------------------------------
