@@ -42,7 +42,7 @@ from typing import Any
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics, delete_records
+from spark_kafka_wire.client.admin import create_partitions, create_topics, delete_records
 from tests.parity.both import FORMATS, fail_both
 
 #: The source metrics of Spark's connector that a Python data source cannot report.
@@ -335,6 +335,23 @@ def test_restart_from_checkpoint(spark, bootstrap, client, tmp_path):
     assert_same_batches(*second)
     assert as_plain(second[1].rows()) == expected_rows(topic, {0: (9, 2), 1: (2, 7)})
     assert min(second[1].batches) == max(first[1].batches) + 1
+
+
+def test_partitions_added_between_runs(spark, bootstrap, client, tmp_path):
+    """Partitions added to the topic (CreatePartitions) while the query is stopped start at
+    their earliest offset on restart, and maxOffsetsPerTrigger shares its cap over the old and
+    the new partitions alike: same batches in both formats."""
+    topic = topic_with(client, bootstrap, 1, "ps-grow", {0: (0, 6)})
+    options = {"subscribe": topic, "startingOffsets": "earliest", "maxOffsetsPerTrigger": "4"}
+    assert_same_batches(*both_available_now(spark, bootstrap, tmp_path, **options))
+    create_partitions(client, {topic: 3})
+    produce(bootstrap, topic, {0: (6, 2), 1: (0, 5), 2: (0, 1)})
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert_same_batches(oracle, wire)
+    assert as_plain(wire.rows()) == expected_rows(topic, {0: (6, 2), 1: (0, 5), 2: (0, 1)})
+    # 4*2/8 = 1, 4*5/8 = 2.5 -> 2, 4*1/8 = 0.5 -> 1
+    assert topics_only(oracle.data_progress[0]["sources"][0]["endOffset"]) == \
+        {topic: {"0": 7, "1": 2, "2": 1}}
 
 
 def test_switching_formats_on_a_checkpoint(spark, bootstrap, client, tmp_path):
