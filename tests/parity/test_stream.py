@@ -21,6 +21,8 @@ Deliberate differences, asserted as such:
 - A checkpoint written by kafkawire cannot be resumed by Spark's ``kafka`` format while its last
   batches carry those ``@`` keys; Spark's checkpoints resume under kafkawire
   (test_switching_formats_on_a_checkpoint).
+- A subscription matching no partition yet: Spark runs no batch, kafkawire an empty one
+  (test_pattern_matching_no_topic_yet).
 - Trigger.AvailableNow with minOffsetsPerTrigger: Spark's connector ends the run at a batch it
   holds back, leaving the records after it unread until the next run; kafkawire reads
   everything that was available when the run started
@@ -352,6 +354,37 @@ def test_partitions_added_between_runs(spark, bootstrap, client, tmp_path):
     # 4*2/8 = 1, 4*5/8 = 2.5 -> 2, 4*1/8 = 0.5 -> 1
     assert topics_only(oracle.data_progress[0]["sources"][0]["endOffset"]) == \
         {topic: {"0": 7, "1": 2, "2": 1}}
+
+
+def test_pattern_matching_no_topic_yet(spark, bootstrap, client, tmp_path):
+    """subscribePattern matching no topic when the query starts (startingOffsets=latest), and a
+    topic created before the restart: its records are read from its earliest offset on, the
+    same rows in both formats.
+
+    Deliberate difference: Spark's connector answers "no offset" while nothing is subscribed
+    and runs no micro-batch; kafkawire's first run has an empty batch 0 with offsets ``{}``,
+    so its batch ids are one ahead. A Python data source cannot answer "no offset": Spark's
+    PythonMicroBatchStream wraps whatever latestOffset returns into an offset (pyspark 4.2 and
+    4.3), and a fresh query runs its first batch whatever that offset is."""
+    prefix = f"psnone{uuid.uuid4().hex[:8]}"
+    options = {"subscribePattern": f"{prefix}-.*", "startingOffsets": "latest"}
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert oracle.batches == {} and oracle.data_progress == []
+    assert wire.batches == {0: []}
+    [ws] = wire.data_progress[0]["sources"]
+    assert topics_only(ws["endOffset"]) == {} and topics_only(ws["latestOffset"]) == {}
+    topic = f"{prefix}-a"
+    create_topics(client, [(topic, 2)])
+    produce(bootstrap, topic, {0: (0, 3), 1: (0, 2)})
+    oracle, wire = both_available_now(spark, bootstrap, tmp_path, **options)
+    assert as_plain(oracle.rows()) == as_plain(wire.rows()) == \
+        expected_rows(topic, {0: (0, 3), 1: (0, 2)})
+    assert sorted(oracle.batches) == [0] and sorted(wire.batches) == [1]
+    assert oracle.batches[0] == wire.batches[1]
+    [ss], [ws] = oracle.data_progress[0]["sources"], wire.data_progress[0]["sources"]
+    assert topics_only(ws["endOffset"]) == topics_only(ss["endOffset"]) == \
+        {topic: {"0": 3, "1": 2}}
+    assert ss["startOffset"] is None and topics_only(ws["startOffset"]) == {}
 
 
 def test_switching_formats_on_a_checkpoint(spark, bootstrap, client, tmp_path):
