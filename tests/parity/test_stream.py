@@ -585,3 +585,22 @@ def test_records_deleted_between_batches_without_fail_on_data_loss(spark, bootst
     if limit:  # 6*10/13 = 4.6 -> 4 offsets of partition 0 (all deleted), 6*3/13 -> 1 of 1
         first_batch = second[0].batches[min(second[0].batches)]
         assert [(r[1], r[2]) for r in first_batch] == [(1, 4)]
+
+
+def test_records_deleted_between_batches_fail_the_query(spark, bootstrap, client, tmp_path):
+    """failOnDataLoss=true (the default): a batch whose first offsets were deleted between two
+    runs fails the query in both formats, the error naming the partition and offset and how to
+    skip lost data instead."""
+    topic = topic_with(client, bootstrap, 1, "ps-lost", {0: (0, 10)})
+    options = {"subscribe": topic, "startingOffsets": "earliest"}
+    assert_same_batches(*both_available_now(spark, bootstrap, tmp_path, **options))
+    produce(bootstrap, topic, {0: (10, 10)})
+    delete_records(client, {(topic, 0): 15})
+
+    def run(fmt: str) -> None:
+        available_now(spark, fmt, bootstrap, str(tmp_path / fmt), "availableNow", **options)
+
+    for error in fail_both(run):
+        text = str(error)
+        assert f"{topic}-0" in text and re.search(r"offset[ =]10\b", text), text[:3000]
+        assert "set the source option failOnDataLoss to false" in text
