@@ -251,6 +251,41 @@ def test_max_offsets_per_trigger_batches_and_progress(spark, bootstrap, uneven, 
         assert not ws.get("metrics")
 
 
+def test_processing_time_trigger_with_max_offsets_per_trigger(spark, bootstrap, client,
+                                                              tmp_path):
+    """A running query (processing-time trigger, processAllAvailable) with maxOffsetsPerTrigger
+    catches up in the same batches in both formats, and so again after more records arrive
+    while it runs (one partition's records, produced in one request)."""
+    runs = []
+    for fmt in FORMATS:
+        topic = topic_with(client, bootstrap, 2, f"ps-pt-{fmt}", {0: (0, 9), 1: (0, 3)})
+        run = Run(fmt)
+        q = (stream(spark, fmt, bootstrap, subscribe=topic, startingOffsets="earliest",
+                    maxOffsetsPerTrigger="5")
+             .writeStream.foreachBatch(run.collect)
+             .option("checkpointLocation", str(tmp_path / fmt))
+             .trigger(processingTime="100 milliseconds").start())
+        try:
+            q.processAllAvailable()
+            caught_up = sorted(run.batches)
+            produce(bootstrap, topic, {1: (3, 7)})
+            q.processAllAvailable()
+            assert q.exception() is None
+        finally:
+            q.stop()
+        run.progress = [json.loads(p.json) for p in q.recentProgress]
+        assert as_plain(run.rows()) == expected_rows(topic, {0: (0, 9), 1: (0, 10)})
+        runs.append((topic, run, caught_up))
+    (stopic, oracle, s_caught), (wtopic, wire, w_caught) = runs
+    assert s_caught == w_caught
+    assert sorted(wire.batches) == sorted(oracle.batches)
+    # per batch: the same offsets of the same partitions (the topics' names differ)
+    assert {b: [r[1:] for r in rows] for b, rows in wire.batches.items()} == \
+        {b: [r[1:] for r in rows] for b, rows in oracle.batches.items()}
+    # 5*9/12 = 3.75 -> 3 and 5*3/12 = 1.25 -> 1, then 5*6/8 -> 3 and 5*2/8 -> 1, then 3 + 1
+    assert s_caught == [0, 1, 2] and oracle.sizes()[:3] == [4, 4, 4]
+
+
 # -- startingOffsets and startingTimestamp ------------------------------------------------------
 def _starts(topic: str) -> dict[str, dict[str, str]]:
     return {
