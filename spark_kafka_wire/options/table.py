@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
 
+from spark_kafka_wire.protocol.compression import ZSTD_DEFAULT_LEVEL
 from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 from spark_kafka_wire.protocol.records.entries import (
     DECOMPRESSION_RATIO,
@@ -191,8 +192,8 @@ REFUSED_VALUES: tuple[RefusedValue, ...] = (
 # internal.*, allow.auto.create.topics on reads, exclude.internal.topics=true,
 # partitioner.ignore.keys=false, partitioner.adaptive.partitioning.enable and
 # partitioner.availability.timeout.ms (the placement of keyless records, random in both),
-# compression.{gzip,lz4,zstd}.level (the batches' size, not their records), and each side's
-# settings given to the other (a shared options dict).
+# and each side's settings given to the other (a shared options dict; compression levels are
+# honoured by writes).
 OPTIONS: tuple[Option, ...] = (
     # ---------------------------------------------------------------- every read and write
     Option("kafka.bootstrap.servers", EVERYWHERE,
@@ -627,6 +628,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.compression.type", SINK, default="none",
            doc="`none`, `gzip`, `snappy`, `lz4` or `zstd` (zstd only where the broker's Produce "
            "version allows it, else a clear error before sending)"),
+    # KIP-390's levels, their ranges and defaults as in Java's producer; each applies to its
+    # codec only, and all are checked whichever codec is chosen, as Java checks them
+    Option("kafka.compression.gzip.level", SINK, kind=Kind.INT, default=-1, minimum=-1,
+           maximum=9, doc="gzip's level with `kafka.compression.type=gzip`: `1` (fastest) to "
+           "`9` (smallest), or `-1`, zlib's default (6)"),
+    Option("kafka.compression.lz4.level", SINK, kind=Kind.INT, minimum=1, maximum=17,
+           default_doc="lz4's fast mode (Java's producer: 9)",
+           doc="lz4's level with `kafka.compression.type=lz4`: `1` to `17`, as Java's producer "
+           "takes (LZ4HC from 3; the lz4 library caps levels at its highest, 12)"),
+    Option("kafka.compression.zstd.level", SINK, kind=Kind.INT, default=ZSTD_DEFAULT_LEVEL,
+           minimum=-131072,
+           maximum=22, doc="zstd's level with `kafka.compression.type=zstd`: `-131072` "
+           "(fastest) to `22` (smallest)"),
     Option("kafka.batch.size", SINK, kind=Kind.BYTES, default=512 << 10,
            doc="a partition's rows wait in the task until they fill this (Java's default: "
            "16 KiB), until they are `kafka.linger.ms` old or until `kafka.buffer.memory` bytes "
