@@ -46,8 +46,9 @@ CONFIGURATION_KINDS: dict[str, str] = {
     "UNSUPPORTED_VALUE": "an option's value is not one of those it takes",
     "MISSING_OPTION": "an option that is required (alone, or with another one) is not set or "
                       "is empty",
-    "UNKNOWN_OPTION": "an option (or a Kafka client setting of a config file) kafkawire does "
-                      "not know where it is given, or a misspelt security setting",
+    "UNKNOWN_OPTION": "a kafka.* option that is no Kafka client setting (a typo: Java "
+                      "clients' settings kafkawire does not use are accepted with a warning), "
+                      "or a misspelt security setting (also in a config file)",
     "REFUSED_OPTION": "an option kafkawire knows and refuses (Spark's kafka source refuses it "
                       "too, or kafkawire cannot honour it yet)",
     "CONFLICTING_OPTIONS": "options that contradict each other, or one that takes effect only "

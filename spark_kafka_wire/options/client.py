@@ -4,13 +4,15 @@ isolation).
 
 Both sides (the Spark source and sink) and the CLI read the same ``kafka.*`` options into the
 client layer's settings, so these live with the options, below the sides: a CLI command reads
-as a query does without importing Spark's read side. Anything kafkawire does not support fails
-loudly rather than being ignored: silently dropping, say, a security setting would connect in
-plaintext.
+as a query does without importing Spark's read side. A Kafka client setting kafkawire does not
+use is accepted with a warning, as Spark's kafka format hands it to a Java client; one whose
+loss would change the data or its security fails loudly rather than being ignored: silently
+dropping, say, a security setting would connect in plaintext.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
@@ -26,9 +28,21 @@ from spark_kafka_wire.client.errors import (
 from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
-from spark_kafka_wire.options.files import check_security_spelling
+from spark_kafka_wire.options.files import (
+    check_security_spelling,
+    edit_distance,
+    known_client_configs,
+)
 from spark_kafka_wire.options.security import sasl_config, tls_config, zookeeper_security
-from spark_kafka_wire.options.table import OPTIONS, Use, accepted_kafka_keys, option
+from spark_kafka_wire.options.table import (
+    OPTIONS,
+    REFUSED_VALUES,
+    SOURCE,
+    Use,
+    accepted_kafka_keys,
+    option,
+    options_for,
+)
 from spark_kafka_wire.options.values import (
     bool_value,
     given,
@@ -40,6 +54,7 @@ from spark_kafka_wire.options.values import (
 from spark_kafka_wire.protocol.errors import FromPlaceholder
 from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
 
+_log = logging.getLogger(__name__)
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 #: Said when no option at all arrived: Spark keeps none of the OPTIONS of a catalog table
 #: (CREATE TABLE ... USING) for a Python data source (Spark 4.2 and 4.3), where its own kafka
@@ -58,6 +73,10 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         if o.refused is not None and o.uses & use and o.key in opts:
             raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}",
                                      condition=REFUSED_OPTION)
+    for r in REFUSED_VALUES:
+        if r.uses & use and r.key in opts and str(opts[r.key]).strip().lower() == r.value:
+            raise ConfigurationError(f"Kafka option '{r.name}={r.value}' is not supported: "
+                                     f"{r.reason}", condition=REFUSED_OPTION)
     servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
     zookeeper = (given(opts, "zookeeper.connect") or "").strip()
     if not servers and not zookeeper:
@@ -92,14 +111,13 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
                 f"'{key}' is set but kafka.security.protocol is {protocol}: set "
                 "kafka.security.protocol=SSL or SASL_SSL to connect with TLS",
                 condition=CONFLICTING_OPTIONS)
-    accepted = accepted_kafka_keys(use)
-    unknown = sorted(k for k in opts if k.startswith("kafka.") and k not in accepted)
-    if unknown:
-        raise ConfigurationError(
-            "unsupported Kafka client option(s): "
-            + ", ".join(f"'{k}'" for k in unknown)
-            + ". See the README for the kafka.* settings kafkawire understands",
-            condition=UNKNOWN_OPTION)
+        if key.startswith("kafka.ssl.") and key not in accepted:
+            raise ConfigurationError(
+                f"'{key}' is not supported (kafkawire's TLS takes the trust and key stores, "
+                "PEM files, protocols, cipher suites and host name check of the README's TLS "
+                "options); refusing to connect without the security you asked for",
+                condition=REFUSED_OPTION)
+    check_unused_kafka_keys(opts, use)
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
     named = given(opts, "kafka.broker.version.fallback") is not None
@@ -163,6 +181,34 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         zookeeper_connect=(zookeeper or None) if kafka07 else None,
         zookeeper_security=zk_security if kafka07 else None,
     )
+
+
+def check_unused_kafka_keys(opts: Mapping[str, str], use: Use) -> None:
+    """Refuse the ``kafka.*`` keys of ``opts`` that are no Kafka client setting (typos, with
+    the closest name), and log one warning naming those ``use`` accepts without effect (a Java
+    client's setting kafkawire does not have, the other side's settings): the rule of the
+    option table's REFUSED_VALUES comment. Values are never logged (they may be secrets)."""
+    used = {o.key for o in options_for(use)}
+    given_keys = sorted(k for k in opts if k.startswith("kafka.") and k not in used)
+    known = known_client_configs()
+    unknown = [k for k in given_keys if k[len("kafka."):] not in known]
+    if unknown:
+        hints = []
+        for k in unknown:
+            close = sorted((edit_distance(k[len("kafka."):], n), n) for n in known)
+            if close and close[0][0] <= 2:
+                hints.append(f"'{k}' (did you mean 'kafka.{close[0][1]}'?)")
+            else:
+                hints.append(f"'{k}'")
+        raise ConfigurationError(
+            "unknown Kafka client option(s): " + ", ".join(hints)
+            + ": no Kafka client has such a setting. See the README for the kafka.* settings "
+            "kafkawire understands", condition=UNKNOWN_OPTION)
+    if given_keys:
+        side = "read" if use & SOURCE else "write"
+        _log.warning("Kafka client settings a kafkawire %s does not use, accepted without "
+                     "effect (as Java's clients accept settings they do not use): %s", side,
+                     ", ".join(given_keys))
 
 
 def fetch_settings(opts: Mapping[str, str]) -> FetchSettings:

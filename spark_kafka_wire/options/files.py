@@ -24,6 +24,7 @@ from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.options.table import (
     EVERYWHERE,
     OPTIONS,
+    REFUSED_VALUES,
     SINK,
     SOURCE,
     Use,
@@ -132,6 +133,8 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use, precise: b
     # Keys refused on one side are skipped from a file on both (a shared client.properties
     # holds the serializers of producers and the deserializers of consumers).
     accepted = accepted_kafka_keys(use) - {o.key for o in OPTIONS if o.refused is not None}
+    # A value whose loss would change the data (REFUSED_VALUES) is refused from a file too.
+    guarded = {r.key for r in REFUSED_VALUES if r.uses & use}
     taken: dict[str, str] = {}
     skipped: list[str] = []
     zookeeper = {o.key for o in OPTIONS if o.key.startswith("zookeeper.")}
@@ -144,7 +147,8 @@ def config_file_options(path: str, opts: Mapping[str, str], use: Use, precise: b
             k = k[len("kafka."):]
         if k in opts:
             continue
-        if k in zookeeper or k in accepted or k.startswith(_SECURITY_PREFIXES):
+        if k in zookeeper or k in accepted or k.startswith(_SECURITY_PREFIXES) \
+                or k in guarded:
             taken[k] = value
         else:
             skipped.append(key[len("kafka."):])
@@ -165,8 +169,9 @@ def options_from_properties(path: str | os.PathLike[str], use: str = "both"
     and only the keys ``use`` accepts, ``"read"``, ``"write"`` or (the default) ``"both"``,
     the keys every read and every write accepts, so that one dict serves either side. A
     client.properties holds keys for producers and consumers alike (``acks``, serializers,
-    ``client.dns.lookup``), and an explicit option kafkawire does not take is an error, so
-    passing the file's keys unfiltered would fail; the keys left out are named in one warning,
+    ``client.dns.lookup``), and an explicit key no Kafka client has (``schema.registry.url``) or
+    one kafkawire refuses (serializers in a write) is an error, so passing the file's keys
+    unfiltered would fail; the keys left out are named in one warning,
     as ``kafkaConfigFile`` does. This runs where it is called: with Spark Connect, on the
     client, so files and ``${env:...}`` of the client's machine are read.
 

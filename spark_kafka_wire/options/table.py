@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
 
+from spark_kafka_wire.protocol.compression import ZSTD_DEFAULT_LEVEL
 from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 from spark_kafka_wire.protocol.records.entries import (
     DECOMPRESSION_RATIO,
@@ -116,6 +117,9 @@ _REFUSED_BY_SPARK = [
            refused="values are always written as bytes; serialize them in the DataFrame"),
     Option("kafka.interceptor.classes", EVERYWHERE,
            refused="Kafka interceptors are JVM classes; they cannot run here"),
+    Option("kafka.security.providers", EVERYWHERE,
+           refused="it names JVM security providers, which cannot run here; kafkawire will "
+           "not connect without the security they would give"),
 ]
 
 # The Java client's (and librdkafka's) Kerberos re-login settings: MIT Kerberos renews a keytab's
@@ -138,6 +142,58 @@ _IGNORED = [
                  "max.block.ms")
 ]
 
+
+
+@dataclass(frozen=True)
+class RefusedValue:
+    """A Kafka client setting kafkawire does not use, refused with one value only: the value
+    whose silent loss would change which records are read or where they are written (other
+    values are what kafkawire does anyway, accepted without effect)."""
+
+    name: str
+    uses: Use  # where the value is refused
+    value: str  # lower case
+    reason: str
+
+    @property
+    def key(self) -> str:
+        return self.name.lower()
+
+
+# Java client settings accepted without effect except for one value (the rule below).
+REFUSED_VALUES: tuple[RefusedValue, ...] = (
+    RefusedValue("kafka.exclude.internal.topics", SOURCE, "false",
+                 "subscribePattern never matches internal topics (__consumer_offsets, "
+                 "__transaction_state) in kafkawire; name an internal topic in 'subscribe' or "
+                 "'assign' to read it"),
+    RefusedValue("kafka.partitioner.ignore.keys", SINK, "true",
+                 "kafkawire places keyed records by their key; set kafka.partitioner=random to "
+                 "spread records whatever their key"),
+)
+
+# How a ``kafka.*`` key a side does not use is treated (the one rule, ``options/client.py``
+# applies it): a Kafka Java client setting (``java_client_configs.JAVA_CLIENT_CONFIGS``) or a
+# kafkawire option of the other side is accepted without effect, with one warning naming the
+# keys (never their values), as Spark's kafka format hands it to a Java client that does not
+# use it; a key that is neither is a typo (UNKNOWN_OPTION, with the closest name). Refused
+# (REFUSED_OPTION, each with its reason) are the settings whose silent loss would change the
+# data or its security: the table's ``refused`` options (Spark's own refusals, JVM classes:
+# interceptors, partitioner.class, security.providers), the :data:`REFUSED_VALUES`, and every
+# ``kafka.ssl.*`` / ``kafka.sasl.*`` key kafkawire does not implement (ssl.provider,
+# ssl.engine.factory.class, ssl.keymanager.algorithm, ssl.trustmanager.algorithm,
+# ssl.secure.random.implementation, sasl.login.class, sasl.client.callback.handler.class,
+# sasl.oauthbearer.jwks.* / expected.* / clock.skew.seconds: the security asked for would be
+# missing). The rest change neither: client.dns.lookup, client.rack (follower fetching: which
+# replica answers, not what), metadata.recovery.*, metadata.max.idle.ms, metric.reporters,
+# metrics.*, auto.include.jmx.reporter, enable.metrics.push,
+# socket.connection.setup.timeout.max.ms, default.api.timeout.ms on writes, the consumer group
+# settings (group.instance.id, group.protocol, group.remote.assignor,
+# partition.assignment.strategy, auto.commit.interval.ms: Spark assigns partitions itself),
+# internal.*, allow.auto.create.topics on reads, exclude.internal.topics=true,
+# partitioner.ignore.keys=false, partitioner.adaptive.partitioning.enable and
+# partitioner.availability.timeout.ms (the placement of keyless records, random in both),
+# and each side's settings given to the other (a shared options dict; compression levels are
+# honoured by writes).
 OPTIONS: tuple[Option, ...] = (
     # ---------------------------------------------------------------- every read and write
     Option("kafka.bootstrap.servers", EVERYWHERE,
@@ -572,6 +628,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.compression.type", SINK, default="none",
            doc="`none`, `gzip`, `snappy`, `lz4` or `zstd` (zstd only where the broker's Produce "
            "version allows it, else a clear error before sending)"),
+    # KIP-390's levels, their ranges and defaults as in Java's producer; each applies to its
+    # codec only, and all are checked whichever codec is chosen, as Java checks them
+    Option("kafka.compression.gzip.level", SINK, kind=Kind.INT, default=-1, minimum=-1,
+           maximum=9, doc="gzip's level with `kafka.compression.type=gzip`: `1` (fastest) to "
+           "`9` (smallest), or `-1`, zlib's default (6)"),
+    Option("kafka.compression.lz4.level", SINK, kind=Kind.INT, minimum=1, maximum=17,
+           default_doc="lz4's fast mode (Java's producer: 9)",
+           doc="lz4's level with `kafka.compression.type=lz4`: `1` to `17`, as Java's producer "
+           "takes (LZ4HC from 3; the lz4 library caps levels at its highest, 12)"),
+    Option("kafka.compression.zstd.level", SINK, kind=Kind.INT, default=ZSTD_DEFAULT_LEVEL,
+           minimum=-131072,
+           maximum=22, doc="zstd's level with `kafka.compression.type=zstd`: `-131072` "
+           "(fastest) to `22` (smallest)"),
     Option("kafka.batch.size", SINK, kind=Kind.BYTES, default=512 << 10,
            doc="a partition's rows wait in the task until they fill this (Java's default: "
            "16 KiB), until they are `kafka.linger.ms` old or until `kafka.buffer.memory` bytes "

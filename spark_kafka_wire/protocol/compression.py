@@ -427,7 +427,7 @@ def _lz4_decompress(data: Buffer, max_size: int, magic: int) -> bytes:
 # ---------------------------------------------------------------------------------- zstd
 
 # Java's and librdkafka's default zstd level.
-_ZSTD_DEFAULT_LEVEL = 3
+ZSTD_DEFAULT_LEVEL = 3
 # A zstd block (<= 128 KiB of output) costs at least 4 compressed bytes (3-byte header and
 # one RLE byte), so n input bytes yield at most about n * 2**15 bytes of output.
 _ZSTD_RATIO_SHIFT = 15
@@ -447,7 +447,7 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
 def _zstd_compress(data: Buffer, level: int | None, magic: int) -> bytes:
     if magic < 2:
         raise _zstd_needs_v2(magic)
-    cctx = zstandard.ZstdCompressor(level=_ZSTD_DEFAULT_LEVEL if level is None else level)
+    cctx = zstandard.ZstdCompressor(level=ZSTD_DEFAULT_LEVEL if level is None else level)
     return cctx.compress(data)
 
 

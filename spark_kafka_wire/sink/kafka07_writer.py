@@ -162,7 +162,9 @@ class Kafka07Writer:
             loc = layout.locations[number]
             rows = np.nonzero(parts == number)[0]
             for chunk in self._chunks(values, rows, sizes):
-                data = encode_message_set(chunk, compression=self.options.produce.compression)
+                data = encode_message_set(
+                    chunk, compression=self.options.produce.compression,
+                    compression_level=self.options.produce.compression_level)
                 by_broker[(loc.host, loc.port)].append((loc, data, len(chunk)))
         for (host, port), sets in by_broker.items():
             self._send(self.connections.get(host, port), sets)

@@ -159,6 +159,19 @@ def _topic_creation(opts: dict[str, str]) -> TopicCreation:
                          -1 if replication is None else replication)
 
 
+def _compression_level(opts: Mapping[str, str], codec_name: str) -> int | None:
+    """The level of the codec in use (None: the codec's default); every level option is
+    checked whatever the codec, as Java's producer checks them."""
+    gzip = int_value(opts, "kafka.compression.gzip.level")
+    if gzip == 0:  # Deflater's -1 (default) or 1..9, as Java allows
+        raise ConfigurationError.of(VALUE_OUT_OF_RANGE,
+                                    option=option("kafka.compression.gzip.level").name,
+                                    bound="-1 or 1 to 9", got="0")
+    lz4 = optional_int(opts, "kafka.compression.lz4.level")
+    zstd = int_value(opts, "kafka.compression.zstd.level")
+    return {"gzip": None if gzip == -1 else gzip, "lz4": lz4, "zstd": zstd}.get(codec_name)
+
+
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     opts = with_config_file(lower_keys(options), SINK)
     client = client_config(opts, SINK)
@@ -191,6 +204,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         acks=acks,
         timeout_ms=client.request_timeout_ms,
         compression=CODEC_NAMES[codec_name],
+        compression_level=_compression_level(opts, codec_name),
         batch_size=int_value(opts, "kafka.batch.size"),
         max_request_size=int_value(opts, "kafka.max.request.size"),
         retries=retries,

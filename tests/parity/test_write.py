@@ -14,8 +14,9 @@ kafkawire honours it as Spark's newer sink does; Spark's sink takes save mode
 ``errorifexists`` and stream output mode ``update``, which Spark refuses for Python data
 sources; Spark's producer lets the broker auto-create a missing topic where kafkawire asks for
 ``kafka.allow.auto.create.topics``; kafkawire takes ``acks``/``compression.type`` in any case
-and a ``buffer.memory`` below ``batch.size``, and refuses ``kafka.*`` settings it does not
-use where given, ``transaction.timeout.ms`` without ``transactional.id`` and more than 5
+and a ``buffer.memory`` below ``batch.size``, and refuses ``kafka.*`` names no Kafka client
+has (typos; Java settings it does not use are accepted alike), ``partitioner.ignore.keys=true``
+(keyed placement would change), ``transaction.timeout.ms`` without ``transactional.id`` and more than 5
 requests in flight under default idempotence (Kafka 4's rule; Spark's kafka-clients 3.9 turns
 idempotence off instead).
 """
@@ -320,6 +321,23 @@ def test_compression_type(spark, bootstrap, client, topics, codec):
     {"kafka.acks": "1", "kafka.linger.ms": "0"},
     {"kafka.acks": "all", "kafka.linger.ms": "50", "kafka.batch.size": "64"},
     {"kafka.acks": "-1", "kafka.batch.size": "0", "kafka.enable.idempotence": "false"},
+    # Java client settings kafkawire does not use (accepted without effect, one warning),
+    # the Java producer's and a consumer's (one options dict shared with a read)
+    {"kafka.client.dns.lookup": "use_all_dns_ips", "kafka.client.rack": "rack-1",
+     "kafka.metadata.max.idle.ms": "60000", "kafka.default.api.timeout.ms": "60000",
+     "kafka.socket.connection.setup.timeout.max.ms": "30000",
+     "kafka.metadata.recovery.strategy": "rebootstrap"},
+    {"kafka.metric.reporters": "", "kafka.metrics.num.samples": "3",
+     "kafka.metrics.recording.level": "DEBUG", "kafka.auto.include.jmx.reporter": "false",
+     "kafka.enable.metrics.push": "false"},
+    {"kafka.partitioner.adaptive.partitioning.enable": "false",
+     "kafka.partitioner.availability.timeout.ms": "0", "kafka.partitioner.ignore.keys": "false"},
+    # KIP-390's levels, honoured by both (each for its codec)
+    {"kafka.compression.type": "gzip", "kafka.compression.gzip.level": "1",
+     "kafka.compression.lz4.level": "9", "kafka.compression.zstd.level": "1"},
+    {"kafka.compression.type": "zstd", "kafka.compression.zstd.level": "19"},
+    {"kafka.isolation.level": "read_committed", "kafka.fetch.max.bytes": "1048576",
+     "kafka.exclude.internal.topics": "false", "kafka.group.instance.id": "g1"},
 ], ids=lambda o: ",".join(f"{k[6:]}={v}" for k, v in o.items()))
 def test_producer_settings_accepted_alike(spark, bootstrap, topics, options):
     rows = [(f"k{i}", f"v{i}") for i in range(15)]
@@ -335,6 +353,8 @@ def test_producer_settings_accepted_alike(spark, bootstrap, topics, options):
     ({"kafka.value.serializer": "org.example.S"}, ("value.serializer", "is not supported")),
     ({"kafka.acks": "2"}, ("acks", "2")),
     ({"kafka.compression.type": "brotli"}, ("compression.type", "brotli")),
+    ({"kafka.compression.gzip.level": "0"}, ("compression.gzip.level", "0")),
+    ({"kafka.compression.zstd.level": "23"}, ("compression.zstd.level", "23")),
     ({"kafka.linger.ms": "soon"}, ("linger.ms", "soon")),
     ({"kafka.batch.size": "-1"}, ("batch.size", "-1")),
     ({"kafka.linger.ms": "-1"}, ("linger.ms", "-1")),
@@ -363,14 +383,15 @@ def test_producer_settings_refused_alike(spark, bootstrap, client, topics, optio
     ({"kafka.compression.type": "GZIP"}, "Invalid value GZIP for configuration compression.type",
      None),
     ({"kafka.buffer.memory": "100"}, "hard limit of 100 on memory allocations", None),
-    # kafka.* settings kafkawire does not use where given: refused (a setting without effect),
-    # where Java's clients only log that they ignore them
-    ({"kafka.client.dns.lookup": "use_all_dns_ips"}, None,
-     "UNKNOWN_OPTION] unsupported Kafka client option(s): 'kafka.client.dns.lookup'"),
-    ({"kafka.isolation.level": "read_committed"}, None,
-     "UNKNOWN_OPTION] unsupported Kafka client option(s): 'kafka.isolation.level'"),
+    # a name no Kafka client has (a typo): Java's clients only log that they ignore it
     ({"kafka.frobnicate": "1"}, None,
-     "UNKNOWN_OPTION] unsupported Kafka client option(s): 'kafka.frobnicate'"),
+     "UNKNOWN_OPTION] unknown Kafka client option(s): 'kafka.frobnicate'"),
+    ({"kafka.linger.msec": "5"}, None,
+     "'kafka.linger.msec' (did you mean 'kafka.linger.ms'?)"),
+    # a setting whose loss would change where keyed records go: Java's producer spreads them
+    # whatever their key, kafkawire refuses rather than placing them by key
+    ({"kafka.partitioner.ignore.keys": "true"}, None,
+     "REFUSED_OPTION] Kafka option 'kafka.partitioner.ignore.keys=true' is not supported"),
     ({"kafka.transaction.timeout.ms": "60000"}, None,
      "kafka.transaction.timeout.ms takes effect only with kafka.transactional.id"),
     # idempotence left on by default with more than 5 requests in flight: Spark's

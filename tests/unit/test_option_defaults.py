@@ -128,6 +128,11 @@ PARSED_ONLY = {
     "maxRecordsPerBatch": "a required field of SourceOptions",
     "kafka.default.api.timeout.ms": "checked, has no effect",
     "kafka.enable.idempotence": "ProduceSettings holds None for 'defaulted' (Java's rules)",
+    "kafka.compression.gzip.level": "ProduceSettings.compression_level holds the level of the "
+                                    "codec in use; -1 is None, zlib's default",
+    "kafka.compression.zstd.level": "ProduceSettings.compression_level holds the level of the "
+                                    "codec in use; the default is the codec's own "
+                                    "(protocol/compression.py ZSTD_DEFAULT_LEVEL)",
 }
 
 # The settings built from options: none of their fields may default to a literal of its own.

@@ -5,6 +5,8 @@ and the README's option tables are exactly what it generates."""
 from __future__ import annotations
 
 import ast
+import logging
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import spark_kafka_wire
 from spark_kafka_wire import option_tables
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.partitioner import PARTITIONERS
+from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.options import (
     NOWHERE,
     OPTIONS,
@@ -22,7 +25,9 @@ from spark_kafka_wire.options import (
     Option,
     Use,
     option,
+    options_for,
 )
+from spark_kafka_wire.options.table import REFUSED_VALUES
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
@@ -155,13 +160,107 @@ def test_ignored_options_are_accepted_with_any_value(o: Option) -> None:
         parse_sink_options({**SINK_BASE, **sasl, o.name: "anything"})
 
 
-def test_unknown_kafka_keys_are_refused_on_each_side() -> None:
-    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNKNOWN_OPTION",
-                          "'kafka.fetch.max.bytes'"):
-        parse_sink_options({**SINK_BASE, "kafka.fetch.max.bytes": "1"})
-    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNKNOWN_OPTION",
-                          "'kafka.acks'"):
+def test_the_other_sides_settings_are_accepted_with_a_warning(caplog) -> None:
+    """One options dict shared by a read and a write: each side accepts the other's settings
+    without effect and names them (never their values) in one warning."""
+    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.options.client"):
+        sink = parse_sink_options({**SINK_BASE, "kafka.fetch.max.bytes": "1",
+                                   "kafka.isolation.level": "read_committed"})
+    assert sink.client.bootstrap_servers  # parsed
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "kafka.fetch.max.bytes, kafka.isolation.level" in warning and "write" in warning
+    assert "read_committed" not in warning
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.options.client"):
         parse_source_options({**SOURCE_BASE, "kafka.acks": "1"})
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert "kafka.acks" in warning and "read does not use" in warning
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.options.client"):
+        parse_source_options(SOURCE_BASE)  # nothing unused: no warning
+    assert not caplog.records
+
+
+def test_names_no_kafka_client_has_are_refused_with_the_closest_name() -> None:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNKNOWN_OPTION",
+                          r"'kafka\.fetch\.max\.byte' \(did you mean 'kafka\.fetch\.max\.bytes'\?\)"):
+        parse_sink_options({**SINK_BASE, "kafka.fetch.max.byte": "1"})
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.UNKNOWN_OPTION",
+                          "'kafka.frobnicate': no Kafka client has such a setting"):
+        parse_source_options({**SOURCE_BASE, "kafka.frobnicate": "1"})
+
+
+# The Java client settings each side refuses although it does not use them (with a SASL_SSL
+# connection, so that security keys are judged for themselves): their loss would change the
+# data or its security. Every other Java setting a side does not use is accepted.
+_SECURITY_NOT_IMPLEMENTED = {
+    "ssl.engine.factory.class", "ssl.keymanager.algorithm", "ssl.provider",
+    "ssl.secure.random.implementation", "ssl.trustmanager.algorithm",
+    "sasl.client.callback.handler.class", "sasl.login.class",
+    "sasl.oauthbearer.clock.skew.seconds", "sasl.oauthbearer.expected.audience",
+    "sasl.oauthbearer.expected.issuer", "sasl.oauthbearer.jwks.endpoint.refresh.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms",
+    "sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", "sasl.oauthbearer.jwks.endpoint.url",
+}
+REFUSED_UNUSED = {
+    "read": {"auto.offset.reset", "enable.auto.commit", "key.deserializer", "value.deserializer",
+             "interceptor.classes", "security.providers"} | _SECURITY_NOT_IMPLEMENTED,
+    "write": {"key.serializer", "value.serializer", "partitioner.class", "interceptor.classes",
+              "security.providers"} | _SECURITY_NOT_IMPLEMENTED,
+}
+_SASL_SSL = {"kafka.security.protocol": "SASL_SSL", "kafka.sasl.mechanism": "PLAIN",
+             "kafka.sasl.username": "u", "kafka.sasl.password": "p"}
+
+
+# each side with the Java settings it does not use (those it uses have their values checked
+# by their own tests); config.providers declares placeholder providers (test_config_files)
+_UNUSED = [(side, name) for side, use in (("read", SOURCE), ("write", SINK))
+           for name in sorted(JAVA_CLIENT_CONFIGS - {"config.providers"})
+           if f"kafka.{name}" not in {o.key for o in options_for(use)}]
+
+
+@pytest.mark.parametrize(("side", "name"), _UNUSED)
+def test_each_java_client_setting_is_accepted_or_refused_with_its_reason(side, name,
+                                                                         caplog) -> None:
+    parse, base = ((parse_source_options, SOURCE_BASE) if side == "read"
+                   else (parse_sink_options, SINK_BASE))
+    key = f"kafka.{name}"
+    opts = {**base, **_SASL_SSL, key: "secret-value"}
+    if name in REFUSED_UNUSED[side]:
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.REFUSED_OPTION",
+                              re.escape(name)) as info:
+            parse(opts)
+        assert "secret-value" not in str(info.value)
+        return
+    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.options.client"):
+        parse(opts)
+    [warning] = [r.getMessage() for r in caplog.records]
+    assert key in warning and "secret-value" not in warning
+
+
+@pytest.mark.parametrize(("name", "refused", "kept", "parse", "base"), [
+    ("kafka.exclude.internal.topics", "false", "true", parse_source_options, SOURCE_BASE),
+    ("kafka.partitioner.ignore.keys", "true", "false", parse_sink_options, SINK_BASE),
+])
+def test_values_that_would_change_the_data_are_refused(name, refused, kept, parse, base,
+                                                       tmp_path) -> None:
+    """The value whose loss changes which records are read or where they go is refused, from
+    an option and from a kafkaConfigFile alike; the value kafkawire honours anyway is
+    accepted; the other side accepts both."""
+    reason = next(r.reason for r in REFUSED_VALUES if r.name == name)
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.REFUSED_OPTION",
+                          re.escape(f"'{name}={refused}'"), re.escape(reason)):
+        parse({**base, name: refused.upper()})
+    props = tmp_path / "client.properties"
+    props.write_text(f"{name[len('kafka.'):]}={refused}\n")
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.REFUSED_OPTION",
+                          re.escape(f"'{name}={refused}'")):
+        parse({**base, "kafkaConfigFile": str(props)})
+    parse({**base, name: kept})
+    other, other_base = ((parse_sink_options, SINK_BASE) if parse is parse_source_options
+                         else (parse_source_options, SOURCE_BASE))
+    other({**other_base, name: refused})
+    other({**other_base, "kafkaConfigFile": str(props)})
 
 
 def test_value_lists_in_docs_follow_the_code() -> None:

@@ -116,6 +116,7 @@ def split_batch(batch: PendingBatch, settings: ProduceSettings, producer_id: int
         encoded = encode_record_batch_buffer(
             rows.keys.slice(lo, hi - lo), rows.values.slice(lo, hi - lo),
             timestamps=rows.timestamps[lo:hi], compression=settings.compression,
+            compression_level=settings.compression_level,
             producer_id=producer_id if seq >= 0 else -1,
             producer_epoch=producer_epoch if seq >= 0 else -1, base_sequence=seq,
             transactional=settings.transactional_id is not None,
@@ -197,11 +198,13 @@ def encode_chunk(rows: Rows, magic: int, settings: ProduceSettings, producer_id:
                 headers = None
         return encode_record_batch_buffer(
             keys, rows.values, timestamps=rows.timestamps, compression=settings.compression,
+            compression_level=settings.compression_level,
             producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
             transactional=settings.transactional_id is not None, headers=headers,
         )
     return encode_message_set(keys, rows.values, magic=magic, timestamps=rows.timestamps,
-                              compression=settings.compression)
+                              compression=settings.compression,
+                              compression_level=settings.compression_level)
 
 
 def encode_partitioned(

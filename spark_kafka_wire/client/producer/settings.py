@@ -31,6 +31,8 @@ class ProduceSettings:
     acks: int = parse_acks(text_default("kafka.acks"))
     timeout_ms: int = int_default("kafka.request.timeout.ms")
     compression: int = CODEC_NAMES[text_default("kafka.compression.type")]
+    # kafka.compression.<codec>.level of the codec in use; None: the codec's default
+    compression_level: int | None = None
     batch_size: int = int_default("kafka.batch.size")
     max_request_size: int = int_default("kafka.max.request.size")
     retries: int = int_default("kafka.retries")

@@ -690,6 +690,7 @@ def encode_record_batch(
     timestamps: Any = None,
     base_offset: int = 0,
     compression: int | str = 0,
+    compression_level: int | None = None,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -701,10 +702,12 @@ def encode_record_batch(
     ``keys``/``values``: Arrow binary/large_binary/string arrays or lists of bytes|None
     (``keys=None``: all keys null). ``timestamps``: None (now), one int, or an int64 array.
     Record ``i`` gets offsetDelta ``i``; the records section is compressed as one blob.
-    ``compression`` is a Kafka codec id or name (see ``compression.CODEC_NAMES``).
+    ``compression`` is a Kafka codec id or name (see ``compression.CODEC_NAMES``),
+    ``compression_level`` its level (None: the codec's default, see ``compression.compress``).
     """
     data = encode_record_batch_buffer(
         keys, values, timestamps=timestamps, base_offset=base_offset, compression=compression,
+        compression_level=compression_level,
         producer_id=producer_id, producer_epoch=producer_epoch, base_sequence=base_sequence,
         transactional=transactional, headers=headers)
     return data if isinstance(data, bytes) else bytes(data)
@@ -717,6 +720,7 @@ def encode_record_batch_buffer(
     timestamps: Any = None,
     base_offset: int = 0,
     compression: int | str = 0,
+    compression_level: int | None = None,
     producer_id: int = -1,
     producer_epoch: int = -1,
     base_sequence: int = -1,
@@ -768,7 +772,7 @@ def encode_record_batch_buffer(
     parts[0] = parts[0][HEADER_SIZE:]
     if compression != CODEC_NONE:
         parts = [_compress(compression, parts[0] if len(parts) == 1 else b"".join(parts),
-                           magic=2)]
+                           level=compression_level, magic=2)]
     crc = crc32c(rest)
     size = 0
     for part in parts:

@@ -370,6 +370,7 @@ def encode_message_set(
     timestamps: Any = None,
     compression: int | str = 0,
     base_offset: int = 0,
+    compression_level: int | None = None,
 ) -> bytes:
     """Encode a legacy MessageSet (magic 0 or 1) for brokers older than Kafka 0.11.
 
@@ -396,7 +397,7 @@ def encode_message_set(
                                magic)
     inner = _build_messages(rel if magic else base_offset + rel, zero, ts, k_len, k_data,
                             v_len, v_data, magic)
-    value = np.frombuffer(_compress(compression, inner, magic=magic), np.uint8)
+    value = np.frombuffer(_compress(compression, inner, level=compression_level, magic=magic), np.uint8)
     wrapper_ts = np.array([ts.max()], np.int64) if ts is not None else None
     return _build_messages(np.array([base_offset + n - 1], np.int64),
                            np.array([compression], np.uint8), wrapper_ts,

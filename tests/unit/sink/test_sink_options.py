@@ -147,3 +147,55 @@ def test_delivery_timeout_below_linger_plus_request_timeout_is_accepted() -> Non
     # Java refuses this combination; here the delivery timeout is checked between attempts
     p = _parse(**{"kafka.delivery.timeout.ms": "5000", "kafka.request.timeout.ms": "5000"}).produce
     assert p.delivery_timeout_ms == 5000 and p.linger_ms == 5
+
+
+@pytest.mark.parametrize(("extra", "level"), [
+    ({"kafka.compression.type": "gzip", "kafka.compression.gzip.level": "1"}, 1),
+    ({"kafka.compression.type": "gzip", "kafka.compression.gzip.level": "-1"}, None),
+    ({"kafka.compression.type": "gzip"}, None),  # -1: zlib's default, 6, as Java's Deflater
+    ({"kafka.compression.type": "lz4", "kafka.compression.lz4.level": "17"}, 17),
+    ({"kafka.compression.type": "lz4"}, None),  # lz4's fast mode
+    ({"kafka.compression.type": "zstd", "kafka.compression.zstd.level": "-5"}, -5),
+    ({"kafka.compression.type": "zstd"}, 3),
+    # a level applies to its codec only
+    ({"kafka.compression.type": "zstd", "kafka.compression.gzip.level": "9"}, 3),
+    ({"kafka.compression.type": "snappy", "kafka.compression.zstd.level": "9"}, None),
+    ({"kafka.compression.gzip.level": "9"}, None),
+])
+def test_compression_level_of_the_codec_in_use(extra: dict, level: int | None) -> None:
+    assert _parse(**extra).produce.compression_level == level
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("gzip", "0"), ("gzip", "10"), ("gzip", "-2"), ("lz4", "0"), ("lz4", "18"),
+    ("zstd", "23"), ("zstd", "-131073"),
+])
+def test_compression_levels_out_of_java_ranges_are_refused(name: str, value: str) -> None:
+    """KIP-390's ranges, checked whatever the codec, as Java's producer checks them."""
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.VALUE_OUT_OF_RANGE",
+                          f"kafka.compression.{name}.level"):
+        _parse(**{f"kafka.compression.{name}.level": value})
+
+
+@pytest.mark.parametrize("codec", ["gzip", "lz4", "zstd"])
+def test_batches_are_compressed_at_the_level_asked(codec: str) -> None:
+    """The producer's batches carry the records compressed at the option's level: the same
+    bytes as the codec at that level gives, not those of its default."""
+    import numpy as np
+    import pyarrow as pa
+
+    from spark_kafka_wire.client.producer.accumulator import Rows, encode_chunk
+    from spark_kafka_wire.protocol.compression import CODEC_NAMES, compress
+    from spark_kafka_wire.protocol.records.batch import HEADER_SIZE
+
+    values = pa.array([f"value {i} {'abc' * (i % 7)} {i * 7919 % 1000}".encode()
+                       for i in range(400)], pa.binary())
+    rows = Rows(None, values, np.full(400, 1_600_000_000_000, np.int64), None,
+                np.full(400, 40, np.int64))
+    level = {"gzip": 1, "lz4": 12, "zstd": 19}[codec]
+    plain = bytes(encode_chunk(rows, 2, ProduceSettings()))[HEADER_SIZE:]
+    asked = _parse(**{"kafka.compression.type": codec,
+                      f"kafka.compression.{codec}.level": str(level)}).produce
+    blob = bytes(encode_chunk(rows, 2, asked))[HEADER_SIZE:]
+    assert blob == compress(CODEC_NAMES[codec], plain, level=level)
+    assert blob != compress(CODEC_NAMES[codec], plain)  # the default level differs

@@ -257,8 +257,8 @@ def test_stream_only_options_are_ignored_with_a_warning(caplog) -> None:
 def test_settings_that_would_break_the_source_stay_rejected() -> None:
     fails("REFUSED_OPTION", {**BASE, "kafka.auto.offset.reset": "latest"},
           "kafka.auto.offset.reset", "set the source option 'startingOffsets'")
-    fails("UNKNOWN_OPTION", {**BASE, "kafka.exclude.internal.topics": "false"},
-          "kafka.exclude.internal.topics")
+    fails("REFUSED_OPTION", {**BASE, "kafka.exclude.internal.topics": "false"},
+          "kafka.exclude.internal.topics=false", "subscribePattern never matches internal topics")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["batch", "stream"])
