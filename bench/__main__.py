@@ -214,6 +214,7 @@ def main(argv: list[str] | None = None) -> None:
         print_memory(memory)
     if stream:
         streaming.print_table(stream, args.stream_rate)
+        streaming.print_jvm_ratios(stream)
     if many:
         many_partitions.print_table(many)
     if took:
@@ -348,6 +349,8 @@ STREAM_RUNS: tuple[tuple[str, dict], ...] = (  # label, what differs from kafkaw
     ("kafkawire 4 partitions -> latency", {"partitions": 4}),
     ("kafkawire -> noop", {"sink": "noop"}),
     ("rate (JVM) -> noop", {"impl": "rate", "sink": "noop"}),
+    ("Spark kafka (JVM) -> latency", {"impl": "jvm"}),
+    ("Spark kafka (JVM) 4 partitions -> latency", {"impl": "jvm", "partitions": 4}),
 )
 
 
@@ -358,6 +361,8 @@ def spark_stream_rows(kafka: dict[str, str], args: argparse.Namespace, started: 
     rows = []
     wanted = {int(i) for i in args.stream_runs.split(",")}
     for label, differs in (run for i, run in enumerate(STREAM_RUNS, 1) if i in wanted):
+        if differs.get("impl") == "jvm" and not JVM:
+            continue
         spec = {"impl": "kafkawire", "kafka": kafka, "partitions": STREAM_PARTITIONS,
                 "options": {}, "sink": "benchlatency", "coalesce": None,
                 "rate": args.stream_rate, "warmup_s": args.stream_warmup,
@@ -381,7 +386,9 @@ def spark_many_partitions(kafka: dict[str, str], started: float) -> dict:
         topic = f"bench-many-{partitions}x{per}-{uuid.uuid4().hex[:6]}"
         produce(kafka, topic, partitions * per, 100, partitions=partitions)
         topics[many_partitions.shape_name(partitions, per)] = topic
-    r = measure({"kafka": kafka, "topics": topics, "runs": 5}, "bench.many_partitions")
+    jvm = [many_partitions.shape_name(*many_partitions.SHAPES[0])] if JVM else []
+    r = measure({"kafka": kafka, "topics": topics, "runs": 5, "jvm": jvm},
+                "bench.many_partitions")
     for topic in topics.values():
         delete(kafka, topic)
     what = r.get("error") or ", ".join(f"{n} median {t:.2f} s" for n, t in r["median"].items())

@@ -10,7 +10,9 @@ ends of 200 partitions) is part of what a user waits for, so it is timed. The re
 connections), so that drift in the machine's load falls on both alike; best and median of
 each. Without packing the 200-partition read would be 200 tasks, one per partition (``python
 -m bench.packing`` measures that); with it, both reads are a few tasks, and what remains is the
-per-partition cost of planning and of fetching 200 ranges.
+per-partition cost of planning and of fetching 200 ranges. With ``jvm``, Spark's own ``kafka``
+format reads the 200 x 10 topic in the same alternation (one task per partition, as Spark
+plans it).
 """
 
 from __future__ import annotations
@@ -29,31 +31,51 @@ def shape_name(partitions: int, rows: int) -> str:
     return f"{partitions} x {rows}"
 
 
+def jvm_name(shape: str) -> str:
+    """The row of Spark's JVM ``kafka`` format reading the topic of ``shape``."""
+    return f"{shape} {JVM_SUFFIX}"
+
+
+JVM_SUFFIX = "Spark kafka (JVM)"
+
+
 def run(spec: dict) -> dict:
+    """``topics``: shape name -> topic, read by kafkawire; ``jvm``: the shape names Spark's
+    own ``kafka`` format reads too (its rows alternate with the others)."""
+    from bench.broker import jvm_options
     from spark_kafka_wire.testing.session import local_session
 
     kafka, topics, runs = spec["kafka"], spec["topics"], spec["runs"]
-    spark = local_session("kafkawire-bench-many-partitions", quiet=True)
+    reads = {name: ("kafkawire", kafka, topic) for name, topic in topics.items()}
+    conf = {}
+    if spec.get("jvm"):
+        from tests.support.spark_kafka_connector import session_conf
 
-    def read(topic: str, count: bool = False) -> tuple[float, int]:
+        conf = session_conf()
+        reads.update({jvm_name(name): ("kafka", jvm_options(kafka), topics[name])
+                      for name in spec["jvm"]})
+    spark = local_session("kafkawire-bench-many-partitions", quiet=True, conf=conf)
+
+    def read(fmt: str, options: dict[str, str], topic: str, count: bool = False
+             ) -> tuple[float, int]:
         t0 = time.perf_counter()
-        df = spark.read.format("kafkawire").options(**kafka).option("subscribe", topic).load()
+        df = spark.read.format(fmt).options(**options).option("subscribe", topic).load()
         if count:
             assert df.count() == ROWS, topic
             return time.perf_counter() - t0, df.rdd.getNumPartitions()
         df.write.format("noop").mode("overwrite").save()
         return time.perf_counter() - t0, 0
 
-    times: dict[str, list[float]] = {name: [] for name in topics}
+    times: dict[str, list[float]] = {name: [] for name in reads}
     tasks: dict[str, int] = {}
     load = [os.getloadavg()[0]]
     began = time.perf_counter()
     try:
-        for name, topic in topics.items():  # warm-up, and the row count checked
-            _, tasks[name] = read(topic, count=True)
+        for name, how in reads.items():  # warm-up, and the row count checked
+            _, tasks[name] = read(*how, count=True)
         for _ in range(runs):
-            for name, topic in topics.items():
-                times[name].append(read(topic)[0])
+            for name, how in reads.items():
+                times[name].append(read(*how)[0])
     finally:
         spark.stop()
     load.append(os.getloadavg()[0])
@@ -72,16 +94,21 @@ def print_table(r: dict) -> None:
     if "error" in r:
         print(f"failed: {r['error']}")
         return
-    header = f"{'partitions x rows':<18} {'tasks':>5} {'best s':>7} {'median s':>8}  runs s"
+    header = f"{'partitions x rows':<36} {'tasks':>5} {'best s':>7} {'median s':>8}  runs s"
     print(header)
     print("-" * len(header))
     for name, times in r["times"].items():
-        print(f"{name:<18} {r['tasks'][name]:>5} {r['best'][name]:>7.2f} "
+        print(f"{name:<36} {r['tasks'][name]:>5} {r['best'][name]:>7.2f} "
               f"{r['median'][name]:>8.2f}  {' '.join(f'{t:.2f}' for t in times)}")
     many, few = (shape_name(*s) for s in SHAPES)
     print(f"ratio {many} / {few}: best {r['best'][many] / r['best'][few]:.2f}, median "
           f"{r['median'][many] / r['median'][few]:.2f} (goal <= 2); load "
           f"{r['load'][0]:.1f}-{r['load'][-1]:.1f}")
+    if jvm_name(many) in r["median"]:
+        jvm = jvm_name(many)
+        print(f"{many}, kafkawire / Spark's kafka format (JVM), seconds: best "
+              f"{r['best'][many] / r['best'][jvm]:.2f}, median "
+              f"{r['median'][many] / r['median'][jvm]:.2f} (above 1: kafkawire is slower)")
     print()
 
 
