@@ -1,29 +1,39 @@
-"""kafkawire benchmark suite: ``python -m bench [--rows N] [--spark-rows N]
-[--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
-[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2] [--stream-rate 1000]
-[--stream-seconds 60] [--stream-warmup 15]``.
+"""kafkawire benchmark suite: ``python -m bench [--broker kafka|tansu] [--rows N]
+[--spark-rows N] [--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
+[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2] [--no-jvm]
+[--stream-rate 1000] [--stream-seconds 60] [--stream-warmup 15]``.
 
-Starts the embedded broker and, for every value size and codec, writes each scenario's data
-(our producer, 4 partitions, JSON-like values) and prints one table: rows/s of kafkawire, of
-the peer and of the limit where there is one, their ratios and peak RSS; then the memory
-table. Every measurement runs in a fresh process (``bench.suite``) so that its peak RSS is its
-own.
+Starts one broker for the whole run (bench/broker.py): Apache Kafka 4 by default (KRaft, one
+node, PLAINTEXT plus its own SSL and SASL_SSL listeners for the secured rows), the embedded
+Tansu with ``--broker tansu`` (secured rows through stunnel4 and the SASL test front); the
+header says which. For every value size and codec it writes each scenario's data (our
+producer, 4 partitions, JSON-like values) and prints one table: rows/s of kafkawire, of
+Spark's own JVM ``kafka`` format (spark-sql-kafka-0-10, the first peer of every Spark row), of
+the second peer and of the limit where there is one, their ratios and peak RSS; then the
+memory tables. Every measurement runs in a fresh process (``bench.suite``) so that its peak RSS
+is its own. Spark's JVM format needs its connector at the running pyspark's release: ``make
+bench`` runs this in the Python ``python -m tests.support.spark_kafka_connector`` prints;
+elsewhere (or with ``--no-jvm``) the JVM column and rows are left out, with the reason printed.
 
 Scenarios:
   client/<codec>  one process, no Spark: kafkawire's fetch_range + to_record_batches vs a
                   confluent-kafka Consumer building Arrow batches (consume(10000)); the other
                   peer is kafka-python; limit = the same Fetch requests, pipelined the same
                   way, walking only batch headers. Best of 5 passes in one process each.
-  spark-read      Spark local[2], read -> noop: kafkawire vs confluent-kafka inside mapInArrow
-                  (one task per partition); limit = a Python data source yielding prebuilt
-                  Arrow batches of the same schema and size. Best of 2 runs in one session.
+  spark-read      Spark local[2], read -> noop (rows counted by an Observation and checked):
+                  kafkawire vs Spark's JVM kafka format (subscribe, earliest..latest, the
+                  same topic) vs confluent-kafka inside mapInArrow (one task per
+                  partition); limit = a Python data source yielding prebuilt Arrow batches
+                  of the same schema and size (the JVM format is set against it too:
+                  JVM/limit). Best of 2 runs in one session.
                   A second table sets each read against its fetch limit: the same Python
                   data source sending kafkawire's Fetches to the broker, walking batch
                   headers only and yielding prebuilt rows (the ceiling with the broker
                   serving the bytes on the same cores).
-  spark-write     Spark local[2], spark.range -> kafkawire sink vs confluent-kafka Producer
-                  inside mapInArrow (linger.ms 5, batch.size 512 KiB, the row's codec on both
-                  sides, acks all). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
+  spark-write     Spark local[2], spark.range -> kafkawire sink vs Spark's JVM kafka sink vs
+                  confluent-kafka Producer inside mapInArrow (linger.ms 5, batch.size 512
+                  KiB, acks all: kafkawire's defaults, given to the others; the row's codec
+                  on every side). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
                   into a Python data source's Arrow writer that only counts the rows (the
                   ceiling of Spark's Python write path, input generation included).
                   A second table sets each write against its produce limit: a Python writer
@@ -38,9 +48,11 @@ Scenarios:
                   8 MiB: peak RSS growth against twice the fetch size plus the largest
                   output batch.
 Peak RSS: client rows are the measuring process (VmHWM); Spark rows give the largest
-Python worker alive at the end (VmHWM), the driver Python (VmHWM) and the JVM (VmHWM).
+Python worker alive at the end (VmHWM), the driver Python (VmHWM) and the JVM (VmHWM); a table
+of its own sets them side by side for the Spark read of the biggest row.
+Profiles of one Spark row (py-spy for the Python processes, JFR for the JVM): bench/profile.py.
 
-Not in the default list (together about 12 minutes: seven streaming runs of Spark's start,
+Not in the default list (together about 20 minutes: nine streaming runs of Spark's start,
 warm-up, window, drain and stop, then the batch reads), each with a table of its own:
   spark-stream    latency under steady load (bench/streaming.py says how and why): a load
                   generator (kafkawire's Producer, a process of its own, CreateTime = creation
@@ -61,14 +73,20 @@ warm-up, window, drain and stop, then the batch reads), each with a table of its
                     packing buys;
                   5 kafkawire on a 4-partition topic;
                   6, 7 kafkawire and rate into the noop sink: batch durations without the
-                    Python sink.
+                    Python sink;
+                  8, 9 Spark's JVM kafka format (startingOffsets latest) reading the same
+                    generated load into the same latency sink, on 64 and on 4 partitions:
+                    a table of its own gives kafkawire's p50, p95 and batch duration over
+                    these (rows 1 and 5 against 8 and 9).
                   Each row's median batch duration is divided by the rate row's with the same
                   sink (x rate; x rate/c: the coalesced one). Goals: kafkawire <= 1.5 x rate,
                   p50 < 1 s.
   spark-many-partitions
                   batch read -> noop (planning included) of 2,000 rows from 200 partitions x
                   10 rows against 4 partitions x 500 rows, 5 alternating runs after a warm-up
-                  of each, in one session: best and median, and their ratio (goal <= 2).
+                  of each, in one session: best and median, and their ratio (goal <= 2); and
+                  Spark's JVM kafka format reading the 200 x 10 topic in the same
+                  alternation (kafkawire's time over its).
 """
 
 from __future__ import annotations
