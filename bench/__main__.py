@@ -85,8 +85,10 @@ warm-up, window, drain and stop, then the batch reads), each with a table of its
                   batch read -> noop (planning included) of 2,000 rows from 200 partitions x
                   10 rows against 4 partitions x 500 rows, 5 alternating runs after a warm-up
                   of each, in one session: best and median, and their ratio (goal <= 2); and
-                  Spark's JVM kafka format reading the 200 x 10 topic in the same
-                  alternation (kafkawire's time over its).
+                  Spark's JVM kafka format reading the 200 x 10 topic in the first 2 runs
+                  of the same alternation, with its defaults and with
+                  kafka.fetch.max.wait.ms 10 (each of its tasks otherwise waits about the
+                  default 500 ms): kafkawire's time over each.
 """
 
 from __future__ import annotations
