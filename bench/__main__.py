@@ -13,7 +13,8 @@ the second peer and of the limit where there is one, their ratios and peak RSS; 
 memory tables. Every measurement runs in a fresh process (``bench.suite``) so that its peak RSS
 is its own. Spark's JVM format needs its connector at the running pyspark's release: ``make
 bench`` runs this in the Python ``python -m tests.support.spark_kafka_connector`` prints;
-elsewhere (or with ``--no-jvm``) the JVM column and rows are left out, with the reason printed.
+elsewhere (or with ``--no-jvm``, or on Tansu, see TANSU_JVM) the JVM column and rows are left
+out, with the reason printed.
 
 Scenarios:
   client/<codec>  one process, no Spark: kafkawire's fetch_range + to_record_batches vs a
@@ -178,7 +179,9 @@ def main(argv: list[str] | None = None) -> None:
           f"{__import__('confluent_kafka').libversion()[0]}), kafka-python "
           f"{version('kafka-python')}, Java: {java_version()}")
     global JVM
-    JVM = None if args.no_jvm else jvm_connector()
+    if args.broker == "tansu" and not args.no_jvm:
+        print(f"no Spark JVM column on Tansu: {TANSU_JVM}")
+    JVM = None if args.no_jvm or args.broker == "tansu" else jvm_connector()
     print(f"Spark's kafka format (JVM): {JVM or 'not measured'}")
     why_not = missing_tools(protocols) if args.broker == "tansu" else None
     if why_not:
@@ -239,6 +242,12 @@ def main(argv: list[str] | None = None) -> None:
         many_partitions.print_table(many)
     if took:
         print("scenario wall times: " + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()))
+
+
+#: Why Spark's JVM format is left out on Tansu (seen 2026-11-26, pyspark 4.2.0, Tansu 0.6).
+TANSU_JVM = ("Spark's kafka format reads one record per partition of a topic written by "
+             "kafkawire's producer there (1 of 2,000; kafkawire reads all), without an error, "
+             "so its row counts fail")
 
 
 #: What runs Spark's JVM ``kafka`` format in this run (the connector's release), or None when
@@ -491,7 +500,7 @@ def ratio(a: float | None, b: float | None) -> str:
 
 
 def print_table(table: list[Row]) -> None:
-    header = (f"{'scenario':<30} {'rows':>9} {'kafkawire/s':>12} {'Spark JVM/s':>12} "
+    header = (f"{'scenario':<34} {'rows':>9} {'kafkawire/s':>12} {'Spark JVM/s':>12} "
               f"{'peer':<21} {'peer/s':>11} {'limit/s':>11} {'kw/JVM':>7} {'kw/peer':>8} "
               f"{'kw/limit':>8} {'JVM/limit':>9}  peak RSS MB kafkawire | Spark JVM | peer "
               f"| limit")
@@ -500,7 +509,7 @@ def print_table(table: list[Row]) -> None:
     print("-" * len(header))
     for row in table:
         k, j, p, lim = (rate(r) for r in (row.kafkawire, row.jvm, row.peer, row.limit))
-        print(f"{row.name:<30} {row.rows:>9,} {fmt(k):>12} {fmt(j):>12} {row.peer_name:<21} "
+        print(f"{row.name:<34} {row.rows:>9,} {fmt(k):>12} {fmt(j):>12} {row.peer_name:<21} "
               f"{fmt(p):>11} {fmt(lim):>11} {ratio(k, j):>7} {ratio(k, p):>8} "
               f"{ratio(k, lim):>8} {ratio(j, lim):>9}  {rss_text(row.kafkawire)} | "
               f"{rss_text(row.jvm) if row.jvm else '-'} | "

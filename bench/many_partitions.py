@@ -107,11 +107,11 @@ def print_table(r: dict) -> None:
     if "error" in r:
         print(f"failed: {r['error']}")
         return
-    header = f"{'partitions x rows':<36} {'tasks':>5} {'best s':>7} {'median s':>8}  runs s"
+    header = f"{'partitions x rows':<52} {'tasks':>5} {'best s':>7} {'median s':>8}  runs s"
     print(header)
     print("-" * len(header))
     for name, times in r["times"].items():
-        print(f"{name:<36} {r['tasks'][name]:>5} {r['best'][name]:>7.2f} "
+        print(f"{name:<52} {r['tasks'][name]:>5} {r['best'][name]:>7.2f} "
               f"{r['median'][name]:>8.2f}  {' '.join(f'{t:.2f}' for t in times)}")
     many, few = (shape_name(*s) for s in SHAPES)
     print(f"ratio {many} / {few}: best {r['best'][many] / r['best'][few]:.2f}, median "
