@@ -148,7 +148,11 @@ def generate(spec: dict) -> int:
     topic, rate, partitions = spec["topic"], spec["rate"], spec["partitions"]
     keys, values = (c.to_pylist() for c in make_columns(10_000, VALUE_SIZE))
     stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    def stop_at_eof() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=stop_at_eof, daemon=True).start()
     producer = confluent_kafka.Producer({**librdkafka(spec["kafka"]), "linger.ms": 0,
                                          "acks": "all", "log_level": 3})
     acked_ms: list[float] = []  # creation to acknowledgement, per record
@@ -217,7 +221,10 @@ def kafka_records(kafka: dict[str, str], topic: str, partitions: int
         ends[p] = high
     consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in ends if ends[p]])
     total = sum(ends.values())
-    part, off, ts, kinds = [], [], [], set()
+    part: list[int] = []
+    off: list[int] = []
+    ts: list[float] = []
+    kinds: set[int] = set()
     deadline = time.monotonic() + 120
     try:
         while len(part) < total:
