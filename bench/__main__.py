@@ -554,7 +554,9 @@ def print_spark_memory(table: list[Row]) -> None:
               f"{kb['driver'] / 1024:>17.0f} "
               f"{(kb['jvm'] + kb['worker'] + kb['driver']) / 1024:>7.0f}")
     print("VmHWM of each process of the measurement's own Spark session (a fresh process per "
-          "measurement); Python worker: the largest alive at the end ('-': the query ran none).")
+          "measurement); Python worker: the largest alive at the end ('-': none). Spark's JVM "
+          "format runs no Python worker for the query: its figure is the Python process every "
+          "session starts to look up Python data sources.")
 
 
 def print_broker_limits() -> None:
