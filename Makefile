@@ -65,10 +65,14 @@ lint: $(STAMP)
 docs: $(STAMP)
 	$(PY) -m spark_kafka_wire.option_tables README.md
 
+# python -m bench runs on Apache Kafka 4 with Spark's own kafka format as the first peer, so in
+# the Python whose pyspark has its connector on Maven Central (as test-parity does); py-spy for
+# `python -m bench.profile` is the extra [bench].
 bench: check-java $(STAMP)
 	$(PY) -m bench.decode
 	$(PY) -m bench.requests
-	$(PY) -m bench
+	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
+	  $$parity_py -m bench
 
 # The long fault variants (tests/faults, marker soak: skipped by `make test`) and the streaming
 # soak (bench/soak.py: 10,000 micro-batches; RSS, open fds and latency, first against last).

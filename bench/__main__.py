@@ -1,29 +1,40 @@
-"""kafkawire benchmark suite: ``python -m bench [--rows N] [--spark-rows N]
-[--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
-[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2] [--stream-rate 1000]
-[--stream-seconds 60] [--stream-warmup 15]``.
+"""kafkawire benchmark suite: ``python -m bench [--broker kafka|tansu] [--rows N]
+[--spark-rows N] [--write-rows N] [--value-sizes 100,1024] [--codecs none,lz4,zstd]
+[--scenarios client,spark-read,spark-write,memory] [--memory-gib 2] [--no-jvm]
+[--stream-rate 1000] [--stream-seconds 60] [--stream-warmup 15]``.
 
-Starts the embedded broker and, for every value size and codec, writes each scenario's data
-(our producer, 4 partitions, JSON-like values) and prints one table: rows/s of kafkawire, of
-the peer and of the limit where there is one, their ratios and peak RSS; then the memory
-table. Every measurement runs in a fresh process (``bench.suite``) so that its peak RSS is its
-own.
+Starts one broker for the whole run (bench/broker.py): Apache Kafka 4 by default (KRaft, one
+node, PLAINTEXT plus its own SSL and SASL_SSL listeners for the secured rows), the embedded
+Tansu with ``--broker tansu`` (secured rows through stunnel4 and the SASL test front); the
+header says which. For every value size and codec it writes each scenario's data (our
+producer, 4 partitions, JSON-like values) and prints one table: rows/s of kafkawire, of
+Spark's own JVM ``kafka`` format (spark-sql-kafka-0-10, the first peer of every Spark row), of
+the second peer and of the limit where there is one, their ratios and peak RSS; then the
+memory tables. Every measurement runs in a fresh process (``bench.suite``) so that its peak RSS
+is its own. Spark's JVM format needs its connector at the running pyspark's release: ``make
+bench`` runs this in the Python ``python -m tests.support.spark_kafka_connector`` prints;
+elsewhere (or with ``--no-jvm``, or on Tansu, see TANSU_JVM) the JVM column and rows are left
+out, with the reason printed.
 
 Scenarios:
   client/<codec>  one process, no Spark: kafkawire's fetch_range + to_record_batches vs a
                   confluent-kafka Consumer building Arrow batches (consume(10000)); the other
                   peer is kafka-python; limit = the same Fetch requests, pipelined the same
                   way, walking only batch headers. Best of 5 passes in one process each.
-  spark-read      Spark local[2], read -> noop: kafkawire vs confluent-kafka inside mapInArrow
-                  (one task per partition); limit = a Python data source yielding prebuilt
-                  Arrow batches of the same schema and size. Best of 2 runs in one session.
+  spark-read      Spark local[2], read -> noop (rows counted by an Observation and checked):
+                  kafkawire vs Spark's JVM kafka format (subscribe, earliest..latest, the
+                  same topic) vs confluent-kafka inside mapInArrow (one task per
+                  partition); limit = a Python data source yielding prebuilt Arrow batches
+                  of the same schema and size (the JVM format is set against it too:
+                  JVM/limit). Best of 2 runs in one session.
                   A second table sets each read against its fetch limit: the same Python
                   data source sending kafkawire's Fetches to the broker, walking batch
                   headers only and yielding prebuilt rows (the ceiling with the broker
                   serving the bytes on the same cores).
-  spark-write     Spark local[2], spark.range -> kafkawire sink vs confluent-kafka Producer
-                  inside mapInArrow (linger.ms 5, batch.size 512 KiB, the row's codec on both
-                  sides, acks all). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
+  spark-write     Spark local[2], spark.range -> kafkawire sink vs Spark's JVM kafka sink vs
+                  confluent-kafka Producer inside mapInArrow (linger.ms 5, batch.size 512
+                  KiB, acks all: kafkawire's defaults, given to the others; the row's codec
+                  on every side). Best of 2 runs, each into a fresh topic. Limit = the same DataFrame
                   into a Python data source's Arrow writer that only counts the rows (the
                   ceiling of Spark's Python write path, input generation included).
                   A second table sets each write against its produce limit: a Python writer
@@ -38,9 +49,11 @@ Scenarios:
                   8 MiB: peak RSS growth against twice the fetch size plus the largest
                   output batch.
 Peak RSS: client rows are the measuring process (VmHWM); Spark rows give the largest
-Python worker alive at the end (VmHWM), the driver Python (VmHWM) and the JVM (VmHWM).
+Python worker alive at the end (VmHWM), the driver Python (VmHWM) and the JVM (VmHWM); a table
+of its own sets them side by side for the Spark read of the biggest row.
+Profiles of one Spark row (py-spy for the Python processes, JFR for the JVM): bench/profile.py.
 
-Not in the default list (together about 12 minutes: seven streaming runs of Spark's start,
+Not in the default list (together about 20 minutes: nine streaming runs of Spark's start,
 warm-up, window, drain and stop, then the batch reads), each with a table of its own:
   spark-stream    latency under steady load (bench/streaming.py says how and why): a load
                   generator (kafkawire's Producer, a process of its own, CreateTime = creation
@@ -61,14 +74,22 @@ warm-up, window, drain and stop, then the batch reads), each with a table of its
                     packing buys;
                   5 kafkawire on a 4-partition topic;
                   6, 7 kafkawire and rate into the noop sink: batch durations without the
-                    Python sink.
+                    Python sink;
+                  8, 9 Spark's JVM kafka format (startingOffsets latest) reading the same
+                    generated load into the same latency sink, on 64 and on 4 partitions:
+                    a table of its own gives kafkawire's p50, p95 and batch duration over
+                    these (rows 1 and 5 against 8 and 9).
                   Each row's median batch duration is divided by the rate row's with the same
                   sink (x rate; x rate/c: the coalesced one). Goals: kafkawire <= 1.5 x rate,
                   p50 < 1 s.
   spark-many-partitions
                   batch read -> noop (planning included) of 2,000 rows from 200 partitions x
                   10 rows against 4 partitions x 500 rows, 5 alternating runs after a warm-up
-                  of each, in one session: best and median, and their ratio (goal <= 2).
+                  of each, in one session: best and median, and their ratio (goal <= 2); and
+                  Spark's JVM kafka format reading the 200 x 10 topic in the first 2 runs
+                  of the same alternation, with its defaults and with
+                  kafka.fetch.max.wait.ms 10 (each of its tasks otherwise waits about the
+                  default 500 ms): kafkawire's time over each.
 """
 
 from __future__ import annotations
@@ -81,10 +102,12 @@ import subprocess
 import sys
 import time
 import uuid
+from dataclasses import dataclass
 from importlib.metadata import version
 
 from bench import many_partitions, streaming
-from bench.security import PROTOCOLS, SASL_MECHANISM, missing_tools, secured_endpoints
+from bench.broker import BROKERS, bench_broker
+from bench.security import PROTOCOLS, SASL_MECHANISM, missing_tools
 from bench.suite import PARTITIONS, create_topic, end_offsets, produce
 
 
@@ -116,6 +139,8 @@ def rate(r: dict | None) -> float | None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--broker", choices=BROKERS, default="kafka",
+                    help="Apache Kafka 4 (default) or the embedded Tansu")
     ap.add_argument("--rows", type=int, default=1_000_000, help="records of the client scenarios")
     ap.add_argument("--spark-rows", type=int, default=2_000_000, help="records read by Spark")
     ap.add_argument("--write-rows", type=int, default=1_000_000, help="records written by Spark")
@@ -126,8 +151,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--memory-gib", type=float, default=2.0,
                     help="size of the one-partition topic of the memory scenario")
     ap.add_argument("--protocols", default=",".join(PROTOCOLS),
-                    help="security protocols of the rows (SSL and SASL_SSL need stunnel4)")
+                    help="security protocols of the rows (on Tansu, SSL and SASL_SSL need "
+                         "stunnel4)")
     ap.add_argument("--no-kafka-python", action="store_true", help="skip the slowest peer")
+    ap.add_argument("--no-jvm", action="store_true",
+                    help="leave out Spark's JVM kafka format (the Spark JVM column and rows)")
     ap.add_argument("--stream-rate", type=int, default=1000,
                     help="records/s of the spark-stream load generator")
     ap.add_argument("--stream-seconds", type=float, default=60.0,
@@ -145,53 +173,54 @@ def main(argv: list[str] | None = None) -> None:
     if unknown:
         ap.error(f"unknown protocol(s) {', '.join(unknown)}; known: {', '.join(PROTOCOLS)}")
 
-    from spark_kafka_wire.testing.embedded import EmbeddedBroker
-
     print(f"machine: {platform.machine()}, nproc {os.cpu_count()}, Python "
           f"{platform.python_version()}, pyspark {version('pyspark')}, pyarrow "
           f"{version('pyarrow')}, confluent-kafka {version('confluent-kafka')} (librdkafka "
           f"{__import__('confluent_kafka').libversion()[0]}), kafka-python "
           f"{version('kafka-python')}, Java: {java_version()}")
-    print(f"broker: embedded Tansu (memory storage) on loopback, {PARTITIONS} partitions; "
-          f"JSON-like values of {args.value_sizes} bytes, keys 8 bytes", flush=True)
-    why_not = missing_tools(protocols)
+    global JVM
+    if args.broker == "tansu" and not args.no_jvm:
+        print(f"no Spark JVM column on Tansu: {TANSU_JVM}")
+    JVM = None if args.no_jvm or args.broker == "tansu" else jvm_connector()
+    print(f"Spark's kafka format (JVM): {JVM or 'not measured'}")
+    why_not = missing_tools(protocols) if args.broker == "tansu" else None
     if why_not:
         print(f"no {', '.join(p for p in protocols if p != 'PLAINTEXT')} rows: {why_not}")
         protocols = [p for p in protocols if p == "PLAINTEXT"]
-    broker = EmbeddedBroker().start()
-    kafka = {"kafka.bootstrap.servers": broker.bootstrap_servers}
-    table: list[tuple[str, int, dict, dict | None, str, dict | None]] = []
+    table: list[Row] = []
     memory: list[tuple[int, dict]] = []
     stream: list[tuple[str, dict]] = []
     many: dict | None = None
     took: dict[str, float] = {}
     started = time.perf_counter()
-    try:
-        with secured_endpoints(protocols) as secured:
-            for size in sizes:
-                read_limit = write_limit = None
-                for codec in codecs:
-                    if "client" in scenarios:
-                        client_rows(table, kafka, args, size, codec, started)
-                    if "spark-read" in scenarios:
-                        read_limit = spark_read_row(table, kafka, args.spark_rows, size, codec,
-                                                    read_limit, started)
-                    if "spark-write" in scenarios:
-                        write_limit = spark_write_row(table, kafka, args.write_rows, size,
-                                                      codec, write_limit, started)
-                    if "spark-write-txn" in scenarios:
-                        spark_txn_write_row(table, kafka, args.write_rows, size, codec, started)
-                # TLS costs per byte on the wire, so the secured rows use the first codec only
-                # (the least compressed data when it is 'none', the dearest case for TLS).
-                for protocol, endpoint in secured.items():
-                    if "client" in scenarios:
-                        client_rows(table, endpoint, args, size, codecs[0], started, protocol)
-                    if "spark-read" in scenarios:
-                        spark_read_row(table, endpoint, args.spark_rows, size, codecs[0],
-                                       read_limit, started, protocol)
-                    if "spark-write" in scenarios:
-                        spark_write_row(table, endpoint, args.write_rows, size, codecs[0],
-                                        write_limit, started, protocol)
+    with bench_broker(args.broker, protocols) as broker:
+        print(f"broker: {broker.description}, {PARTITIONS} partitions; JSON-like values of "
+              f"{args.value_sizes} bytes, keys 8 bytes", flush=True)
+        kafka = broker.kafka
+        for size in sizes:
+            read_limit = write_limit = None
+            for codec in codecs:
+                if "client" in scenarios:
+                    client_rows(table, kafka, args, size, codec, started)
+                if "spark-read" in scenarios:
+                    read_limit = spark_read_row(table, kafka, args.spark_rows, size, codec,
+                                                read_limit, started)
+                if "spark-write" in scenarios:
+                    write_limit = spark_write_row(table, kafka, args.write_rows, size,
+                                                  codec, write_limit, started)
+                if "spark-write-txn" in scenarios:
+                    spark_txn_write_row(table, kafka, args.write_rows, size, codec, started)
+            # TLS costs per byte on the wire, so the secured rows use the first codec only
+            # (the least compressed data when it is 'none', the dearest case for TLS).
+            for protocol, endpoint in broker.secured.items():
+                if "client" in scenarios:
+                    client_rows(table, endpoint, args, size, codecs[0], started, protocol)
+                if "spark-read" in scenarios:
+                    spark_read_row(table, endpoint, args.spark_rows, size, codecs[0],
+                                   read_limit, started, protocol)
+                if "spark-write" in scenarios:
+                    spark_write_row(table, endpoint, args.write_rows, size, codecs[0],
+                                    write_limit, started, protocol)
         if "memory" in scenarios:
             memory = memory_rows(kafka, args.memory_gib, started)
         if "spark-stream" in scenarios:
@@ -202,18 +231,56 @@ def main(argv: list[str] | None = None) -> None:
             t0 = time.perf_counter()
             many = spark_many_partitions(kafka, started)
             took["spark-many-partitions"] = time.perf_counter() - t0
-    finally:
-        broker.stop()
     if table:
         print_table(table)
     if memory:
         print_memory(memory)
     if stream:
         streaming.print_table(stream, args.stream_rate)
+        streaming.print_jvm_ratios(stream)
     if many:
         many_partitions.print_table(many)
     if took:
         print("scenario wall times: " + ", ".join(f"{k} {v:.0f} s" for k, v in took.items()))
+
+
+#: Why Spark's JVM format is left out on Tansu (seen 2026-11-26, pyspark 4.2.0, Tansu 0.6).
+TANSU_JVM = ("Spark's kafka format reads one record per partition of a topic written by "
+             "kafkawire's producer there (1 of 2,000; kafkawire reads all), without an error, "
+             "so its row counts fail")
+
+
+#: What runs Spark's JVM ``kafka`` format in this run (the connector's release), or None when
+#: it is left out (--no-jvm, or no connector for this pyspark): set by main.
+JVM: str | None = None
+
+
+def jvm_connector() -> str | None:
+    """The connector that Spark's ``kafka`` format rows will load, or None (with the reason
+    printed) when this pyspark has none: ``make bench`` runs the bench in the Python that
+    tests/support/spark_kafka_connector.py picks, whose pyspark has one."""
+    from tests.support.spark_kafka_connector import CONNECTOR, installed_spark, session_conf
+
+    try:
+        session_conf()
+    except Exception as exc:  # noqa: BLE001 - the JVM column is then left out, with why
+        print(f"no Spark JVM column: {exc} (run `make bench`, or the bench in the Python "
+              "`python -m tests.support.spark_kafka_connector` prints)")
+        return None
+    return f"{CONNECTOR}:{installed_spark()}"
+
+
+@dataclass
+class Row:
+    """One line of the main table: each implementation's measurement (None: not measured)."""
+
+    name: str
+    rows: int
+    kafkawire: dict
+    jvm: dict | None
+    peer: dict | None
+    peer_name: str
+    limit: dict | None
 
 
 def row_name(kind: str, codec: str, size: int, protocol: str) -> str:
@@ -229,12 +296,12 @@ def client_rows(table: list, kafka: dict[str, str], args: argparse.Namespace, si
             "ends": end_offsets(kafka, topic)}
     res = {impl: measure({**base, "impl": impl}) for impl in ("kafkawire", "confluent", "limit")}
     name = row_name("client", codec, size, protocol)
-    table.append((name, args.rows, res["kafkawire"], res["confluent"], "confluent-kafka",
-                  res["limit"]))
+    table.append(Row(name, args.rows, res["kafkawire"], None, res["confluent"],
+                     "confluent-kafka", res["limit"]))
     progress(table[-1], started)
     if not args.no_kafka_python and codec == "none" and protocol == "PLAINTEXT":
         kp = measure({**base, "impl": "kafka-python", "runs": 2})
-        table.append((name, args.rows, res["kafkawire"], kp, "kafka-python", None))
+        table.append(Row(name, args.rows, res["kafkawire"], None, kp, "kafka-python", None))
         progress(table[-1], started)
     delete(kafka, topic)
 
@@ -247,9 +314,17 @@ def spark_txn_write_row(table: list, kafka: dict[str, str], rows: int, size: int
     res = {impl: measure({**base, "impl": impl,
                           "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
            for impl in ("kafkawire-txn", "kafkawire")}
-    table.append((row_name("spark write exactly-once", codec, size, "PLAINTEXT"), rows,
-                  res["kafkawire-txn"], res["kafkawire"], "kafkawire idempotent", None))
+    table.append(Row(row_name("spark write exactly-once", codec, size, "PLAINTEXT"), rows,
+                     res["kafkawire-txn"], None, res["kafkawire"], "kafkawire idempotent",
+                     None))
     progress(table[-1], started)
+
+
+def spark_impls(broker_limit: str) -> tuple[str, ...]:
+    """What a Spark read or write row measures, in this order: kafkawire, Spark's JVM
+    ``kafka`` format (when the run has it), the confluent-kafka peer, the broker-bound
+    limit."""
+    return ("kafkawire", *(("jvm",) if JVM else ()), "confluent", broker_limit)
 
 
 # Spark read and write rows: (kafkawire, the same path's broker-bound limit) by row name: the
@@ -264,12 +339,12 @@ def spark_read_row(table: list, kafka: dict[str, str], rows: int, size: int, cod
     produce(kafka, topic, rows, size, codec)
     base = {"kind": "read", "kafka": kafka, "topic": topic,
             "ends": end_offsets(kafka, topic), "value_size": size}
-    res = {impl: measure({**base, "impl": impl})
-           for impl in ("kafkawire", "confluent", "fetch-limit")}
+    res = {impl: measure({**base, "impl": impl}) for impl in spark_impls("fetch-limit")}
     if limit is None:
         limit = measure({**base, "impl": "limit"})
     name = row_name("spark read", codec, size, protocol)
-    table.append((name, rows, res["kafkawire"], res["confluent"], "confluent mapInArrow", limit))
+    table.append(Row(name, rows, res["kafkawire"], res.get("jvm"), res["confluent"],
+                     "confluent mapInArrow", limit))
     BROKER_LIMITS[name] = (res["kafkawire"], res["fetch-limit"])
     progress(table[-1], started)
     delete(kafka, topic)
@@ -283,11 +358,12 @@ def spark_write_row(table: list, kafka: dict[str, str], rows: int, size: int, co
             "codec": codec}
     res = {impl: measure({**base, "impl": impl,
                           "topic": f"bench-write-{impl}-{uuid.uuid4().hex[:6]}"})
-           for impl in ("kafkawire", "confluent", "produce-limit")}
+           for impl in spark_impls("produce-limit")}
     if limit is None:
         limit = measure({**base, "impl": "limit", "topic": "unused"})
     name = row_name("spark write", codec, size, protocol)
-    table.append((name, rows, res["kafkawire"], res["confluent"], "confluent mapInArrow", limit))
+    table.append(Row(name, rows, res["kafkawire"], res.get("jvm"), res["confluent"],
+                     "confluent mapInArrow", limit))
     BROKER_LIMITS[name] = (res["kafkawire"], res["produce-limit"])
     progress(table[-1], started)
     return limit
@@ -302,6 +378,8 @@ STREAM_RUNS: tuple[tuple[str, dict], ...] = (  # label, what differs from kafkaw
     ("kafkawire 4 partitions -> latency", {"partitions": 4}),
     ("kafkawire -> noop", {"sink": "noop"}),
     ("rate (JVM) -> noop", {"impl": "rate", "sink": "noop"}),
+    ("Spark kafka (JVM) -> latency", {"impl": "jvm"}),
+    ("Spark kafka (JVM) 4 partitions -> latency", {"impl": "jvm", "partitions": 4}),
 )
 
 
@@ -312,6 +390,8 @@ def spark_stream_rows(kafka: dict[str, str], args: argparse.Namespace, started: 
     rows = []
     wanted = {int(i) for i in args.stream_runs.split(",")}
     for label, differs in (run for i, run in enumerate(STREAM_RUNS, 1) if i in wanted):
+        if differs.get("impl") == "jvm" and not JVM:
+            continue
         spec = {"impl": "kafkawire", "kafka": kafka, "partitions": STREAM_PARTITIONS,
                 "options": {}, "sink": "benchlatency", "coalesce": None,
                 "rate": args.stream_rate, "warmup_s": args.stream_warmup,
@@ -335,7 +415,9 @@ def spark_many_partitions(kafka: dict[str, str], started: float) -> dict:
         topic = f"bench-many-{partitions}x{per}-{uuid.uuid4().hex[:6]}"
         produce(kafka, topic, partitions * per, 100, partitions=partitions)
         topics[many_partitions.shape_name(partitions, per)] = topic
-    r = measure({"kafka": kafka, "topics": topics, "runs": 5}, "bench.many_partitions")
+    jvm = [many_partitions.shape_name(*many_partitions.SHAPES[0])] if JVM else []
+    r = measure({"kafka": kafka, "topics": topics, "runs": 5, "jvm": jvm},
+                "bench.many_partitions")
     for topic in topics.values():
         delete(kafka, topic)
     what = r.get("error") or ", ".join(f"{n} median {t:.2f} s" for n, t in r["median"].items())
@@ -402,36 +484,79 @@ def delete(kafka: dict[str, str], topic: str) -> None:
         print(f"(could not delete {topic}: {exc})")
 
 
-def progress(row: tuple, started: float) -> None:
-    name, _, kw, peer, peer_name, _ = row
-    print(f"  [{time.perf_counter() - started:5.0f} s] {name}: kafkawire "
-          f"{fmt(rate(kw))} rows/s, {peer_name} {fmt(rate(peer))} rows/s", flush=True)
+def progress(row: Row, started: float) -> None:
+    jvm = f", Spark JVM {fmt(rate(row.jvm))} rows/s" if row.jvm else ""
+    print(f"  [{time.perf_counter() - started:5.0f} s] {row.name}: kafkawire "
+          f"{fmt(rate(row.kafkawire))} rows/s{jvm}, {row.peer_name} {fmt(rate(row.peer))} "
+          "rows/s", flush=True)
 
 
 def fmt(x: float | None, spec: str = ",.0f") -> str:
     return "-" if x is None else format(x, spec)
 
 
-def print_table(table: list) -> None:
-    header = (f"{'scenario':<30} {'rows':>9} {'kafkawire/s':>12} {'peer':<21} {'peer/s':>11} "
-              f"{'limit/s':>11} {'kw/peer':>8} {'kw/limit':>8}  peak RSS MB kafkawire | peer "
+def ratio(a: float | None, b: float | None) -> str:
+    return fmt(a / b if a and b else None, ".2f")
+
+
+def print_table(table: list[Row]) -> None:
+    header = (f"{'scenario':<34} {'rows':>9} {'kafkawire/s':>12} {'Spark JVM/s':>12} "
+              f"{'peer':<21} {'peer/s':>11} {'limit/s':>11} {'kw/JVM':>7} {'kw/peer':>8} "
+              f"{'kw/limit':>8} {'JVM/limit':>9}  peak RSS MB kafkawire | Spark JVM | peer "
               f"| limit")
     print()
     print(header)
     print("-" * len(header))
-    for name, rows, kw, peer, peer_name, limit in table:
-        k, p, lim = rate(kw), rate(peer), rate(limit)
-        print(f"{name:<30} {rows:>9,} {fmt(k):>12} {peer_name:<21} {fmt(p):>11} "
-              f"{fmt(lim):>11} {fmt(k / p if k and p else None, '.2f'):>8} "
-              f"{fmt(k / lim if k and lim else None, '.2f'):>8}  {rss_text(kw)} | "
-              f"{rss_text(peer) if peer else '-'} | {rss_text(limit) if limit else '-'}")
+    for row in table:
+        k, j, p, lim = (rate(r) for r in (row.kafkawire, row.jvm, row.peer, row.limit))
+        print(f"{row.name:<34} {row.rows:>9,} {fmt(k):>12} {fmt(j):>12} {row.peer_name:<21} "
+              f"{fmt(p):>11} {fmt(lim):>11} {ratio(k, j):>7} {ratio(k, p):>8} "
+              f"{ratio(k, lim):>8} {ratio(j, lim):>9}  {rss_text(row.kafkawire)} | "
+              f"{rss_text(row.jvm) if row.jvm else '-'} | "
+              f"{rss_text(row.peer) if row.peer else '-'} | "
+              f"{rss_text(row.limit) if row.limit else '-'}")
     print()
     print("rows/s: rows delivered / wall seconds of the read or write (Spark: job start "
-          "included, best of 2 runs in one session; client: best of 5 passes). Peak RSS MB: client rows = "
-          "the measuring process (VmHWM); Spark rows = w largest Python worker alive at the "
-          "end (VmHWM) / d driver Python (VmHWM) / jvm (VmHWM).")
+          "included, best of 2 runs in one session; client: best of 5 passes). Spark JVM: "
+          "Spark's own kafka format (spark-sql-kafka-0-10) in the same kind of session; kw/JVM "
+          "above 1: kafkawire is faster. limit: the Python data source ceiling (prebuilt Arrow "
+          "batches; a counting writer), which the JVM format does not go through (JVM/limit). "
+          "Peak RSS MB: client rows = the measuring process (VmHWM); Spark rows = w largest "
+          "Python worker alive at the end (VmHWM; 0: none) / d driver Python (VmHWM) / jvm "
+          "(VmHWM).")
+    print_spark_memory(table)
     print_security(table)
     print_broker_limits()
+
+
+def print_spark_memory(table: list[Row]) -> None:
+    """Each side's peak RSS in the Spark read of the biggest row (the most value bytes, the
+    first such row): the JVM, the largest Python worker and the driver Python."""
+    reads = [r for r in table if r.name.startswith("spark read ")]
+    if not reads:
+        return
+    size = max(int(r.name.split()[-1].rstrip("B")) if r.name.endswith("B") else 0
+               for r in reads)
+    row = next(r for r in reads if r.name.endswith(f" {size}B"))
+    print()
+    print(f"peak RSS of the Spark read of the biggest row ({row.name}, {row.rows:,} rows)")
+    header = (f"{'implementation':<22} {'JVM MB':>7} {'Python worker MB':>17} "
+              f"{'driver Python MB':>17} {'sum MB':>7}")
+    print(header)
+    print("-" * len(header))
+    for name, r in (("kafkawire", row.kafkawire), ("Spark JVM kafka", row.jvm),
+                    (row.peer_name, row.peer), ("limit", row.limit)):
+        if r is None or "error" in r:
+            continue
+        kb = r["rss_kb"]
+        print(f"{name:<22} {kb['jvm'] / 1024:>7.0f} "
+              f"{(fmt(kb['worker'] / 1024) if kb['worker'] else '-'):>17} "
+              f"{kb['driver'] / 1024:>17.0f} "
+              f"{(kb['jvm'] + kb['worker'] + kb['driver']) / 1024:>7.0f}")
+    print("VmHWM of each process of the measurement's own Spark session (a fresh process per "
+          "measurement); Python worker: the largest alive at the end ('-': none). Spark's JVM "
+          "format runs no Python worker for the query: its figure is the Python process every "
+          "session starts to look up Python data sources.")
 
 
 def print_broker_limits() -> None:
@@ -453,29 +578,29 @@ def print_broker_limits() -> None:
           "encoded once, through kafkawire's Sender. Same broker, same cores.")
 
 
-def print_security(table: list) -> None:
+def print_security(table: list[Row]) -> None:
     """What TLS (and SASL) cost: each secured row's rate over its PLAINTEXT row's, for
-    kafkawire and for the peer on the same path."""
-    plain = {name: (rate(kw), rate(peer)) for name, _, kw, peer, peer_name, _ in table
-             if peer_name != "kafka-python"}
+    kafkawire, Spark's JVM format and the peer on the same path."""
+    plain = {r.name: (rate(r.kafkawire), rate(r.jvm), rate(r.peer)) for r in table
+             if r.peer_name != "kafka-python"}
     lines = []
-    for name, _, kw, peer, _, _ in table:
-        base, _, protocol = name.rpartition(" ")
+    for r in table:
+        base, _, protocol = r.name.rpartition(" ")
         if protocol not in PROTOCOLS or base not in plain:
             continue
-        (pk, pp), k, p = plain[base], rate(kw), rate(peer)
-        lines.append(f"{name:<30} {fmt(k / pk if k and pk else None, '.2f'):>18} "
-                     f"{fmt(p / pp if p and pp else None, '.2f'):>13}")
+        (pk, pj, pp), k, j, p = plain[base], rate(r.kafkawire), rate(r.jvm), rate(r.peer)
+        lines.append(f"{r.name:<30} {ratio(k, pk):>18} {ratio(j, pj):>13} {ratio(p, pp):>13}")
     if not lines:
         return
     print()
-    header = f"{'secured row':<30} {'kafkawire/PLAIN':>18} {'peer/PLAIN':>13}"
+    header = f"{'secured row':<30} {'kafkawire/PLAIN':>18} {'JVM/PLAIN':>13} {'peer/PLAIN':>13}"
     print(header)
     print("-" * len(header))
     print("\n".join(lines))
     print("x/PLAIN: the row's rows/s over the same scenario's PLAINTEXT rows/s (same data, "
-          "same client); SSL = stunnel4 in front of Tansu, SASL_SSL = stunnel4 + the SASL "
-          f"test front (a Python relay) with {SASL_MECHANISM}.")
+          "same client). Apache Kafka: its own SSL and SASL_SSL listeners (SASL_SSL with "
+          f"{SASL_MECHANISM}); Tansu: SSL = stunnel4 in front of it, SASL_SSL = stunnel4 + "
+          "the SASL test front (a Python relay).")
 
 
 if __name__ == "__main__":

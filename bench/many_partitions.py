@@ -10,7 +10,10 @@ ends of 200 partitions) is part of what a user waits for, so it is timed. The re
 connections), so that drift in the machine's load falls on both alike; best and median of
 each. Without packing the 200-partition read would be 200 tasks, one per partition (``python
 -m bench.packing`` measures that); with it, both reads are a few tasks, and what remains is the
-per-partition cost of planning and of fetching 200 ranges.
+per-partition cost of planning and of fetching 200 ranges. With ``jvm``, Spark's own ``kafka``
+format reads the 200 x 10 topic in the first JVM_RUNS runs of the same alternation (one task
+per partition, as Spark plans it), with its defaults and with a fetch.max.wait.ms of 10 ms:
+each of its tasks otherwise waits about the default 500 ms.
 """
 
 from __future__ import annotations
@@ -29,31 +32,63 @@ def shape_name(partitions: int, rows: int) -> str:
     return f"{partitions} x {rows}"
 
 
+def jvm_name(shape: str, wait: bool = False) -> str:
+    """The row of Spark's JVM ``kafka`` format reading the topic of ``shape`` (``wait``:
+    with JVM_FETCH_WAIT)."""
+    return f"{shape} {JVM_SUFFIX}" + (f" {JVM_FETCH_WAIT[0]}={JVM_FETCH_WAIT[1]}" if wait else "")
+
+
+JVM_SUFFIX = "Spark kafka (JVM)"
+#: Spark's JVM read of a partition waits about the Java consumer's fetch.max.wait.ms (500 ms by
+#: default) per task; the second JVM row sets it low to show that part.
+JVM_FETCH_WAIT = ("kafka.fetch.max.wait.ms", "10")
+#: The JVM rows run only in the first runs of the alternation: at the default wait a JVM read
+#: of 200 partitions takes about 200 x 0.5 s / 2 task slots.
+JVM_RUNS = 2
+
+
 def run(spec: dict) -> dict:
+    """``topics``: shape name -> topic, read by kafkawire; ``jvm``: the shape names Spark's
+    own ``kafka`` format reads too (its rows alternate with the others)."""
+    from bench.broker import jvm_options
     from spark_kafka_wire.testing.session import local_session
 
     kafka, topics, runs = spec["kafka"], spec["topics"], spec["runs"]
-    spark = local_session("kafkawire-bench-many-partitions", quiet=True)
+    reads = {name: ("kafkawire", kafka, topic) for name, topic in topics.items()}
+    conf = {}
+    if spec.get("jvm"):
+        from tests.support.spark_kafka_connector import session_conf
 
-    def read(topic: str, count: bool = False) -> tuple[float, int]:
+        conf = session_conf()
+        for name in spec["jvm"]:
+            reads[jvm_name(name)] = ("kafka", jvm_options(kafka), topics[name])
+            reads[jvm_name(name, wait=True)] = (
+                "kafka", {**jvm_options(kafka), JVM_FETCH_WAIT[0]: JVM_FETCH_WAIT[1]},
+                topics[name])
+    spark = local_session("kafkawire-bench-many-partitions", quiet=True, conf=conf)
+
+    def read(fmt: str, options: dict[str, str], topic: str, count: bool = False
+             ) -> tuple[float, int]:
         t0 = time.perf_counter()
-        df = spark.read.format("kafkawire").options(**kafka).option("subscribe", topic).load()
+        df = spark.read.format(fmt).options(**options).option("subscribe", topic).load()
         if count:
             assert df.count() == ROWS, topic
             return time.perf_counter() - t0, df.rdd.getNumPartitions()
         df.write.format("noop").mode("overwrite").save()
         return time.perf_counter() - t0, 0
 
-    times: dict[str, list[float]] = {name: [] for name in topics}
+    times: dict[str, list[float]] = {name: [] for name in reads}
     tasks: dict[str, int] = {}
     load = [os.getloadavg()[0]]
     began = time.perf_counter()
     try:
-        for name, topic in topics.items():  # warm-up, and the row count checked
-            _, tasks[name] = read(topic, count=True)
-        for _ in range(runs):
-            for name, topic in topics.items():
-                times[name].append(read(topic)[0])
+        for name, how in reads.items():  # warm-up, and the row count checked
+            _, tasks[name] = read(*how, count=True)
+        for run_index in range(runs):
+            for name, how in reads.items():
+                if how[0] == "kafka" and run_index >= JVM_RUNS:
+                    continue
+                times[name].append(read(*how)[0])
     finally:
         spark.stop()
     load.append(os.getloadavg()[0])
@@ -72,16 +107,22 @@ def print_table(r: dict) -> None:
     if "error" in r:
         print(f"failed: {r['error']}")
         return
-    header = f"{'partitions x rows':<18} {'tasks':>5} {'best s':>7} {'median s':>8}  runs s"
+    header = f"{'partitions x rows':<52} {'tasks':>5} {'best s':>7} {'median s':>8}  runs s"
     print(header)
     print("-" * len(header))
     for name, times in r["times"].items():
-        print(f"{name:<18} {r['tasks'][name]:>5} {r['best'][name]:>7.2f} "
+        print(f"{name:<52} {r['tasks'][name]:>5} {r['best'][name]:>7.2f} "
               f"{r['median'][name]:>8.2f}  {' '.join(f'{t:.2f}' for t in times)}")
     many, few = (shape_name(*s) for s in SHAPES)
     print(f"ratio {many} / {few}: best {r['best'][many] / r['best'][few]:.2f}, median "
           f"{r['median'][many] / r['median'][few]:.2f} (goal <= 2); load "
           f"{r['load'][0]:.1f}-{r['load'][-1]:.1f}")
+    for wait in (False, True):
+        jvm = jvm_name(many, wait)
+        if jvm in r["median"]:
+            print(f"{many}, kafkawire / {jvm}, seconds: best "
+                  f"{r['best'][many] / r['best'][jvm]:.3g}, median "
+                  f"{r['median'][many] / r['median'][jvm]:.3g} (above 1: kafkawire is slower)")
     print()
 
 

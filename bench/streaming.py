@@ -148,7 +148,11 @@ def generate(spec: dict) -> int:
     topic, rate, partitions = spec["topic"], spec["rate"], spec["partitions"]
     keys, values = (c.to_pylist() for c in make_columns(10_000, VALUE_SIZE))
     stop = threading.Event()
-    threading.Thread(target=lambda: (sys.stdin.read(), stop.set()), daemon=True).start()
+    def stop_at_eof() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=stop_at_eof, daemon=True).start()
     producer = confluent_kafka.Producer({**librdkafka(spec["kafka"]), "linger.ms": 0,
                                          "acks": "all", "log_level": 3})
     acked_ms: list[float] = []  # creation to acknowledgement, per record
@@ -217,7 +221,10 @@ def kafka_records(kafka: dict[str, str], topic: str, partitions: int
         ends[p] = high
     consumer.assign([confluent_kafka.TopicPartition(topic, p, 0) for p in ends if ends[p]])
     total = sum(ends.values())
-    part, off, ts, kinds = [], [], [], set()
+    part: list[int] = []
+    off: list[int] = []
+    ts: list[float] = []
+    kinds: set[int] = set()
     deadline = time.monotonic() + 120
     try:
         while len(part) < total:
@@ -260,9 +267,13 @@ def stream_run(spec: dict) -> dict:
     sink_dir = tempfile.mkdtemp(prefix="kafkawire-bench-sink-")
     checkpoint = tempfile.mkdtemp(prefix="kafkawire-bench-ckpt-")
     load = [os.getloadavg()[0]]
+    conf = {"spark.sql.streaming.numRecentProgressUpdates": "100000"}
+    if impl == "jvm":  # Spark's own kafka format: the connector's jars
+        from tests.support.spark_kafka_connector import session_conf
+
+        conf.update(session_conf())
     generator = Generator(kafka, topic, rate, partitions)
-    spark = local_session("kafkawire-bench-stream", quiet=True,
-                          conf={"spark.sql.streaming.numRecentProgressUpdates": "100000"})
+    spark = local_session("kafkawire-bench-stream", quiet=True, conf=conf)
     spark.dataSource.register(LatencySink)
     query = None
     try:
@@ -271,6 +282,13 @@ def stream_run(spec: dict) -> dict:
                   .option("numPartitions", partitions).load()
                   .select(F.lit(0).alias("partition"), F.col("value").alias("offset"),
                           "timestamp"))
+        elif impl == "jvm":
+            from bench.broker import jvm_options
+
+            df = (spark.readStream.format("kafka").options(**jvm_options(kafka))
+                  .option("subscribe", topic).option("startingOffsets", "latest")
+                  .options(**spec.get("options", {})).load()
+                  .select("partition", "offset", "timestamp"))
         else:
             df = (spark.readStream.format("kafkawire").options(**kafka)
                   .option("subscribe", topic).option("startingOffsets", "latest")
@@ -419,6 +437,37 @@ def print_table(rows: list[tuple[str, dict]], rate: int) -> None:
     types = {t for _, r in rows if "error" not in r for t in r["timestamp_types"]}
     if types - {"rate", 1}:
         print(f"timestamp types met (1 = CreateTime): {sorted(types, key=str)}")
+    print()
+
+
+def print_jvm_ratios(rows: list[tuple[str, dict]]) -> None:
+    """kafkawire against Spark's JVM ``kafka`` format on the same load into the same latency
+    sink, per partition count: the ratio of their p50s (and of their p95s and median batch
+    durations); above 1, kafkawire is slower."""
+    def find(impl: str, partitions: int) -> dict | None:
+        return next((r for _, r in rows if "error" not in r and r["impl"] == impl
+                     and r["partitions"] == partitions and r["sink"] == "benchlatency"
+                     and not r["options"] and not r["coalesce"]), None)
+
+    lines = []
+    for partitions in sorted({r["partitions"] for _, r in rows if "error" not in r}):
+        kw, jvm = find("kafkawire", partitions), find("jvm", partitions)
+        if kw is None or jvm is None:
+            continue
+        cells = []
+        for key in ("p50_ms", "p95_ms", "batch_ms"):
+            a, b = kw[key], jvm[key]
+            cells.append(f"{_num(a)} / {_num(b)} = {_num(a / b if a and b else None, '.2f')}")
+        lines.append(f"{partitions:>10} {cells[0]:>22} {cells[1]:>22} {cells[2]:>22}")
+    if not lines:
+        return
+    header = (f"{'partitions':>10} {'p50 ms kw / JVM':>22} {'p95 ms kw / JVM':>22} "
+              f"{'batch ms kw / JVM':>22}")
+    print("kafkawire against Spark's kafka format (JVM), same load, same latency sink "
+          "(a ratio above 1: kafkawire is slower)")
+    print(header)
+    print("-" * len(header))
+    print("\n".join(lines))
     print()
 
 

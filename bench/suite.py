@@ -330,7 +330,20 @@ def spark_rss() -> dict[str, int]:
             "worker": max(workers)}
 
 
-def _session():
+def jvm_write_options(codec: str) -> dict[str, str]:
+    """The Java producer properties of Spark's ``kafka`` sink in the write rows: what
+    kafkawire's write runs with (its defaults, the option table's: linger.ms 5, batch.size
+    512 KiB, acks all) and the row's codec."""
+    from spark_kafka_wire.options.table import int_default, text_default
+
+    return {"kafka.linger.ms": str(int_default("kafka.linger.ms")),
+            "kafka.batch.size": str(int_default("kafka.batch.size")),
+            "kafka.acks": text_default("kafka.acks"), "kafka.compression.type": codec}
+
+
+def _session(conf: dict[str, str] | None = None):
+    """Spark local[2] with kafkawire and benchlimit registered; ``conf`` adds settings (the
+    connector's jars for Spark's ``kafka`` format, a profiler's JVM options)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -341,12 +354,14 @@ def _session():
     from bench.limit_source import LimitDataSource
     from spark_kafka_wire import KafkaWireDataSource
 
-    spark = (SparkSession.builder.master("local[2]").appName("kafkawire-bench")
+    builder = (SparkSession.builder.master("local[2]").appName("kafkawire-bench")
              .config("spark.ui.enabled", "false")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.driver.memory", "2g")
-             .config("spark.python.worker.reuse", "true")
-             .getOrCreate())
+             .config("spark.python.worker.reuse", "true"))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     spark.dataSource.register(KafkaWireDataSource)
     spark.dataSource.register(LimitDataSource)
@@ -411,14 +426,27 @@ def _source_df(spark, n: int, value_size: int):
 
 
 def spark_run(spec: dict) -> dict:
-    spark = _session()
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from bench.broker import jvm_options
+
+    conf = dict(spec.get("conf", {}))
+    if spec["impl"] == "jvm":  # Spark's own kafka format: the connector's jars
+        from tests.support.spark_kafka_connector import session_conf
+
+        conf.update(session_conf())
+    spark = _session(conf)
     kafka, impl, kind = spec["kafka"], spec["impl"], spec["kind"]
     times = []
     try:
         for attempt in range(spec.get("runs", 2)):
             if kind == "read":
                 topic, ends = spec["topic"], {int(k): v for k, v in spec["ends"].items()}
-                if impl == "kafkawire":
+                if impl == "jvm":
+                    df = (spark.read.format("kafka").options(**jvm_options(kafka))
+                          .option("subscribe", topic).load())
+                elif impl == "kafkawire":
                     df = (spark.read.format("kafkawire")
                           .options(**kafka)
                           .option("subscribe", topic).load())
@@ -437,8 +465,14 @@ def spark_run(spec: dict) -> dict:
                         df = (df.option("kafka", json.dumps(kafka)).option("topic", topic)
                               .option("ends", json.dumps(spec["ends"])))
                     df = df.load()
+                # every implementation's rows are counted on their way to the sink
+                seen = Observation(f"rows{attempt}")
                 t0 = time.perf_counter()
-                df.write.format("noop").mode("overwrite").save()
+                df.observe(seen, F.count(F.lit(1)).alias("rows")) \
+                    .write.format("noop").mode("overwrite").save()
+                times.append(time.perf_counter() - t0)
+                assert seen.get["rows"] == sum(ends.values()), (impl, seen.get, ends)
+                continue
             else:
                 topic = f"{spec['topic']}-{attempt}"
                 if impl != "limit":
@@ -452,6 +486,10 @@ def spark_run(spec: dict) -> dict:
                     if impl == "kafkawire-txn":
                         writer = writer.option("kafka.transactional.id", topic)
                     writer.mode("append").save()
+                elif impl == "jvm":
+                    (df.write.format("kafka").options(**jvm_options(kafka))
+                     .options(**jvm_write_options(spec.get("codec", "none")))
+                     .option("topic", topic).mode("append").save())
                 elif impl == "limit":
                     df.write.format("benchlimit").mode("append").save()
                 elif impl == "produce-limit":
@@ -480,7 +518,7 @@ def spark_run(spec: dict) -> dict:
 def client_run(spec: dict) -> dict:
     """Best of ``runs`` passes over the topic in one process (each a fresh client, consumer
     or connection); the first pass also pays for warming caches, for every implementation."""
-    fn: Callable[[str, str, dict[int, int]], int] = CLIENT[spec["impl"]]
+    fn: Callable[[dict[str, str], str, dict[int, int]], int] = CLIENT[spec["impl"]]
     ends = {int(k): v for k, v in spec["ends"].items()}
     times = []
     for _ in range(spec.get("runs", 5)):
