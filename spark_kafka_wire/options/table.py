@@ -521,8 +521,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.default.api.timeout.ms", SOURCE, kind=Kind.INT, default=60_000,
            doc="accepted and has no effect (each request is bounded by "
            "`kafka.request.timeout.ms` and the retries)"),
-    Option("kafkaConsumer.pollTimeoutMs", NOWHERE, ignored_in=SOURCE,
-           doc="every request is bounded by `kafka.request.timeout.ms`"),
+    # read as a long by Spark, which refuses a value that is not one: so does kafkawire
+    Option("kafkaConsumer.pollTimeoutMs", NOWHERE, ignored_in=SOURCE, kind=Kind.INT,
+           maximum=INT64_MAX, doc="every request is bounded by `kafka.request.timeout.ms`"),
     # ------------------------------------------------------------------------ stream reads
     Option("maxOffsetsPerTrigger", Use.STREAM_READ, kind=Kind.COUNT,
            doc="cap per micro-batch, prorated over partitions by backlog; small partitions are "
