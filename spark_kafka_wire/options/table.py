@@ -386,8 +386,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("subscribePattern", SOURCE,
            doc="a regular expression found anywhere in a topic name (`re.search`, like "
            "Java's `find`; Python's regex dialect); internal topics (Metadata's `is_internal`, "
-           "names starting with `__`) are never read. Exactly one of `subscribe`, "
-           "`subscribePattern` and `assign`"),
+           "and Kafka's own `__consumer_offsets`, `__transaction_state`, "
+           "`__share_group_state`) are never read; other topics named `__...` are, as in "
+           "Spark. Exactly one of `subscribe`, `subscribePattern` and `assign`"),
     Option("assign", SOURCE,
            doc='JSON `{"t":[0,1]}`; assigned partitions that do not exist are left out, a '
            "missing topic is an error, as in Spark; internal topics (Metadata's "
