@@ -442,8 +442,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("subscribePattern", SOURCE,
            doc="a regular expression found anywhere in a topic name (`re.search`, like "
            "Java's `find`; Python's regex dialect); internal topics (Metadata's `is_internal`, "
-           "names starting with `__`) are never read. Exactly one of `subscribe`, "
-           "`subscribePattern` and `assign`"),
+           "and Kafka's own `__consumer_offsets`, `__transaction_state`, "
+           "`__share_group_state`) are never read; other topics named `__...` are, as in "
+           "Spark. Exactly one of `subscribe`, `subscribePattern` and `assign`"),
     Option("assign", SOURCE,
            doc='JSON `{"t":[0,1]}`; assigned partitions that do not exist are left out, a '
            "missing topic is an error, as in Spark; internal topics (Metadata's "
@@ -577,8 +578,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("kafka.default.api.timeout.ms", SOURCE, kind=Kind.INT, default=60_000,
            doc="accepted and has no effect (each request is bounded by "
            "`kafka.request.timeout.ms` and the retries)"),
-    Option("kafkaConsumer.pollTimeoutMs", NOWHERE, ignored_in=SOURCE,
-           doc="every request is bounded by `kafka.request.timeout.ms`"),
+    # read as a long by Spark, which refuses a value that is not one: so does kafkawire
+    Option("kafkaConsumer.pollTimeoutMs", NOWHERE, ignored_in=SOURCE, kind=Kind.INT,
+           maximum=INT64_MAX, doc="every request is bounded by `kafka.request.timeout.ms`"),
     # ------------------------------------------------------------------------ stream reads
     Option("maxOffsetsPerTrigger", Use.STREAM_READ, kind=Kind.COUNT,
            doc="cap per micro-batch, prorated over partitions by backlog; small partitions are "

@@ -63,6 +63,9 @@ log = logging.getLogger(__name__)
 # Spark logs "... option ignored in batch queries" for these; so do we.
 _IGNORED_IN_BATCH = (option("maxOffsetsPerTrigger"), option("minOffsetsPerTrigger"),
                      option("maxTriggerDelay"))
+# Spark's consumer poll timeout: no effect here (every request is bounded by
+# kafka.request.timeout.ms), but a value Spark refuses is refused, in batches and streams.
+POLL_TIMEOUT = option("kafkaConsumer.pollTimeoutMs")
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,7 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
 
     fetch = fetch_settings(opts)
     int_value(opts, "kafka.default.api.timeout.ms")  # checked, no effect
+    optional_int(opts, POLL_TIMEOUT)  # checked, no effect
 
     raw_strategy = text_value(opts, "startingOffsetsByTimestampStrategy").strip().lower()
     if raw_strategy not in ("error", "latest"):
@@ -283,6 +287,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
             f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])",
             condition=MISSING_OPTION)
     check_trigger_limits(opts)
+    optional_int(opts, POLL_TIMEOUT)  # checked, no effect (parse_source_options never sees it)
     return StreamOptions(
         source=source,
         starting=starting,

@@ -7,8 +7,9 @@ ends of its ranges for each task to resolve when it starts; kafkawire does not, 
 Which partitions: Spark's ConsumerStrategy. ``subscribe`` names topics that must exist;
 ``subscribePattern`` matches every topic the cluster lists with ``re.search``; ``assign``
 names partitions, and those that do not exist are left out (a missing topic is an error).
-Internal topics are never read (Metadata's is_internal, and for patterns also names starting
-with "__" such as __consumer_offsets, which some brokers do not flag).
+Internal topics are never read (Metadata's is_internal, and for patterns also Kafka's own topics
+by name, such as __consumer_offsets, which some brokers do not flag). Other topics whose names
+start with "__" are user topics: a pattern reads them, as Spark's does.
 
 A partition whose start, once resolved, is after its end (a starting offset beyond the
 partition's latest offset, a starting timestamp later than the ending one) fails the read with
@@ -113,8 +114,16 @@ class KafkaInputPartition(InputPartition):
 # ------------------------------------------------------------------------------ partitions
 
 
-def _is_internal(name: str, is_internal: bool) -> bool:
-    return is_internal or name.startswith("__")
+#: Kafka's own topics (org.apache.kafka.common.internals.Topic): left out of subscribePattern
+#: also where a broker does not flag them internal in its Metadata answers (Tansu).
+KAFKA_INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state",
+                                   "__share_group_state"})
+
+
+def is_internal_topic(name: str, is_internal: bool) -> bool:
+    """Whether subscribePattern leaves a topic out: flagged internal by the broker, or one of
+    Kafka's own topics. A user topic named ``__x`` is read, as by Spark's kafka source."""
+    return is_internal or name in KAFKA_INTERNAL_TOPICS
 
 
 def topic_partitions(client: Cluster, topics: tuple[str, ...], word: str = "subscribed",
@@ -151,7 +160,7 @@ def assigned_partitions(client: Cluster, strategy: Strategy, missing_ok: bool = 
         md = client.fetch_metadata(None)
         names = sorted(
             name for name, info in md.topics.items()
-            if info.error_code == ErrorCode.NONE and not _is_internal(name, info.is_internal)
+            if info.error_code == ErrorCode.NONE and not is_internal_topic(name, info.is_internal)
             and regex.search(name)
         )
         if not names:

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from spark_kafka_wire.source.planning import OffsetRange, split_ranges
+from spark_kafka_wire.source.planning import OffsetRange, is_internal_topic, split_ranges
 from tests.support.errors import raises_condition
 
 
@@ -141,3 +141,14 @@ def test_the_error_names_the_options_the_offsets_came_from(monkeypatch) -> None:
 
 def test_a_start_at_the_end_reads_nothing(monkeypatch) -> None:
     assert spans(_plan(monkeypatch, {("t", 0): 10}, {("t", 0): 10})) == [("t", 0, 10, 10)]
+
+
+def test_patterns_leave_out_kafkas_own_topics_only() -> None:
+    """Spark's subscribePattern reads every topic the broker does not flag internal, a user
+    topic named ``__x`` included (tests/parity/test_batch_read.py); Kafka's own topics stay
+    out also where a broker does not flag them (Tansu)."""
+    assert is_internal_topic("anything", True)
+    for name in ("__consumer_offsets", "__transaction_state", "__share_group_state"):
+        assert is_internal_topic(name, False)
+    for name in ("__pat.a", "__consumer_offsets2", "_consumer_offsets", "t"):
+        assert not is_internal_topic(name, False)

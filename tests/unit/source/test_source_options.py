@@ -12,6 +12,7 @@ from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.source.limits import OffsetSpec, TimestampSpec
 from spark_kafka_wire.source.options import (
     parse_source_options,
+    parse_stream_options,
 )
 from spark_kafka_wire.source.strategy import Assign, Subscribe, SubscribePattern
 from tests.support.errors import raises_condition
@@ -212,6 +213,21 @@ def test_consumer_settings_are_mapped() -> None:
     assert o.client.client_id == "job-1" and o.client.request_timeout_ms == 4321
     fails("INVALID_VALUE", {**BASE, "kafka.default.api.timeout.ms": "soon"},
           "kafka.default.api.timeout.ms must be an integer", "'soon'")
+
+
+def test_poll_timeout_is_checked_and_has_no_effect() -> None:
+    """Spark reads kafkaConsumer.pollTimeoutMs as a long and refuses anything else
+    (tests/parity/test_batch_read.py); kafkawire takes it without effect, in batches and
+    streams."""
+    assert parse(**{"kafkaConsumer.pollTimeoutMs": "120000"}) == parse()
+    parse_stream_options({**BASE, "kafkaconsumer.polltimeoutms": "5"})
+    for options in ({**BASE, "kafkaConsumer.pollTimeoutMs": "soon"},
+                    {**BASE, "KAFKACONSUMER.POLLTIMEOUTMS": "soon"}):
+        fails("INVALID_VALUE", options, "kafkaConsumer.pollTimeoutMs must be an integer",
+              "'soon'")
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                              "kafkaConsumer.pollTimeoutMs"):
+            parse_stream_options(options)
 
 
 def test_fetch_offset_retries_apply_to_the_planner_only() -> None:
