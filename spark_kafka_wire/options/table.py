@@ -453,7 +453,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("startingOffsets", SOURCE, default="earliest", stream_default="latest",
            doc='`earliest` or Spark\'s JSON `{"t":{"0":23,"1":-2}}` (-2 earliest) naming '
            'exactly the partitions read, where a topic may map to `"earliest"` for all its '
-           "partitions (Spark 4.x); `latest` is refused for batch, as in Spark",
+           "partitions (SPARK-58774, after Spark 4.2); `latest` is refused for batch, as in Spark",
            stream_doc="`earliest`, `latest`, JSON (a topic may map to `\"earliest\"` or "
            "`\"latest\"`), or (kafkawire only) `group`: the committed "
            "offsets of `kafka.group.id`, earliest for partitions without a commit. Used only "

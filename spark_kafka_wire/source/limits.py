@@ -63,7 +63,7 @@ def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition],
 class OffsetSpec:
     """``earliest``/``latest`` for every partition, or a JSON map topic → partition → offset
     (-2 earliest, -1 latest) where a topic may also map to ``"earliest"`` or ``"latest"`` for
-    all its partitions (``topics``; Spark 4.x, SPARK-58774)."""
+    all its partitions (``topics``; SPARK-58774, after Spark 4.2, which refuses it)."""
 
     default: int | None
     specific: dict[TopicPartition, int] = field(default_factory=dict)

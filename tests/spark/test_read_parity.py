@@ -492,7 +492,7 @@ def test_read_committed_never_returns_aborted_records(spark, bootstrap, client, 
 
 
 def test_a_topic_may_map_to_earliest_or_latest(spark, bootstrap, split_topic):
-    """Spark 4.x (SPARK-58774): a topic's value in startingOffsets/endingOffsets may be
+    """SPARK-58774 (after Spark 4.2): a topic's value in startingOffsets/endingOffsets may be
     "earliest"/"latest" for all its partitions."""
     df = load(spark, bootstrap, subscribe=split_topic,
               startingOffsets=json.dumps({split_topic: "earliest"}),

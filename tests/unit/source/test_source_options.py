@@ -306,7 +306,7 @@ def test_streams_refuse_ending_offsets_and_ignore_ending_timestamp(caplog) -> No
 
 
 def test_a_topic_may_map_to_earliest_or_latest() -> None:
-    """Spark 4.x (SPARK-58774): {"topicA":"latest","topicB":{"0":23}} in startingOffsets and
+    """SPARK-58774 (after Spark 4.2): {"topicA":"latest","topicB":{"0":23}} in startingOffsets and
     endingOffsets; the word stands for every partition of the topic."""
     o = parse(startingOffsets='{"a":"Earliest","b":{"0":23,"1":-2}}',
               endingOffsets='{"a":{"0":9,"1":-1},"b":"latest"}')
