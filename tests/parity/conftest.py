@@ -35,9 +35,11 @@ def bootstrap(request) -> str:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(bootstrap):
     """One local[2] SparkSession where ``format("kafka")`` (Spark's connector, from
-    ``spark.jars``) and ``format("kafkawire")`` both work."""
+    ``spark.jars``) and ``format("kafkawire")`` both work. It depends on ``bootstrap`` so that
+    it stops before the broker does (Spark's cached Java producers would otherwise spend the
+    end of the run logging that the broker is gone)."""
     from spark_kafka_wire.testing.session import local_session
     from tests.support.spark_kafka_connector import ConnectorNotServed, session_conf
 
