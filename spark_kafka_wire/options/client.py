@@ -94,29 +94,27 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     accepted = accepted_kafka_keys(use)
     check_security_spelling([k[len("kafka."):] for k in opts
                              if k.startswith("kafka.") and k not in accepted], "option")
+    # (prefix, in use, the protocols that use it and what for, what kafkawire implements)
+    security = (
+        ("kafka.sasl.", sasl_on, "SASL_PLAINTEXT or SASL_SSL to log in with SASL",
+         "is not supported yet (kafkawire logs in with PLAIN, SCRAM, OAUTHBEARER and GSSAPI, "
+         "see the README's SASL options)"),
+        ("kafka.ssl.", tls_on, "SSL or SASL_SSL to connect with TLS",
+         "is not supported (kafkawire's TLS takes the trust and key stores, PEM files, "
+         "protocols, cipher suites and host name check of the README's TLS options)"),
+    )
     for key in opts:
-        if key.startswith("kafka.sasl.") and not sasl_on:
-            raise ConfigurationError(
-                f"'{key}' is set but kafka.security.protocol is {protocol}: set "
-                "kafka.security.protocol=SASL_PLAINTEXT or SASL_SSL to log in with SASL",
-                condition=CONFLICTING_OPTIONS)
-        if key.startswith("kafka.sasl.") and key not in accepted:
-            raise ConfigurationError(
-                f"'{key}' is not supported yet (kafkawire logs in with PLAIN, SCRAM, "
-                "OAUTHBEARER and GSSAPI, see the README's SASL options); refusing to connect "
-                "without the security you asked for",
-                condition=REFUSED_OPTION)
-        if key.startswith("kafka.ssl.") and not tls_on:
-            raise ConfigurationError(
-                f"'{key}' is set but kafka.security.protocol is {protocol}: set "
-                "kafka.security.protocol=SSL or SASL_SSL to connect with TLS",
-                condition=CONFLICTING_OPTIONS)
-        if key.startswith("kafka.ssl.") and key not in accepted:
-            raise ConfigurationError(
-                f"'{key}' is not supported (kafkawire's TLS takes the trust and key stores, "
-                "PEM files, protocols, cipher suites and host name check of the README's TLS "
-                "options); refusing to connect without the security you asked for",
-                condition=REFUSED_OPTION)
+        for prefix, on, protocols, implemented in security:
+            if not key.startswith(prefix):
+                continue
+            if not on:
+                raise ConfigurationError(
+                    f"'{key}' is set but kafka.security.protocol is {protocol}: set "
+                    f"kafka.security.protocol={protocols}", condition=CONFLICTING_OPTIONS)
+            if key not in accepted:
+                raise ConfigurationError(
+                    f"'{key}' {implemented}; refusing to connect without the security you "
+                    "asked for", condition=REFUSED_OPTION)
     check_unused_kafka_keys(opts, use)
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages

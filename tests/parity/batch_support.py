@@ -9,10 +9,10 @@ import uuid
 from collections.abc import Iterable
 from typing import Any
 
-import confluent_kafka as ck
 from pyspark.sql import functions as F
 
 from spark_kafka_wire.client.admin import create_topics
+from tests.support.librdkafka import produce_records as produce  # noqa: F401 (re-exported)
 
 #: CreateTime base of the records the tests write, far from the broker's clock
 B = 1_600_000_000_000
@@ -22,18 +22,6 @@ def make_topic(client: Any, partitions: int, prefix: str) -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
     create_topics(client, [(name, partitions)])
     return name
-
-
-def produce(bootstrap: str, topic: str, records: Iterable[dict[str, Any]],
-            linger_ms: int = 0) -> None:
-    """``records``: produce() keyword arguments; ``linger_ms`` > 0 groups them into batches,
-    else each is its own batch."""
-    p = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "log_level": 0})
-    for r in records:
-        p.produce(topic, **r)
-        if not linger_ms:
-            p.flush(10)
-    assert p.flush(10) == 0
 
 
 def layout(df: Any) -> list[tuple[int, int, int, int]]:

@@ -26,6 +26,7 @@ from tests.parity.batch_support import (
     tasks,
 )
 from tests.parity.both import assert_same_rows, fail_both, read, read_both, read_same
+from tests.support.librdkafka import produce_timestamped
 from tests.support.transactions import committed_aborted_committed, committed_then_open
 
 J = json.dumps
@@ -132,19 +133,10 @@ def test_end_beyond_the_log_is_data_loss(spark, bootstrap, base):
 
 # partition 0: 5 one-record batches, then one batch of 4 (700 after 800); partition 1: one
 # batch. Equal timestamps at offsets 2 and 3 of partition 0.
-P0 = [100, 200, 300, 300, 500, 600, 800, 700, 900]
-P1 = [150, 250, 400]
-
-
 @pytest.fixture(scope="module")
 def ts_topic(bootstrap, client) -> str:
     topic = make_topic(client, 2, "pb-ts")
-    produce(bootstrap, topic, [{"value": b"p0-%d" % i, "partition": 0, "timestamp": B + t}
-                               for i, t in enumerate(P0[:5])])
-    produce(bootstrap, topic, [{"value": b"p0-%d" % (5 + i), "partition": 0, "timestamp": B + t}
-                               for i, t in enumerate(P0[5:])]
-            + [{"value": b"p1-%d" % i, "partition": 1, "timestamp": B + t}
-               for i, t in enumerate(P1)], linger_ms=300)
+    produce_timestamped(bootstrap, topic, B)
     return topic
 
 

@@ -8,7 +8,6 @@ import json
 import re
 import uuid
 
-import confluent_kafka as ck
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -32,6 +31,8 @@ from spark_kafka_wire.source.planning import (
     split_ranges,
 )
 from spark_kafka_wire.source.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
+from tests.support.librdkafka import produce_records as produce
+from tests.support.librdkafka import produce_timestamped
 from tests.support.transactions import committed_aborted_committed, committed_then_open
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
@@ -53,16 +54,6 @@ def rows(df, *cols: str):
 
 def expected(spark, data: list[tuple], schema: str = "partition int, offset long, value string"):
     return spark.createDataFrame(data, schema)
-
-
-def produce(bootstrap: str, topic: str, records: list[dict], linger_ms: int = 0) -> None:
-    """records: produce() keyword arguments; linger_ms > 0 groups them into batches."""
-    p = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms, "log_level": 0})
-    for r in records:
-        p.produce(topic, **r)
-        if not linger_ms:
-            p.flush(10)
-    assert p.flush(10) == 0
 
 
 def delete_topic(client, topic: str) -> None:
@@ -125,20 +116,11 @@ def test_exactly_one_strategy(spark, bootstrap):
 
 # ---------------------------------------------------------------------------- timestamps
 
-P0 = [100, 200, 300, 300, 500, 600, 800, 700, 900]  # 5 one-record batches, then one batch
-P1 = [150, 250, 400]  # one batch
-
-
 @pytest.fixture(scope="module")
 def ts_topic(bootstrap, client) -> str:
     topic = f"ts-{uuid.uuid4().hex[:12]}"
     create_topics(client, [(topic, 2)])
-    produce(bootstrap, topic, [{"value": b"p0-%d" % i, "partition": 0, "timestamp": B + t}
-                               for i, t in enumerate(P0[:5])])
-    produce(bootstrap, topic, [{"value": b"p0-%d" % (5 + i), "partition": 0, "timestamp": B + t}
-                               for i, t in enumerate(P0[5:])]
-            + [{"value": b"p1-%d" % i, "partition": 1, "timestamp": B + t}
-               for i, t in enumerate(P1)], linger_ms=300)
+    produce_timestamped(bootstrap, topic, B)
     return topic
 
 

@@ -4,6 +4,8 @@ settings ``conf`` carries (the secured brokers), read a whole topic (the fault t
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
+from typing import Any
 
 import confluent_kafka
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -75,3 +77,37 @@ def consume_all(conf: dict, topic: str, timeout_s: float = 60) -> list[confluent
     finally:
         consumer.close()
     return got
+
+
+def produce_records(bootstrap: str, topic: str, records: Iterable[dict[str, Any]],
+                    linger_ms: int = 0) -> None:
+    """``records``: ``Producer.produce`` keyword arguments (value, key, partition, timestamp,
+    headers); ``linger_ms`` > 0 groups them into batches, else each is a batch of its own."""
+    p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": linger_ms,
+                                  "log_level": 0})
+    for r in records:
+        p.produce(topic, **r)
+        if not linger_ms:
+            p.flush(10)
+    assert p.flush(10) == 0
+
+
+#: CreateTime timestamps (ms after a base) of the two partitions of a timestamp test topic:
+#: partition 0 gets five one-record batches then one batch (a repeated and a decreasing
+#: timestamp among them), partition 1 one batch.
+TIMESTAMPS_P0 = (100, 200, 300, 300, 500, 600, 800, 700, 900)
+TIMESTAMPS_P1 = (150, 250, 400)
+
+
+def produce_timestamped(bootstrap: str, topic: str, base: int) -> None:
+    """Fills a two-partition topic with values ``p<partition>-<i>`` stamped ``base +``
+    TIMESTAMPS_P0 / TIMESTAMPS_P1: what the timestamp-option tests resolve against."""
+    p0, p1 = TIMESTAMPS_P0, TIMESTAMPS_P1
+    produce_records(bootstrap, topic, [{"value": b"p0-%d" % i, "partition": 0,
+                                        "timestamp": base + t} for i, t in enumerate(p0[:5])])
+    produce_records(bootstrap, topic,
+                    [{"value": b"p0-%d" % (5 + i), "partition": 0, "timestamp": base + t}
+                     for i, t in enumerate(p0[5:])]
+                    + [{"value": b"p1-%d" % i, "partition": 1, "timestamp": base + t}
+                       for i, t in enumerate(p1)], linger_ms=300)
+
