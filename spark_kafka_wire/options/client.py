@@ -30,8 +30,9 @@ from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
 from spark_kafka_wire.options.files import (
     check_security_spelling,
-    edit_distance,
+    closest_name,
     known_client_configs,
+    unknown_client_configs,
 )
 from spark_kafka_wire.options.security import sasl_config, tls_config, zookeeper_security
 from spark_kafka_wire.options.table import (
@@ -188,16 +189,14 @@ def check_unused_kafka_keys(opts: Mapping[str, str], use: Use) -> None:
     option table's REFUSED_VALUES comment. Values are never logged (they may be secrets)."""
     used = {o.key for o in options_for(use)}
     given_keys = sorted(k for k in opts if k.startswith("kafka.") and k not in used)
-    known = known_client_configs()
-    unknown = [k for k in given_keys if k[len("kafka."):] not in known]
+    unknown = unknown_client_configs(k[len("kafka."):] for k in given_keys)
     if unknown:
+        known = known_client_configs()
         hints = []
-        for k in unknown:
-            close = sorted((edit_distance(k[len("kafka."):], n), n) for n in known)
-            if close and close[0][0] <= 2:
-                hints.append(f"'{k}' (did you mean 'kafka.{close[0][1]}'?)")
-            else:
-                hints.append(f"'{k}'")
+        for name in unknown:
+            close = closest_name(name, known)
+            hints.append(f"'kafka.{name}'" + ("" if close is None
+                                                else f" (did you mean 'kafka.{close}'?)"))
         raise ConfigurationError(
             "unknown Kafka client option(s): " + ", ".join(hints)
             + ": no Kafka client has such a setting. See the README for the kafka.* settings "

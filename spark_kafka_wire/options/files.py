@@ -99,8 +99,14 @@ def misspelt_security_key(name: str) -> str | None:
     key = name.lower()
     if key in known_client_configs():
         return None
-    scored = sorted((edit_distance(key, k), k) for k in _security_names())
-    return scored[0][1] if scored and scored[0][0] <= 2 else None
+    return closest_name(key, _security_names())
+
+
+def closest_name(name: str, names: Iterable[str]) -> str | None:
+    """The one of ``names`` that ``name`` is 1 or 2 edits away from (the nearest, then the
+    first in order): the setting a typo likely meant; None when none is that close."""
+    best = min(((edit_distance(name, n), n) for n in names), default=None)
+    return best[1] if best is not None and best[0] <= 2 else None
 
 
 def check_security_spelling(names: Iterable[str], where: str) -> None:
