@@ -36,6 +36,7 @@ from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
 from spark_kafka_wire.protocol.records.columns import (
     MAX_COLUMN_BYTES,
     DecodedRecords,
+    join_pooled,
     join_row_segments,
     key_value_parts,
     spans_to_binary,
@@ -423,12 +424,19 @@ def _assemble(view: memoryview, buf: Any, plan: _Plan, next_offset: int | None,
     where = d.where
     if plan.compressed:
         # One source buffer for all records so the vectorized pass runs once.
-        src: Any = b"".join(plan.pieces)
-        if len(src) > MAX_COLUMN_BYTES:
+        size = sum(len(piece) for piece in plan.pieces)
+        if size > MAX_COLUMN_BYTES:
             raise ProtocolError(
-                f"the records of one fetch decompress to {len(src)} bytes, more than one "
+                f"the records of one fetch decompress to {size} bytes, more than one "
                 "Arrow binary column holds (2 GiB); lower the fetch size", **where)
-        rbuf: Any = src
+        src: Any
+        rbuf: Any
+        if all(isinstance(piece, memoryview) for piece in plan.pieces):
+            # zstd's sections, decoded into Arrow's pool: joined there too
+            src = join_pooled(plan.pieces)
+            rbuf = memoryview(src).cast("B")  # an Arrow buffer's own view has format "b"
+        else:
+            src = rbuf = b"".join(plan.pieces)
         p = 0
         for i, piece in enumerate(plan.pieces):
             plan.region_starts[i] = p

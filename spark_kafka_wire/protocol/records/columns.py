@@ -32,6 +32,27 @@ _HAS_VIEWS = hasattr(pa, "binary_view")
 _STRIDED_MAX = 16 << 20
 
 
+def join_pooled(pieces: Sequence[Any]) -> pa.Buffer:
+    """The byte buffers ``pieces`` back to back in one buffer from Arrow's memory pool.
+
+    The decompressed record sections of a fetch are joined so that the vectorized decode runs
+    once. zstd decodes each section into the pool (compression.py); joining them there too
+    keeps a fetch's tens of MB out of malloc, whose fresh pages cost more than the copy: a
+    fetch of zstd records of 1 KiB values decoded at 0.81-0.85M rows/s with ``b"".join`` and
+    1.41M with both in the pool (CPU time, one process). Sections that malloc allocated (the
+    other codecs' bytes) stay with ``b"".join``: copied into the pool they decoded slower
+    (lz4, 1 KiB values: 1.45-1.57M rows/s against 0.81-0.87M).
+    """
+    out = pa.allocate_buffer(sum(len(piece) for piece in pieces))
+    target = np.frombuffer(out, np.uint8)
+    at = 0
+    for piece in pieces:
+        size = len(piece)
+        target[at:at + size] = np.frombuffer(piece, np.uint8)
+        at += size
+    return out
+
+
 @dataclass
 class DecodedRecords:
     """Columns of the data records found in a fetch response partition."""

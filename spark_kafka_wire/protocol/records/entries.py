@@ -94,7 +94,7 @@ def peek_magic(view: memoryview, pos: int, n: int, where: dict[str, Any]) -> int
 
 
 def decompress_records(codec: int, data: memoryview, budget: DecompressionBudget, offset: int,
-                       where: dict[str, Any], magic: int = 2) -> bytes | bytearray:
+                       where: dict[str, Any], magic: int = 2) -> bytes | bytearray | memoryview:
     """Decompress a batch's records (or a legacy wrapper's message set) within what is left
     of ``budget``, which it then takes; errors located."""
     try:

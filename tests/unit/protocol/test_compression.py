@@ -13,6 +13,7 @@ import zlib
 import cramjam
 import lz4.block
 import lz4.frame
+import pyarrow as pa
 import pytest
 import xxhash
 import zstandard
@@ -435,6 +436,11 @@ def _zstd_bomb() -> bytes:
 def test_decompression_bombs_are_bounded(codec: int, make, magic: int) -> None:
     bomb = make()
     assert len(bomb) < 2 * MB
+    # Python's allocations (tracemalloc) and Arrow's memory pool (zstd decodes into it),
+    # seen through a proxy pool that keeps its own peak
+    default_pool = pa.default_memory_pool()
+    pool = pa.proxy_memory_pool(default_pool)
+    pa.set_memory_pool(pool)
     tracemalloc.start()
     try:
         with pytest.raises(DecompressionBombError) as info:
@@ -442,8 +448,31 @@ def test_decompression_bombs_are_bounded(codec: int, make, magic: int) -> None:
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+        pa.set_memory_pool(default_pool)
     assert isinstance(info.value, ProtocolError)
-    assert peak < 16 * MB
+    assert peak + pool.max_memory() < 16 * MB
+
+
+def test_zstd_decodes_into_one_byte_view_whatever_the_frames_declare() -> None:
+    """Frames that declare their size are decoded into a buffer of that size, frames that do
+    not (Java's streaming zstd) into one sized by the last ratio, grown when too small: the
+    result is always one unsigned byte view of exactly the decoded bytes."""
+    declared = zstandard.ZstdCompressor().compress(TEXT)
+    streamed = zstd_stream(TEXT)
+    for data, expected in ((declared, TEXT), (streamed, TEXT),
+                           (declared + streamed, TEXT * 2),  # the first frame declares half
+                           # an empty first frame declares 0 bytes: the buffer still grows
+                           (zstandard.ZstdCompressor().compress(b"") + declared, TEXT),
+                           (zstd_stream(b"\x00" * (8 * MB)), b"\x00" * (8 * MB))):
+        out = decompress(4, data, max_size=len(expected))
+        view = memoryview(out)
+        assert view.format == "B" and view[0] == expected[0]
+        assert bytes(out) == expected
+    # a frame that declares less than it holds (only its bytes are counted) is refused
+    lying = bytearray(zstandard.ZstdCompressor().compress(b"small" * 10))
+    lying[5] = 20
+    with pytest.raises(ProtocolError):
+        decompress(4, bytes(lying), max_size=1000)
 
 
 # ---------------------------------------------------------------------------------- fuzzing
