@@ -47,7 +47,7 @@ NOT_IN_UNIT = frozenset({
     "wrong_host_tls_broker", "expired_tls_broker", "secure_kafka", "sasl_broker",
     "sasl_front_broker", "sasl_ssl_front_broker", "sasl_ssl_broker", "reauth_broker",
     "sasl_broker_factory", "kdc", "gssapi_broker", "gssapi_ssl_broker",
-    "tansu_bogus_scram_broker"})
+    "tansu_bogus_scram_broker", "schema_registry"})
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects: the marker must be there when it looks
@@ -156,6 +156,32 @@ def zookeeper() -> str:
         yield server.connect
     finally:
         server.stop()
+
+
+#: A Schema Registry of the user's (its Confluent API URL) for the suite to use instead of the
+#: Apicurio Registry it starts.
+EXTERNAL_SCHEMA_REGISTRY = os.environ.get("SCHEMA_REGISTRY_URL")
+
+
+@pytest.fixture(scope="session")
+def schema_registry(request) -> str:
+    """The URL of Confluent's Schema Registry API, as Confluent's clients and the
+    ``schema.registry.url`` option take it, on a real registry: Apicurio Registry from Maven
+    Central with in-memory storage (tests/support/schema_registry.py), or SCHEMA_REGISTRY_URL.
+    Its log is kept when a test failed."""
+    if EXTERNAL_SCHEMA_REGISTRY:
+        yield EXTERNAL_SCHEMA_REGISTRY
+        return
+    from tests.support.kept_logs import logs_kept_on_failure
+    from tests.support.schema_registry import ApicurioRegistry, missing_tools
+
+    missing = missing_tools()
+    if missing:
+        pytest.skip(missing)
+    registry = ApicurioRegistry().start()
+    with logs_kept_on_failure(request, registry.stop, "Apicurio Registry",
+                              lambda: registry.log_path):
+        yield registry.url
 
 
 @pytest.fixture(scope="session")
