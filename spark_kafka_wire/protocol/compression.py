@@ -471,7 +471,7 @@ def _zstd_decompress(data: Buffer, max_size: int, magic: int) -> bytes | memoryv
     than ``max_size``; cramjam's decoder reads every frame and fails rather than write past its
     end, and a failure is retried in a buffer four times larger. Decoding into pooled memory
     saves the list of pieces and their join, and the fresh pages both took (those cost more
-    than the decoding: 37% of a fetch of zstd records of 1 KiB values went to joins). Data
+    than the decoding: 44% of decoding zstd records of 1 KiB values went to joins). Data
     that does not fit ``max_size`` or does not decode goes through the streaming decoder,
     which says which of the two it is.
     """
@@ -484,6 +484,8 @@ def _zstd_decompress(data: Buffer, max_size: int, magic: int) -> bytes | memoryv
     try:
         declared = zstandard.frame_content_size(view)
     except zstandard.ZstdError:
+        return _zstd_decompress_streaming(view, max_size)
+    if declared > max_size:  # too big, or a lie: the streaming decoder tells which
         return _zstd_decompress_streaming(view, max_size)
     capacity = declared if declared >= 0 else \
         int(n * getattr(_zstd_local, "ratio", _ZSTD_FIRST_RATIO) * 1.25) + _ZSTD_MIN_STEP
