@@ -17,7 +17,8 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from collections.abc import Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 #: How long a JVM may take to end after SIGTERM before it gets SIGKILL.
@@ -108,6 +109,24 @@ class JavaProcess:
 
     process: subprocess.Popen | None
     directory: str
+    started_s: float
+
+    def launch(self, command: list[str], output: str, wait: Callable[[], None], *,
+               append: bool = False, cwd: str | None = None) -> None:
+        """Start ``command`` in a session of its own with stdout and stderr into ``output``,
+        then ``wait()`` until it serves; a JVM that does not start is stopped with its logs
+        kept for the failure to name. ``started_s``: launch to ready, in seconds."""
+        began = time.monotonic()
+        with open(output, "ab" if append else "wb") as out:
+            self.process = subprocess.Popen(command, cwd=cwd, stdout=out,
+                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+        try:
+            wait()
+        except BaseException:
+            self.stop(keep_logs=True)
+            raise
+        self.started_s = time.monotonic() - began
 
     def kill(self) -> None:
         """kill -9: the JVM dies at once, as in a crash of the process (what it wrote to its

@@ -216,18 +216,9 @@ class OldKafka(JavaProcess):
         log4j = write_log4j(os.path.join(self.directory, "log4j.properties"), self.log_path,
                             {"state.change.logger": "WARN", "kafka.request.logger": "WARN"})
         self._ensure_chroot()
-        began = time.monotonic()
-        with open(os.path.join(self.directory, "stdout.log"), "wb") as out:
-            self.process = subprocess.Popen(
-                [*self._jvm(self.heap_mb), f"-Dlog4j.configuration=file:{log4j}", "-cp", cp,
-                 "kafka.Kafka", config],
-                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            self._wait_started()
-        except BaseException:
-            self.stop(keep_logs=True)
-            raise
-        self.started_s = time.monotonic() - began
+        self.launch([*self._jvm(self.heap_mb), f"-Dlog4j.configuration=file:{log4j}", "-cp", cp,
+                     "kafka.Kafka", config],
+                    os.path.join(self.directory, "stdout.log"), self._wait_started)
         return self
 
     def _ensure_chroot(self) -> None:

@@ -238,17 +238,8 @@ class ApicurioRegistry(JavaProcess):
                         "-XX:TieredStopAtLevel=1", "-Xshare:auto",
                         *(f"-D{k}={v}" for k, v in self._properties().items()),
                         "-jar", str(jar)]
-        began = time.monotonic()
-        with open(self.log_path, "ab") as out:
-            self.process = subprocess.Popen(self.command, cwd=self.directory, stdout=out,
-                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
-        try:
-            self._wait_started()
-        except BaseException:
-            self.stop(keep_logs=True)
-            raise
-        self.started_s = time.monotonic() - began
+        self.launch(self.command, self.log_path, self._wait_started, append=True,
+                    cwd=self.directory)
         return self
 
     def _wait_started(self) -> None:
