@@ -31,20 +31,22 @@ def _workers(test_hosts) -> set[str]:
 def assert_ran_on_the_workers(wheres, test_hosts, spark_cluster, shipped: str) -> list[dict]:
     """Each JSON ``where`` of the job's UDF: the tasks ran on both Workers (and nowhere else),
     with the executors' Python from the archive and kafkawire from what was ``shipped``
-    ("archive": the archive's site-packages; "py-files": the wheel), inside a Worker's work
+    ("archive": the archive's site-packages; "py-files": the wheel as a .zip), inside a Worker's work
     directory and not in the checkout."""
     seen = [json.loads(w) for w in wheres]
     assert {w["ip"] for w in seen} == _workers(test_hosts), seen
     work_dirs = [spark_cluster.worker_dir(test_hosts[h]) / "work" for h in ("worker1", "worker2")]
     for w in seen:
-        module = Path(w["kafkawire"])
+        # relative for py-files: executors put "./<file>" on sys.path, their working
+        # directory being the one the archive is unpacked in (environment/bin/python's)
+        module = Path(w["python"]).parents[2] / w["kafkawire"]
         assert any(module.is_relative_to(d) for d in work_dirs), w
         assert not module.is_relative_to(ROOT), w
         assert w["python"].endswith("/environment/bin/python"), w
         if shipped == "archive":
             assert "/environment/lib/" in w["kafkawire"], w
         else:
-            assert ".whl/spark_kafka_wire/" in w["kafkawire"], w
+            assert ".zip/spark_kafka_wire/" in w["kafkawire"], w
     return seen
 
 
@@ -128,13 +130,18 @@ def test_tls_truststore_only_on_the_driver(run_job, cluster_kafka, cluster_pki, 
 
 def test_wheel_by_py_files_with_dependencies_in_the_archive(run_job, cluster_kafka,
                                                             deps_only_env, test_hosts,
-                                                            spark_cluster):
+                                                            spark_cluster, cluster_dir):
     """Executors whose shipped Python has kafkawire's dependencies but not kafkawire get its
-    wheel by ``--py-files`` (a wheel is a zip: Python workers import from it) and write and
-    read as with the full environment."""
+    wheel by ``--py-files`` and write and read as with the full environment. The wheel goes
+    under a ``.zip`` name: PySpark puts only ``.zip``, ``.egg`` and ``.jar`` py-files on the
+    executors' Python path (SparkContext.PACKAGE_EXTENSIONS); a ``.whl`` is shipped to every
+    executor and never importable there (``No module named 'spark_kafka_wire'``). A wheel is
+    a zip file and kafkawire is pure Python, so the renamed wheel imports as it is."""
+    as_zip = cluster_dir / "py-files" / deps_only_env.wheel.with_suffix(".zip").name
+    as_zip.parent.mkdir(exist_ok=True)
+    shutil.copyfile(deps_only_env.wheel, as_zip)
     _write_read(run_job, cluster_kafka, deps_only_env.archive, test_hosts, spark_cluster,
-                listener="PLAINTEXT", options={}, py_files=(str(deps_only_env.wheel),),
-                shipped="py-files")
+                listener="PLAINTEXT", options={}, py_files=(str(as_zip),), shipped="py-files")
 
 
 def _produce(conf: dict, topic: str, partitions: int, per_partition: int, first: int) -> None:
