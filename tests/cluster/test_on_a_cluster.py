@@ -1,6 +1,7 @@
 """kafkawire on a Spark standalone cluster of test hosts (tests/cluster/conftest.py): batch
-writes and reads, 64 partitions over the four executor cores, TLS with a truststore only the
-driver has, and kafkawire shipped as a wheel by ``--py-files``.
+writes and reads, 64 partitions over the four executor cores, mutual TLS with stores only the
+driver has, kafkawire shipped as a wheel by ``--py-files``, a stream's checkpoint on a shared
+directory resumed by a new driver, and group offsets committed then started from.
 
 Every test proves it ran on the cluster: the tasks that read or wrote report the address of
 their host (the two Workers' addresses, both of them) and where ``spark_kafka_wire`` was
@@ -109,21 +110,28 @@ def test_64_partitions_read_by_the_four_executor_cores(run_job, cluster_kafka, e
     assert_ran_on_the_workers(result["read_where"], test_hosts, spark_cluster, "archive")
 
 
-def test_tls_truststore_only_on_the_driver(run_job, cluster_kafka, cluster_pki, executor_env,
-                                           test_hosts, spark_cluster, cluster_dir):
+def test_mutual_tls_stores_only_on_the_driver(run_job, cluster_kafka, cluster_pki,
+                                              executor_env, test_hosts, spark_cluster,
+                                              cluster_dir):
     """The README says TLS stores are read on the driver and travel with the plan: a PKCS12
-    truststore in a directory the Workers do not have (an empty tmpfs covers it there; the
-    tasks check) serves a write and a read over Kafka's SSL listener, whose certificate names
-    the Kafka host's address."""
+    truststore and a PKCS12 client keystore in a directory the Workers do not have (an empty
+    tmpfs covers it there; the tasks check) serve a write and a read over Kafka's MTLS
+    listener (client certificate required), whose certificate names the Kafka host's
+    address."""
     truststore = cluster_dir / "driver-only" / "truststore.p12"
+    keystore = cluster_dir / "driver-only" / "client.p12"
     shutil.copyfile(cluster_pki.ca_p12, truststore)
+    shutil.copyfile(cluster_pki.client.p12, keystore)
     options = {"kafka.security.protocol": "SSL",
                "kafka.ssl.truststore.location": str(truststore),
                "kafka.ssl.truststore.type": "PKCS12",
-               "kafka.ssl.truststore.password": cluster_pki.store_password}
+               "kafka.ssl.truststore.password": cluster_pki.store_password,
+               "kafka.ssl.keystore.location": str(keystore),
+               "kafka.ssl.keystore.type": "PKCS12",
+               "kafka.ssl.keystore.password": cluster_pki.store_password}
     result = _write_read(run_job, cluster_kafka, executor_env.archive, test_hosts,
-                         spark_cluster, listener="SSL", options=options,
-                         probe=str(truststore))
+                         spark_cluster, listener="MTLS", options=options,
+                         probe=str(keystore))
     for where in result["read_where"]:
         assert json.loads(where)["probe_exists"] is False, where
 
