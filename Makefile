@@ -5,7 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit test-tansu test-compat test-parity lint docs bench soak check-java clean
+.PHONY: demo test unit test-tansu test-compat test-parity test-cluster lint docs bench soak \
+	check-java clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
@@ -55,6 +56,14 @@ test-compat: check-java $(STAMP)
 test-parity: check-java $(STAMP)
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
 	  $$parity_py -m pytest -q -m parity --durations=25 tests/parity
+
+# The cluster tier (tests/cluster, marker cluster; `make test` neither collects nor runs it):
+# kafkawire on Spark's own standalone master and two workers, Apache Kafka and the driver, each
+# on a test host of its own (a Linux network namespace: needs root and iproute2, else the tests
+# skip saying so), the executors' Python shipped as a venv-pack archive (cached under
+# ~/.cache/kafkawire).
+test-cluster: check-java $(STAMP)
+	$(PY) -m pytest -q -m cluster --durations=25 tests/cluster
 
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts

@@ -3,7 +3,8 @@
 The broker's jars are the ``kafka_<scala>`` artifact and its runtime dependencies, resolved by
 Maven (``dependency:copy-dependencies``) into a cache outside the work tree
 (``$KAFKAWIRE_CACHE``, else ``~/.cache/kafkawire``), once per version: no archive is
-downloaded from anywhere else. A broker is one JVM on free loopback ports: Kafka 4 in KRaft
+downloaded from anywhere else. A broker is one JVM on free loopback ports (or on a test
+host's address, ``host``, launched there through ``command_prefix``: tests/cluster): Kafka 4 in KRaft
 mode as a combined broker and controller, its storage formatted with the storage tool of the
 same jars (SCRAM users added at format time), stopped by PID; its log directory is kept for a
 failed test to read (``log_path``).
@@ -168,6 +169,12 @@ class ApacheKafka(JavaProcess):
     kerberos: Kerberos | None = None
     #: connections.max.reauth.ms of the REAUTH listener (None: no such listener)
     reauth_ms: int | None = None
+    #: The address every listener binds and advertises (issue 31: a test host's address, so
+    #: that clients on other hosts are sent to it); the readiness check connects to it.
+    host: str = "127.0.0.1"
+    #: Put before the broker's command, to launch it elsewhere: a test host's
+    #: ``ip netns exec NAME`` (tests/support/netns.py). The storage tool runs without it.
+    command_prefix: list[str] = field(default_factory=list)
     #: log SASL logins (principal builder of tests/support/kafka_observer.py) and the network
     #: layer's authentication events at DEBUG, each line naming its thread (hence listener)
     observe: bool = False
@@ -261,12 +268,12 @@ class ApacheKafka(JavaProcess):
         props = {
             "process.roles": "broker,controller",
             "node.id": "1",
-            "controller.quorum.voters": f"1@127.0.0.1:{self.ports['CONTROLLER']}",
+            "controller.quorum.voters": f"1@{self.host}:{self.ports['CONTROLLER']}",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",
-            "listeners": ",".join(f"{n}://127.0.0.1:{p}" for n, p in self.ports.items()),
+            "listeners": ",".join(f"{n}://{self.host}:{p}" for n, p in self.ports.items()),
             "advertised.listeners": ",".join(
-                f"{n}://127.0.0.1:{self.ports[n]}" for n in listeners),
+                f"{n}://{self.host}:{self.ports[n]}" for n in listeners),
             "listener.security.protocol.map": ",".join(
                 [*(f"{n}:{p}" for n, p in listeners.items()), "CONTROLLER:PLAINTEXT"]),
             "log.dirs": data_dir,
@@ -363,9 +370,9 @@ class ApacheKafka(JavaProcess):
         since = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         began = time.monotonic()
         with open(os.path.join(self.directory, "stdout.log"), "ab") as out:
-            self.process = subprocess.Popen([*self._jvm(kafka_libs(self.version)), "kafka.Kafka",
-                                             config], stdout=out, stderr=subprocess.STDOUT,
-                                            start_new_session=True)
+            self.process = subprocess.Popen(
+                [*self.command_prefix, *self._jvm(kafka_libs(self.version)), "kafka.Kafka",
+                 config], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             self._wait_started(since)
         except BaseException:
@@ -418,7 +425,7 @@ class ApacheKafka(JavaProcess):
                 raise RuntimeError(f"Kafka {self.version} exited ({self.process.returncode}); "
                                    f"log: {self.log_tail()}")
             if os.path.exists(self.log_path) and marker in _read_from(self.log_path, since):
-                if all(_port_open(p) for p in self.ports.values()):
+                if all(_port_open(p, self.host) for p in self.ports.values()):
                     return
             time.sleep(0.2)
         raise RuntimeError(f"Kafka {self.version} did not start within {START_TIMEOUT_S:.0f} s; "
@@ -434,7 +441,7 @@ class ApacheKafka(JavaProcess):
         return "(no log)"
 
     def bootstrap(self, listener: str = "PLAINTEXT") -> str:
-        return f"127.0.0.1:{self.ports[listener]}"
+        return f"{self.host}:{self.ports[listener]}"
 
     @property
     def bootstrap_servers(self) -> str:
@@ -460,9 +467,9 @@ def _distinct_ports(names: list[str]) -> dict[str, int]:
     return ports
 
 
-def _port_open(port: int) -> bool:
+def _port_open(port: int, host: str = "127.0.0.1") -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
+        with socket.create_connection((host, port), timeout=1):
             return True
     except OSError:
         return False

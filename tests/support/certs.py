@@ -170,11 +170,14 @@ def _keystore(directory: str, stem: str, key: rsa.RSAPrivateKey, cert: x509.Cert
                     p12_no_password=p12_plain, jks=jks, subject=cert.subject.rfc4514_string())
 
 
-def make_pki(directory: str | None = None, jks: bool = True) -> TestPki:
+def make_pki(directory: str | None = None, jks: bool = True,
+             hosts: tuple[str, ...] = ()) -> TestPki:
     """Generate everything into ``directory`` (a fresh 0700 temp dir by default).
 
     JKS files need the JDK's keytool; without it, or with ``jks=False`` (the unit tier, which
-    starts no JVM), their paths are None (tests needing JKS skip). Remove the directory with
+    starts no JVM), their paths are None (tests needing JKS skip). ``hosts``: more names or
+    addresses of the server certificate (a test host's address, tests/cluster). Remove the
+    directory with
     ``remove_pki`` when done.
     """
     directory = directory or tempfile.mkdtemp(prefix="kafkawire-pki-")
@@ -202,7 +205,7 @@ def make_pki(directory: str | None = None, jks: bool = True) -> TestPki:
         key, cert = _leaf(issuer[0], issuer[1], cn, sans, client, expired)
         return _keystore(directory, stem, key, cert, issuer[1], with_jks)
 
-    local = ["localhost", "127.0.0.1"]
+    local = ["localhost", "127.0.0.1", *hosts]
     return TestPki(
         directory=directory, store_password=STORE_PASSWORD, key_password=KEY_PASSWORD,
         ca_pem=ca_pem, ca_p12=ca_p12, ca_p12_no_password=ca_p12_plain, ca_jks=ca_jks,

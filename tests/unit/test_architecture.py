@@ -525,6 +525,21 @@ def test_ci_runs_the_parity_tier_after_the_suite() -> None:
     assert '"parity" not in (config.option.markexpr or "")' in conftest
 
 
+def test_ci_runs_the_cluster_tier_after_the_parity_tier() -> None:
+    """kafkawire on a Spark standalone cluster of test hosts (tests/cluster) runs in CI after
+    the parity tier; ``make test`` does not collect it (its conftest keeps it out unless
+    ``-m`` names the tier), and .ci/run installs iproute2, whose ``ip`` makes the hosts."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci.index("make test-parity") < ci.index("make test-cluster"), ci
+    assert any("install" in line and "iproute2" in line for line in ci), ci
+    recipe = " ".join(_make_recipe("test-cluster"))
+    assert "-m pytest -q -m cluster" in recipe and recipe.rstrip().endswith("tests/cluster"), \
+        recipe
+    conftest = (ROOT / "tests" / "cluster" / "conftest.py").read_text()
+    assert '"cluster" not in (config.option.markexpr or "")' in conftest
+
+
 def _make_recipe(target: str) -> list[str]:
     """The recipe lines of a Makefile target, as written."""
     lines = (ROOT / "Makefile").read_text().splitlines()

@@ -1,0 +1,232 @@
+"""kafkawire on a Spark standalone cluster of test hosts (tests/cluster/conftest.py): batch
+writes and reads, 64 partitions over the four executor cores, mutual TLS with stores only the
+driver has, kafkawire shipped as a wheel by ``--py-files``, a stream's checkpoint on a shared
+directory resumed by a new driver, and group offsets committed then started from.
+
+Every test proves it ran on the cluster: the tasks that read or wrote report the address of
+their host (the two Workers' addresses, both of them) and where ``spark_kafka_wire`` was
+imported from (the archive unpacked in the executor's work directory, or the wheel given by
+``--py-files``; never the checkout, which the Workers cannot see). librdkafka, from pytest, is
+the oracle of what reached Kafka.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from pathlib import Path
+
+import confluent_kafka
+
+from tests.support.librdkafka import consume_all, create_topic
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = 2000
+
+
+def _workers(test_hosts) -> set[str]:
+    return {test_hosts["worker1"].address, test_hosts["worker2"].address}
+
+
+def assert_ran_on_the_workers(wheres, test_hosts, spark_cluster, shipped: str) -> list[dict]:
+    """Each JSON ``where`` of the job's UDF: the tasks ran on both Workers (and nowhere else),
+    with the executors' Python from the archive and kafkawire from what was ``shipped``
+    ("archive": the archive's site-packages; "py-files": the wheel as a .zip), inside a Worker's work
+    directory and not in the checkout."""
+    seen = [json.loads(w) for w in wheres]
+    assert {w["ip"] for w in seen} == _workers(test_hosts), seen
+    work_dirs = [spark_cluster.worker_dir(test_hosts[h]) / "work" for h in ("worker1", "worker2")]
+    for w in seen:
+        # relative for py-files: executors put "./<file>" on sys.path, their working
+        # directory being the one the archive is unpacked in (environment/bin/python's)
+        module = Path(w["python"]).parents[2] / w["kafkawire"]
+        assert any(module.is_relative_to(d) for d in work_dirs), w
+        assert not module.is_relative_to(ROOT), w
+        assert w["python"].endswith("/environment/bin/python"), w
+        if shipped == "archive":
+            assert "/environment/lib/" in w["kafkawire"], w
+        else:
+            assert ".zip/spark_kafka_wire/" in w["kafkawire"], w
+    return seen
+
+
+def _oracle_rows(conf: dict, topic: str) -> tuple[list, list[confluent_kafka.Message]]:
+    messages = consume_all(conf, topic)
+    rows = sorted([m.key().decode(), m.value().decode(), m.partition(), m.offset()]
+                  for m in messages)
+    return rows, messages
+
+
+def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, listener: str,
+                options: dict, probe: str | None = None, py_files: tuple[str, ...] = (),
+                shipped: str = "archive") -> dict:
+    """The write-read job on a new 4-partition topic, checked against librdkafka: every row
+    written once, read back exactly, on both Workers. The job's results."""
+    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
+    topic = f"cluster-{uuid.uuid4().hex[:10]}"
+    create_topic(conf, topic, 4)
+    result = run_job({"mode": "write-read", "bootstrap": cluster_kafka.bootstrap(listener),
+                      "topic": topic, "rows": ROWS, "options": options, "probe": probe},
+                     archive, py_files=py_files)
+    oracle, messages = _oracle_rows(conf, topic)
+    assert sorted(r[:2] for r in oracle) == sorted([f"k{i}", f"v{i}"] for i in range(ROWS))
+    assert sorted(result["read"]) == oracle
+    written_by = {dict(m.headers())["written-by"].decode() for m in messages}
+    assert_ran_on_the_workers(written_by, test_hosts, spark_cluster, shipped)
+    assert_ran_on_the_workers(result["read_where"], test_hosts, spark_cluster, shipped)
+    assert len(result["executors"]) == 3, result["executors"]  # the driver and two executors
+    return result
+
+
+def test_batch_write_then_read(run_job, cluster_kafka, executor_env, test_hosts, spark_cluster):
+    """kafkawire's sink writes 2000 rows from four tasks over both Workers, librdkafka reads
+    them all once, and a kafkawire batch read on the executors returns exactly those records
+    at their partitions and offsets."""
+    _write_read(run_job, cluster_kafka, executor_env.archive, test_hosts, spark_cluster,
+                listener="PLAINTEXT", options={})
+
+
+def test_64_partitions_read_by_the_four_executor_cores(run_job, cluster_kafka, executor_env,
+                                                       test_hosts, spark_cluster):
+    """64 partitions of 40 records each (librdkafka writes them), read by one batch read
+    planned into four tasks (``minPartitions=4``, one per executor core): every record of
+    every partition, on both Workers."""
+    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
+    topic = f"cluster64-{uuid.uuid4().hex[:10]}"
+    create_topic(conf, topic, 64)
+    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
+    for p in range(64):
+        for j in range(40):
+            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
+    assert producer.flush(60) == 0
+    result = run_job({"mode": "read", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
+                      "read_options": {"minPartitions": "4"}}, executor_env.archive)
+    oracle, _ = _oracle_rows(conf, topic)
+    assert len(oracle) == 64 * 40
+    assert sorted(result["read"]) == oracle
+    assert sorted({r[2] for r in result["read"]}) == list(range(64))
+    assert result["read_tasks"] == 4
+    assert_ran_on_the_workers(result["read_where"], test_hosts, spark_cluster, "archive")
+
+
+def test_mutual_tls_stores_only_on_the_driver(run_job, cluster_kafka, cluster_pki,
+                                              executor_env, test_hosts, spark_cluster,
+                                              cluster_dir):
+    """The README says TLS stores are read on the driver and travel with the plan: a PKCS12
+    truststore and a PKCS12 client keystore in a directory the Workers do not have (an empty
+    tmpfs covers it there; the tasks check) serve a write and a read over Kafka's MTLS
+    listener (client certificate required), whose certificate names the Kafka host's
+    address."""
+    truststore = cluster_dir / "driver-only" / "truststore.p12"
+    keystore = cluster_dir / "driver-only" / "client.p12"
+    shutil.copyfile(cluster_pki.ca_p12, truststore)
+    shutil.copyfile(cluster_pki.client.p12, keystore)
+    options = {"kafka.security.protocol": "SSL",
+               "kafka.ssl.truststore.location": str(truststore),
+               "kafka.ssl.truststore.type": "PKCS12",
+               "kafka.ssl.truststore.password": cluster_pki.store_password,
+               "kafka.ssl.keystore.location": str(keystore),
+               "kafka.ssl.keystore.type": "PKCS12",
+               "kafka.ssl.keystore.password": cluster_pki.store_password}
+    result = _write_read(run_job, cluster_kafka, executor_env.archive, test_hosts,
+                         spark_cluster, listener="MTLS", options=options,
+                         probe=str(keystore))
+    for where in result["read_where"]:
+        assert json.loads(where)["probe_exists"] is False, where
+
+
+def test_wheel_by_py_files_with_dependencies_in_the_archive(run_job, cluster_kafka,
+                                                            deps_only_env, test_hosts,
+                                                            spark_cluster, cluster_dir):
+    """Executors whose shipped Python has kafkawire's dependencies but not kafkawire get its
+    wheel by ``--py-files`` and write and read as with the full environment. The wheel goes
+    under a ``.zip`` name: PySpark puts only ``.zip``, ``.egg`` and ``.jar`` py-files on the
+    executors' Python path (SparkContext.PACKAGE_EXTENSIONS); a ``.whl`` is shipped to every
+    executor and never importable there (``No module named 'spark_kafka_wire'``). A wheel is
+    a zip file and kafkawire is pure Python, so the renamed wheel imports as it is."""
+    as_zip = cluster_dir / "py-files" / deps_only_env.wheel.with_suffix(".zip").name
+    as_zip.parent.mkdir(exist_ok=True)
+    shutil.copyfile(deps_only_env.wheel, as_zip)
+    _write_read(run_job, cluster_kafka, deps_only_env.archive, test_hosts, spark_cluster,
+                listener="PLAINTEXT", options={}, py_files=(str(as_zip),), shipped="py-files")
+
+
+def _produce(conf: dict, topic: str, partitions: int, per_partition: int, first: int) -> None:
+    """``per_partition`` records into each partition, values numbered from ``first``."""
+    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
+    for p in range(partitions):
+        for j in range(first, first + per_partition):
+            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
+    assert producer.flush(60) == 0
+
+
+def _new_rows(oracle: list, before: list) -> list:
+    old = {tuple(r) for r in before}
+    return [r for r in oracle if tuple(r) not in old]
+
+
+def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
+        run_job, cluster_kafka, executor_env, test_hosts, spark_cluster, cluster_dir):
+    """An availableNow stream with maxOffsetsPerTrigger=300 over 4 partitions of 250 records
+    runs Spark's proportional micro-batches (300, 300, 300, 100) on the executors into a
+    parquet sink, its checkpoint and sink in a directory every host shares; a second driver
+    (a new spark-submit) on the same checkpoint reads only the 500 records written since, each
+    once."""
+    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
+    topic = f"cluster-stream-{uuid.uuid4().hex[:10]}"
+    create_topic(conf, topic, 4)
+    _produce(conf, topic, 4, 250, 0)
+    shared = cluster_dir / "shared" / topic
+    shared.mkdir(parents=True)
+    spec = {"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
+            "shared": str(shared),
+            "read_options": {"maxOffsetsPerTrigger": "300", "startingOffsets": "earliest"}}
+    first = run_job(spec, executor_env.archive)
+    oracle, _ = _oracle_rows(conf, topic)
+    assert sorted(first["read"]) == oracle
+    assert [b for b in first["batches"] if b] == [300, 300, 300, 100]
+    assert_ran_on_the_workers(first["read_where"], test_hosts, spark_cluster, "archive")
+
+    _produce(conf, topic, 4, 125, 250)
+    second = run_job(spec, executor_env.archive)
+    now, _ = _oracle_rows(conf, topic)
+    assert sorted(second["read"]) == _new_rows(now, oracle)
+    assert len(second["read"]) == 500
+    assert [b for b in second["batches"] if b] == [300, 200]
+
+
+def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, executor_env,
+                                                    test_hosts, spark_cluster, cluster_dir):
+    """A stream with ``commitOffsets=kafka`` commits what it read to its group (librdkafka
+    reads the group's offsets back); a new query on a new checkpoint with
+    ``startingOffsets=group`` starts there and reads only what was written since."""
+    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
+    topic = f"cluster-group-{uuid.uuid4().hex[:10]}"
+    group = f"g-{topic}"
+    create_topic(conf, topic, 2)
+    _produce(conf, topic, 2, 200, 0)
+    options = {"kafka.group.id": group, "commitOffsets": "kafka"}
+    base = cluster_dir / "shared" / topic
+
+    first = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
+                     "shared": str(base / "a"), "options": options,
+                     "read_options": {"startingOffsets": "earliest"}}, executor_env.archive)
+    oracle, _ = _oracle_rows(conf, topic)
+    assert sorted(first["read"]) == oracle
+    consumer = confluent_kafka.Consumer({**conf, "group.id": group})
+    try:
+        committed = consumer.committed([confluent_kafka.TopicPartition(topic, p)
+                                        for p in range(2)], timeout=30)
+    finally:
+        consumer.close()
+    assert [(c.partition, c.offset) for c in committed] == [(0, 200), (1, 200)]
+
+    _produce(conf, topic, 2, 50, 200)
+    second = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
+                      "shared": str(base / "b"), "options": options,
+                      "read_options": {"startingOffsets": "group"}}, executor_env.archive)
+    now, _ = _oracle_rows(conf, topic)
+    assert sorted(second["read"]) == _new_rows(now, oracle)
+    assert len(second["read"]) == 100
+    assert_ran_on_the_workers(second["read_where"], test_hosts, spark_cluster, "archive")

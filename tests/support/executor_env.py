@@ -1,0 +1,161 @@
+"""The executors' Python environment, shipped the way Spark's "Python Package Management" page
+tells users to ship one (issue 31): a virtualenv packed with ``venv-pack`` into a tar.gz, given
+as ``--archives env.tar.gz#environment`` with ``PYSPARK_PYTHON=./environment/bin/python``.
+
+The environment holds kafkawire's wheel (``pip wheel . --no-deps`` of this checkout) and its
+runtime dependencies, read from the wheel's own metadata, except pyspark: executors take
+pyspark from SPARK_HOME's ``python/lib/pyspark.zip``, as on a real cluster. ``deps_only``
+leaves kafkawire out (the ``--py-files`` test ships the wheel itself). Archives are cached
+under ``$KAFKAWIRE_CACHE`` (``~/.cache/kafkawire``) by a hash of the wheel's contents, the
+dependency list and the interpreter, so a run rebuilds one only after the code changed.
+
+venv-pack does not pack the interpreter: ``bin/python`` stays a link to the base Python the
+virtualenv was made from, which must exist at the same path where the archive is unpacked
+(on this machine's test hosts it does, the file systems being shared; a real cluster needs
+the same Python at the same path on every node, or conda-pack, which packs the interpreter).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support.java_process import cache_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+PIP_TIMEOUT_S = 900.0
+#: Distributions the executors get from elsewhere: pyspark from SPARK_HOME (pyspark.zip).
+NOT_SHIPPED = {"pyspark"}
+
+
+@dataclass(frozen=True)
+class ExecutorEnv:
+    """A packed environment: ``archive`` (give it as ``archive#environment``), the wheel it
+    was made with (for ``--py-files``), the requirements installed in it."""
+
+    archive: Path
+    wheel: Path
+    requirements: tuple[str, ...]
+    with_kafkawire: bool
+
+
+def build_wheel(directory: Path) -> Path:
+    """kafkawire's wheel of this checkout, built into ``directory`` (pip, no dependencies)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                           "--wheel-dir", str(directory), str(ROOT)],
+                          capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
+    if done.returncode != 0:
+        raise RuntimeError(f"pip wheel of {ROOT} failed:\n{(done.stdout + done.stderr)[-3000:]}")
+    wheels = sorted(directory.glob("spark_kafka_wire-*.whl"))
+    if len(wheels) != 1:
+        raise RuntimeError(f"expected one kafkawire wheel in {directory}, found {wheels}")
+    return wheels[0]
+
+
+def runtime_requirements(wheel: Path) -> tuple[str, ...]:
+    """The wheel's ``Requires-Dist`` without extras, leaving out NOT_SHIPPED."""
+    with zipfile.ZipFile(wheel) as zf:
+        metadata = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        text = zf.read(metadata).decode()
+    found = []
+    for line in text.splitlines():
+        if not line.startswith("Requires-Dist:"):
+            continue
+        spec = line.split(":", 1)[1].strip()
+        if "extra ==" in spec:
+            continue
+        name = re.split(r"[\s<>=!~;\[(]", spec, maxsplit=1)[0].lower().replace("_", "-")
+        if name not in NOT_SHIPPED:
+            found.append(spec)
+    return tuple(found)
+
+
+def wheel_digest(wheel: Path) -> str:
+    """A hash of the wheel's members (names and bytes), not of the zip file, whose
+    timestamps change with every build of the same code."""
+    digest = hashlib.sha256()
+    with zipfile.ZipFile(wheel) as zf:
+        for name in sorted(zf.namelist()):
+            digest.update(name.encode() + b"\0" + zf.read(name) + b"\0")
+    return digest.hexdigest()
+
+
+def base_python() -> str:
+    """The interpreter the executors' virtualenv is made from: the base Python of the one
+    running the tests (a virtualenv of a virtualenv would link to this checkout's venv)."""
+    return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
+
+
+def packed_env(work: Path, deps_only: bool = False) -> ExecutorEnv:
+    """The packed executor environment for this checkout, from the cache or made now; the
+    wheel is built into ``work``."""
+    wheel = build_wheel(work / "wheel")
+    requirements = runtime_requirements(wheel)
+    key = hashlib.sha256("\n".join([
+        "deps-only" if deps_only else wheel_digest(wheel), *requirements, base_python(),
+        sys.version]).encode()).hexdigest()[:20]
+    target = cache_dir() / "executor-env" / f"{'deps' if deps_only else 'kafkawire'}-{key}"
+    archive = target / "env.tar.gz"
+    made = ExecutorEnv(archive, wheel, requirements, not deps_only)
+    if archive.exists():
+        return made
+    target.mkdir(parents=True, exist_ok=True)
+    with open(target / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if archive.exists():
+            return made
+        with tempfile.TemporaryDirectory(prefix="kafkawire-executor-venv-") as scratch:
+            venv = Path(scratch) / "venv"
+            _run([base_python(), "-m", "venv", str(venv)], "making the executors' virtualenv")
+            python = str(venv / "bin" / "python")
+            _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                  *requirements], "installing kafkawire's dependencies for the executors")
+            if not deps_only:
+                _run([python, "-m", "pip", "install", "--quiet", "--no-deps",
+                      "--disable-pip-version-check", str(wheel)],
+                     "installing kafkawire's wheel for the executors")
+            found = _run([python, "-c", "import importlib.util as u; "
+                          "s = u.find_spec('spark_kafka_wire'); print(s and s.origin)"],
+                         "looking for kafkawire in the executors' virtualenv").strip()
+            inside = found.startswith(str(venv))
+            if inside == deps_only:
+                raise RuntimeError(f"the executors' virtualenv {venv} should "
+                                   f"{'not ' if deps_only else ''}hold kafkawire; "
+                                   f"spark_kafka_wire is {found}")
+            import venv_pack
+
+            partial = target / "env.tar.gz.partial"
+            venv_pack.pack(prefix=str(venv), output=str(partial), format="tar.gz", force=True,
+                           compress_level=1)
+            partial.rename(archive)
+    return made
+
+
+#: Variables that would show the virtualenv's pip this process' packages: with the checkout
+#: on PYTHONPATH, pip takes kafkawire (its egg-info there) as installed and skips the wheel.
+NOT_INHERITED = ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PYTHONSTARTUP", "PIP_TARGET",
+                 "PIP_PREFIX", "PIP_USER")
+
+
+def _run(argv: list[str], what: str) -> str:
+    env = {k: v for k, v in os.environ.items() if k not in NOT_INHERITED}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=PIP_TIMEOUT_S,
+                          env=env, cwd="/")
+    if done.returncode != 0:
+        raise RuntimeError(f"{what} failed ({' '.join(argv[:4])} ...):\n"
+                           f"{(done.stdout + done.stderr)[-3000:]}")
+    return done.stdout
+
+
+def remove_wheel_dir(work: Path) -> None:
+    shutil.rmtree(work / "wheel", ignore_errors=True)

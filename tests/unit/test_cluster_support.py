@@ -1,0 +1,68 @@
+"""The cluster tier's helpers that need no test host (tests/support/netns.py,
+tests/support/executor_env.py): which leftover namespaces and links a start-up deletes, and
+which requirements the executors' packed environment gets from kafkawire's wheel."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from tests.support.executor_env import runtime_requirements, wheel_digest
+from tests.support.netns import leftovers
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
+
+def test_leftovers_are_the_names_of_dead_runs_only() -> None:
+    """Names of ours whose pid is gone are deleted; a living run's names, and names that are
+    not ours (another tool's namespace, the machine's eth0, a near miss of our prefix), stay."""
+    dead, alive = _dead_pid(), os.getpid()
+    namespaces = [f"kwc-{dead}-kafka", f"kwc-{dead}-worker1", f"kwc-{alive}-kafka", "kwcx-1-a",
+                  "docker-ns", f"kwc-{dead}"]
+    links = [f"kwb{dead}", f"kwv{dead}x0", f"kwp{dead}x12", f"kwb{alive}", f"kwv{alive}x3",
+             "eth0", "kwbridge", f"kwv{dead}"]
+    gone_namespaces, gone_links = leftovers(namespaces, links)
+    assert gone_namespaces == [f"kwc-{dead}-kafka", f"kwc-{dead}-worker1"]
+    assert gone_links == [f"kwb{dead}", f"kwv{dead}x0", f"kwp{dead}x12", f"kwv{dead}"]
+
+
+def _wheel(path: Path, metadata: str, files: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("spark_kafka_wire-0.1.0.dist-info/METADATA", metadata)
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_executor_requirements_leave_out_pyspark_and_extras(tmp_path: Path) -> None:
+    """Executors take pyspark from SPARK_HOME's pyspark.zip: the packed environment gets
+    every other runtime requirement of the wheel, none of an extra's."""
+    wheel = _wheel(tmp_path / "w.whl", "\n".join([
+        "Metadata-Version: 2.4", "Name: spark-kafka-wire",
+        "Requires-Dist: pyspark>=4.2", "Requires-Dist: pyarrow>=15",
+        "Requires-Dist: PySpark[connect]>=4.2; extra == \"connect\"",
+        "Requires-Dist: cramjam>=2.6", "Requires-Dist: pytest>=8; extra == \"test\"",
+        "Requires-Dist: crc32c >= 2.4", ""]), {})
+    assert runtime_requirements(wheel) == ("pyarrow>=15", "cramjam>=2.6", "crc32c >= 2.4")
+
+
+def test_wheel_digest_follows_contents_not_zip_timestamps(tmp_path: Path) -> None:
+    """The cache key of a packed environment: two builds of the same code (zip entries with
+    other timestamps) share it, a changed file changes it."""
+    meta = "Name: spark-kafka-wire\n"
+    first = _wheel(tmp_path / "a.whl", meta, {"spark_kafka_wire/x.py": b"A = 1\n"})
+    with zipfile.ZipFile(tmp_path / "b.whl", "w") as zf:
+        zf.writestr(zipfile.ZipInfo("spark_kafka_wire-0.1.0.dist-info/METADATA",
+                                    (2001, 1, 1, 0, 0, 0)), meta)
+        zf.writestr(zipfile.ZipInfo("spark_kafka_wire/x.py", (2001, 1, 1, 0, 0, 0)), b"A = 1\n")
+    changed = _wheel(tmp_path / "c.whl", meta, {"spark_kafka_wire/x.py": b"A = 2\n"})
+    assert wheel_digest(first) == wheel_digest(tmp_path / "b.whl")
+    assert wheel_digest(first) != wheel_digest(changed)
