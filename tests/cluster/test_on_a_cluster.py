@@ -13,11 +13,13 @@ the oracle of what reached Kafka.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from pathlib import Path
 
 import confluent_kafka
+import pytest
 
 from tests.support.librdkafka import consume_all, create_topic
 
@@ -60,7 +62,8 @@ def _oracle_rows(conf: dict, topic: str) -> tuple[list, list[confluent_kafka.Mes
 
 def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, listener: str,
                 options: dict, probe: str | None = None, py_files: tuple[str, ...] = (),
-                shipped: str = "archive") -> dict:
+                shipped: str = "archive", conf: dict[str, str] | None = None,
+                driver_env: dict[str, str] | None = None) -> dict:
     """The write-read job on a new 4-partition topic, checked against librdkafka: every row
     written once, read back exactly, on both Workers. The job's results."""
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
@@ -68,7 +71,7 @@ def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, l
     create_topic(conf, topic, 4)
     result = run_job({"mode": "write-read", "bootstrap": cluster_kafka.bootstrap(listener),
                       "topic": topic, "rows": ROWS, "options": options, "probe": probe},
-                     archive, py_files=py_files)
+                     archive, py_files=py_files, conf=conf, driver_env=driver_env)
     oracle, messages = _oracle_rows(conf, topic)
     assert sorted(r[:2] for r in oracle) == sorted([f"k{i}", f"v{i}"] for i in range(ROWS))
     assert sorted(result["read"]) == oracle
@@ -134,6 +137,42 @@ def test_mutual_tls_stores_only_on_the_driver(run_job, cluster_kafka, cluster_pk
                          probe=str(keystore))
     for where in result["read_where"]:
         assert json.loads(where)["probe_exists"] is False, where
+
+
+def test_gssapi_with_a_keytab_only_on_the_driver(run_job, cluster_kafka, cluster_kdc,
+                                                 executor_env, test_hosts, spark_cluster,
+                                                 cluster_dir):
+    """The README says a GSSAPI keytab named in the JAAS config is read on the driver and
+    travels with the plan: alice's keytab, in a directory the Workers do not have (the tasks
+    check), serves a write and a read over Kafka's GSSAPI listener (Kafka 4's own Kerberos
+    acceptor, ``kafka/<its address>``). Only ``krb5.conf`` is on every host
+    (``spark.executorEnv.KRB5_CONFIG``), as for any Kerberos client. The KDC's log shows
+    both Workers asking for alice's tickets themselves, with the keys they were sent."""
+    if cluster_kdc is None:
+        from tests.support.kdc import kerberos_missing
+
+        pytest.skip(kerberos_missing() or "no KDC")
+    keytab = cluster_dir / "driver-only" / "alice.keytab"
+    shutil.copyfile(cluster_kdc.client_keytab, keytab)
+    krb5_conf = cluster_dir / "shared" / "krb5.conf"
+    krb5_conf.parent.mkdir(exist_ok=True)
+    shutil.copyfile(cluster_kdc.krb5_conf, krb5_conf)
+    options = {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "GSSAPI",
+               "kafka.sasl.kerberos.service.name": "kafka",
+               "kafka.sasl.jaas.config":
+                   "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+                   f'storeKey=true keyTab="{keytab}" principal="{cluster_kdc.client_principal}";'}
+    result = _write_read(run_job, cluster_kafka, executor_env.archive, test_hosts,
+                         spark_cluster, listener="GSSAPI", options=options, probe=str(keytab),
+                         conf={"spark.executorEnv.KRB5_CONFIG": str(krb5_conf)},
+                         driver_env={"KRB5_CONFIG": str(krb5_conf)})
+    for where in result["read_where"]:
+        assert json.loads(where)["probe_exists"] is False, where
+    log = Path(cluster_kdc.log_path).read_text(errors="replace")
+    for worker in _workers(test_hosts):
+        assert re.search(rf"AS_REQ .* {re.escape(worker)}: ISSUE: .*"
+                         rf"{re.escape(cluster_kdc.client_principal)} for krbtgt/", log), \
+            f"no ticket of alice's asked from {worker}:\n{log[-3000:]}"
 
 
 def test_wheel_by_py_files_with_dependencies_in_the_archive(run_job, cluster_kafka,
