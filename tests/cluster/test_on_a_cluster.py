@@ -62,16 +62,17 @@ def _oracle_rows(conf: dict, topic: str) -> tuple[list, list[confluent_kafka.Mes
 
 def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, listener: str,
                 options: dict, probe: str | None = None, py_files: tuple[str, ...] = (),
-                shipped: str = "archive", conf: dict[str, str] | None = None,
-                driver_env: dict[str, str] | None = None) -> dict:
+                shipped: str = "archive", spark_conf: dict[str, str] | None = None,
+                driver_env: dict[str, str] | None = None, more: dict | None = None) -> dict:
     """The write-read job on a new 4-partition topic, checked against librdkafka: every row
     written once, read back exactly, on both Workers. The job's results."""
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 4)
     result = run_job({"mode": "write-read", "bootstrap": cluster_kafka.bootstrap(listener),
-                      "topic": topic, "rows": ROWS, "options": options, "probe": probe},
-                     archive, py_files=py_files, conf=conf, driver_env=driver_env)
+                      "topic": topic, "rows": ROWS, "options": options, "probe": probe,
+                      **(more or {})},
+                     archive, py_files=py_files, conf=spark_conf, driver_env=driver_env)
     oracle, messages = _oracle_rows(conf, topic)
     assert sorted(r[:2] for r in oracle) == sorted([f"k{i}", f"v{i}"] for i in range(ROWS))
     assert sorted(result["read"]) == oracle
@@ -164,8 +165,13 @@ def test_gssapi_with_a_keytab_only_on_the_driver(run_job, cluster_kafka, cluster
                    f'storeKey=true keyTab="{keytab}" principal="{cluster_kdc.client_principal}";'}
     result = _write_read(run_job, cluster_kafka, executor_env.archive, test_hosts,
                          spark_cluster, listener="GSSAPI", options=options, probe=str(keytab),
-                         conf={"spark.executorEnv.KRB5_CONFIG": str(krb5_conf)},
-                         driver_env={"KRB5_CONFIG": str(krb5_conf)})
+                         spark_conf={"spark.executorEnv.KRB5_CONFIG": str(krb5_conf)},
+                         driver_env={"KRB5_CONFIG": str(krb5_conf)},
+                         more={"env_probe": ["KRB5_CONFIG", "KRB5CCNAME",
+                                             "KRB5_CLIENT_KTNAME"]})
+    assert result["executor_env"] == [{
+        "env": {"KRB5_CONFIG": str(krb5_conf), "KRB5CCNAME": None, "KRB5_CLIENT_KTNAME": None},
+        "exists": {"KRB5_CONFIG": True, "KRB5CCNAME": False, "KRB5_CLIENT_KTNAME": False}}]
     for where in result["read_where"]:
         assert json.loads(where)["probe_exists"] is False, where
     log = Path(cluster_kdc.log_path).read_text(errors="replace")

@@ -118,6 +118,9 @@ def main(spec: dict) -> dict:
         str(sc._jsc.sc().getExecutorMemoryStatus().keys().mkString(",")).split(",")),
         "default_parallelism": sc.defaultParallelism}
 
+    if spec.get("env_probe"):
+        result["executor_env"] = _executor_env(spark, spec["env_probe"])
+
     if spec["mode"] == "write-read":
         rows = (spark.range(0, spec["rows"], 1, 4)
                 .select(F.concat(F.lit("k"), F.col("id").cast("string")).cast("binary")
@@ -180,6 +183,21 @@ def _stream(spark, spec: dict, options: dict, where) -> dict:
     added = [r for r in after if r not in seen]
     return {"batches": batches, "read": [r[:4] for r in added],
             "read_where": sorted({r[4] for r in added})}
+
+
+def _executor_env(spark, names: list[str]) -> list[dict]:
+    """``names`` in the environment of the Python workers of four tasks, and whether the
+    files they name exist there."""
+    def probe(_: object):
+        import os
+
+        values = {n: os.environ.get(n) for n in names}
+        yield json.dumps({"env": values, "exists": {n: bool(v and os.path.exists(v))
+                                                    for n, v in values.items()}},
+                         sort_keys=True)
+
+    return [json.loads(r) for r in set(spark.sparkContext.parallelize(range(4), 4)
+                                       .mapPartitions(probe).collect())]
 
 
 def _stream_copy(spark, spec: dict, options: dict, where) -> dict:
