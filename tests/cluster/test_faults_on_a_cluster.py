@@ -21,19 +21,26 @@ from pathlib import Path
 
 import confluent_kafka
 
-from tests.support.librdkafka import consume_all, create_topic
+from tests.support.librdkafka import consume_all, create_topic, produce_numbered
 
 #: Spark settings of the fault tests: failed tasks are retried (the other tests fail at the
 #: first failure, so that no retry hides an executor's error).
 RETRIES = {"spark.task.maxFailures": "4"}
 
 
-def _produce(conf: dict, topic: str, partitions: int, per_partition: int, first: int = 0) -> None:
-    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-    for p in range(partitions):
-        for j in range(first, first + per_partition):
-            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
-    assert producer.flush(60) == 0
+def _copy_of_a_new_topic(cluster_kafka, cluster_dir, name: str) -> tuple[dict, str, str, Path]:
+    """A new source topic of 4 partitions of 500 numbered records, its empty 4-partition copy
+    topic and a directory every host shares for the copying query: librdkafka's settings,
+    the two topics' names and the directory."""
+    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
+    source = f"cluster-{name}-{uuid.uuid4().hex[:10]}"
+    sink = f"{source}-copy"
+    create_topic(conf, source, 4)
+    create_topic(conf, sink, 4)
+    produce_numbered(conf, source, 4, 500)
+    shared = cluster_dir / "shared" / source
+    shared.mkdir(parents=True)
+    return conf, source, sink, shared
 
 
 def _headers(message: confluent_kafka.Message) -> dict[str, str]:
@@ -55,11 +62,13 @@ def _copies_exactly_once(conf: dict, source: str, sink: str) -> list[dict]:
 
 def test_exactly_once_write_with_a_task_retried_on_the_other_worker(
         run_job, cluster_kafka, executor_env, test_hosts, cluster_dir):
-    """A transactional batch write of 8000 rows from four tasks whose first task raises at
-    its last row on its first attempt, after its earlier rows went to Kafka in its
-    transaction; Spark retries it on the other Worker (excludeOnFailure: one attempt per
-    node). read_committed readers see each row once, all of the retried task's from its
-    second attempt on the other Worker; the first attempt's rows, sent, stay aborted."""
+    """A transactional batch write of 8000 rows from four tasks, task i writing to partition
+    i, whose first task fails at its last row on its first attempt, once at least 1000 of its
+    rows are in partition 0 (sent in its transaction, not committed: the failure waits for
+    them, whatever the machine's load). Spark retries the task on the other Worker
+    (excludeOnFailure: one attempt per node). read_committed readers see each row once, all
+    of the retried task's from its second attempt on the other Worker; the first attempt's
+    rows stay aborted."""
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster-eos-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 4)
@@ -68,36 +77,35 @@ def test_exactly_once_write_with_a_task_retried_on_the_other_worker(
     marker.parent.mkdir(exist_ok=True)
     result = run_job(
         {"mode": "write-read", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
-         "rows": rows, "options": {},
-         "write_options": {"kafka.transactional.id": f"tx-{topic}", "kafka.linger.ms": "0",
-                           "kafka.batch.size": "4096"},
+         "rows": rows, "options": {}, "partition_by_task": True,
+         "write_options": {"kafka.transactional.id": f"tx-{topic}", "kafka.linger.ms": "0"},
          "read_options": {"kafka.isolation.level": "read_committed"},
-         "fault": {"kind": "raise", "partition": 0, "at": per_task - 1,
-                   "marker": str(marker)}},
+         "fault": {"kind": "raise", "partition": 0, "at": per_task - 1, "marker": str(marker),
+                   "wait_for": {"bootstrap": cluster_kafka.bootstrap(), "topic": topic,
+                                "partition": 0, "records": per_task // 2}}},
         executor_env.archive,
         conf={**RETRIES, "spark.excludeOnFailure.enabled": "true",
               "spark.excludeOnFailure.task.maxTaskAttemptsPerExecutor": "1",
               "spark.excludeOnFailure.task.maxTaskAttemptsPerNode": "1",
               "spark.sql.execution.arrow.maxRecordsPerBatch": "200"})
-    failed_on = json.loads(marker.read_text())["ip"]
+    failed = json.loads(marker.read_text())
+    assert failed["sent_before_failure"] >= per_task // 2, failed
 
     committed = consume_all({**conf, "isolation.level": "read_committed"}, topic)
     keys = sorted(m.key().decode() for m in committed)
     assert keys == sorted(f"k{i}" for i in range(rows))
-    by_task: dict[bool, list[dict]] = {True: [], False: []}
-    for m in committed:
-        by_task[int(m.key().decode()[1:]) < per_task].append(
-            json.loads(_headers(m)["written-by"]))
-    assert {(w["attempt"], w["ip"]) for w in by_task[True]} == {(1, _other(test_hosts,
-                                                                           failed_on))}
-    assert {w["attempt"] for w in by_task[False]} == {0}
+    assert {m.partition() for m in committed if int(m.key().decode()[1:]) < per_task} == {0}
+    written_by = {p: {(w["attempt"], w["ip"]) for w in
+                      (json.loads(_headers(m)["written-by"]) for m in committed
+                       if m.partition() == p)} for p in range(4)}
+    assert written_by[0] == {(1, _other(test_hosts, failed["ip"]))}, written_by
+    assert all({a for a, _ in written_by[p]} == {0} for p in (1, 2, 3)), written_by
 
     everything = consume_all({**conf, "isolation.level": "read_uncommitted"}, topic)
     aborted = [json.loads(_headers(m)["written-by"]) for m in everything
-               if json.loads(_headers(m)["written-by"])["attempt"] == 0
-               and int(m.key().decode()[1:]) < per_task]
-    assert aborted, "the failed attempt sent nothing before failing: the test proves nothing"
-    assert {(w["attempt"], w["ip"]) for w in aborted} == {(0, failed_on)}
+               if m.partition() == 0 and json.loads(_headers(m)["written-by"])["attempt"] == 0]
+    assert len(aborted) >= per_task // 2
+    assert {(w["attempt"], w["ip"]) for w in aborted} == {(0, failed["ip"])}
     assert sorted(r[0] for r in result["read"]) == keys  # kafkawire read_committed agrees
 
 
@@ -115,14 +123,7 @@ def test_executor_killed_mid_micro_batch(run_job, cluster_kafka, executor_env, t
     executor running partition 1's task is killed with SIGKILL at its record 300. Spark
     retries the task on an executor still alive (the Worker also starts a new one), the query
     ends normally, and the copy holds every record once."""
-    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
-    source = f"cluster-kill-{uuid.uuid4().hex[:10]}"
-    sink = f"{source}-copy"
-    create_topic(conf, source, 4)
-    create_topic(conf, sink, 4)
-    _produce(conf, source, 4, 500)
-    shared = cluster_dir / "shared" / source
-    shared.mkdir(parents=True)
+    conf, source, sink, shared = _copy_of_a_new_topic(cluster_kafka, cluster_dir, "kill")
     marker = shared / "killed"
     result = run_job(
         {"mode": "stream-copy", "bootstrap": cluster_kafka.bootstrap(), "topic": source,
@@ -147,14 +148,7 @@ def test_driver_killed_mid_stream_then_restarted_on_its_checkpoint(
     are written, and a new driver on the same checkpoint (on a directory every host shares)
     runs to the end: the copy holds each of the 2400 records once, and no transaction of the
     killed driver is left open (read_committed readers reach the end)."""
-    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
-    source = f"cluster-crash-{uuid.uuid4().hex[:10]}"
-    sink = f"{source}-copy"
-    create_topic(conf, source, 4)
-    create_topic(conf, sink, 4)
-    _produce(conf, source, 4, 500)
-    shared = cluster_dir / "shared" / source
-    shared.mkdir(parents=True)
+    conf, source, sink, shared = _copy_of_a_new_topic(cluster_kafka, cluster_dir, "crash")
     spec = {"mode": "stream-copy", "bootstrap": cluster_kafka.bootstrap(), "topic": source,
             "sink_topic": sink, "shared": str(shared), "trigger": 1,
             "read_options": {"startingOffsets": "earliest", "maxOffsetsPerTrigger": "200"},
@@ -176,7 +170,7 @@ def test_driver_killed_mid_stream_then_restarted_on_its_checkpoint(
     running.wait(60)
     assert killed_in not in _batch_ids(checkpoint / "commits")
 
-    _produce(conf, source, 4, 100, first=500)
+    produce_numbered(conf, source, 4, 100, first=500)
     result = run_job({**spec, "trigger": "availableNow"}, executor_env.archive, conf=RETRIES)
     assert sum(result["batches"]) == 2400 - 200 * killed_in
     copied_by = _copies_exactly_once(conf, source, sink)

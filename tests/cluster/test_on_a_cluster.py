@@ -21,7 +21,7 @@ from pathlib import Path
 import confluent_kafka
 import pytest
 
-from tests.support.librdkafka import consume_all, create_topic
+from tests.support.librdkafka import consume_all, create_topic, produce_numbered
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 2000
@@ -99,11 +99,7 @@ def test_64_partitions_read_by_the_four_executor_cores(run_job, cluster_kafka, e
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster64-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 64)
-    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-    for p in range(64):
-        for j in range(40):
-            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
-    assert producer.flush(60) == 0
+    produce_numbered(conf, topic, 64, 40)
     result = run_job({"mode": "read", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "read_options": {"minPartitions": "4"}}, executor_env.archive)
     oracle, _ = _oracle_rows(conf, topic)
@@ -197,15 +193,6 @@ def test_wheel_by_py_files_with_dependencies_in_the_archive(run_job, cluster_kaf
                 listener="PLAINTEXT", options={}, py_files=(str(as_zip),), shipped="py-files")
 
 
-def _produce(conf: dict, topic: str, partitions: int, per_partition: int, first: int) -> None:
-    """``per_partition`` records into each partition, values numbered from ``first``."""
-    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-    for p in range(partitions):
-        for j in range(first, first + per_partition):
-            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
-    assert producer.flush(60) == 0
-
-
 def _new_rows(oracle: list, before: list) -> list:
     old = {tuple(r) for r in before}
     return [r for r in oracle if tuple(r) not in old]
@@ -221,7 +208,7 @@ def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster-stream-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 4)
-    _produce(conf, topic, 4, 250, 0)
+    produce_numbered(conf, topic, 4, 250)
     shared = cluster_dir / "shared" / topic
     shared.mkdir(parents=True)
     spec = {"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
@@ -233,7 +220,7 @@ def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
     assert [b for b in first["batches"] if b] == [300, 300, 300, 100]
     assert_ran_on_the_workers(first["read_where"], test_hosts, spark_cluster, "archive")
 
-    _produce(conf, topic, 4, 125, 250)
+    produce_numbered(conf, topic, 4, 125, 250)
     second = run_job(spec, executor_env.archive)
     now, _ = _oracle_rows(conf, topic)
     assert sorted(second["read"]) == _new_rows(now, oracle)
@@ -250,7 +237,7 @@ def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, exec
     topic = f"cluster-group-{uuid.uuid4().hex[:10]}"
     group = f"g-{topic}"
     create_topic(conf, topic, 2)
-    _produce(conf, topic, 2, 200, 0)
+    produce_numbered(conf, topic, 2, 200)
     options = {"kafka.group.id": group, "commitOffsets": "kafka"}
     base = cluster_dir / "shared" / topic
 
@@ -267,7 +254,7 @@ def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, exec
         consumer.close()
     assert [(c.partition, c.offset) for c in committed] == [(0, 200), (1, 200)]
 
-    _produce(conf, topic, 2, 50, 200)
+    produce_numbered(conf, topic, 2, 50, 200)
     second = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "shared": str(base / "b"), "options": options,
                       "read_options": {"startingOffsets": "group"}}, executor_env.archive)

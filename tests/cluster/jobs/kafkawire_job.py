@@ -5,7 +5,8 @@ a JSON object saying what to do; its results are one line of JSON on stdout afte
 ``{"mode": "write-read" | "read", "bootstrap": ..., "topic": ..., "rows": N, "options": {...},
 "read_options": {...}, "probe": "/a/driver-only/path" | null, "broker_host": "10.213.N.x"}``
 (``options`` for the write and the read, ``write_options`` for the write only,
-``read_options`` for the read only; ``fault``: see ``_where_udf``).
+``read_options`` for the read only; ``fault``: see ``_where_udf``; ``partition_by_task``: each
+write task's rows go to the partition of its number).
 
 - ``write-read``: ``rows`` rows (key ``k<i>``, value ``v<i>``) written by kafkawire's sink
   from 4 tasks, each record with a header ``written-by`` saying where its task ran, then the
@@ -78,7 +79,8 @@ def _fail(fault: dict, address: str) -> None:
     import signal
 
     if fault["kind"] == "raise":
-        _mark(fault["marker"], {"ip": address})
+        sent = _wait_until_sent(fault["wait_for"]) if fault.get("wait_for") else None
+        _mark(fault["marker"], {"ip": address, "sent_before_failure": sent})
         raise RuntimeError(f"the injected failure of the first attempt, on {address}")
     pid = os.getpid()
     while pid > 1:
@@ -93,11 +95,37 @@ def _fail(fault: dict, address: str) -> None:
     os.kill(pid, signal.SIGKILL)
 
 
+def _wait_until_sent(wait_for: dict, timeout_s: float = 120.0) -> int:
+    """Wait until the partition ``wait_for`` names holds at least ``records`` records
+    (its log end offset, uncommitted records included), so that a failure placed after
+    them fails a task whose writer already sent part of its rows, whatever the machine's
+    load; the log end offset seen last (the test checks it)."""
+    import time
+
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
+    from spark_kafka_wire.client.offsets import LATEST, list_offsets
+
+    tp = (wait_for["topic"], wait_for["partition"])
+    client = KafkaClient(ClientConfig(bootstrap_servers=tuple(parse_bootstrap(
+        wait_for["bootstrap"]))))
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            end = list_offsets(client, {tp: LATEST})[tp]
+            if end >= wait_for["records"] or time.monotonic() > deadline:
+                return end
+            time.sleep(0.1)
+    finally:
+        client.close()
+
+
 def _mark(path: str, facts: dict) -> None:
-    """``facts`` as JSON in ``path``, on disk before the failure it records."""
+    """``facts`` as JSON in ``path``, on disk before the failure it records; a second fault
+    (a test placing it where it fires twice) finds the file and fails the job instead."""
     import os
 
-    with open(path, "w") as f:
+    with open(path, "x") as f:
         json.dump(facts, f)
         f.flush()
         os.fsync(f.fileno())
@@ -112,7 +140,9 @@ def main(spec: dict) -> dict:
     spark = SparkSession.builder.appName(f"kafkawire-cluster-{spec['mode']}").getOrCreate()
     spark.dataSource.register(KafkaWireDataSource)
     sc = spark.sparkContext
-    where = _where_udf(spec.get("probe"), spec["broker_host"], spec.get("fault"))
+    where = _where_udf(spec.get("probe"), spec["broker_host"])
+    # the fault goes to the write of ``write-read`` or to the stream, never to the read back
+    faulty = _where_udf(spec.get("probe"), spec["broker_host"], spec.get("fault"))
     options = {"kafka.bootstrap.servers": spec["bootstrap"], **spec.get("options", {})}
     result: dict = {"executors": sorted(
         str(sc._jsc.sc().getExecutorMemoryStatus().keys().mkString(",")).split(",")),
@@ -128,20 +158,23 @@ def main(spec: dict) -> dict:
                         F.concat(F.lit("v"), F.col("id").cast("string")).cast("binary")
                         .alias("value"),
                         F.array(F.struct(F.lit("written-by").alias("key"),
-                                         where(F.spark_partition_id(), F.col("id")).cast("binary")
+                                         faulty(F.spark_partition_id(), F.col("id"))
+                                         .cast("binary")
                                          .alias("value")))
-                        .alias("headers")))
+                        .alias("headers"),
+                        *([F.spark_partition_id().alias("partition")]
+                          if spec.get("partition_by_task") else [])))
         (rows.write.format("kafkawire").options(**options)
          .options(**spec.get("write_options", {})).option("topic", spec["topic"])
          .mode("append").save())
 
     if spec["mode"] == "stream":
-        result.update(_stream(spark, spec, options, where))
+        result.update(_stream(spark, spec, options, faulty))
         spark.stop()
         return result
 
     if spec["mode"] == "stream-copy":
-        result.update(_stream_copy(spark, spec, options, where))
+        result.update(_stream_copy(spark, spec, options, faulty))
         spark.stop()
         return result
 
