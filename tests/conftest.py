@@ -16,6 +16,7 @@ from hypothesis import settings
 from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from tests.support.kdc import kerberos_missing
 
 EXTERNAL = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
 
@@ -369,7 +370,7 @@ def secure_kafka(request, pki, token_endpoint):
     if missing:
         pytest.skip(missing)
     kerberos = None
-    if _kerberos_missing() is None:
+    if kerberos_missing() is None:
         from tests.support.kdc import SERVICE
 
         kdc = request.getfixturevalue("kdc")
@@ -482,7 +483,7 @@ def kdc():
     gssapi package is missing."""
     from tests.support.kdc import start_kdc
 
-    missing = _kerberos_missing()
+    missing = kerberos_missing()
     if missing:
         pytest.skip(missing)
     server = start_kdc()
@@ -497,22 +498,6 @@ def kdc():
             else:
                 os.environ[key] = value
         server.stop()
-
-
-def _kerberos_missing() -> str | None:
-    """Why the GSSAPI tests cannot run here (their skip reason), or None."""
-    from tests.support.kdc import KRB5_PACKAGES, missing_tools
-
-    missing = missing_tools()
-    if missing:
-        return (f"GSSAPI tests need MIT Kerberos ({', '.join(missing)} missing): "
-                f"apt-get install {KRB5_PACKAGES}")
-    try:
-        import gssapi  # noqa: F401
-    except ImportError:
-        return ("GSSAPI tests need the gssapi package: apt-get install libkrb5-dev, then "
-                "pip install -e '.[kerberos]'")
-    return None
 
 
 def _gssapi_factory(kdc):

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.kept_logs import logs_kept_on_failure
-from tests.support.spark_standalone import JobRun, StandaloneCluster, clean_env, submit
+from tests.support.spark_standalone import JobRun, RunningJob, StandaloneCluster, clean_env, launch
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = Path(__file__).resolve().parent / "jobs" / "kafkawire_job.py"
@@ -101,16 +101,43 @@ def cluster_pki(test_hosts):
 
 
 @pytest.fixture(scope="session")
-def cluster_kafka(request, test_hosts, cluster_pki):
-    """Apache Kafka 4 on the ``kafka`` host, listening on and advertising its address."""
-    from tests.support.apache_kafka import ApacheKafka, missing_tools
+def cluster_kdc(test_hosts, cluster_dir):
+    """A real MIT KDC (tests/support/kdc.py) on this machine's address on the test network,
+    which every test host reaches, with ``kafka/<the Kafka host's address>`` among its
+    service principals; its database and keytabs in the driver-only directory (the Workers
+    do not see it). None where MIT Kerberos or gssapi is missing here."""
+    from tests.support.kdc import kerberos_missing, start_kdc
+
+    if kerberos_missing() is not None:
+        yield None
+        return
+    kdc = _timed("MIT KDC", lambda: start_kdc(
+        address=test_hosts.root_address, service_hosts=(test_hosts["kafka"].address,),
+        parent=str(cluster_dir / "driver-only")))
+    try:
+        yield kdc
+    finally:
+        kdc.stop()  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def cluster_kafka(request, test_hosts, cluster_pki, cluster_kdc):
+    """Apache Kafka 4 on the ``kafka`` host, listening on and advertising its address; with
+    a GSSAPI listener where the KDC runs."""
+    from tests.support.apache_kafka import ApacheKafka, Kerberos, missing_tools
+    from tests.support.kdc import SERVICE
 
     missing = missing_tools()
     if missing:
         pytest.skip(missing)
     host = test_hosts["kafka"]
+    kerberos = None
+    if cluster_kdc is not None:
+        kerberos = Kerberos(krb5_conf=cluster_kdc.krb5_conf, keytab=cluster_kdc.service_keytab,
+                            principal=f"{SERVICE}/{host.address}@{cluster_kdc.realm}",
+                            realm=cluster_kdc.realm, service=SERVICE)
     broker = ApacheKafka(pki=cluster_pki, host=host.address, command_prefix=host.command([]),
-                         authorizer=False, heap_mb=384)
+                         authorizer=False, heap_mb=384, kerberos=kerberos)
     _timed("Apache Kafka", broker.start)
     with logs_kept_on_failure(request, broker.stop, "Apache Kafka", lambda: broker.directory):
         yield broker
@@ -141,10 +168,14 @@ def spark_cluster(request, test_hosts, cluster_dir) -> Iterator[StandaloneCluste
 
 @pytest.fixture(scope="session")
 def executor_env(cluster_dir):
-    """kafkawire's wheel and its dependencies, packed for the executors (cached)."""
+    """kafkawire's wheel and its dependencies, packed for the executors (cached); with the
+    ``kerberos`` extra's (gssapi) where this machine runs the GSSAPI test."""
     from tests.support.executor_env import ExecutorEnv, packed_env
+    from tests.support.kdc import kerberos_missing
 
-    made = _timed("executor env (wheel, venv-pack)", lambda: packed_env(cluster_dir / "build"))
+    extras = ("kerberos",) if kerberos_missing() is None else ()
+    made = _timed("executor env (wheel, venv-pack)",
+                  lambda: packed_env(cluster_dir / "build", extras=extras))
     assert isinstance(made, ExecutorEnv)
     return made
 
@@ -161,6 +192,7 @@ def deps_only_env(cluster_dir):
 
 
 RunJob = Callable[..., dict]
+StartJob = Callable[..., RunningJob]
 
 
 def _unpacked_for_the_driver(cluster_dir: Path, archive: Path) -> Path:
@@ -184,27 +216,44 @@ def _unpacked_for_the_driver(cluster_dir: Path, archive: Path) -> Path:
 
 
 @pytest.fixture
-def run_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> RunJob:
-    """Run tests/cluster/jobs/kafkawire_job.py with a spec on the driver's host through
-    ``spark-submit``; its JSON results. The driver's Python is this venv's with the checkout
-    on PYTHONPATH; the executors' is ``./environment/bin/python`` of the archive given."""
+def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> StartJob:
+    """Start tests/cluster/jobs/kafkawire_job.py with a spec on the driver's host through
+    ``spark-submit``, without waiting (``RunningJob.wait``, ``.kill``). The driver's Python
+    is this venv's with the checkout on PYTHONPATH; the executors' is
+    ``./environment/bin/python`` of the archive given. ``conf``: more Spark settings;
+    ``driver_env``: more of the driver's environment."""
     driver = test_hosts["driver"]
 
-    def run(spec: dict, archive: Path, py_files: Sequence[str] = ()) -> dict:
+    def start(spec: dict, archive: Path, py_files: Sequence[str] = (),
+              conf: dict[str, str] | None = None,
+              driver_env: dict[str, str] | None = None) -> RunningJob:
         import json
 
-        name = f"{request.node.name}-{len(JOB_SECONDS)}"
+        name = f"{request.node.name}-{len(JOB_SECONDS)}-{time.monotonic_ns() % 10**6}"
         directory = cluster_dir / "jobs" / name
         directory.mkdir(parents=True)
         (directory / "environment").symlink_to(_unpacked_for_the_driver(cluster_dir, archive))
         env = clean_env(PYSPARK_PYTHON="./environment/bin/python",
                         PYSPARK_DRIVER_PYTHON=sys.executable, PYTHONPATH=str(ROOT),
-                        SPARK_LOCAL_IP=driver.address)
+                        SPARK_LOCAL_IP=driver.address, **(driver_env or {}))
         full = {"broker_host": test_hosts["kafka"].address, **spec}
-        done: JobRun = submit(driver, spark_cluster, JOB, [json.dumps(full)],
-                              directory=directory,
-                              archives=[f"{archive}#environment"], py_files=py_files, env=env)
-        JOB_SECONDS[name] = done.seconds
+        return launch(driver, spark_cluster, JOB, [json.dumps(full)], directory=directory,
+                      archives=[f"{archive}#environment"], py_files=py_files, env=env,
+                      conf=conf)
+
+    return start
+
+
+@pytest.fixture
+def run_job(start_job, spark_cluster) -> RunJob:
+    """``start_job`` and wait: the job's JSON results; the test fails with the driver's and
+    the executors' logs when spark-submit does not exit 0."""
+
+    def run(spec: dict, archive: Path, py_files: Sequence[str] = (),
+            conf: dict[str, str] | None = None, driver_env: dict[str, str] | None = None,
+            timeout: float = 420.0) -> dict:
+        done: JobRun = start_job(spec, archive, py_files, conf, driver_env).wait(timeout)
+        JOB_SECONDS[done.stderr_path.parent.name] = done.seconds
         if done.returncode != 0:
             log = done.stderr_path.read_text(errors="replace")
             pytest.fail(f"spark-submit exited {done.returncode} after {done.seconds:.0f} s; "
@@ -214,4 +263,3 @@ def run_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> R
         return done.result()
 
     return run
-

@@ -13,13 +13,15 @@ the oracle of what reached Kafka.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import uuid
 from pathlib import Path
 
 import confluent_kafka
+import pytest
 
-from tests.support.librdkafka import consume_all, create_topic
+from tests.support.librdkafka import consume_all, create_topic, produce_numbered
 
 ROOT = Path(__file__).resolve().parents[2]
 ROWS = 2000
@@ -60,15 +62,17 @@ def _oracle_rows(conf: dict, topic: str) -> tuple[list, list[confluent_kafka.Mes
 
 def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, listener: str,
                 options: dict, probe: str | None = None, py_files: tuple[str, ...] = (),
-                shipped: str = "archive") -> dict:
+                shipped: str = "archive", spark_conf: dict[str, str] | None = None,
+                driver_env: dict[str, str] | None = None, more: dict | None = None) -> dict:
     """The write-read job on a new 4-partition topic, checked against librdkafka: every row
     written once, read back exactly, on both Workers. The job's results."""
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 4)
     result = run_job({"mode": "write-read", "bootstrap": cluster_kafka.bootstrap(listener),
-                      "topic": topic, "rows": ROWS, "options": options, "probe": probe},
-                     archive, py_files=py_files)
+                      "topic": topic, "rows": ROWS, "options": options, "probe": probe,
+                      **(more or {})},
+                     archive, py_files=py_files, conf=spark_conf, driver_env=driver_env)
     oracle, messages = _oracle_rows(conf, topic)
     assert sorted(r[:2] for r in oracle) == sorted([f"k{i}", f"v{i}"] for i in range(ROWS))
     assert sorted(result["read"]) == oracle
@@ -95,11 +99,7 @@ def test_64_partitions_read_by_the_four_executor_cores(run_job, cluster_kafka, e
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster64-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 64)
-    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-    for p in range(64):
-        for j in range(40):
-            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
-    assert producer.flush(60) == 0
+    produce_numbered(conf, topic, 64, 40)
     result = run_job({"mode": "read", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "read_options": {"minPartitions": "4"}}, executor_env.archive)
     oracle, _ = _oracle_rows(conf, topic)
@@ -136,6 +136,47 @@ def test_mutual_tls_stores_only_on_the_driver(run_job, cluster_kafka, cluster_pk
         assert json.loads(where)["probe_exists"] is False, where
 
 
+def test_gssapi_with_a_keytab_only_on_the_driver(run_job, cluster_kafka, cluster_kdc,
+                                                 executor_env, test_hosts, spark_cluster,
+                                                 cluster_dir):
+    """The README says a GSSAPI keytab named in the JAAS config is read on the driver and
+    travels with the plan: alice's keytab, in a directory the Workers do not have (the tasks
+    check), serves a write and a read over Kafka's GSSAPI listener (Kafka 4's own Kerberos
+    acceptor, ``kafka/<its address>``). Only ``krb5.conf`` is on every host
+    (``spark.executorEnv.KRB5_CONFIG``), as for any Kerberos client. The KDC's log shows
+    both Workers asking for alice's tickets themselves, with the keys they were sent."""
+    if cluster_kdc is None:
+        from tests.support.kdc import kerberos_missing
+
+        pytest.skip(kerberos_missing() or "no KDC")
+    keytab = cluster_dir / "driver-only" / "alice.keytab"
+    shutil.copyfile(cluster_kdc.client_keytab, keytab)
+    krb5_conf = cluster_dir / "shared" / "krb5.conf"
+    krb5_conf.parent.mkdir(exist_ok=True)
+    shutil.copyfile(cluster_kdc.krb5_conf, krb5_conf)
+    options = {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "GSSAPI",
+               "kafka.sasl.kerberos.service.name": "kafka",
+               "kafka.sasl.jaas.config":
+                   "com.sun.security.auth.module.Krb5LoginModule required useKeyTab=true "
+                   f'storeKey=true keyTab="{keytab}" principal="{cluster_kdc.client_principal}";'}
+    result = _write_read(run_job, cluster_kafka, executor_env.archive, test_hosts,
+                         spark_cluster, listener="GSSAPI", options=options, probe=str(keytab),
+                         spark_conf={"spark.executorEnv.KRB5_CONFIG": str(krb5_conf)},
+                         driver_env={"KRB5_CONFIG": str(krb5_conf)},
+                         more={"env_probe": ["KRB5_CONFIG", "KRB5CCNAME",
+                                             "KRB5_CLIENT_KTNAME"]})
+    assert result["executor_env"] == [{
+        "env": {"KRB5_CONFIG": str(krb5_conf), "KRB5CCNAME": None, "KRB5_CLIENT_KTNAME": None},
+        "exists": {"KRB5_CONFIG": True, "KRB5CCNAME": False, "KRB5_CLIENT_KTNAME": False}}]
+    for where in result["read_where"]:
+        assert json.loads(where)["probe_exists"] is False, where
+    log = Path(cluster_kdc.log_path).read_text(errors="replace")
+    for worker in _workers(test_hosts):
+        assert re.search(rf"AS_REQ .* {re.escape(worker)}: ISSUE: .*"
+                         rf"{re.escape(cluster_kdc.client_principal)} for krbtgt/", log), \
+            f"no ticket of alice's asked from {worker}:\n{log[-3000:]}"
+
+
 def test_wheel_by_py_files_with_dependencies_in_the_archive(run_job, cluster_kafka,
                                                             deps_only_env, test_hosts,
                                                             spark_cluster, cluster_dir):
@@ -150,15 +191,6 @@ def test_wheel_by_py_files_with_dependencies_in_the_archive(run_job, cluster_kaf
     shutil.copyfile(deps_only_env.wheel, as_zip)
     _write_read(run_job, cluster_kafka, deps_only_env.archive, test_hosts, spark_cluster,
                 listener="PLAINTEXT", options={}, py_files=(str(as_zip),), shipped="py-files")
-
-
-def _produce(conf: dict, topic: str, partitions: int, per_partition: int, first: int) -> None:
-    """``per_partition`` records into each partition, values numbered from ``first``."""
-    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
-    for p in range(partitions):
-        for j in range(first, first + per_partition):
-            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
-    assert producer.flush(60) == 0
 
 
 def _new_rows(oracle: list, before: list) -> list:
@@ -176,7 +208,7 @@ def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster-stream-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 4)
-    _produce(conf, topic, 4, 250, 0)
+    produce_numbered(conf, topic, 4, 250)
     shared = cluster_dir / "shared" / topic
     shared.mkdir(parents=True)
     spec = {"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
@@ -188,7 +220,7 @@ def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
     assert [b for b in first["batches"] if b] == [300, 300, 300, 100]
     assert_ran_on_the_workers(first["read_where"], test_hosts, spark_cluster, "archive")
 
-    _produce(conf, topic, 4, 125, 250)
+    produce_numbered(conf, topic, 4, 125, 250)
     second = run_job(spec, executor_env.archive)
     now, _ = _oracle_rows(conf, topic)
     assert sorted(second["read"]) == _new_rows(now, oracle)
@@ -205,7 +237,7 @@ def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, exec
     topic = f"cluster-group-{uuid.uuid4().hex[:10]}"
     group = f"g-{topic}"
     create_topic(conf, topic, 2)
-    _produce(conf, topic, 2, 200, 0)
+    produce_numbered(conf, topic, 2, 200)
     options = {"kafka.group.id": group, "commitOffsets": "kafka"}
     base = cluster_dir / "shared" / topic
 
@@ -222,7 +254,7 @@ def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, exec
         consumer.close()
     assert [(c.partition, c.offset) for c in committed] == [(0, 200), (1, 200)]
 
-    _produce(conf, topic, 2, 50, 200)
+    produce_numbered(conf, topic, 2, 50, 200)
     second = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "shared": str(base / "b"), "options": options,
                       "read_options": {"startingOffsets": "group"}}, executor_env.archive)

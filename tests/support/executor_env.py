@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,8 +63,9 @@ def build_wheel(directory: Path) -> Path:
     return wheels[0]
 
 
-def runtime_requirements(wheel: Path) -> tuple[str, ...]:
-    """The wheel's ``Requires-Dist`` without extras, leaving out NOT_SHIPPED."""
+def runtime_requirements(wheel: Path, extras: Sequence[str] = ()) -> tuple[str, ...]:
+    """The wheel's ``Requires-Dist`` of no extra and of ``extras`` (their markers dropped),
+    leaving out NOT_SHIPPED."""
     with zipfile.ZipFile(wheel) as zf:
         metadata = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
         text = zf.read(metadata).decode()
@@ -73,7 +75,10 @@ def runtime_requirements(wheel: Path) -> tuple[str, ...]:
             continue
         spec = line.split(":", 1)[1].strip()
         if "extra ==" in spec:
-            continue
+            extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", spec)
+            if not extra or extra.group(1) not in extras:
+                continue
+            spec = spec.split(";", 1)[0].strip()
         name = re.split(r"[\s<>=!~;\[(]", spec, maxsplit=1)[0].lower().replace("_", "-")
         if name not in NOT_SHIPPED:
             found.append(spec)
@@ -96,11 +101,12 @@ def base_python() -> str:
     return os.path.realpath(getattr(sys, "_base_executable", sys.executable))
 
 
-def packed_env(work: Path, deps_only: bool = False) -> ExecutorEnv:
-    """The packed executor environment for this checkout, from the cache or made now; the
-    wheel is built into ``work``."""
+def packed_env(work: Path, deps_only: bool = False, extras: Sequence[str] = ()) -> ExecutorEnv:
+    """The packed executor environment for this checkout with the dependencies of kafkawire's
+    ``extras`` too (``kerberos``: gssapi, built against the machine's MIT Kerberos), from the
+    cache or made now; the wheel is built into ``work``."""
     wheel = build_wheel(work / "wheel")
-    requirements = runtime_requirements(wheel)
+    requirements = runtime_requirements(wheel, extras)
     key = hashlib.sha256("\n".join([
         "deps-only" if deps_only else wheel_digest(wheel), *requirements, base_python(),
         sys.version]).encode()).hexdigest()[:20]

@@ -34,6 +34,20 @@ def missing_tools() -> list[str]:
             if not (os.path.exists(path) or shutil.which(name))]
 
 
+def kerberos_missing() -> str | None:
+    """Why the GSSAPI tests cannot run here (their skip reason), or None."""
+    missing = missing_tools()
+    if missing:
+        return (f"GSSAPI tests need MIT Kerberos ({', '.join(missing)} missing): "
+                f"apt-get install {KRB5_PACKAGES}")
+    try:
+        import gssapi  # noqa: F401
+    except ImportError:
+        return ("GSSAPI tests need the gssapi package: apt-get install libkrb5-dev, then "
+                "pip install -e '.[kerberos]'")
+    return None
+
+
 def _tool(name: str) -> str:
     return TOOLS[name] if os.path.exists(TOOLS[name]) else (shutil.which(name) or name)
 
@@ -44,6 +58,9 @@ class Kdc:
     port: int
     realm: str = REALM
     process: subprocess.Popen | None = None
+    #: where krb5kdc listens and clients find it (the cluster tier: the test network's
+    #: address of this machine, which every test host reaches)
+    address: str = "127.0.0.1"
 
     @property
     def krb5_conf(self) -> str:
@@ -100,29 +117,35 @@ class Kdc:
         self.stop()
 
 
-def start_kdc() -> Kdc:
-    """Create the realm and its keytabs in a 0700 temp dir and start krb5kdc on a free port."""
+def start_kdc(address: str = "127.0.0.1", service_hosts: tuple[str, ...] = (),
+              parent: str | None = None) -> Kdc:
+    """Create the realm and its keytabs in a 0700 temp dir (in ``parent`` if given) and start
+    krb5kdc on a free port of ``address``. The service keytab holds ``kafka/localhost``,
+    ``kafka/127.0.0.1`` and ``kafka/<host>`` for each of ``service_hosts`` (a broker's
+    address on the cluster tier)."""
     missing = missing_tools()
     if missing:
         raise RuntimeError(f"MIT Kerberos tools missing ({', '.join(missing)}): "
                            f"apt-get install {KRB5_PACKAGES}")
-    directory = tempfile.mkdtemp(prefix="kafkawire-kdc-")
+    directory = tempfile.mkdtemp(prefix="kafkawire-kdc-", dir=parent)
     os.chmod(directory, 0o700)
-    kdc = Kdc(directory=directory, port=free_port())
+    kdc = Kdc(directory=directory, port=free_port(), address=address)
+    services = [f"{SERVICE}/{h}" for h in ("localhost", "127.0.0.1", *service_hosts)]
     try:
-        _configure(kdc)
+        _configure(kdc, service_hosts)
         kdc._run(_tool("kdb5_util"), "create", "-s", "-r", REALM, "-P", "kdc-master-password")
-        for principal in (f"{SERVICE}/localhost", f"{SERVICE}/127.0.0.1", CLIENT):
+        for principal in (*services, CLIENT):
             kdc._run(_tool("kadmin.local"), "-r", REALM, "-q", f"addprinc -randkey {principal}")
         kdc._run(_tool("kadmin.local"), "-r", REALM, "-q",
-                 f"ktadd -k {kdc.service_keytab} {SERVICE}/localhost {SERVICE}/127.0.0.1")
+                 f"ktadd -k {kdc.service_keytab} {' '.join(services)}")
         kdc._run(_tool("kadmin.local"), "-r", REALM, "-q", f"ktadd -k {kdc.client_keytab} {CLIENT}")
         env = {**os.environ, **kdc.environment()}
         with open(kdc.log_path, "ab") as log:
             kdc.process = subprocess.Popen(
                 [_tool("krb5kdc"), "-n", "-r", REALM], env=env, stdout=log,
                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
-        wait_for_port(kdc.port, kdc.process, START_TIMEOUT_S, "krb5kdc", kdc.log_path)
+        wait_for_port(kdc.port, kdc.process, START_TIMEOUT_S, "krb5kdc", kdc.log_path,
+                      host=address)
         kdc.kinit()
     except BaseException:
         kdc.stop()
@@ -130,8 +153,9 @@ def start_kdc() -> Kdc:
     return kdc
 
 
-def _configure(kdc: Kdc) -> None:
+def _configure(kdc: Kdc, service_hosts: tuple[str, ...] = ()) -> None:
     d = kdc.directory
+    more_hosts = "".join(f" {h} = {REALM}\n" for h in service_hosts)
     with open(kdc.krb5_conf, "w") as f:
         f.write(f"""[libdefaults]
  default_realm = {REALM}
@@ -143,16 +167,16 @@ def _configure(kdc: Kdc) -> None:
  ticket_lifetime = 1h
 [realms]
  {REALM} = {{
-  kdc = 127.0.0.1:{kdc.port}
+  kdc = {kdc.address}:{kdc.port}
  }}
 [domain_realm]
  localhost = {REALM}
  127.0.0.1 = {REALM}
-""")
+{more_hosts}""")
     with open(os.path.join(d, "kdc.conf"), "w") as f:
         f.write(f"""[kdcdefaults]
- kdc_listen = 127.0.0.1:{kdc.port}
- kdc_tcp_listen = 127.0.0.1:{kdc.port}
+ kdc_listen = {kdc.address}:{kdc.port}
+ kdc_tcp_listen = {kdc.address}:{kdc.port}
 [realms]
  {REALM} = {{
   database_name = {d}/principal

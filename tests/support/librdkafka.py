@@ -46,6 +46,18 @@ def produce(conf: dict, topic: str, records: list[tuple]) -> None:
     assert producer.flush(30) == 0
 
 
+def produce_numbered(conf: dict, topic: str, partitions: int, per_partition: int,
+                     first: int = 0) -> None:
+    """``per_partition`` records into each of the first ``partitions`` partitions, key
+    ``k<p>-<j>`` and value ``v<p>-<j>`` for j from ``first``: records a test can tell apart
+    and count by partition."""
+    producer = confluent_kafka.Producer({**conf, "linger.ms": 5})
+    for p in range(partitions):
+        for j in range(first, first + per_partition):
+            producer.produce(topic, f"v{p}-{j}".encode(), f"k{p}-{j}".encode(), partition=p)
+    assert producer.flush(60) == 0
+
+
 def consume_all(conf: dict, topic: str, timeout_s: float = 60) -> list[confluent_kafka.Message]:
     """Every record of every partition of ``topic``, as librdkafka reads them: from offset 0
     (an explicit offset, since Tansu's ListOffsets(-2) can answer a later one) up to the high

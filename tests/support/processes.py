@@ -19,19 +19,19 @@ from collections.abc import Callable
 
 
 def wait_for_port(port: int, process: subprocess.Popen | None, timeout: float, what: str,
-                  log_path: str) -> None:
-    """Return once 127.0.0.1:``port`` accepts TCP connections; raise saying where the log is."""
+                  log_path: str, host: str = "127.0.0.1") -> None:
+    """Return once ``host``:``port`` accepts TCP connections; raise saying where the log is."""
     deadline = time.monotonic() + timeout
     while True:
         if process is not None and process.poll() is not None:
             raise RuntimeError(f"{what} exited at start with code {process.returncode}; "
                                f"see {log_path}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            with socket.create_connection((host, port), timeout=0.5):
                 return
         except OSError:
             if time.monotonic() > deadline:
-                raise RuntimeError(f"{what} did not listen on 127.0.0.1:{port} within "
+                raise RuntimeError(f"{what} did not listen on {host}:{port} within "
                                    f"{timeout}s; see {log_path}") from None
             time.sleep(0.05)
 

@@ -208,14 +208,9 @@ class JobRun:
                              f"{self.stdout[-3000:]}\nstderr: {self.stderr_path}")
 
 
-def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str], *,
-           directory: Path, archives: Sequence[str] = (), py_files: Sequence[str] = (),
-           env: Mapping[str, str], conf: Mapping[str, str] | None = None,
-           timeout: float = 420.0) -> JobRun:
-    """``spark-submit --master <cluster> --deploy-mode client`` of ``job`` on the driver's
-    host, its working directory ``directory``; returns when the job ends (or is killed after
-    ``timeout``). ``env`` is the driver's whole environment."""
-    directory.mkdir(parents=True, exist_ok=True)
+def _submit_argv(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str],
+                 archives: Sequence[str], py_files: Sequence[str],
+                 conf: Mapping[str, str] | None) -> list[str]:
     settings = {
         "spark.driver.host": driver.address,
         "spark.driver.bindAddress": driver.address,
@@ -231,6 +226,7 @@ def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[s
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",
         # a failed task fails the job: a retry could hide what went wrong on an executor
+        # (the fault tests allow retries in ``conf``)
         "spark.task.maxFailures": "1",
         **(conf or {}),
     }
@@ -242,17 +238,59 @@ def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[s
         argv += ["--archives", ",".join(archives)]
     if py_files:
         argv += ["--py-files", ",".join(py_files)]
-    argv += [str(job), *args]
-    stderr_path = directory / "driver.log"
-    began = time.monotonic()
-    with open(stderr_path, "wb") as err:
+    return [*argv, str(job), *args]
+
+
+@dataclass
+class RunningJob:
+    """A ``spark-submit`` started by ``launch``: wait for it, or kill its whole process
+    group (spark-submit's JVM, the job's Python driver) with SIGKILL, as a crash would."""
+
+    process: subprocess.Popen[bytes]
+    directory: Path
+    began: float
+
+    @property
+    def stderr_path(self) -> Path:
+        return self.directory / "driver.log"
+
+    def wait(self, timeout: float = 420.0) -> JobRun:
+        """The run's outcome once it ended (killed after ``timeout``)."""
+        try:
+            out, _ = self.process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            stop_group(self.process)
+            out, _ = self.process.communicate()
+        (self.directory / "driver.out").write_bytes(out or b"")
+        return JobRun(self.process.returncode, (out or b"").decode(errors="replace"),
+                      self.stderr_path, time.monotonic() - self.began)
+
+    def kill(self) -> None:
+        """SIGKILL to every process of the driver (no shutdown hook runs, as on a crash)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def launch(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str], *,
+           directory: Path, archives: Sequence[str] = (), py_files: Sequence[str] = (),
+           env: Mapping[str, str], conf: Mapping[str, str] | None = None) -> RunningJob:
+    """Start ``spark-submit --master <cluster> --deploy-mode client`` of ``job`` on the
+    driver's host, its working directory ``directory``, in a session of its own; ``env`` is
+    the driver's whole environment. Its stderr goes to ``directory/driver.log``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    argv = _submit_argv(driver, cluster, job, args, archives, py_files, conf)
+    with open(directory / "driver.log", "wb") as err:
         process = driver.popen(argv, env=dict(env), cwd=str(directory), stdout=subprocess.PIPE,
                                stderr=err, stdin=subprocess.DEVNULL)
-        try:
-            out, _ = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            stop_group(process)
-            out, _ = process.communicate()
-    (directory / "driver.out").write_bytes(out)
-    return JobRun(process.returncode, out.decode(errors="replace"), stderr_path,
-                  time.monotonic() - began)
+    return RunningJob(process, directory, time.monotonic())
+
+
+def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str], *,
+           directory: Path, archives: Sequence[str] = (), py_files: Sequence[str] = (),
+           env: Mapping[str, str], conf: Mapping[str, str] | None = None,
+           timeout: float = 420.0) -> JobRun:
+    """``launch`` and wait: the job's outcome once it ended (killed after ``timeout``)."""
+    return launch(driver, cluster, job, args, directory=directory, archives=archives,
+                  py_files=py_files, env=env, conf=conf).wait(timeout)

@@ -54,6 +54,17 @@ def test_executor_requirements_leave_out_pyspark_and_extras(tmp_path: Path) -> N
     assert runtime_requirements(wheel) == ("pyarrow>=15", "cramjam>=2.6", "crc32c >= 2.4")
 
 
+def test_executor_requirements_with_an_extra(tmp_path: Path) -> None:
+    """An extra asked for (``kerberos`` on the cluster tier) adds its requirements without
+    their marker; other extras stay out, pyspark's too."""
+    wheel = _wheel(tmp_path / "w.whl", "\n".join([
+        "Metadata-Version: 2.4", "Name: spark-kafka-wire", "Requires-Dist: pyarrow>=15",
+        "Requires-Dist: gssapi>=1.8; extra == \"kerberos\"",
+        "Requires-Dist: pyspark[connect]>=4.2; extra == 'kerberos'",
+        "Requires-Dist: pytest>=8; extra == \"test\"", ""]), {})
+    assert runtime_requirements(wheel, ("kerberos",)) == ("pyarrow>=15", "gssapi>=1.8")
+
+
 def test_wheel_digest_follows_contents_not_zip_timestamps(tmp_path: Path) -> None:
     """The cache key of a packed environment: two builds of the same code (zip entries with
     other timestamps) share it, a changed file changes it."""

@@ -230,7 +230,7 @@ def explain(code: int | None, mit_message: str, kerberos: KerberosConfig,
     elif signed in (_KDC_UNREACHABLE, _REALM_UNKNOWN, _NO_DEFAULT_REALM):
         advice = ("no KDC could be reached for the realm: check the realm's kdc entries (and "
                   f"default_realm) in {_KRB5_CONF} on this machine, and that the KDC's port "
-                  "(88) is reachable from here")
+                  "there (88 when the entry names none) is reachable from here")
     elif signed in (_CLIENT_REVOKED, _KEY_EXPIRED):
         advice = f"the KDC refuses {who!r}: the principal is locked, disabled or its key expired"
     elif signed == _TICKET_EXPIRED:

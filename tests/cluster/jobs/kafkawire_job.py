@@ -4,7 +4,9 @@ a JSON object saying what to do; its results are one line of JSON on stdout afte
 
 ``{"mode": "write-read" | "read", "bootstrap": ..., "topic": ..., "rows": N, "options": {...},
 "read_options": {...}, "probe": "/a/driver-only/path" | null, "broker_host": "10.213.N.x"}``
-(``options`` for the write and the read, ``read_options`` for the read only).
+(``options`` for the write and the read, ``write_options`` for the write only,
+``read_options`` for the read only; ``fault``: see ``_where_udf``; ``partition_by_task``: each
+write task's rows go to the partition of its number).
 
 - ``write-read``: ``rows`` rows (key ``k<i>``, value ``v<i>``) written by kafkawire's sink
   from 4 tasks, each record with a header ``written-by`` saying where its task ran, then the
@@ -13,6 +15,8 @@ a JSON object saying what to do; its results are one line of JSON on stdout afte
 - ``stream``: an availableNow stream of the topic (``read_options`` such as
   maxOffsetsPerTrigger) into a parquet sink, its checkpoint and the sink in ``shared``, a
   directory every host sees; a second run on the same directory resumes from the checkpoint.
+- ``stream-copy``: a stream of the topic written to ``sink_topic`` by kafkawire's sink
+  (``sink_options``), its checkpoint in ``shared``, ``trigger`` ``"availableNow"`` or seconds.
 
 Besides the rows read and where their tasks ran, the results hold the executors the driver
 knows, the task count of the read, and the task count kafkawire plans for the same read
@@ -33,14 +37,20 @@ import sys
 from tests.support.spark_standalone import RESULT_MARKER  # the driver has the checkout
 
 
-def _where_udf(probe: str | None, broker_host: str):
+def _where_udf(probe: str | None, broker_host: str, fault: dict | None = None):
+    """The UDF telling where its task ran; with ``fault``, the first attempt of the task that
+    meets row ``fault["at"]`` of partition ``fault["partition"]`` fails there: ``"raise"``
+    raises, ``"kill-executor"`` kills its executor's JVM with SIGKILL (after writing where it
+    ran to ``fault["marker"]``, a file on a directory every host shares)."""
     from pyspark.sql.functions import udf
 
     @udf("string")
-    def where(_: object) -> str:
+    def where(partition: int, n: int) -> str:
         import os
         import socket
         import sys
+
+        from pyspark import TaskContext
 
         import spark_kafka_wire
 
@@ -50,12 +60,75 @@ def _where_udf(probe: str | None, broker_host: str):
             address = s.getsockname()[0]
         finally:
             s.close()
+        task = TaskContext.get()
+        attempt = task.attemptNumber() if task else -1
+        if fault and attempt == 0 and partition == fault["partition"] and n == fault["at"]:
+            _fail(fault, address)
         return json.dumps({"ip": address, "kafkawire": spark_kafka_wire.__file__,
-                           "python": sys.executable,
+                           "python": sys.executable, "attempt": attempt,
                            "probe_exists": os.path.exists(probe) if probe else None},
                           sort_keys=True)
 
     return where
+
+
+def _fail(fault: dict, address: str) -> None:
+    """What ``fault`` says: raise, or SIGKILL the executor JVM this Python worker descends
+    from (CoarseGrainedExecutorBackend), as a crash of the executor would end it."""
+    import os
+    import signal
+
+    if fault["kind"] == "raise":
+        sent = _wait_until_sent(fault["wait_for"]) if fault.get("wait_for") else None
+        _mark(fault["marker"], {"ip": address, "sent_before_failure": sent})
+        raise RuntimeError(f"the injected failure of the first attempt, on {address}")
+    pid = os.getpid()
+    while pid > 1:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            if b"CoarseGrainedExecutorBackend" in f.read():
+                break
+        with open(f"/proc/{pid}/stat") as f:
+            pid = int(f.read().rsplit(")", 1)[1].split()[1])
+    else:
+        raise RuntimeError("no executor JVM above this Python worker")
+    _mark(fault["marker"], {"ip": address, "executor_pid": pid})
+    os.kill(pid, signal.SIGKILL)
+
+
+def _wait_until_sent(wait_for: dict, timeout_s: float = 120.0) -> int:
+    """Wait until the partition ``wait_for`` names holds at least ``records`` records
+    (its log end offset, uncommitted records included), so that a failure placed after
+    them fails a task whose writer already sent part of its rows, whatever the machine's
+    load; the log end offset seen last (the test checks it)."""
+    import time
+
+    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
+    from spark_kafka_wire.client.offsets import LATEST, list_offsets
+
+    tp = (wait_for["topic"], wait_for["partition"])
+    client = KafkaClient(ClientConfig(bootstrap_servers=tuple(parse_bootstrap(
+        wait_for["bootstrap"]))))
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            end = list_offsets(client, {tp: LATEST})[tp]
+            if end >= wait_for["records"] or time.monotonic() > deadline:
+                return end
+            time.sleep(0.1)
+    finally:
+        client.close()
+
+
+def _mark(path: str, facts: dict) -> None:
+    """``facts`` as JSON in ``path``, on disk before the failure it records; a second fault
+    (a test placing it where it fires twice) finds the file and fails the job instead."""
+    import os
+
+    with open(path, "x") as f:
+        json.dump(facts, f)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def main(spec: dict) -> dict:
@@ -68,10 +141,15 @@ def main(spec: dict) -> dict:
     spark.dataSource.register(KafkaWireDataSource)
     sc = spark.sparkContext
     where = _where_udf(spec.get("probe"), spec["broker_host"])
+    # the fault goes to the write of ``write-read`` or to the stream, never to the read back
+    faulty = _where_udf(spec.get("probe"), spec["broker_host"], spec.get("fault"))
     options = {"kafka.bootstrap.servers": spec["bootstrap"], **spec.get("options", {})}
     result: dict = {"executors": sorted(
         str(sc._jsc.sc().getExecutorMemoryStatus().keys().mkString(",")).split(",")),
         "default_parallelism": sc.defaultParallelism}
+
+    if spec.get("env_probe"):
+        result["executor_env"] = _executor_env(spark, spec["env_probe"])
 
     if spec["mode"] == "write-read":
         rows = (spark.range(0, spec["rows"], 1, 4)
@@ -80,13 +158,23 @@ def main(spec: dict) -> dict:
                         F.concat(F.lit("v"), F.col("id").cast("string")).cast("binary")
                         .alias("value"),
                         F.array(F.struct(F.lit("written-by").alias("key"),
-                                         where(F.col("id")).cast("binary").alias("value")))
-                        .alias("headers")))
-        rows.write.format("kafkawire").options(**options).option("topic", spec["topic"]) \
-            .mode("append").save()
+                                         faulty(F.spark_partition_id(), F.col("id"))
+                                         .cast("binary")
+                                         .alias("value")))
+                        .alias("headers"),
+                        *([F.spark_partition_id().alias("partition")]
+                          if spec.get("partition_by_task") else [])))
+        (rows.write.format("kafkawire").options(**options)
+         .options(**spec.get("write_options", {})).option("topic", spec["topic"])
+         .mode("append").save())
 
     if spec["mode"] == "stream":
-        result.update(_stream(spark, spec, options, where))
+        result.update(_stream(spark, spec, options, faulty))
+        spark.stop()
+        return result
+
+    if spec["mode"] == "stream-copy":
+        result.update(_stream_copy(spark, spec, options, faulty))
         spark.stop()
         return result
 
@@ -99,7 +187,7 @@ def main(spec: dict) -> dict:
     df = read(**spec.get("read_options", {}))
     result["read_tasks"] = df.rdd.getNumPartitions()
     got = df.select(F.col("key").cast("string"), F.col("value").cast("string"), "partition",
-                    "offset", where(F.col("offset")).alias("where")).collect()
+                    "offset", where(F.col("partition"), F.col("offset")).alias("where")).collect()
     result["read"] = [[r.key, r.value, r.partition, r.offset] for r in got]
     result["read_where"] = sorted({r.where for r in got})
     spark.stop()
@@ -117,7 +205,8 @@ def _stream(spark, spec: dict, options: dict, where) -> dict:
     stream = (spark.readStream.format("kafkawire").options(**options)
               .options(**spec.get("read_options", {})).option("subscribe", spec["topic"]).load())
     query = (stream.select(F.col("key").cast("string"), F.col("value").cast("string"),
-                           "partition", "offset", where(F.col("offset")).alias("where"))
+                           "partition", "offset",
+                           where(F.col("partition"), F.col("offset")).alias("where"))
              .writeStream.format("parquet").option("path", sink)
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     query.awaitTermination()
@@ -127,6 +216,50 @@ def _stream(spark, spec: dict, options: dict, where) -> dict:
     added = [r for r in after if r not in seen]
     return {"batches": batches, "read": [r[:4] for r in added],
             "read_where": sorted({r[4] for r in added})}
+
+
+def _executor_env(spark, names: list[str]) -> list[dict]:
+    """``names`` in the environment of the Python workers of four tasks, and whether the
+    files they name exist there."""
+    def probe(_: object):
+        import os
+
+        values = {n: os.environ.get(n) for n in names}
+        yield json.dumps({"env": values, "exists": {n: bool(v and os.path.exists(v))
+                                                    for n, v in values.items()}},
+                         sort_keys=True)
+
+    return [json.loads(r) for r in set(spark.sparkContext.parallelize(range(4), 4)
+                                       .mapPartitions(probe).collect())]
+
+
+def _stream_copy(spark, spec: dict, options: dict, where) -> dict:
+    """A stream of the topic written by kafkawire's sink to ``spec["sink_topic"]`` with
+    ``spec["sink_options"]`` (e.g. ``kafka.transactional.id``), each record with a header
+    ``copied-by`` saying where its task ran; the checkpoint in ``spec["shared"]``.
+    ``spec["trigger"]``: ``"availableNow"``, or seconds between micro-batches (the query then
+    runs until the driver is killed). Each micro-batch's input row count."""
+    from pyspark.sql import functions as F
+
+    stream = (spark.readStream.format("kafkawire").options(**options)
+              .options(**spec.get("read_options", {})).option("subscribe", spec["topic"]).load())
+    copied = stream.select(
+        "key", "value",
+        F.array(F.struct(F.lit("source").alias("key"),
+                         F.concat_ws("/", "partition", "offset").cast("binary").alias("value")),
+                F.struct(F.lit("copied-by").alias("key"),
+                         where(F.col("partition"), F.col("offset")).cast("binary")
+                         .alias("value"))).alias("headers"))
+    writer = (copied.writeStream.format("kafkawire").options(**options)
+              .options(**spec.get("sink_options", {})).option("topic", spec["sink_topic"])
+              .option("checkpointLocation", f"{spec['shared']}/checkpoint"))
+    if spec["trigger"] == "availableNow":
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime=f"{spec['trigger']} seconds")
+    query = writer.start()
+    query.awaitTermination()
+    return {"batches": [p["numInputRows"] for p in query.recentProgress]}
 
 
 def _sink_rows(spark, path: str) -> list[tuple]:
