@@ -208,15 +208,12 @@ class JobRun:
                              f"{self.stdout[-3000:]}\nstderr: {self.stderr_path}")
 
 
-def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str], *,
-           directory: Path, archives: Sequence[str] = (), py_files: Sequence[str] = (),
-           env: Mapping[str, str], conf: Mapping[str, str] | None = None,
-           timeout: float = 420.0) -> JobRun:
-    """``spark-submit --master <cluster> --deploy-mode client`` of ``job`` on the driver's
-    host, its working directory ``directory``; returns when the job ends (or is killed after
-    ``timeout``). ``env`` is the driver's whole environment."""
-    directory.mkdir(parents=True, exist_ok=True)
-    settings = {
+def driver_settings(driver: Host, cluster: StandaloneCluster) -> dict[str, str]:
+    """The settings of a driver on ``driver`` against ``cluster``, which every driver of the
+    tier gets (a spark-submit job or the Connect server): it listens on its host's address,
+    waits for every executor before its first job so that tasks land on both Workers, and a
+    failed task fails the job."""
+    return {
         "spark.driver.host": driver.address,
         "spark.driver.bindAddress": driver.address,
         "spark.ui.enabled": "false",
@@ -232,8 +229,18 @@ def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[s
         "spark.sql.session.timeZone": "UTC",
         # a failed task fails the job: a retry could hide what went wrong on an executor
         "spark.task.maxFailures": "1",
-        **(conf or {}),
     }
+
+
+def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str], *,
+           directory: Path, archives: Sequence[str] = (), py_files: Sequence[str] = (),
+           env: Mapping[str, str], conf: Mapping[str, str] | None = None,
+           timeout: float = 420.0) -> JobRun:
+    """``spark-submit --master <cluster> --deploy-mode client`` of ``job`` on the driver's
+    host, its working directory ``directory``; returns when the job ends (or is killed after
+    ``timeout``). ``env`` is the driver's whole environment."""
+    directory.mkdir(parents=True, exist_ok=True)
+    settings = {**driver_settings(driver, cluster), **(conf or {})}
     argv = [str(spark_home() / "bin" / "spark-submit"), "--master", cluster.url,
             "--deploy-mode", "client"]
     for key, value in settings.items():

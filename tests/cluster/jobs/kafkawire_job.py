@@ -33,7 +33,7 @@ import sys
 from tests.support.spark_standalone import RESULT_MARKER  # the driver has the checkout
 
 
-def _where_udf(probe: str | None, broker_host: str):
+def where_udf(probe: str | None, broker_host: str):
     from pyspark.sql.functions import udf
 
     @udf("string")
@@ -60,33 +60,23 @@ def _where_udf(probe: str | None, broker_host: str):
 
 def main(spec: dict) -> dict:
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
 
     from spark_kafka_wire import KafkaWireDataSource
 
     spark = SparkSession.builder.appName(f"kafkawire-cluster-{spec['mode']}").getOrCreate()
     spark.dataSource.register(KafkaWireDataSource)
     sc = spark.sparkContext
-    where = _where_udf(spec.get("probe"), spec["broker_host"])
+    where = where_udf(spec.get("probe"), spec["broker_host"])
     options = {"kafka.bootstrap.servers": spec["bootstrap"], **spec.get("options", {})}
     result: dict = {"executors": sorted(
         str(sc._jsc.sc().getExecutorMemoryStatus().keys().mkString(",")).split(",")),
         "default_parallelism": sc.defaultParallelism}
 
     if spec["mode"] == "write-read":
-        rows = (spark.range(0, spec["rows"], 1, 4)
-                .select(F.concat(F.lit("k"), F.col("id").cast("string")).cast("binary")
-                        .alias("key"),
-                        F.concat(F.lit("v"), F.col("id").cast("string")).cast("binary")
-                        .alias("value"),
-                        F.array(F.struct(F.lit("written-by").alias("key"),
-                                         where(F.col("id")).cast("binary").alias("value")))
-                        .alias("headers")))
-        rows.write.format("kafkawire").options(**options).option("topic", spec["topic"]) \
-            .mode("append").save()
+        write_rows(spark, spec["rows"], spec["topic"], options, where)
 
     if spec["mode"] == "stream":
-        result.update(_stream(spark, spec, options, where))
+        result.update(stream_into_parquet(spark, spec, options, where))
         spark.stop()
         return result
 
@@ -98,15 +88,40 @@ def main(spec: dict) -> dict:
     result["default_read_tasks"] = read().rdd.getNumPartitions()
     df = read(**spec.get("read_options", {}))
     result["read_tasks"] = df.rdd.getNumPartitions()
-    got = df.select(F.col("key").cast("string"), F.col("value").cast("string"), "partition",
-                    "offset", where(F.col("offset")).alias("where")).collect()
-    result["read"] = [[r.key, r.value, r.partition, r.offset] for r in got]
-    result["read_where"] = sorted({r.where for r in got})
+    result.update(collect_read(df, where))
     spark.stop()
     return result
 
 
-def _stream(spark, spec: dict, options: dict, where) -> dict:
+def write_rows(spark, rows: int, topic: str, options: dict, where) -> None:
+    """``rows`` rows (key ``k<i>``, value ``v<i>``) written to ``topic`` by kafkawire's sink
+    from 4 tasks, each record with a header ``written-by`` (``where`` in its task): the
+    oracle sees where every record was written. Classic and Connect sessions alike."""
+    from pyspark.sql import functions as F
+
+    df = (spark.range(0, rows, 1, 4)
+          .select(F.concat(F.lit("k"), F.col("id").cast("string")).cast("binary").alias("key"),
+                  F.concat(F.lit("v"), F.col("id").cast("string")).cast("binary")
+                  .alias("value"),
+                  F.array(F.struct(F.lit("written-by").alias("key"),
+                                   where(F.col("id")).cast("binary").alias("value")))
+                  .alias("headers")))
+    df.write.format("kafkawire").options(**options).option("topic", topic).mode("append").save()
+
+
+def collect_read(df, where) -> dict:
+    """A kafkawire read collected: ``read`` its rows as [key, value, partition, offset],
+    ``read_where`` the distinct ``where`` of the tasks that read them (evaluated in the
+    reading task). Classic and Connect sessions alike."""
+    from pyspark.sql import functions as F
+
+    got = df.select(F.col("key").cast("string"), F.col("value").cast("string"), "partition",
+                    "offset", where(F.col("offset")).alias("where")).collect()
+    return {"read": [[r.key, r.value, r.partition, r.offset] for r in got],
+            "read_where": sorted({r.where for r in got})}
+
+
+def stream_into_parquet(spark, spec: dict, options: dict, where) -> dict:
     """An availableNow stream of the topic into a parquet sink, both the sink and the
     checkpoint in ``spec["shared"]`` (a directory every host sees); the rows this run added
     to the sink, and each micro-batch's input row count."""
