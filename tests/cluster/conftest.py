@@ -220,11 +220,11 @@ def run_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> R
 def connect_server(request, test_hosts, spark_cluster, executor_env, cluster_dir):
     """pyspark's own ``start-connect-server.sh`` on the master's host against the cluster
     (tests/support/connect_cluster.py), with the executors' packed environment shipped by
-    ``--archives`` to its driver and executors (``PYSPARK_PYTHON=../environment/bin/python``:
-    a Connect session's Python workers run one directory below where Spark unpacks it, so
-    the copy unpacked for spark-submit's drivers is of no use here). It sees neither the
-    checkout's packages nor the driver-only directory. Module scope: it holds every executor
-    core while it runs, so it ends with the module that uses it."""
+    ``--archives`` and unpacked as ``./environment`` in its working directory (where a
+    stream's source is planned); a client adds it to its session too (``addArtifacts``),
+    for batch queries. It sees neither the checkout's packages nor the driver-only
+    directory. Module scope: it holds every executor core while it runs, so it ends with
+    the module that uses it."""
     from tests.support.connect_cluster import ClusterConnectServer
 
     server = ClusterConnectServer(

@@ -6,7 +6,10 @@ kafkawire and runs a batch write, a batch read and an availableNow stream
 (tests/cluster/jobs/connect_client.py).
 
 The server has no PYTHONPATH and cannot see the checkout's packages: kafkawire reaches its
-planning and its executors only from the shipped archive, as it would on a real cluster.
+planning and its executors only from the packed environment, given to the server by
+``--archives`` (and unpacked in its working directory) and added to the client's session by
+``addArtifacts``; tests/support/connect_cluster.py says why a Connect server needs it in all
+three places.
 librdkafka, from pytest, is the oracle of what reached Kafka; the client's UDF tells where
 each task ran and where ``spark_kafka_wire`` came from there.
 """
@@ -99,6 +102,13 @@ def test_connect_client_on_another_host_writes_reads_and_streams(
     assert_ran_on_the_workers(result["read_where"], test_hosts, spark_cluster, "archive")
 
     stream = result["stream"]
+    # what a reader of the run wants to see (pytest -rP): where the Python of the batch and
+    # the stream tasks ran, and what the client's query.recentProgress held
+    print(json.dumps({"batch_python": sorted({json.loads(w)["python"]
+                                              for w in result["read_where"]}),
+                      "stream_python": sorted({json.loads(w)["python"]
+                                               for w in stream["read_where"]}),
+                      "client_recent_progress_rows": stream["batches"]}, indent=1))
     stream_oracle, _ = _oracle_rows(conf, stream_topic)
     assert len(stream_oracle) == 1000
     assert sorted(stream["read"]) == stream_oracle

@@ -4,21 +4,28 @@
 master, its gRPC port bound to the master host's address so that clients on other hosts reach
 it as ``sc://<master>:15002``.
 
-kafkawire reaches the server the way a user would ship it there: the executors' packed
-environment given as ``--archives <env.tar.gz>#environment``, with
-``PYSPARK_PYTHON=../environment/bin/python``. Not ``./environment/bin/python`` as for
-spark-submit (and not the archive unpacked in the server's working directory, which serves
-spark-submit's client mode): ``SparkConnectServer`` forces
-``spark.sql.artifact.isolation.enabled=true``, so every Connect session carries a job
-artifact UUID and Spark starts its Python workers, the driver's data source planner and the
-executors' workers alike, in a directory of that session's own under SparkFiles' root
-(``<userFiles-...>/<session uuid>`` on the driver, ``<executor dir>/<session uuid>`` on an
-executor), whereas ``--archives`` is unpacked in SparkFiles' root itself. ``./environment``
-then fails on the driver with ``Cannot run program "./environment/bin/python" (in directory
-".../userFiles-.../<uuid>"): error=2``; one level up is where Spark put the archive, on the
-driver and on every executor. The server's environment has no PYTHONPATH, and the
-checkout's packages are hidden from it (an empty tmpfs over each), so a kafkawire import
-anywhere on the server side can only come from the archive.
+kafkawire reaches the server as a packed environment, the same archive in three places,
+because Spark starts a Connect server's Python workers in three different working directories
+and ``PYSPARK_PYTHON=./environment/bin/python`` is resolved in each:
+
+- ``SparkConnectServer`` forces ``spark.sql.artifact.isolation.enabled=true``, so a session's
+  batch queries run with its job artifact UUID, and Spark starts their Python workers (the
+  driver's data source planner and the executors' workers) in ``<SparkFiles root>/<session
+  uuid>``: the client adds the archive to its session (``spark.addArtifacts(
+  "env.tar.gz#environment", archive=True)``, Spark's own recipe for Connect), which Spark
+  unpacks there on the driver and on every executor. Without it the first write fails
+  planning: ``Cannot run program "./environment/bin/python" (in directory
+  "/tmp/spark-.../userFiles-.../<session uuid>"): error=2``.
+- A streaming query's micro-batch thread carries no artifact UUID (Spark 4.3): its source is
+  planned on the driver (PythonStreamingSourceRunner) in the JVM's working directory, where
+  the archive is unpacked as ``./environment`` (as for spark-submit's client mode), and its
+  tasks run in the executors' own directories, where the server's ``--archives
+  env.tar.gz#environment`` is unpacked. Without those, the stream fails in
+  PythonStreamingSourceRunner.init, then in its tasks, with ``Cannot run program``.
+
+The server's environment has no PYTHONPATH, and the checkout's packages are hidden from it
+(an empty tmpfs over each), so a kafkawire import anywhere on the server side can only come
+from the archive.
 """
 
 from __future__ import annotations
@@ -40,9 +47,8 @@ from tests.support.spark_standalone import (
     stop_group,
 )
 
-#: Where the session's Python workers find the shipped environment: they run in
-#: ``<SparkFiles root>/<session uuid>``, the archive is unpacked as
-#: ``<SparkFiles root>/environment`` (see the module's docstring).
+#: The Python of the server's workers: the archive unpacked as ``environment`` in whichever
+#: directory Spark starts them (see the module's docstring).
 PYSPARK_PYTHON = "./environment/bin/python"
 #: Spark Connect's default port, which the README's ``sc://connect-server:15002`` names.
 CONNECT_PORT = 15002
@@ -70,8 +76,9 @@ def connect_server_argv(script: Path, master_url: str, address: str, port: int,
 @dataclass
 class ClusterConnectServer:
     """The Connect server on ``host`` (the master's) against ``cluster``; ``archive`` is the
-    packed environment shipped to its driver and executors; ``directory`` its working and
-    log directory; ``hide``: directories the server must not see."""
+    packed environment shipped to its executors by ``--archives`` and ``unpacked`` the same
+    archive unpacked, linked as ``./environment`` in ``directory`` (the server's working and
+    log directory); ``hide``: directories the server must not see."""
 
     host: Host
     cluster: StandaloneCluster

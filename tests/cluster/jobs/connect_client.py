@@ -4,10 +4,12 @@ PYTHONPATH (the client needs kafkawire to register the data source, and nothing 
 Spark: no JVM runs here). Its one argument is a JSON object; its results are one line of JSON
 on stdout after ``KAFKAWIRE-CLUSTER-RESULT ``.
 
-``{"url": "sc://<master>:15002", "bootstrap": ..., "broker_host": ..., "topic": ...,
-"rows": N, "stream_topic": ..., "shared": "/a/directory/every/host/sees",
-"read_options": {...}}``
+``{"url": "sc://<master>:15002", "archive": "/path/env.tar.gz", "bootstrap": ...,
+"broker_host": ..., "topic": ..., "rows": N, "stream_topic": ...,
+"shared": "/a/directory/every/host/sees", "read_options": {...}}``
 
+0. the packed environment ``archive`` added to the session (``addArtifacts``, as Spark's
+   Python Package Management page tells Connect users);
 1. ``rows`` rows written to ``topic`` by kafkawire's sink from 4 tasks (a ``written-by``
    header on each record says where its task ran);
 2. ``topic`` read back whole by a batch read (``minPartitions=4``, one task per executor
@@ -44,6 +46,9 @@ def main(spec: dict) -> dict:
     try:
         # pickled by reference: the server unpickles it from the shipped environment
         spark.dataSource.register(KafkaWireDataSource)
+        # the session's batch queries start their Python workers in the session's own
+        # directory on the driver and the executors: the environment must be unpacked there
+        # (tests/support/connect_cluster.py)
         spark.addArtifacts(f"{spec['archive']}#environment", archive=True)
         where = where_udf(None, spec["broker_host"])
         options = {"kafka.bootstrap.servers": spec["bootstrap"]}
