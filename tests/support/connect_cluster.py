@@ -152,9 +152,9 @@ def checkpoint_batch_sizes(checkpoint: Path) -> list[int]:
     """The records each micro-batch of a kafkawire stream took, from Spark's own offset log
     in ``checkpoint`` (``offsets/<batch>``: a version line, the batch's metadata, then one
     JSON line per source, kafkawire's being ``{topic: {partition: end offset}}`` beside
-    ``@``-keys, its first batch's ``@start`` giving where the query began). A Connect
-    client's ``query.recentProgress`` is empty once an availableNow query has ended, so the
-    micro-batches are counted where Spark wrote them down instead."""
+    ``@``-keys, its first batch's ``@start`` giving where the query began): an oracle of the
+    micro-batches beside what the Connect client's ``query.recentProgress`` reports (whose
+    ``progress["numInputRows"]`` was None on a Connect client, Spark 4.3)."""
     ends: list[tuple[int, int]] = []
     start: int | None = None
     for path in (checkpoint / "offsets").iterdir():

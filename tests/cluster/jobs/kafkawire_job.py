@@ -136,7 +136,9 @@ def stream_into_parquet(spark, spec: dict, options: dict, where) -> dict:
              .writeStream.format("parquet").option("path", sink)
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     query.awaitTermination()
-    batches = [p["numInputRows"] for p in query.recentProgress]
+    # the property, not p["numInputRows"]: on a Connect client the latter was None for every
+    # micro-batch (Spark 4.3), the property sums the sources' counts then
+    batches = [p.numInputRows for p in query.recentProgress]
     after = _sink_rows(spark, sink)
     seen = set(before)
     added = [r for r in after if r not in seen]
