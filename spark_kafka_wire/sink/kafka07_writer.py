@@ -43,8 +43,11 @@ from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationErr
 from spark_kafka_wire.client.kafka07.cluster import (
     Kafka07Cluster,
     PartitionLocation,
-    TopicLayout,
 )
+
+# re-exported: the sink names a 0.7 topic's layout through this module, the one above the
+# client layer that may import client/kafka07 (tests/unit/test_architecture.py)
+from spark_kafka_wire.client.kafka07.cluster import TopicLayout as TopicLayout
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.offsets import latest_offset
 from spark_kafka_wire.client.kafka07.produce import multiproduce

@@ -38,7 +38,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_api import Cluster
+from spark_kafka_wire.client.cluster_api import Cluster, Layout
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
 from spark_kafka_wire.client.pool import shared_cluster
@@ -47,7 +47,6 @@ from spark_kafka_wire.protocol.errors import UnknownTopicOrPartitionError
 from spark_kafka_wire.source.batch_reader import read_partition
 from spark_kafka_wire.source.offsets_json import (
     START_KEY,
-    Layout,
     Offsets,
     batch_start,
     from_json,

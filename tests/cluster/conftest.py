@@ -263,3 +263,28 @@ def run_job(start_job, spark_cluster) -> RunJob:
         return done.result()
 
     return run
+
+
+@pytest.fixture(scope="module")
+def connect_server(request, test_hosts, spark_cluster, executor_env, cluster_dir):
+    """pyspark's own ``start-connect-server.sh`` on the master's host against the cluster
+    (tests/support/connect_cluster.py), with the executors' packed environment shipped by
+    ``--archives`` and unpacked as ``./environment`` in its working directory (where a
+    stream's source is planned); a client adds it to its session too (``addArtifacts``),
+    for batch queries. It sees neither the checkout's packages nor the driver-only
+    directory. Module scope: it holds every executor core while it runs, so it ends with
+    the module that uses it."""
+    from tests.support.connect_cluster import ClusterConnectServer
+
+    server = ClusterConnectServer(
+        test_hosts["master"], spark_cluster, cluster_dir / "connect-server",
+        executor_env.archive, _unpacked_for_the_driver(cluster_dir, executor_env.archive),
+        hide=hidden_from_workers(cluster_dir))
+    _timed("Spark Connect server", server.start)
+
+    def stop(keep_logs: bool) -> None:
+        server.stop()
+
+    with logs_kept_on_failure(request, stop, "The Spark Connect server",
+                              lambda: server.log_path):
+        yield server

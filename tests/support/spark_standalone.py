@@ -208,10 +208,12 @@ class JobRun:
                              f"{self.stdout[-3000:]}\nstderr: {self.stderr_path}")
 
 
-def _submit_argv(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str],
-                 archives: Sequence[str], py_files: Sequence[str],
-                 conf: Mapping[str, str] | None) -> list[str]:
-    settings = {
+def driver_settings(driver: Host, cluster: StandaloneCluster) -> dict[str, str]:
+    """The settings of a driver on ``driver`` against ``cluster``, which every driver of the
+    tier gets (a spark-submit job or the Connect server): it listens on its host's address,
+    waits for every executor before its first job so that tasks land on both Workers, and a
+    failed task fails the job."""
+    return {
         "spark.driver.host": driver.address,
         "spark.driver.bindAddress": driver.address,
         "spark.ui.enabled": "false",
@@ -226,10 +228,15 @@ def _submit_argv(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequ
         "spark.sql.shuffle.partitions": "4",
         "spark.sql.session.timeZone": "UTC",
         # a failed task fails the job: a retry could hide what went wrong on an executor
-        # (the fault tests allow retries in ``conf``)
+        # (the fault tests allow retries)
         "spark.task.maxFailures": "1",
-        **(conf or {}),
     }
+
+
+def _submit_argv(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str],
+                 archives: Sequence[str], py_files: Sequence[str],
+                 conf: Mapping[str, str] | None) -> list[str]:
+    settings = {**driver_settings(driver, cluster), **(conf or {})}
     argv = [str(spark_home() / "bin" / "spark-submit"), "--master", cluster.url,
             "--deploy-mode", "client"]
     for key, value in settings.items():

@@ -1,15 +1,21 @@
 """The cluster tier's helpers that need no test host (tests/support/netns.py,
-tests/support/executor_env.py): which leftover namespaces and links a start-up deletes, and
-which requirements the executors' packed environment gets from kafkawire's wheel."""
+tests/support/executor_env.py, tests/support/connect_cluster.py): which leftover namespaces
+and links a start-up deletes, which requirements the executors' packed environment gets
+from kafkawire's wheel, a stream's micro-batch sizes read from Spark's offset log, and the
+Connect server's command line."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+from tests.support.connect_cluster import checkpoint_batch_sizes, connect_server_argv
 from tests.support.executor_env import runtime_requirements, wheel_digest
 from tests.support.netns import leftovers
 
@@ -77,3 +83,57 @@ def test_wheel_digest_follows_contents_not_zip_timestamps(tmp_path: Path) -> Non
     changed = _wheel(tmp_path / "c.whl", meta, {"spark_kafka_wire/x.py": b"A = 2\n"})
     assert wheel_digest(first) == wheel_digest(tmp_path / "b.whl")
     assert wheel_digest(first) != wheel_digest(changed)
+
+
+def _offsets(directory: Path, batch: int, source: dict) -> None:
+    """One entry of Spark's offset log as a streaming query writes it."""
+    (directory / str(batch)).write_text("\n".join(["v1", '{"batchWatermarkMs":0}',
+                                                   json.dumps(source)]))
+
+
+def test_checkpoint_batch_sizes_from_the_offset_log(tmp_path: Path) -> None:
+    """Each micro-batch's size is its end offsets' sum less the previous batch's (the first
+    batch's less ``@start``); Spark's temporary files and kafkawire's ``@`` keys are no
+    batches and no partitions; an empty log is no batch."""
+    offsets = tmp_path / "offsets"
+    offsets.mkdir()
+    assert checkpoint_batch_sizes(tmp_path) == []
+    topic = "t"
+    _offsets(offsets, 0, {topic: {"0": 80, "1": 75}, "@start": {topic: {"0": 5, "1": 0}},
+                          "@tasks": 2})
+    _offsets(offsets, 1, {topic: {"0": 150, "1": 155}, "@tasks": 2})
+    _offsets(offsets, 2, {topic: {"0": 175, "1": 160}, "other": {"0": 10}})
+    (offsets / ".3.8c1e.tmp").write_text("v1\n{}\n{}")
+    assert checkpoint_batch_sizes(tmp_path) == [150, 150, 40]
+
+
+def test_checkpoint_batch_sizes_refuse_a_log_with_a_gap(tmp_path: Path) -> None:
+    """A missing batch (or a log without batch 0's ``@start``) would give a wrong size:
+    refused, not guessed."""
+    offsets = tmp_path / "offsets"
+    offsets.mkdir()
+    _offsets(offsets, 0, {"t": {"0": 10}, "@start": {"t": {"0": 0}}})
+    _offsets(offsets, 2, {"t": {"0": 30}})
+    with pytest.raises(ValueError, match="missing"):
+        checkpoint_batch_sizes(tmp_path)
+    (offsets / "0").unlink()
+    with pytest.raises(ValueError, match="@start"):
+        checkpoint_batch_sizes(tmp_path)
+
+
+def test_connect_server_argv_binds_last_and_ships_the_archives() -> None:
+    """The binding address and port come after the driver's settings, so that a setting of
+    the same name cannot move the server off the host's address; every archive is in one
+    ``--archives``."""
+    argv = connect_server_argv(Path("/s/start-connect-server.sh"), "spark://10.0.0.2:7077",
+                               "10.0.0.2", 15002,
+                               {"spark.cores.max": "4",
+                                "spark.connect.grpc.binding.port": "1"},
+                               ["/a/env.tar.gz#environment", "/b/x.zip#x"])
+    assert argv[:4] == ["bash", "/s/start-connect-server.sh", "--master",
+                        "spark://10.0.0.2:7077"]
+    confs = [argv[i + 1] for i, a in enumerate(argv) if a == "--conf"]
+    assert confs == ["spark.cores.max=4", "spark.connect.grpc.binding.port=15002",
+                     "spark.connect.grpc.binding.address=10.0.0.2"]
+    assert argv[-2:] == ["--archives", "/a/env.tar.gz#environment,/b/x.zip#x"]
+    assert "--archives" not in connect_server_argv(Path("s"), "m", "a", 1, {}, [])

@@ -37,12 +37,18 @@ import sys
 from tests.support.spark_standalone import RESULT_MARKER  # the driver has the checkout
 
 
-def _where_udf(probe: str | None, broker_host: str, fault: dict | None = None):
+def where_udf(probe: str | None, broker_host: str, fault: dict | None = None):
     """The UDF telling where its task ran; with ``fault``, the first attempt of the task that
     meets row ``fault["at"]`` of partition ``fault["partition"]`` fails there: ``"raise"``
     raises, ``"kill-executor"`` kills its executor's JVM with SIGKILL (after writing where it
-    ran to ``fault["marker"]``, a file on a directory every host shares)."""
+    ran to ``fault["marker"]``, a file on a directory every host shares).
+
+    The UDF reaches ``_fail`` through a closure cell that is None without a fault: cloudpickle
+    ships a module's functions by reference when the module is importable (the Connect
+    client imports this one), and the executors cannot import the checkout's tests."""
     from pyspark.sql.functions import udf
+
+    fail = _fail if fault else None
 
     @udf("string")
     def where(partition: int, n: int) -> str:
@@ -62,8 +68,9 @@ def _where_udf(probe: str | None, broker_host: str, fault: dict | None = None):
             s.close()
         task = TaskContext.get()
         attempt = task.attemptNumber() if task else -1
-        if fault and attempt == 0 and partition == fault["partition"] and n == fault["at"]:
-            _fail(fault, address)
+        if fail is not None and fault and attempt == 0 and partition == fault["partition"] \
+                and n == fault["at"]:
+            fail(fault, address)
         return json.dumps({"ip": address, "kafkawire": spark_kafka_wire.__file__,
                            "python": sys.executable, "attempt": attempt,
                            "probe_exists": os.path.exists(probe) if probe else None},
@@ -133,16 +140,15 @@ def _mark(path: str, facts: dict) -> None:
 
 def main(spec: dict) -> dict:
     from pyspark.sql import SparkSession
-    from pyspark.sql import functions as F
 
     from spark_kafka_wire import KafkaWireDataSource
 
     spark = SparkSession.builder.appName(f"kafkawire-cluster-{spec['mode']}").getOrCreate()
     spark.dataSource.register(KafkaWireDataSource)
     sc = spark.sparkContext
-    where = _where_udf(spec.get("probe"), spec["broker_host"])
+    where = where_udf(spec.get("probe"), spec["broker_host"])
     # the fault goes to the write of ``write-read`` or to the stream, never to the read back
-    faulty = _where_udf(spec.get("probe"), spec["broker_host"], spec.get("fault"))
+    faulty = where_udf(spec.get("probe"), spec["broker_host"], spec.get("fault"))
     options = {"kafka.bootstrap.servers": spec["bootstrap"], **spec.get("options", {})}
     result: dict = {"executors": sorted(
         str(sc._jsc.sc().getExecutorMemoryStatus().keys().mkString(",")).split(",")),
@@ -152,24 +158,12 @@ def main(spec: dict) -> dict:
         result["executor_env"] = _executor_env(spark, spec["env_probe"])
 
     if spec["mode"] == "write-read":
-        rows = (spark.range(0, spec["rows"], 1, 4)
-                .select(F.concat(F.lit("k"), F.col("id").cast("string")).cast("binary")
-                        .alias("key"),
-                        F.concat(F.lit("v"), F.col("id").cast("string")).cast("binary")
-                        .alias("value"),
-                        F.array(F.struct(F.lit("written-by").alias("key"),
-                                         faulty(F.spark_partition_id(), F.col("id"))
-                                         .cast("binary")
-                                         .alias("value")))
-                        .alias("headers"),
-                        *([F.spark_partition_id().alias("partition")]
-                          if spec.get("partition_by_task") else [])))
-        (rows.write.format("kafkawire").options(**options)
-         .options(**spec.get("write_options", {})).option("topic", spec["topic"])
-         .mode("append").save())
+        write_rows(spark, spec["rows"], spec["topic"], options, faulty,
+                   write_options=spec.get("write_options", {}),
+                   partition_by_task=spec.get("partition_by_task", False))
 
     if spec["mode"] == "stream":
-        result.update(_stream(spark, spec, options, faulty))
+        result.update(stream_into_parquet(spark, spec, options, faulty))
         spark.stop()
         return result
 
@@ -186,15 +180,45 @@ def main(spec: dict) -> dict:
     result["default_read_tasks"] = read().rdd.getNumPartitions()
     df = read(**spec.get("read_options", {}))
     result["read_tasks"] = df.rdd.getNumPartitions()
-    got = df.select(F.col("key").cast("string"), F.col("value").cast("string"), "partition",
-                    "offset", where(F.col("partition"), F.col("offset")).alias("where")).collect()
-    result["read"] = [[r.key, r.value, r.partition, r.offset] for r in got]
-    result["read_where"] = sorted({r.where for r in got})
+    result.update(collect_read(df, where))
     spark.stop()
     return result
 
 
-def _stream(spark, spec: dict, options: dict, where) -> dict:
+def write_rows(spark, rows: int, topic: str, options: dict, where, *,
+               write_options: dict | None = None, partition_by_task: bool = False) -> None:
+    """``rows`` rows (key ``k<i>``, value ``v<i>``) written to ``topic`` by kafkawire's sink
+    from 4 tasks, each record with a header ``written-by`` (``where`` in its task): the
+    oracle sees where every record was written. ``partition_by_task``: task i writes to
+    partition i. Classic and Connect sessions alike."""
+    from pyspark.sql import functions as F
+
+    df = (spark.range(0, rows, 1, 4)
+          .select(F.concat(F.lit("k"), F.col("id").cast("string")).cast("binary").alias("key"),
+                  F.concat(F.lit("v"), F.col("id").cast("string")).cast("binary")
+                  .alias("value"),
+                  F.array(F.struct(F.lit("written-by").alias("key"),
+                                   where(F.spark_partition_id(), F.col("id")).cast("binary")
+                                   .alias("value")))
+                  .alias("headers"),
+                  *([F.spark_partition_id().alias("partition")] if partition_by_task else [])))
+    (df.write.format("kafkawire").options(**options).options(**(write_options or {}))
+     .option("topic", topic).mode("append").save())
+
+
+def collect_read(df, where) -> dict:
+    """A kafkawire read collected: ``read`` its rows as [key, value, partition, offset],
+    ``read_where`` the distinct ``where`` of the tasks that read them (evaluated in the
+    reading task). Classic and Connect sessions alike."""
+    from pyspark.sql import functions as F
+
+    got = df.select(F.col("key").cast("string"), F.col("value").cast("string"), "partition",
+                    "offset", where(F.col("partition"), F.col("offset")).alias("where")).collect()
+    return {"read": [[r.key, r.value, r.partition, r.offset] for r in got],
+            "read_where": sorted({r.where for r in got})}
+
+
+def stream_into_parquet(spark, spec: dict, options: dict, where) -> dict:
     """An availableNow stream of the topic into a parquet sink, both the sink and the
     checkpoint in ``spec["shared"]`` (a directory every host sees); the rows this run added
     to the sink, and each micro-batch's input row count."""
@@ -210,7 +234,9 @@ def _stream(spark, spec: dict, options: dict, where) -> dict:
              .writeStream.format("parquet").option("path", sink)
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
     query.awaitTermination()
-    batches = [p["numInputRows"] for p in query.recentProgress]
+    # the property, not p["numInputRows"]: on a Connect client the latter was None for every
+    # micro-batch (Spark 4.3), the property sums the sources' counts then
+    batches = [p.numInputRows for p in query.recentProgress]
     after = _sink_rows(spark, sink)
     seen = set(before)
     added = [r for r in after if r not in seen]
@@ -259,7 +285,7 @@ def _stream_copy(spark, spec: dict, options: dict, where) -> dict:
         writer = writer.trigger(processingTime=f"{spec['trigger']} seconds")
     query = writer.start()
     query.awaitTermination()
-    return {"batches": [p["numInputRows"] for p in query.recentProgress]}
+    return {"batches": [p.numInputRows for p in query.recentProgress]}
 
 
 def _sink_rows(spark, path: str) -> list[tuple]:
