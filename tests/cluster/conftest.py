@@ -163,31 +163,13 @@ def deps_only_env(cluster_dir):
 RunJob = Callable[..., dict]
 
 
-def _unpacked_for_the_driver(cluster_dir: Path, archive: Path) -> Path:
-    """The archive unpacked once for the driver's host, which needs ``./environment`` in its
-    working directory too: Spark runs a Python data source's planning on the driver with
-    ``PYSPARK_PYTHON`` (UserDefinedPythonDataSource through PythonPlannerRunner) from the
-    driver JVM's working directory, whereas it unpacks ``--archives`` on the driver into
-    SparkFiles' directory, so ``./environment/bin/python`` is not found there (``Cannot run
-    program "./environment/bin/python": error=2``) in client mode. Users of client mode do
-    the same (in cluster mode the driver runs where the archive is unpacked)."""
-    import subprocess
-
-    target = cluster_dir / "driver-env" / archive.parent.name
-    if not target.exists():
-        partial = target.with_name(target.name + ".partial")
-        partial.mkdir(parents=True)
-        subprocess.run(["tar", "-xzf", str(archive), "-C", str(partial)], check=True,
-                       timeout=300)
-        partial.rename(target)
-    return target
-
-
 @pytest.fixture
 def run_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> RunJob:
     """Run tests/cluster/jobs/kafkawire_job.py with a spec on the driver's host through
     ``spark-submit``; its JSON results. The driver's Python is this venv's with the checkout
     on PYTHONPATH; the executors' is ``./environment/bin/python`` of the archive given."""
+    from tests.support.executor_env import unpacked_for_the_driver
+
     driver = test_hosts["driver"]
 
     def run(spec: dict, archive: Path, py_files: Sequence[str] = ()) -> dict:
@@ -196,7 +178,7 @@ def run_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> R
         name = f"{request.node.name}-{len(JOB_SECONDS)}"
         directory = cluster_dir / "jobs" / name
         directory.mkdir(parents=True)
-        (directory / "environment").symlink_to(_unpacked_for_the_driver(cluster_dir, archive))
+        (directory / "environment").symlink_to(unpacked_for_the_driver(cluster_dir, archive))
         env = clean_env(PYSPARK_PYTHON="./environment/bin/python",
                         PYSPARK_DRIVER_PYTHON=sys.executable, PYTHONPATH=str(ROOT),
                         SPARK_LOCAL_IP=driver.address)
