@@ -178,7 +178,8 @@ class ApacheKafka(JavaProcess):
     #: log SASL logins (principal builder of tests/support/kafka_observer.py) and the network
     #: layer's authentication events at DEBUG, each line naming its thread (hence listener)
     observe: bool = False
-    #: log every completed request (``kafka.request.logger`` at DEBUG) to ``requests.log``,
+    #: log every completed request (``kafka.request.logger`` at DEBUG, with its bodies: see
+    #: _request_loggers) to ``requests.log``,
     #: one line each stamped with epoch milliseconds (``request_log_path``,
     #: ``read_request_log``): who sent what, counted at the broker, for clients whose own
     #: counters are out of reach (the Python workers a Spark driver starts)
@@ -472,9 +473,12 @@ REQUEST_MARKER = "Completed request:"
 
 
 def _request_loggers(path: str) -> str:
-    """log4j2 lines sending ``kafka.request.logger`` at DEBUG (one line per completed request,
-    with its header and the connection; TRACE would add the bodies) to a file of its own,
-    not to server.log (additivity off): a busy client writes thousands of lines a second."""
+    """log4j2 lines sending ``kafka.request.logger`` at DEBUG to a file of its own, not to
+    server.log (additivity off): one line per completed request with its header, the
+    connection, and (Kafka 4.1 at DEBUG) the request and response bodies as JSON, records'
+    bytes left out. That JSON is the broker's work: a Metadata answer for 10,000 partitions
+    is a line of megabytes, so a broker logging requests answers big requests a little later
+    than one that does not."""
     return ("appender.requests.type = File\nappender.requests.name = requests\n"
             f"appender.requests.fileName = {path}\n"
             "appender.requests.layout.type = PatternLayout\n"
