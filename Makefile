@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit test-tansu test-compat test-parity test-cluster lint docs bench soak \
+.PHONY: demo test unit test-tansu test-compat test-parity test-cluster lint docs bench bench-cluster soak \
 	check-java clean
 
 $(STAMP): pyproject.toml
@@ -82,6 +82,13 @@ bench: check-java $(STAMP)
 	$(PY) -m bench.requests
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
 	  $$parity_py -m bench
+
+# Planning at scale on the cluster tier's test hosts (issue 31 item 5; needs root and iproute2
+# like test-cluster, not part of `make test`): batch planning time, the driver's peak RSS, a
+# micro-batch's driver overhead per partition and the Metadata/ListOffsets requests per trigger
+# for 1,000 and 10,000 partitions matched by subscribePattern (bench/cluster_planning.py).
+bench-cluster: check-java $(STAMP)
+	$(PY) -m bench.cluster_planning
 
 # The long fault variants (tests/faults, marker soak: skipped by `make test`) and the streaming
 # soak (bench/soak.py: 10,000 micro-batches; RSS, open fds and latency, first against last).

@@ -195,26 +195,6 @@ RunJob = Callable[..., dict]
 StartJob = Callable[..., RunningJob]
 
 
-def _unpacked_for_the_driver(cluster_dir: Path, archive: Path) -> Path:
-    """The archive unpacked once for the driver's host, which needs ``./environment`` in its
-    working directory too: Spark runs a Python data source's planning on the driver with
-    ``PYSPARK_PYTHON`` (UserDefinedPythonDataSource through PythonPlannerRunner) from the
-    driver JVM's working directory, whereas it unpacks ``--archives`` on the driver into
-    SparkFiles' directory, so ``./environment/bin/python`` is not found there (``Cannot run
-    program "./environment/bin/python": error=2``) in client mode. Users of client mode do
-    the same (in cluster mode the driver runs where the archive is unpacked)."""
-    import subprocess
-
-    target = cluster_dir / "driver-env" / archive.parent.name
-    if not target.exists():
-        partial = target.with_name(target.name + ".partial")
-        partial.mkdir(parents=True)
-        subprocess.run(["tar", "-xzf", str(archive), "-C", str(partial)], check=True,
-                       timeout=300)
-        partial.rename(target)
-    return target
-
-
 @pytest.fixture
 def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> StartJob:
     """Start tests/cluster/jobs/kafkawire_job.py with a spec on the driver's host through
@@ -222,6 +202,8 @@ def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) ->
     is this venv's with the checkout on PYTHONPATH; the executors' is
     ``./environment/bin/python`` of the archive given. ``conf``: more Spark settings;
     ``driver_env``: more of the driver's environment."""
+    from tests.support.executor_env import unpacked_for_the_driver
+
     driver = test_hosts["driver"]
 
     def start(spec: dict, archive: Path, py_files: Sequence[str] = (),
@@ -232,7 +214,7 @@ def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) ->
         name = f"{request.node.name}-{len(JOB_SECONDS)}-{time.monotonic_ns() % 10**6}"
         directory = cluster_dir / "jobs" / name
         directory.mkdir(parents=True)
-        (directory / "environment").symlink_to(_unpacked_for_the_driver(cluster_dir, archive))
+        (directory / "environment").symlink_to(unpacked_for_the_driver(cluster_dir, archive))
         env = clean_env(PYSPARK_PYTHON="./environment/bin/python",
                         PYSPARK_DRIVER_PYTHON=sys.executable, PYTHONPATH=str(ROOT),
                         SPARK_LOCAL_IP=driver.address, **(driver_env or {}))
@@ -275,10 +257,11 @@ def connect_server(request, test_hosts, spark_cluster, executor_env, cluster_dir
     directory. Module scope: it holds every executor core while it runs, so it ends with
     the module that uses it."""
     from tests.support.connect_cluster import ClusterConnectServer
+    from tests.support.executor_env import unpacked_for_the_driver
 
     server = ClusterConnectServer(
         test_hosts["master"], spark_cluster, cluster_dir / "connect-server",
-        executor_env.archive, _unpacked_for_the_driver(cluster_dir, executor_env.archive),
+        executor_env.archive, unpacked_for_the_driver(cluster_dir, executor_env.archive),
         hide=hidden_from_workers(cluster_dir))
     _timed("Spark Connect server", server.start)
 

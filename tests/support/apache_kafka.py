@@ -178,6 +178,12 @@ class ApacheKafka(JavaProcess):
     #: log SASL logins (principal builder of tests/support/kafka_observer.py) and the network
     #: layer's authentication events at DEBUG, each line naming its thread (hence listener)
     observe: bool = False
+    #: log every completed request (``kafka.request.logger`` at DEBUG, with its bodies: see
+    #: _request_loggers) to ``requests.log``,
+    #: one line each stamped with epoch milliseconds (``request_log_path``,
+    #: ``read_request_log``): who sent what, counted at the broker, for clients whose own
+    #: counters are out of reach (the Python workers a Spark driver starts)
+    request_log: bool = False
     ports: dict[str, int] = field(default_factory=dict)
     #: The KRaft cluster id its storage is formatted with (a new one when empty); the nodes
     #: of one cluster share it (tests/support/kafka_cluster.py).
@@ -339,7 +345,8 @@ class ApacheKafka(JavaProcess):
             f"appender.file.layout.pattern = {OBSERVED_LINE if self.observe else LOG4J2_LINE}\n"
             "logger.kafka.name = kafka\nlogger.kafka.level = INFO\n"
             "logger.state.name = state.change.logger\nlogger.state.level = WARN\n"
-            + (OBSERVED_LOGGERS if self.observe else ""))
+            + (OBSERVED_LOGGERS if self.observe else "")
+            + (_request_loggers(self.request_log_path) if self.request_log else ""))
         jvm = self._jvm(libs)
         scram = [f"--add-scram=SCRAM-SHA-{bits}=[name={u},password={p}]"
                  for bits in (256, 512) for u, p in {ADMIN[0]: ADMIN[1], **SASL_USERS}.items()]
@@ -412,6 +419,18 @@ class ApacheKafka(JavaProcess):
         return os.path.join(self.directory, "server.log")
 
     @property
+    def request_log_path(self) -> str:
+        """With ``request_log``: the completed requests, one line each (REQUEST_LINE)."""
+        return os.path.join(self.directory, "requests.log")
+
+    def read_request_log(self) -> list[LoggedRequest]:
+        """The completed requests logged so far (``request_log``), in order."""
+        if not os.path.exists(self.request_log_path):
+            return []
+        with open(self.request_log_path, errors="replace") as f:
+            return [r for r in map(parse_request_line, f) if r is not None]
+
+    @property
     def node_id(self) -> int:
         return int(self.extra.get("node.id", "1"))
 
@@ -446,6 +465,73 @@ class ApacheKafka(JavaProcess):
     @property
     def bootstrap_servers(self) -> str:
         return self.bootstrap()
+
+
+#: With ``request_log``: epoch milliseconds, then Kafka's "Completed request:{json}".
+REQUEST_LINE = "%d{UNIX_MILLIS} %m%n"
+REQUEST_MARKER = "Completed request:"
+
+
+def _request_loggers(path: str) -> str:
+    """log4j2 lines sending ``kafka.request.logger`` at DEBUG to a file of its own, not to
+    server.log (additivity off): one line per completed request with its header, the
+    connection, and (Kafka 4.1 at DEBUG) the request and response bodies as JSON, records'
+    bytes left out. That JSON is the broker's work: a Metadata answer for 10,000 partitions
+    is a line of megabytes, so a broker logging requests answers big requests a little later
+    than one that does not."""
+    return ("appender.requests.type = File\nappender.requests.name = requests\n"
+            f"appender.requests.fileName = {path}\n"
+            "appender.requests.layout.type = PatternLayout\n"
+            f"appender.requests.layout.pattern = {REQUEST_LINE}\n"
+            "logger.requests.name = kafka.request.logger\nlogger.requests.level = DEBUG\n"
+            "logger.requests.additivity = false\n"
+            "logger.requests.appenderRef.requests.ref = requests\n")
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One completed request of the broker's request log: when it completed (epoch ms), its
+    API key and version, the client's id and the address it came from."""
+
+    completed_ms: int
+    api_key: int
+    api_version: int
+    client_id: str
+    client_address: str
+
+    @property
+    def api_name(self) -> str:
+        return api_name(self.api_key)
+
+
+def api_name(key: int) -> str:
+    """Kafka's name of an API key (kafkawire's message table; ``api<N>`` for one it lacks)."""
+    from spark_kafka_wire.protocol import messages
+    from spark_kafka_wire.protocol.engine import ApiSpec
+
+    names = {spec.key: spec.name for spec in vars(messages).values()
+             if isinstance(spec, ApiSpec)}
+    return names.get(key, f"api{key}")
+
+
+def parse_request_line(line: str) -> LoggedRequest | None:
+    """One line of ``requests.log`` (REQUEST_LINE), or None for anything else (a continued
+    line, a line cut short by a broker still writing). The client's address is the remote
+    end of Kafka's connection id, ``<local ip>:<port>-<remote ip>:<port>-<index>``."""
+    import json
+
+    stamp, _, rest = line.strip().partition(" ")
+    if not stamp.isdigit() or not rest.startswith(REQUEST_MARKER):
+        return None
+    try:
+        desc = json.loads(rest[len(REQUEST_MARKER):])
+        header = desc["requestHeader"]
+        remote = desc["connection"].split("-")[1]
+    except (ValueError, KeyError, IndexError, AttributeError):
+        return None
+    return LoggedRequest(int(stamp), int(header["requestApiKey"]),
+                         int(header["requestApiVersion"]), str(header.get("clientId", "")),
+                         remote.rpartition(":")[0])
 
 
 def _read_from(path: str, offset: int) -> str:

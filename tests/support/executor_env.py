@@ -163,5 +163,23 @@ def _run(argv: list[str], what: str) -> str:
     return done.stdout
 
 
+def unpacked_for_the_driver(cluster_dir: Path, archive: Path) -> Path:
+    """The archive unpacked once for the driver's host, which needs ``./environment`` in its
+    working directory too: Spark runs a Python data source's planning on the driver with
+    ``PYSPARK_PYTHON`` (UserDefinedPythonDataSource through PythonPlannerRunner) from the
+    driver JVM's working directory, whereas it unpacks ``--archives`` on the driver into
+    SparkFiles' directory, so ``./environment/bin/python`` is not found there (``Cannot run
+    program "./environment/bin/python": error=2``) in client mode. Users of client mode do
+    the same (in cluster mode the driver runs where the archive is unpacked)."""
+    target = cluster_dir / "driver-env" / archive.parent.name
+    if not target.exists():
+        partial = target.with_name(target.name + ".partial")
+        partial.mkdir(parents=True)
+        subprocess.run(["tar", "-xzf", str(archive), "-C", str(partial)], check=True,
+                       timeout=300)
+        partial.rename(target)
+    return target
+
+
 def remove_wheel_dir(work: Path) -> None:
     shutil.rmtree(work / "wheel", ignore_errors=True)

@@ -73,3 +73,44 @@ def test_listeners_get_distinct_ports(monkeypatch: pytest.MonkeyPatch) -> None:
     kafka._properties("/nowhere")
     assert len(set(kafka.ports.values())) == len(kafka.ports) == 4  # PLAINTEXT, SASL, REAUTH, CONTROLLER
     assert list(kafka.ports.values())[:3] == [5000, 5001, 5002]
+
+
+#: Two lines of a broker's requests.log (``request_log``) as Kafka 4.1 wrote them, the
+#: request and response bodies cut short, then lines that are not requests.
+REQUESTS = """\
+1795702801099 Completed request:{"isForwarded":false,"requestHeader":{"requestApiKey":3,\
+"requestApiVersion":12,"correlationId":2,"clientId":"spark-kafka-wire",\
+"requestApiKeyName":"METADATA"},"request":{"topics":[],"allowAutoTopicCreation":false},\
+"response":{"throttleTimeMs":0,"topics":[]},"connection":"10.213.169.2:51335-10.213.169.1:\
+36992-1-0","totalTimeMs":67.396,"securityProtocol":"PLAINTEXT","listener":"PLAINTEXT"}
+1795702802664 Completed request:{"isForwarded":false,"requestHeader":{"requestApiKey":2,\
+"requestApiVersion":7,"correlationId":5,"clientId":"spark-kafka-wire",\
+"requestApiKeyName":"LIST_OFFSETS"},"request":{"replicaId":-1,"topics":[]},\
+"connection":"10.213.169.2:51335-10.213.169.6:40112-0-3","totalTimeMs":1.2}
+1795702802665 Completed request:{"isForwarded":false,"requestHeader":{"requestApiKey":2,
+[2026-11-26 14:20:01,099] INFO a server.log line (kafka.server.KafkaServer)
+"""
+
+
+def test_request_log_lines_give_the_api_and_the_clients_address() -> None:
+    """The bench counts requests by API from one client address (the Spark driver's host):
+    the address is the remote end of Kafka's connection id; a line cut short (the broker
+    still writing) or another logger's line is skipped, not an error."""
+    parsed = [apache_kafka.parse_request_line(line) for line in REQUESTS.splitlines()]
+    assert parsed[2:] == [None, None]
+    metadata, list_offsets = parsed[0], parsed[1]
+    assert metadata == apache_kafka.LoggedRequest(1795702801099, 3, 12, "spark-kafka-wire",
+                                                  "10.213.169.1")
+    assert metadata.api_name == "Metadata"
+    assert list_offsets is not None and list_offsets.client_address == "10.213.169.6"
+    assert (list_offsets.api_name, list_offsets.completed_ms) == ("ListOffsets", 1795702802664)
+    assert apache_kafka.api_name(9999) == "api9999"
+
+
+def test_request_log_read_from_the_broker_directory(tmp_path: Path) -> None:
+    """``read_request_log`` reads the file the log4j2 config names; none yet is no request."""
+    broker = apache_kafka.ApacheKafka(request_log=True, directory=str(tmp_path))
+    assert broker.read_request_log() == []
+    Path(broker.request_log_path).write_text(REQUESTS)
+    assert [r.api_name for r in broker.read_request_log()] == ["Metadata", "ListOffsets"]
+    assert "kafka.request.logger" in apache_kafka._request_loggers(broker.request_log_path)
