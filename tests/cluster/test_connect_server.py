@@ -25,10 +25,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster.checks import assert_ran_on_the_workers, oracle_rows
 from tests.cluster.conftest import JOB_SECONDS
-from tests.cluster.test_on_a_cluster import _oracle_rows, _produce, assert_ran_on_the_workers
 from tests.support.connect_cluster import checkpoint_batch_sizes
-from tests.support.librdkafka import create_topic
+from tests.support.librdkafka import create_topic, produce_numbered
 from tests.support.spark_standalone import JobRun, clean_env, stop_group
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -81,7 +81,7 @@ def test_connect_client_on_another_host_writes_reads_and_streams(
     stream_topic = f"connect-stream-{uuid.uuid4().hex[:10]}"
     create_topic(conf, topic, 4)
     create_topic(conf, stream_topic, 4)
-    _produce(conf, stream_topic, 4, 250, 0)
+    produce_numbered(conf, stream_topic, 4, 250)
     shared = cluster_dir / "shared" / stream_topic
     shared.mkdir(parents=True)
     assert connect_server.url == f"sc://{test_hosts['master'].address}:15002"
@@ -94,7 +94,7 @@ def test_connect_client_on_another_host_writes_reads_and_streams(
         test_hosts, connect_server, spark_cluster, cluster_dir)
 
     assert result["session"] == "pyspark.sql.connect.session.SparkSession", result["session"]
-    oracle, messages = _oracle_rows(conf, topic)
+    oracle, messages = oracle_rows(conf, topic)
     assert sorted(r[:2] for r in oracle) == sorted([f"k{i}", f"v{i}"] for i in range(ROWS))
     assert sorted(result["read"]) == oracle
     written_by = {dict(m.headers())["written-by"].decode() for m in messages}
@@ -109,7 +109,7 @@ def test_connect_client_on_another_host_writes_reads_and_streams(
                       "stream_python": sorted({json.loads(w)["python"]
                                                for w in stream["read_where"]}),
                       "client_recent_progress_rows": stream["batches"]}, indent=1))
-    stream_oracle, _ = _oracle_rows(conf, stream_topic)
+    stream_oracle, _ = oracle_rows(conf, stream_topic)
     assert len(stream_oracle) == 1000
     assert sorted(stream["read"]) == stream_oracle
     # as the client's query.recentProgress reports them, and as Spark's offset log has them

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import confluent_kafka
 
+from tests.cluster.checks import workers
 from tests.support.librdkafka import consume_all, create_topic, produce_numbered
 
 #: Spark settings of the fault tests: failed tasks are retried (the other tests fail at the
@@ -110,9 +111,9 @@ def test_exactly_once_write_with_a_task_retried_on_the_other_worker(
 
 
 def _other(test_hosts, address: str) -> str:
-    workers = {test_hosts["worker1"].address, test_hosts["worker2"].address}
-    assert address in workers, address
-    (other,) = workers - {address}
+    both = workers(test_hosts)
+    assert address in both, address
+    (other,) = both - {address}
     return other
 
 

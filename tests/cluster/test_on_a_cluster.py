@@ -21,43 +21,11 @@ from pathlib import Path
 import confluent_kafka
 import pytest
 
-from tests.support.librdkafka import consume_all, create_topic, produce_numbered
+from tests.cluster.checks import assert_ran_on_the_workers, oracle_rows, workers
+from tests.support.librdkafka import create_topic, produce_numbered
 
-ROOT = Path(__file__).resolve().parents[2]
 ROWS = 2000
 
-
-def _workers(test_hosts) -> set[str]:
-    return {test_hosts["worker1"].address, test_hosts["worker2"].address}
-
-
-def assert_ran_on_the_workers(wheres, test_hosts, spark_cluster, shipped: str) -> list[dict]:
-    """Each JSON ``where`` of the job's UDF: the tasks ran on both Workers (and nowhere else),
-    with the executors' Python from the archive and kafkawire from what was ``shipped``
-    ("archive": the archive's site-packages; "py-files": the wheel as a .zip), inside a Worker's work
-    directory and not in the checkout."""
-    seen = [json.loads(w) for w in wheres]
-    assert {w["ip"] for w in seen} == _workers(test_hosts), seen
-    work_dirs = [spark_cluster.worker_dir(test_hosts[h]) / "work" for h in ("worker1", "worker2")]
-    for w in seen:
-        # relative for py-files: executors put "./<file>" on sys.path, their working
-        # directory being the one the archive is unpacked in (environment/bin/python's)
-        module = Path(w["python"]).parents[2] / w["kafkawire"]
-        assert any(module.is_relative_to(d) for d in work_dirs), w
-        assert not module.is_relative_to(ROOT), w
-        assert w["python"].endswith("/environment/bin/python"), w
-        if shipped == "archive":
-            assert "/environment/lib/" in w["kafkawire"], w
-        else:
-            assert ".zip/spark_kafka_wire/" in w["kafkawire"], w
-    return seen
-
-
-def _oracle_rows(conf: dict, topic: str) -> tuple[list, list[confluent_kafka.Message]]:
-    messages = consume_all(conf, topic)
-    rows = sorted([m.key().decode(), m.value().decode(), m.partition(), m.offset()]
-                  for m in messages)
-    return rows, messages
 
 
 def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, listener: str,
@@ -73,7 +41,7 @@ def _write_read(run_job, cluster_kafka, archive, test_hosts, spark_cluster, *, l
                       "topic": topic, "rows": ROWS, "options": options, "probe": probe,
                       **(more or {})},
                      archive, py_files=py_files, conf=spark_conf, driver_env=driver_env)
-    oracle, messages = _oracle_rows(conf, topic)
+    oracle, messages = oracle_rows(conf, topic)
     assert sorted(r[:2] for r in oracle) == sorted([f"k{i}", f"v{i}"] for i in range(ROWS))
     assert sorted(result["read"]) == oracle
     written_by = {dict(m.headers())["written-by"].decode() for m in messages}
@@ -102,7 +70,7 @@ def test_64_partitions_read_by_the_four_executor_cores(run_job, cluster_kafka, e
     produce_numbered(conf, topic, 64, 40)
     result = run_job({"mode": "read", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "read_options": {"minPartitions": "4"}}, executor_env.archive)
-    oracle, _ = _oracle_rows(conf, topic)
+    oracle, _ = oracle_rows(conf, topic)
     assert len(oracle) == 64 * 40
     assert sorted(result["read"]) == oracle
     assert sorted({r[2] for r in result["read"]}) == list(range(64))
@@ -171,7 +139,7 @@ def test_gssapi_with_a_keytab_only_on_the_driver(run_job, cluster_kafka, cluster
     for where in result["read_where"]:
         assert json.loads(where)["probe_exists"] is False, where
     log = Path(cluster_kdc.log_path).read_text(errors="replace")
-    for worker in _workers(test_hosts):
+    for worker in workers(test_hosts):
         assert re.search(rf"AS_REQ .* {re.escape(worker)}: ISSUE: .*"
                          rf"{re.escape(cluster_kdc.client_principal)} for krbtgt/", log), \
             f"no ticket of alice's asked from {worker}:\n{log[-3000:]}"
@@ -215,14 +183,14 @@ def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
             "shared": str(shared),
             "read_options": {"maxOffsetsPerTrigger": "300", "startingOffsets": "earliest"}}
     first = run_job(spec, executor_env.archive)
-    oracle, _ = _oracle_rows(conf, topic)
+    oracle, _ = oracle_rows(conf, topic)
     assert sorted(first["read"]) == oracle
     assert [b for b in first["batches"] if b] == [300, 300, 300, 100]
     assert_ran_on_the_workers(first["read_where"], test_hosts, spark_cluster, "archive")
 
     produce_numbered(conf, topic, 4, 125, 250)
     second = run_job(spec, executor_env.archive)
-    now, _ = _oracle_rows(conf, topic)
+    now, _ = oracle_rows(conf, topic)
     assert sorted(second["read"]) == _new_rows(now, oracle)
     assert len(second["read"]) == 500
     assert [b for b in second["batches"] if b] == [300, 200]
@@ -244,7 +212,7 @@ def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, exec
     first = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                      "shared": str(base / "a"), "options": options,
                      "read_options": {"startingOffsets": "earliest"}}, executor_env.archive)
-    oracle, _ = _oracle_rows(conf, topic)
+    oracle, _ = oracle_rows(conf, topic)
     assert sorted(first["read"]) == oracle
     consumer = confluent_kafka.Consumer({**conf, "group.id": group})
     try:
@@ -258,7 +226,7 @@ def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, exec
     second = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "shared": str(base / "b"), "options": options,
                       "read_options": {"startingOffsets": "group"}}, executor_env.archive)
-    now, _ = _oracle_rows(conf, topic)
+    now, _ = oracle_rows(conf, topic)
     assert sorted(second["read"]) == _new_rows(now, oracle)
     assert len(second["read"]) == 100
     assert_ran_on_the_workers(second["read_where"], test_hosts, spark_cluster, "archive")
