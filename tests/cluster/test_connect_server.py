@@ -29,7 +29,7 @@ from tests.cluster.checks import assert_ran_on_the_workers, oracle_rows
 from tests.cluster.conftest import JOB_SECONDS
 from tests.support.connect_cluster import checkpoint_batch_sizes
 from tests.support.librdkafka import create_topic, produce_numbered
-from tests.support.spark_standalone import JobRun, clean_env, stop_group
+from tests.support.spark_standalone import RunningJob, clean_env
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = Path(__file__).resolve().parent / "jobs" / "connect_client.py"
@@ -50,14 +50,7 @@ def _run_client(name: str, spec: dict, test_hosts, connect_server, spark_cluster
         process = test_hosts["driver"].popen(
             [sys.executable, str(CLIENT), json.dumps(spec)], env=clean_env(PYTHONPATH=str(ROOT)),
             cwd=str(directory), stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
-        try:
-            out, _ = process.communicate(timeout=CLIENT_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            stop_group(process)
-            out, _ = process.communicate()
-    (directory / "client.out").write_bytes(out)
-    done = JobRun(process.returncode, out.decode(errors="replace"), stderr_path,
-                  time.monotonic() - began)
+    done = RunningJob(process, stderr_path, began).wait(CLIENT_TIMEOUT_S)
     JOB_SECONDS[name] = done.seconds
     if done.returncode != 0:
         pytest.fail(f"the Connect client exited {done.returncode} after {done.seconds:.0f} s; "

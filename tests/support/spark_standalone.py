@@ -250,16 +250,14 @@ def _submit_argv(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequ
 
 @dataclass
 class RunningJob:
-    """A ``spark-submit`` started by ``launch``: wait for it, or kill its whole process
-    group (spark-submit's JVM, the job's Python driver) with SIGKILL, as a crash would."""
+    """A driver started on a test host (``launch``'s spark-submit, or the Connect tier's
+    client): wait for it, or kill its whole process group (spark-submit's JVM, the job's
+    Python driver) with SIGKILL, as a crash would. Its stdout is kept beside its stderr
+    (``<name>.log`` -> ``<name>.out``)."""
 
     process: subprocess.Popen[bytes]
-    directory: Path
+    stderr_path: Path
     began: float
-
-    @property
-    def stderr_path(self) -> Path:
-        return self.directory / "driver.log"
 
     def wait(self, timeout: float = 420.0) -> JobRun:
         """The run's outcome once it ended (killed after ``timeout``)."""
@@ -268,7 +266,7 @@ class RunningJob:
         except subprocess.TimeoutExpired:
             stop_group(self.process)
             out, _ = self.process.communicate()
-        (self.directory / "driver.out").write_bytes(out or b"")
+        self.stderr_path.with_suffix(".out").write_bytes(out or b"")
         return JobRun(self.process.returncode, (out or b"").decode(errors="replace"),
                       self.stderr_path, time.monotonic() - self.began)
 
@@ -291,7 +289,7 @@ def launch(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[s
     with open(directory / "driver.log", "wb") as err:
         process = driver.popen(argv, env=dict(env), cwd=str(directory), stdout=subprocess.PIPE,
                                stderr=err, stdin=subprocess.DEVNULL)
-    return RunningJob(process, directory, time.monotonic())
+    return RunningJob(process, directory / "driver.log", time.monotonic())
 
 
 def submit(driver: Host, cluster: StandaloneCluster, job: Path, args: Sequence[str], *,
