@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit test-tansu test-compat test-parity test-cluster lint docs bench bench-cluster soak \
+.PHONY: demo test unit test-tansu test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
 	check-java clean
 
 $(STAMP): pyproject.toml
@@ -40,6 +40,13 @@ unit: $(STAMP)
 
 test-tansu: check-java $(STAMP)
 	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25
+
+# The fault tier (tests/faults, marker faults; `make test` neither collects nor runs it, CI runs
+# it after `make test`): brokers killed -9 and restarted, connections cut by a fault proxy,
+# Spark drivers and tasks killed at each step of an exactly-once commit; about six minutes.
+# Its long variants (marker soak) run in `make soak`.
+test-faults: check-java $(STAMP)
+	$(PY) -m pytest -q -m faults --durations=25 tests/faults
 
 # The older-releases matrix (tests/compat, marker compat; `make test` neither collects nor runs
 # it): real Kafka 2.8.2 back to 0.8.2.2 in ZooKeeper mode on Debian's ZooKeeper, jars from Maven
@@ -90,7 +97,7 @@ bench: check-java $(STAMP)
 bench-cluster: check-java $(STAMP)
 	$(PY) -m bench.cluster_planning
 
-# The long fault variants (tests/faults, marker soak: skipped by `make test`) and the streaming
+# The long fault variants (tests/faults, marker soak: skipped by `make test-faults`) and the streaming
 # soak (bench/soak.py: 10,000 micro-batches; RSS, open fds and latency, first against last).
 # About an hour on two cores.
 soak: check-java $(STAMP)

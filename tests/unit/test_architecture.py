@@ -510,6 +510,21 @@ def test_ci_runs_the_linters_before_the_tests() -> None:
     assert 'ban-relative-imports = "all"' in pyproject
 
 
+def test_ci_runs_the_fault_tier_after_the_suite() -> None:
+    """The fault tier (tests/faults) runs in CI right after ``make test``, which does not
+    collect it (its conftest keeps it out unless ``-m`` names ``faults`` or ``soak``), so the
+    suite keeps its time budget and the faults still gate every landing."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci.index("make test") < ci.index("make test-faults") < ci.index("make test-parity"), ci
+    recipe = " ".join(_make_recipe("test-faults"))
+    assert "-m pytest -q -m faults" in recipe and recipe.rstrip().endswith("tests/faults"), recipe
+    soak = " ".join(_make_recipe("soak"))
+    assert "-m soak tests/faults" in soak, soak
+    conftest = (ROOT / "tests" / "faults" / "conftest.py").read_text()
+    assert '"faults" not in expression and "soak" not in expression' in conftest
+
+
 def test_ci_runs_the_parity_tier_after_the_suite() -> None:
     """Spark's own ``kafka`` format against kafkawire (tests/parity) runs in CI after
     ``make test``, in the Python whose pyspark has its connector on Maven Central
