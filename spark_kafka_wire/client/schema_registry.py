@@ -635,7 +635,7 @@ class SchemaRegistryClient:
                     return _Answer(self._once(index, base + target, method, data), base)
                 except _Failure as failure:
                     if not failure.retriable:
-                        raise failure.error(base, request, "", subject=subject,
+                        raise failure.error(base, request, "not retried", subject=subject,
                                             schema_id=schema_id, version=version) from None
                     last[base] = failure
                     log.warning("Schema Registry %s: %s failed (attempt %d of at most %d): %s",
