@@ -459,7 +459,7 @@ def _subject_checked(subject: str) -> str:
     return subject
 
 
-def _schema_body(schema: str, schema_type: str,
+def schema_body(schema: str, schema_type: str,
                  references: Sequence[SchemaReference]) -> dict[str, object]:
     """The body of a registration or lookup: ``schemaType`` left out for AVRO, as Confluent's
     Java serializers send it (registries older than 5.5 know no other field)."""
@@ -551,7 +551,7 @@ class SchemaRegistryClient:
         """The subject's registration of ``schema`` (``POST /subjects/{s}``: id and version),
         or None when the subject does not have it or does not exist (40403, 40401)."""
         path = f"/subjects/{quote(_subject_checked(subject), safe='')}"
-        body = _schema_body(schema, schema_type, references)
+        body = schema_body(schema, schema_type, references)
         try:
             answer = self._call("POST", path, body=body, subject=subject)
         except SchemaRegistryError as error:
@@ -568,7 +568,7 @@ class SchemaRegistryClient:
         subject's compatibility level refuses it, INVALID_SCHEMA (42201) for a schema the
         registry cannot parse."""
         path = f"/subjects/{quote(_subject_checked(subject), safe='')}/versions"
-        answer = self._call("POST", path, body=_schema_body(schema, schema_type, references),
+        answer = self._call("POST", path, body=schema_body(schema, schema_type, references),
                             subject=subject)
         if not isinstance(answer.body, dict) or not _is_int(answer.body.get("id")):
             raise SchemaRegistryError("BAD_ANSWER", answer.url, f"POST {path}",
