@@ -520,7 +520,7 @@ class SchemaRegistryClient:
         answer = self._call("GET", f"/schemas/ids/{schema_id}", query=query,
                             schema_id=schema_id, subject=subject)
         found = self._parsed(answer, f"GET /schemas/ids/{schema_id}", schema_id=schema_id,
-                             subject=subject, keep=(schema_id, subject, None))
+                             subject=subject, keep=(schema_id, None, None))
         with self._lock:
             return self._by_id.setdefault(key, found)
 

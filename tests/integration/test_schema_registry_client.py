@@ -267,6 +267,11 @@ def test_schemas_by_id_are_asked_once_per_process(schema_registry):
 
     assert again is first
     assert registry.requests_sent == sent + 1
+    # with Confluent's subject parameter (the id's context): a key of its own, the same schema
+    with_subject = registry.schema_by_id(schema_id, subject=first.subject or "any-value")
+    assert (with_subject.id, with_subject.schema) == (first.id, first.schema)
+    assert registry.schema_by_id(schema_id, subject="any-value") is with_subject
+    assert registry.requests_sent == sent + 2
 
 
 def test_a_server_error_then_success_gets_the_registrys_answer(proxy, client):
