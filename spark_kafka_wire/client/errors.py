@@ -1,5 +1,5 @@
 """Errors of the I/O layer: brokers that cannot be reached or stop answering, settings that
-cannot work, offsets lost from the log, group coordinators and ZooKeeper.
+cannot work, offsets lost from the log, group coordinators, ZooKeeper and Schema Registries.
 
 Each subclasses :class:`~spark_kafka_wire.protocol.errors.KafkaWireError` (or a Kafka error
 family when it stands for a broker's answer), so one ``except`` catches all of them;

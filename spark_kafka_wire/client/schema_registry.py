@@ -651,7 +651,7 @@ class SchemaRegistryClient:
         others = "; ".join(f"{url}: {failure.text}" for url, failure in last.items()
                            if url != final_url)
         raise last[final_url].error(final_url, request,
-                                    tried + (f"; before that {others}" if others else ""),
+                                    tried + (f"; other URLs: {others}" if others else ""),
                                     subject=subject, schema_id=schema_id, version=version)
 
     def _once(self, index: int, url: str, method: str, data: bytes | None) -> object:

@@ -488,3 +488,14 @@ def test_an_https_url_on_a_plain_port_is_a_tls_failure(schema_registry):
         registry.versions("x-value")
     assert registry.requests_sent == 1
 
+
+
+def test_a_404_without_confluents_code_is_no_empty_lookup(proxy):
+    """A wrong path (a URL without Confluent's API path, a proxy's 404 page) is an error, not
+    "the subject lacks the schema": only the codes 40401 and 40403 mean that."""
+    registry = SchemaRegistryClient(fast(proxy.url))
+    proxy.then(Fault(404, b"<html>Not Found</html>", headers={"Content-Type": "text/html"}))
+
+    with raises_condition(SchemaRegistryError, "KAFKAWIRE_SCHEMA_REGISTRY.NOT_FOUND",
+                          "HTTP 404, no Confluent error in the answer", "/apis/ccompat/v7"):
+        registry.lookup("x-value", json.dumps(AVRO_V1))
