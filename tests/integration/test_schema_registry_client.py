@@ -15,6 +15,7 @@ import base64
 import json
 import logging
 import uuid
+from urllib.parse import urlsplit
 
 import pytest
 from confluent_kafka.schema_registry import Schema
@@ -454,9 +455,11 @@ def tls_registry(schema_registry, pki):
 
     if stunnel_binary() is None:
         pytest.skip("https needs stunnel4 (apt-get install stunnel4)")
-    upstream = int(schema_registry.split(":")[2].split("/")[0])
-    tunnel = Stunnel(free_port(), upstream, pki.server).start()  # waits for its port
-    yield f"https://127.0.0.1:{tunnel.port}/apis/ccompat/v7"
+    parts = urlsplit(schema_registry)
+    if parts.hostname not in ("127.0.0.1", "localhost") or parts.port is None:
+        pytest.skip("stunnel fronts a registry on this machine's loopback only")
+    tunnel = Stunnel(free_port(), parts.port, pki.server).start()  # waits for its port
+    yield f"https://127.0.0.1:{tunnel.port}{parts.path}"
     tunnel.stop()
 
 
