@@ -64,6 +64,8 @@ the README's error table lists them all. Each class is defined in the layer that
     ├── SaslAuthenticationError               SASL login refused (password, user, mechanism)
     ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
+    ├── SchemaRegistryError                   a Schema Registry request failed (its kind:
+    │                                         unreachable, not found, incompatible, ...)
     ├── DeliveryFailedError                   the producer gave up on a batch after
     │   │                                     kafka.retries attempts failed on its side
     │   │                                     (connections, its timeouts; no broker code)
@@ -97,6 +99,7 @@ from spark_kafka_wire.client.errors import (
     OAuthTokenError,
     RequestTimeoutError,
     SaslAuthenticationError,
+    SchemaRegistryError,
     StartAfterEndError,
     TlsHandshakeError,
     ZooKeeperAuthError,
@@ -190,6 +193,7 @@ __all__ = [
     "NotControllerError",
     "RetriableError",
     "SaslAuthenticationError",
+    "SchemaRegistryError",
     "StartAfterEndError",
     "TlsHandshakeError",
     "TopicAlreadyExistsError",

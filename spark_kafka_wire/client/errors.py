@@ -1,5 +1,5 @@
 """Errors of the I/O layer: brokers that cannot be reached or stop answering, settings that
-cannot work, offsets lost from the log, group coordinators and ZooKeeper.
+cannot work, offsets lost from the log, group coordinators, ZooKeeper and Schema Registries.
 
 Each subclasses :class:`~spark_kafka_wire.protocol.errors.KafkaWireError` (or a Kafka error
 family when it stands for a broker's answer), so one ``except`` catches all of them;
@@ -76,6 +76,30 @@ CONFIG_FILE = f"{CONFIGURATION}.CONFIG_FILE"
 SECURITY_SETTING = f"{CONFIGURATION}.SECURITY_SETTING"
 KAFKA07_UNSUPPORTED = f"{CONFIGURATION}.KAFKA07_UNSUPPORTED"
 
+#: The condition of a Schema Registry request that failed (client/schema_registry.py); an
+#: instance always narrows it to one of the kinds below (SchemaRegistryError.condition).
+SCHEMA_REGISTRY = "KAFKAWIRE_SCHEMA_REGISTRY"
+#: The kinds of Schema Registry failure: kind -> when.
+SCHEMA_REGISTRY_KINDS: dict[str, str] = {
+    "UNREACHABLE": "no registry URL could be connected to or answered within the request "
+                   "timeout, every URL and every retry tried",
+    "SERVER_ERROR": "the registry answered a server error (5xx), 429 or 408 until the retries "
+                    "ran out",
+    "TLS_HANDSHAKE": "the registry's TLS certificate is not trusted, not valid for its host "
+                     "name, or expired (not retried)",
+    "UNAUTHORIZED": "the registry refused the credentials or the principal (401, 403)",
+    "NOT_FOUND": "the subject, version or schema id does not exist (404; Confluent's error "
+                 "codes 40401, 40402, 40403), or the URL is not Confluent's API",
+    "INCOMPATIBLE": "a schema registered under a subject breaks its compatibility level (409)",
+    "INVALID_SCHEMA": "the registry refused a schema as invalid (422, error code 42201)",
+    "INVALID_REQUEST": "the registry refused the request otherwise (another 4xx: a bad "
+                       "version, compatibility level or media type)",
+    "REDIRECTED": "the registry answered a redirect (3xx), which kafkawire does not follow",
+    "BAD_ANSWER": "the registry's answer is not what Confluent's API answers (not JSON, "
+                  "fields missing or of the wrong type, an unknown schema type) or is larger "
+                  "than the client's limit",
+}
+
 #: The message template of each condition this module's errors build their text from
 #: (``render``): the wording lives here once; each error keeps the facts as attributes.
 MESSAGES: dict[str, str] = {
@@ -120,6 +144,43 @@ MESSAGES: dict[str, str] = {
     # one message whatever the reason, so that query options cannot probe the driver's files
     CONFIG_FILE: "{source}: cannot use {path} (missing, unreadable or not a properties file)",
     "KAFKAWIRE_ZOOKEEPER": "{operation} {path} on ZooKeeper at {connect} failed: {error}",
+    # Schema Registry: {request} is the method and path, {about} the subject / version / id
+    # (with a leading space, or empty), {answer} the status and the registry's own error_code
+    # and message (printable, truncated), {url} the base URL without credentials.
+    f"{SCHEMA_REGISTRY}.UNREACHABLE":
+        "Schema Registry {url}: {request}{about} failed: {reason}. Check schema.registry.url, "
+        "that the registry is running and that this machine (executors included) can reach it",
+    f"{SCHEMA_REGISTRY}.SERVER_ERROR":
+        "Schema Registry {url}: {request}{about} failed: {answer} ({reason}). The registry is "
+        "failing or overloaded: check its logs; raise the retries to wait longer",
+    f"{SCHEMA_REGISTRY}.TLS_HANDSHAKE":
+        "Schema Registry {url}: TLS handshake failed: {reason}",
+    f"{SCHEMA_REGISTRY}.UNAUTHORIZED":
+        "Schema Registry {url}: {request}{about} refused: {answer}. Check the credentials "
+        "(basic.auth.user.info, user info in the URL, or the bearer token) and that the "
+        "principal may read (or write) the subject",
+    f"{SCHEMA_REGISTRY}.NOT_FOUND":
+        "Schema Registry {url}: {request}{about} not found: {answer}. Check the subject (its "
+        "name strategy; key or value), the version or id, and that schema.registry.url is the "
+        "registry the records were written with, ending in Confluent's API path (Apicurio: "
+        "/apis/ccompat/v7)",
+    f"{SCHEMA_REGISTRY}.INCOMPATIBLE":
+        "Schema Registry {url}: {request}{about} refused: the schema is incompatible with the "
+        "subject's earlier versions under its compatibility level: {answer}. Change the schema "
+        "(a new field needs a default, ...) or the subject's compatibility level",
+    f"{SCHEMA_REGISTRY}.INVALID_SCHEMA":
+        "Schema Registry {url}: {request}{about} refused: the schema is invalid: {answer}. Fix "
+        "the schema (its type, syntax and references)",
+    f"{SCHEMA_REGISTRY}.INVALID_REQUEST":
+        "Schema Registry {url}: {request}{about} refused: {answer}",
+    f"{SCHEMA_REGISTRY}.REDIRECTED":
+        "Schema Registry {url}: {request}{about} was answered with a redirect ({answer}), "
+        "which kafkawire does not follow (it would send the credentials on to another "
+        "address): configure the registry's final URL",
+    f"{SCHEMA_REGISTRY}.BAD_ANSWER":
+        "Schema Registry {url}: {request}{about}: {reason}. Check that schema.registry.url "
+        "points at Confluent's Schema Registry API (Apicurio: /apis/ccompat/v7), not a proxy's "
+        "or a login page",
     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
         "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
         "topic {topic} partition {partition}: the resolved start offset is greater than the "
@@ -407,6 +468,65 @@ def _rebuild_delivery_error(cls: type[DeliveryFailedError], facts: dict[str, obj
     made.__dict__.update(facts)
     KafkaWireError.__init__(made, made._text())
     return made
+
+
+class SchemaRegistryError(KafkaWireError):
+    """A Schema Registry request failed: the registry could not be reached, refused the
+    request, or answered something that is not Confluent's API.
+
+    Its condition is ``KAFKAWIRE_SCHEMA_REGISTRY.<kind>`` (SCHEMA_REGISTRY_KINDS), so a
+    program tells a missing subject from an incompatible schema or a registry that is down
+    without reading the English. The facts are attributes: ``url`` (the base URL, never with
+    credentials), ``request`` (method and path), ``status`` (HTTP status, None without an
+    answer), ``error_code`` (the registry's Confluent error code: 40401 subject not found,
+    40403 schema not found, 409, 42201, ...; None when it gave none), ``subject``,
+    ``schema_id``, ``version``. Of the registry's answer only its ``error_code`` and
+    ``message`` fields are shown (printable, truncated by the client): the rest of a body may
+    hold anything. Not retriable: the client's own retries (and URL failover) have run out,
+    or the answer is one another attempt would repeat.
+    """
+
+    retriable = False
+    condition = SCHEMA_REGISTRY
+
+    def __init__(self, kind: str, url: str, request: str, *, reason: str = "",
+                 answer: str = "", status: int | None = None, error_code: int | None = None,
+                 subject: str | None = None, schema_id: int | None = None,
+                 version: int | str | None = None) -> None:
+        assert kind in SCHEMA_REGISTRY_KINDS, kind
+        self.kind = kind
+        self.url = url
+        self.request = request
+        self.reason = reason
+        self.answer = answer
+        self.status = status
+        self.error_code = error_code
+        self.subject = subject
+        self.schema_id = schema_id
+        self.version = version
+        self.condition = f"{SCHEMA_REGISTRY}.{kind}"
+        about = []
+        if subject is not None:
+            about.append(f"subject {subject!r}")
+        if version is not None:
+            about.append(f"version {version}")
+        if schema_id is not None:
+            about.append(f"schema id {schema_id}")
+        super().__init__(render(
+            MESSAGES, self.condition, url=url, request=request, reason=reason,
+            answer=answer,
+            about=f" ({', '.join(about)})" if about else ""))
+
+    def __reduce__(self) -> tuple:  # rebuilt from its facts, not from the whole text
+        return (_rebuild_registry_error, (self.kind, self.url, self.request, {
+            "reason": self.reason, "answer": self.answer, "status": self.status,
+            "error_code": self.error_code, "subject": self.subject,
+            "schema_id": self.schema_id, "version": self.version}))
+
+
+def _rebuild_registry_error(kind: str, url: str, request: str, facts: dict
+                            ) -> SchemaRegistryError:
+    return SchemaRegistryError(kind, url, request, **facts)
 
 
 DATA_LOSS_ADVICE = (

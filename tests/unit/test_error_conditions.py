@@ -20,11 +20,14 @@ from spark_kafka_wire.client.errors import (
     CONFIGURATION_KINDS,
     DATA_LOSS,
     DATA_LOSS_KINDS,
+    SCHEMA_REGISTRY,
+    SCHEMA_REGISTRY_KINDS,
     DataLossError,
     DeliveryFailedError,
     DeliveryTimeoutError,
     NoBrokersAvailableError,
     RequestTimeoutError,
+    SchemaRegistryError,
     StartAfterEndError,
 )
 from spark_kafka_wire.errors import (
@@ -64,6 +67,7 @@ def _code_conditions() -> set[str]:
     found |= {f"{BROKER_CONDITION}.{UNKNOWN_CODE}", f"{KAFKA07_BROKER_CONDITION}.{UNKNOWN_CODE}"}
     found |= {f"{DATA_LOSS}.{kind}" for kind in DATA_LOSS_KINDS}
     found |= {f"{CONFIGURATION}.{kind}" for kind in CONFIGURATION_KINDS}
+    found |= {f"{SCHEMA_REGISTRY}.{kind}" for kind in SCHEMA_REGISTRY_KINDS}
     return found
 
 
@@ -146,6 +150,11 @@ def test_messages_come_from_the_template_tables() -> None:
     assert_condition(StartAfterEndError("t", 0, 9, 5, "startingOffsets", "endingOffsets"),
                      "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET",
                      "topic t partition 0", "startingOffsets")
+    assert_condition(SchemaRegistryError("NOT_FOUND", "http://r:8081", "GET /schemas/ids/7",
+                                         answer="HTTP 404, error code 40403", status=404,
+                                         error_code=40403, schema_id=7),
+                     "KAFKAWIRE_SCHEMA_REGISTRY.NOT_FOUND", "http://r:8081",
+                     r"GET /schemas/ids/7 \(schema id 7\)", "40403")
     assert_condition(CorruptRecordError("CRC mismatch", topic="t", partition=0, offset=3),
                      "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD", "CRC mismatch",
                      r"\(topic 't', partition 0, offset 3\)")
@@ -196,3 +205,18 @@ def test_a_configuration_error_narrows_to_its_kind() -> None:
     assert_condition(made, "KAFKAWIRE_CONFIGURATION.VALUE_OUT_OF_RANGE", "o must be >= 1, got 0")
     with pytest.raises(AssertionError):
         ConfigurationError("x", condition="KAFKAWIRE_CONFIGURATION.NO_SUCH_KIND")
+
+
+def test_a_schema_registry_error_narrows_to_its_kind_and_survives_pickling() -> None:
+    """Every kind of SCHEMA_REGISTRY_KINDS has its template; the facts stay attributes and
+    come back from pickling (an error raised in a Spark task travels to the driver)."""
+    for kind in SCHEMA_REGISTRY_KINDS:
+        error = SchemaRegistryError(kind, "https://r", "POST /subjects/s/versions",
+                                    reason="why", answer="HTTP 409, error code 409",
+                                    status=409, error_code=409, subject="s", version=2)
+        assert_condition(error, f"{SCHEMA_REGISTRY}.{kind}", "https://r")
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again) is SchemaRegistryError and str(again) == str(error)
+        assert vars(again) == vars(error)
+    with pytest.raises(AssertionError):
+        SchemaRegistryError("NO_SUCH_KIND", "u", "GET /")

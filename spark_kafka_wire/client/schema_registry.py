@@ -1,0 +1,735 @@
+"""A client of Confluent's Schema Registry REST API (issue 32): schemas by id, a subject's
+versions, lookups and registrations, over ``urllib`` like the rest of the project's HTTP.
+
+Records in Confluent's wire format carry a schema id; a reader needs the schema of each id
+(``GET /schemas/ids/{id}``), the subject's latest or a pinned version as its reader schema
+(``GET /subjects/{s}/versions/latest``), and a writer registers or looks up its schema
+(``POST /subjects/{s}/versions``, ``POST /subjects/{s}``). The API and its error codes are
+Confluent's (https://docs.confluent.io/platform/current/schema-registry/develop/api.html);
+Apicurio Registry serves the same API under ``/apis/ccompat/v7``, which is what the tests run.
+
+Why each choice:
+
+- Ids are immutable (a registry never gives an id to another schema), so ``schema_by_id`` is
+  cached per client for the life of the process; ``shared_registry`` gives one client per
+  configuration per process, so Spark's reused Python workers ask each id once. Subjects'
+  latest versions change, so they are asked every time.
+- Several URLs (``schema.registry.url`` takes a comma-separated list) are tried in order,
+  and a retriable failure moves on to the next URL at once: another URL is another server,
+  which may be up. After a whole round without an answer the client waits and goes round
+  again, ``max_retries`` more rounds, the wait as Confluent's clients draw it (full jitter:
+  random up to ``retries_wait_ms * 2**round``, at most ``retries_max_wait_ms``). Retriable
+  are what Confluent's clients retry: connection failures and timeouts, and the statuses
+  408, 429, 500, 502, 503 and 504; any other answer (a 4xx: a missing subject, an
+  incompatible schema, refused credentials) is final, since asking again gets the same.
+- Security (the project's rule: never trust what a query names, nor what a server answers):
+  only ``http``/``https`` URLs are taken, checked when the configuration is built. User info
+  in a URL (``https://user:password@host``) is taken as that URL's Basic credentials, as
+  Confluent's URL credentials source does, and removed from the URL at once: ``urls``, every
+  message, log line and repr show URLs without it. No redirect is followed (``_NoRedirect``):
+  urllib would re-send the ``Authorization`` header to whatever host a 3xx names. An answer
+  larger than ``max_response_bytes`` is an error and is never read whole. Of a registry's
+  error answer only its Confluent ``error_code`` and ``message`` fields are shown, printable
+  ASCII and truncated: the rest of a body (a proxy's HTML page, an echoed request) may hold
+  anything.
+- https uses ``client/tls.py``'s context of the configured ``TlsConfig`` (CA, client
+  certificate), or the system's CAs without one; a certificate that is not trusted is
+  reported at once with the reason, not retried (every attempt meets the same certificate).
+
+urllib opens a connection per request; with ids cached, requests are few (one per new id per
+process, a few per query plan), so keep-alive would save little.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import logging
+import os
+import random
+import ssl
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, cast, get_args
+from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
+
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    INVALID_VALUE,
+    UNSUPPORTED_VALUE,
+    VALUE_OUT_OF_RANGE,
+    ConfigurationError,
+    SchemaRegistryError,
+)
+from spark_kafka_wire.client.tls import (
+    TlsConfig,
+    VerifyAdvice,
+    context_for,
+    explain_verify_failure,
+    peer_certificate,
+)
+
+log = logging.getLogger(__name__)
+
+SchemaType = Literal["AVRO", "PROTOBUF", "JSON"]
+#: The schema types of Confluent's API; a schema without ``schemaType`` is AVRO.
+SCHEMA_TYPES: tuple[str, ...] = get_args(SchemaType)
+#: Confluent's compatibility levels (PUT /config/{subject}).
+COMPATIBILITY_LEVELS = ("NONE", "BACKWARD", "BACKWARD_TRANSITIVE", "FORWARD",
+                        "FORWARD_TRANSITIVE", "FULL", "FULL_TRANSITIVE")
+#: The statuses Confluent's clients retry (with the next URL, then after a wait).
+RETRIABLE_STATUSES = frozenset({408, 429, 500, 502, 503, 504})
+#: The option the URLs come from, named in configuration errors.
+URL_OPTION = "schema.registry.url"
+#: The most characters of a registry's ``message`` shown in an error.
+FIELD_SHOWN = 200
+#: The most bytes of an error answer read (its JSON error_code and message are short).
+ERROR_BODY_BYTES = 64 * 1024
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_RETRIES = 3  # Confluent's max.retries
+DEFAULT_RETRIES_WAIT_MS = 1000  # Confluent's retries.wait.ms
+DEFAULT_RETRIES_MAX_WAIT_MS = 20000  # Confluent's retries.max.wait.ms
+ACCEPT = ("application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, "
+          "application/json")
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+#: Headers the client sets itself, which ``bearer_headers`` may not replace.
+OWN_HEADERS = frozenset({"authorization", "accept", "content-type", "content-length", "host",
+                         "user-agent", "connection", "transfer-encoding", "proxy-authorization"})
+_TOKEN_CHARS = frozenset("!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyz"
+                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+#: What a failing certificate's explanation names for a registry.
+REGISTRY_TLS_ADVICE = VerifyAdvice(
+    peer="Schema Registry", reached_by="the host of schema.registry.url",
+    no_hostname_check="schema.registry.ssl.endpoint.identification.algorithm=''",
+    truststore="schema.registry.ssl.truststore.* or schema.registry.ssl.ca.location")
+
+
+def printable(value: object, limit: int = FIELD_SHOWN) -> str:
+    """At most ``limit`` printable ASCII characters of ``value`` (others become ``?``): a
+    registry's words go into messages and logs, where control characters must not."""
+    text = str(value)
+    shown = "".join(c if " " <= c <= "~" else "?" for c in text[:limit])
+    return shown + ("..." if len(text) > limit else "")
+
+
+def shown_url(url: str) -> str:
+    """``url`` as it may be shown: without user info, query or fragment, printable."""
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return "<unparsable URL>"
+    host = parts.netloc.rpartition("@")[2]
+    return printable(urlunsplit((parts.scheme, host, parts.path, "", "")))
+
+
+def _bad_url(url: str, expected: str) -> ConfigurationError:
+    return ConfigurationError.of(INVALID_VALUE, option=URL_OPTION, expected=expected,
+                                 got=repr(shown_url(url)))
+
+
+def split_url(url: str) -> tuple[str, str | None]:
+    """``(url without user info, "user:password" or None)`` of one registry URL, checked:
+    http or https, a host, a valid port, no query or fragment; the path kept (Apicurio's
+    ``/apis/ccompat/v7``), its trailing ``/`` dropped. User info is percent-decoded, as
+    Confluent's Python client does. ConfigurationError (INVALID_VALUE) otherwise, showing the
+    URL without its user info."""
+    text = url.strip()
+    if not text or any(not " " < c <= "~" for c in text):
+        raise _bad_url(url, "a URL of printable ASCII characters without spaces")
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018  (raises ValueError for a port that is not a number in range)
+    except ValueError:
+        raise _bad_url(url, "an http:// or https:// URL") from None
+    if parts.scheme.lower() not in ("http", "https"):
+        raise _bad_url(url, "an http:// or https:// URL (no other scheme is used)")
+    if not parts.hostname:
+        raise _bad_url(url, "a URL with a host")
+    if parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise _bad_url(url, "a URL without a query or fragment")
+    user_info, at, host = parts.netloc.rpartition("@")
+    credentials = None
+    if at:
+        user, colon, password = user_info.partition(":")
+        if not colon or not user:
+            raise _bad_url(url, "a URL whose user info is user:password")
+        credentials = f"{unquote(user)}:{unquote(password)}"
+    clean = urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
+    return clean, credentials
+
+
+def _header_checked(name: str, value: str) -> None:
+    if not name or not set(name) <= _TOKEN_CHARS or name.lower() in OWN_HEADERS:
+        raise ConfigurationError.of(
+            INVALID_VALUE, option="bearer header", got=repr(printable(name)),
+            expected="an HTTP header name the client does not set itself (such as "
+                     "target-sr-cluster or Confluent-Identity-Pool-Id)")
+    if any(not " " <= c <= "~" for c in value):
+        raise ConfigurationError.of(INVALID_VALUE, option=f"bearer header {name}",
+                                    expected="printable ASCII", got="a value with others")
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    """Where the registry is and how to talk to it: picklable, hashable, secrets hidden.
+
+    ``urls`` are tried in order (see the module docstring); user info in one is taken out
+    into ``url_user_info`` (that URL's Basic credentials) when the config is built, so
+    ``urls`` never holds a secret. ``user_info`` ("user:password", Confluent's
+    ``basic.auth.user.info``) or ``bearer_token`` (a static token, Confluent's
+    ``bearer.auth.token``) authenticate every request, with ``bearer_headers`` such as
+    Confluent Cloud's ``target-sr-cluster`` and ``Confluent-Identity-Pool-Id``. The repr
+    shows which kind of credentials is set, never them.
+    """
+
+    urls: tuple[str, ...]
+    user_info: str | None = field(default=None, repr=False)
+    bearer_token: str | None = field(default=None, repr=False)
+    bearer_headers: tuple[tuple[str, str], ...] = ()
+    tls: TlsConfig | None = None
+    request_timeout_s: float = 30.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    max_retries: int = DEFAULT_MAX_RETRIES
+    retries_wait_ms: int = DEFAULT_RETRIES_WAIT_MS
+    retries_max_wait_ms: int = DEFAULT_RETRIES_MAX_WAIT_MS
+    #: Basic credentials taken from each URL's user info (None: the URL had none); filled
+    #: when the config is built, kept when a built config is copied (dataclasses.replace).
+    url_user_info: tuple[str | None, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        raw = self.urls
+        given = tuple(raw.split(",")) if isinstance(raw, str) else tuple(raw)
+        if not given or not all(isinstance(u, str) and u.strip() for u in given):
+            raise ConfigurationError.of(INVALID_VALUE, option=URL_OPTION,
+                                        expected="one or more http(s) URLs",
+                                        got=f"{len(given)} URL(s), some empty")
+        known = self.url_user_info or (None,) * len(given)
+        if len(known) != len(given):
+            raise ConfigurationError.of(INVALID_VALUE, option="url_user_info",
+                                        expected=f"{len(given)} entries, one per URL",
+                                        got=str(len(known)))
+        urls, infos = [], []
+        for url, before in zip(given, known, strict=True):
+            clean, info = split_url(url)
+            urls.append(clean)
+            infos.append(info if info is not None else before)
+        object.__setattr__(self, "urls", tuple(urls))
+        object.__setattr__(self, "url_user_info", tuple(infos))
+        from_urls = any(i is not None for i in infos)
+        if self.user_info is not None and from_urls:
+            raise ConfigurationError(
+                "basic.auth.user.info is set and a schema.registry.url holds user info too: "
+                "give the credentials once", condition=CONFLICTING_OPTIONS)
+        if self.user_info is not None and (":" not in self.user_info
+                                           or not self.user_info.partition(":")[0]):
+            raise ConfigurationError.of(INVALID_VALUE, option="basic.auth.user.info",
+                                        expected="user:password", got="<hidden>")
+        if self.bearer_token is not None and (self.user_info is not None or from_urls):
+            raise ConfigurationError(
+                "a bearer token and Basic credentials (basic.auth.user.info or user info in "
+                "schema.registry.url) are both set: give one", condition=CONFLICTING_OPTIONS)
+        if self.bearer_token is not None and (
+                not self.bearer_token or any(not " " < c <= "~" for c in self.bearer_token)):
+            raise ConfigurationError.of(INVALID_VALUE, option="bearer.auth.token",
+                                        expected="printable ASCII without spaces",
+                                        got="<hidden>")
+        if self.bearer_headers and self.bearer_token is None:
+            raise ConfigurationError(
+                "bearer headers (target-sr-cluster, Confluent-Identity-Pool-Id) are set "
+                "without a bearer token: they go with bearer.auth.token",
+                condition=CONFLICTING_OPTIONS)
+        headers = tuple((str(n), str(v)) for n, v in self.bearer_headers)
+        for name, value in headers:
+            _header_checked(name, value)
+        object.__setattr__(self, "bearer_headers", headers)
+        bounds: tuple[tuple[str, object, float], ...] = (
+            ("request_timeout_s", self.request_timeout_s, 0.001),
+            ("max_response_bytes", self.max_response_bytes, 1),
+            ("max_retries", self.max_retries, 0),
+            ("retries_wait_ms", self.retries_wait_ms, 0),
+            ("retries_max_wait_ms", self.retries_max_wait_ms, 0))
+        for option, number, low in bounds:
+            if isinstance(number, bool) or not isinstance(number, (int, float)) or number < low:
+                raise ConfigurationError.of(VALUE_OUT_OF_RANGE, option=option,
+                                            bound=f">= {low:g}", got=repr(number))
+
+    def __repr__(self) -> str:
+        if self.bearer_token is not None:
+            auth = "bearer token <hidden>"
+        elif self.user_info is not None:
+            auth = "basic.auth.user.info <hidden>"
+        elif any(i is not None for i in self.url_user_info):
+            auth = "user info from the URL <hidden>"
+        else:
+            auth = "none"
+        return (f"RegistryConfig(urls={self.urls!r}, auth={auth}, "
+                f"bearer_headers={self.bearer_headers!r}, tls={self.tls!r}, "
+                f"request_timeout_s={self.request_timeout_s}, "
+                f"max_response_bytes={self.max_response_bytes}, "
+                f"max_retries={self.max_retries}, retries_wait_ms={self.retries_wait_ms}, "
+                f"retries_max_wait_ms={self.retries_max_wait_ms})")
+
+    __str__ = __repr__
+
+    def authorization(self, index: int) -> dict[str, str]:
+        """The authentication headers of a request to ``urls[index]``."""
+        if self.bearer_token is not None:
+            return {"Authorization": f"Bearer {self.bearer_token}", **dict(self.bearer_headers)}
+        info = self.user_info if self.user_info is not None else self.url_user_info[index]
+        if info is None:
+            return {}
+        return {"Authorization": "Basic " + base64.b64encode(info.encode()).decode("ascii")}
+
+
+@dataclass(frozen=True)
+class SchemaReference:
+    """A schema another one imports (Protobuf ``import``, an Avro named type, a JSON
+    ``$ref``): ``name`` as the importing schema writes it, the subject and version holding it."""
+
+    name: str
+    subject: str
+    version: int
+
+
+@dataclass(frozen=True)
+class RegisteredSchema:
+    """A schema as the registry holds it. ``subject`` and ``version`` are None where the
+    answer does not say them (a schema fetched by id belongs to every subject registering
+    it). A schema without ``schemaType`` in the answer is AVRO (Confluent's rule)."""
+
+    id: int
+    schema_type: SchemaType
+    schema: str
+    references: tuple[SchemaReference, ...] = ()
+    subject: str | None = None
+    version: int | None = None
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: a 3xx is reported (REDIRECTED). urllib follows redirects to any
+    host and scheme and re-sends every header, the Basic or Bearer ``Authorization``
+    included; a registry's API has no reason to redirect, so refusing them all is simpler
+    and safer than judging each target."""
+
+    def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str,
+                         headers: object, newurl: str) -> None:
+        return None  # urllib then raises the 3xx as an HTTPError
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def explain_answer(status: int, body: bytes) -> tuple[int | None, str]:
+    """``(error_code, text)`` of an error answer: the status and the registry's Confluent
+    ``error_code`` and ``message`` fields; nothing else of the body."""
+    try:
+        answer = json.loads(body)
+    except (ValueError, RecursionError):
+        answer = None
+    code = None
+    said = "no Confluent error in the answer"
+    if isinstance(answer, dict):
+        if _is_int(answer.get("error_code")):
+            code = answer["error_code"]
+        message = answer.get("message")
+        if code is not None or isinstance(message, str):
+            said = f"error code {code}" if code is not None else "no error code"
+            if isinstance(message, str) and message.strip():
+                said += f": {printable(message.strip().rstrip('.'))}"
+    return code, f"HTTP {status}, {said}"
+
+
+def kind_of(status: int, error_code: int | None) -> str:
+    """The SchemaRegistryError kind of an error answer."""
+    if 300 <= status < 400:
+        return "REDIRECTED"
+    if status in RETRIABLE_STATUSES or status >= 500:
+        return "SERVER_ERROR"
+    if status in (401, 403):
+        return "UNAUTHORIZED"
+    if status == 404:
+        return "NOT_FOUND"
+    if status == 409:
+        return "INCOMPATIBLE"
+    if status == 422 and error_code == 42201:
+        return "INVALID_SCHEMA"
+    return "INVALID_REQUEST"
+
+
+class _Failure(Exception):
+    """One attempt's failure: ``kind``, what to say, the answer's status and error code;
+    ``retriable`` says whether the next URL (and round) may be tried."""
+
+    def __init__(self, kind: str, text: str, *, status: int | None = None,
+                 error_code: int | None = None, retriable: bool = False) -> None:
+        super().__init__(text)
+        self.kind = kind
+        self.text = text
+        self.status = status
+        self.error_code = error_code
+        self.retriable = retriable
+
+    def error(self, url: str, request: str, attempts: str, *, subject: str | None,
+              schema_id: int | None, version: int | str | None) -> SchemaRegistryError:
+        """The SchemaRegistryError of this failure at ``url``; ``attempts`` says what was
+        tried when retries ran out. An answer's text is its ``answer``, anything else (no
+        answer, a bad one) its ``reason``."""
+        if self.status is None:
+            reason = f"{self.text}; {attempts}" if attempts else self.text
+            return SchemaRegistryError(self.kind, url, request, reason=reason,
+                                       subject=subject, schema_id=schema_id, version=version)
+        return SchemaRegistryError(self.kind, url, request, answer=self.text, reason=attempts,
+                                   status=self.status, error_code=self.error_code,
+                                   subject=subject, schema_id=schema_id, version=version)
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """A parsed JSON answer (None for an empty body) and the base URL that gave it."""
+
+    body: object
+    url: str
+
+
+def full_jitter_s(round_done: int, wait_ms: int, max_wait_ms: int) -> float:
+    """The wait before the next round, as Confluent's clients draw it: uniformly random up to
+    ``wait_ms * 2**round_done``, capped at ``max_wait_ms``."""
+    return random.random() * min(wait_ms * 2.0 ** round_done, max_wait_ms) / 1000
+
+
+def _schema_type(value: object) -> SchemaType:
+    if value is None:
+        return "AVRO"
+    if value not in SCHEMA_TYPES:
+        raise ValueError(f"an unknown schemaType {printable(value, 40)!r} (kafkawire reads "
+                         f"{', '.join(SCHEMA_TYPES)})")
+    return cast(SchemaType, value)
+
+
+def _references(value: object) -> tuple[SchemaReference, ...]:
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ValueError("references is not a list")
+    out = []
+    for ref in value:
+        if not (isinstance(ref, dict) and isinstance(ref.get("name"), str)
+                and isinstance(ref.get("subject"), str) and _is_int(ref.get("version"))):
+            raise ValueError("a reference without a name, subject and version")
+        out.append(SchemaReference(ref["name"], ref["subject"], ref["version"]))
+    return tuple(out)
+
+
+def schema_from_answer(answer: object, *, schema_id: int | None = None,
+                       subject: str | None = None, version: int | None = None,
+                       sent: str | None = None) -> RegisteredSchema:
+    """The RegisteredSchema of an answer of Confluent's API (``/schemas/ids/{id}``,
+    ``/subjects/{s}/versions/{v}``, ``POST /subjects/{s}``); ValueError naming what is wrong.
+    Fields the caller knows (``schema_id``, ``subject``, ``version``; ``sent``, the schema a
+    lookup sent) fill in what the answer leaves out; what the answer says comes first."""
+    if not isinstance(answer, dict):
+        raise ValueError("the answer is not a JSON object")
+    schema = answer.get("schema", sent)
+    if not isinstance(schema, str):
+        raise ValueError("the answer has no schema string")
+    found_id = answer.get("id", schema_id)
+    if not _is_int(found_id):
+        raise ValueError("the answer has no integer id")
+    found_version = answer.get("version", version)
+    if found_version is not None and not _is_int(found_version):
+        raise ValueError("the answer's version is not an integer")
+    found_subject = answer.get("subject", subject)
+    if found_subject is not None and not isinstance(found_subject, str):
+        raise ValueError("the answer's subject is not a string")
+    return RegisteredSchema(id=cast(int, found_id), schema_type=_schema_type(answer.get("schemaType")),
+                            schema=schema, references=_references(answer.get("references")),
+                            subject=found_subject, version=found_version)
+
+
+def _subject_checked(subject: str) -> str:
+    if not isinstance(subject, str) or not subject:
+        raise ConfigurationError.of(INVALID_VALUE, option="subject",
+                                    expected="a non-empty string", got=repr(subject))
+    return subject
+
+
+def schema_body(schema: str, schema_type: str,
+                 references: Sequence[SchemaReference]) -> dict[str, object]:
+    """The body of a registration or lookup: ``schemaType`` left out for AVRO, as Confluent's
+    Java serializers send it (registries older than 5.5 know no other field)."""
+    if schema_type not in SCHEMA_TYPES:
+        raise ConfigurationError.of(UNSUPPORTED_VALUE, option="schema type",
+                                    allowed=", ".join(SCHEMA_TYPES), got=repr(schema_type))
+    if not isinstance(schema, str):
+        raise ConfigurationError.of(INVALID_VALUE, option="schema", expected="a string",
+                                    got=type(schema).__name__)
+    body: dict[str, object] = {"schema": schema}
+    if schema_type != "AVRO":
+        body["schemaType"] = schema_type
+    if references:
+        body["references"] = [{"name": r.name, "subject": r.subject, "version": r.version}
+                              for r in references]
+    return body
+
+
+class SchemaRegistryClient:
+    """Confluent's Schema Registry API for one ``RegistryConfig`` (see the module docstring).
+
+    Thread-safe. ``requests_sent`` counts HTTP requests sent (each attempt), so tests and
+    benchmarks can see what the cache saves. Every failure is a SchemaRegistryError whose
+    kind says what happened; ``lookup`` answers None for a schema the subject lacks.
+    """
+
+    def __init__(self, config: RegistryConfig) -> None:
+        self.config = config
+        self.requests_sent = 0
+        self._lock = threading.Lock()
+        self._by_id: dict[tuple[int, str | None], RegisteredSchema] = {}
+        handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+        if any(url.startswith("https:") for url in config.urls):
+            context = context_for(config.tls) if config.tls is not None \
+                else ssl.create_default_context()
+            handlers.append(urllib.request.HTTPSHandler(context=context))
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def __repr__(self) -> str:
+        return f"SchemaRegistryClient({self.config!r})"
+
+    # ------------------------------------------------------------------ the API
+
+    def schema_by_id(self, schema_id: int, subject: str | None = None) -> RegisteredSchema:
+        """The schema of ``schema_id`` (``GET /schemas/ids/{id}``), cached for the life of the
+        process: ids are immutable. ``subject`` is passed as Confluent's ``subject`` query
+        parameter (which finds the id in the subject's context) and is part of the cache key.
+        NOT_FOUND (40403) for an id the registry does not have."""
+        if not _is_int(schema_id) or schema_id < 0:
+            raise ConfigurationError.of(INVALID_VALUE, option="schema id",
+                                        expected="a non-negative integer", got=repr(schema_id))
+        key = (schema_id, subject)
+        with self._lock:
+            known = self._by_id.get(key)
+        if known is not None:
+            return known
+        query = {"subject": _subject_checked(subject)} if subject is not None else None
+        answer = self._call("GET", f"/schemas/ids/{schema_id}", query=query,
+                            schema_id=schema_id, subject=subject)
+        found = self._parsed(answer, f"GET /schemas/ids/{schema_id}", schema_id=schema_id,
+                             subject=subject, keep=(schema_id, None, None))
+        with self._lock:
+            return self._by_id.setdefault(key, found)
+
+    def latest(self, subject: str) -> RegisteredSchema:
+        """The subject's latest version (``GET /subjects/{s}/versions/latest``), asked every
+        time. NOT_FOUND (40401) for an unknown subject."""
+        return self._version(subject, "latest")
+
+    def version(self, subject: str, version: int) -> RegisteredSchema:
+        """Version ``version`` (1, 2, ...) of the subject. NOT_FOUND (40401 subject, 40402
+        version) when either does not exist."""
+        if not _is_int(version) or version < 1:
+            raise ConfigurationError.of(INVALID_VALUE, option="subject version",
+                                        expected="an integer >= 1", got=repr(version))
+        return self._version(subject, version)
+
+    def versions(self, subject: str) -> list[int]:
+        """The subject's version numbers, ascending (``GET /subjects/{s}/versions``)."""
+        path = f"/subjects/{quote(_subject_checked(subject), safe='')}/versions"
+        answer = self._call("GET", path, subject=subject)
+        if not isinstance(answer.body, list) or not all(_is_int(v) for v in answer.body):
+            raise SchemaRegistryError("BAD_ANSWER", answer.url, f"GET {path}", subject=subject,
+                                      reason="the answer is not a list of version numbers")
+        return sorted(answer.body)
+
+    def lookup(self, subject: str, schema: str, schema_type: SchemaType = "AVRO",
+               references: Sequence[SchemaReference] = ()) -> RegisteredSchema | None:
+        """The subject's registration of ``schema`` (``POST /subjects/{s}``: id and version),
+        or None when the subject does not have it or does not exist (40403, 40401)."""
+        path = f"/subjects/{quote(_subject_checked(subject), safe='')}"
+        body = schema_body(schema, schema_type, references)
+        try:
+            answer = self._call("POST", path, body=body, subject=subject)
+        except SchemaRegistryError as error:
+            if error.kind == "NOT_FOUND" and error.error_code in (40401, 40403):
+                return None
+            raise
+        return self._parsed(answer, f"POST {path}", subject=subject,
+                            keep=(None, subject, None), sent=schema)
+
+    def register(self, subject: str, schema: str, schema_type: SchemaType = "AVRO",
+                 references: Sequence[SchemaReference] = ()) -> int:
+        """Register ``schema`` under ``subject`` (``POST /subjects/{s}/versions``) and return
+        its id; the same schema again returns the same id. INCOMPATIBLE (409) when the
+        subject's compatibility level refuses it, INVALID_SCHEMA (42201) for a schema the
+        registry cannot parse."""
+        path = f"/subjects/{quote(_subject_checked(subject), safe='')}/versions"
+        answer = self._call("POST", path, body=schema_body(schema, schema_type, references),
+                            subject=subject)
+        if not isinstance(answer.body, dict) or not _is_int(answer.body.get("id")):
+            raise SchemaRegistryError("BAD_ANSWER", answer.url, f"POST {path}",
+                                      subject=subject, reason="the answer has no integer id")
+        return cast(int, answer.body["id"])
+
+    def compatibility(self, subject: str) -> str:
+        """The subject's compatibility level, or the registry's global one when the subject
+        has none (``GET /config/{s}?defaultToGlobal=true``)."""
+        path = f"/config/{quote(_subject_checked(subject), safe='')}"
+        answer = self._call("GET", path, query={"defaultToGlobal": "true"}, subject=subject)
+        level = answer.body.get("compatibilityLevel") if isinstance(answer.body, dict) else None
+        if not isinstance(level, str):
+            raise SchemaRegistryError("BAD_ANSWER", answer.url, f"GET {path}", subject=subject,
+                                      reason="the answer has no compatibilityLevel")
+        return level
+
+    def set_compatibility(self, subject: str, level: str) -> None:
+        """Set the subject's compatibility level (``PUT /config/{s}``)."""
+        if level not in COMPATIBILITY_LEVELS:
+            raise ConfigurationError.of(UNSUPPORTED_VALUE, option="compatibility level",
+                                        allowed=", ".join(COMPATIBILITY_LEVELS),
+                                        got=repr(level))
+        path = f"/config/{quote(_subject_checked(subject), safe='')}"
+        self._call("PUT", path, body={"compatibility": level}, subject=subject)
+
+    # ------------------------------------------------------------------ internals
+
+    def _version(self, subject: str, version: int | str) -> RegisteredSchema:
+        path = f"/subjects/{quote(_subject_checked(subject), safe='')}/versions/{version}"
+        answer = self._call("GET", path, subject=subject, version=version)
+        return self._parsed(answer, f"GET {path}", subject=subject, version=version,
+                            keep=(None, subject, version if isinstance(version, int) else None))
+
+    def _parsed(self, answer: _Answer, request: str, *,
+                keep: tuple[int | None, str | None, int | None], sent: str | None = None,
+                subject: str | None = None, schema_id: int | None = None,
+                version: int | str | None = None) -> RegisteredSchema:
+        try:
+            return schema_from_answer(answer.body, schema_id=keep[0], subject=keep[1],
+                                      version=keep[2], sent=sent)
+        except ValueError as exc:
+            raise SchemaRegistryError("BAD_ANSWER", answer.url, request, reason=str(exc),
+                                      subject=subject, schema_id=schema_id,
+                                      version=version) from None
+
+    def _call(self, method: str, path: str, *, body: object = None,
+              query: dict[str, str] | None = None, subject: str | None = None,
+              schema_id: int | None = None, version: int | str | None = None) -> _Answer:
+        """The parsed JSON answer of ``method path`` and the URL that gave it, with failover
+        and retries (see the module docstring); SchemaRegistryError when they run out or an
+        answer is final."""
+        config = self.config
+        target = path + (f"?{urlencode(query)}" if query else "")
+        request = f"{method} {target}"
+        data = None if body is None else json.dumps(body).encode()
+        rounds = config.max_retries + 1
+        attempts = 0
+        last: dict[str, _Failure] = {}
+        for done in range(rounds):
+            for index, base in enumerate(config.urls):
+                attempts += 1
+                try:
+                    return _Answer(self._once(index, base + target, method, data), base)
+                except _Failure as failure:
+                    if not failure.retriable:
+                        raise failure.error(base, request, "not retried", subject=subject,
+                                            schema_id=schema_id, version=version) from None
+                    last[base] = failure
+                    log.warning("Schema Registry %s: %s failed (attempt %d of at most %d): %s",
+                                base, request, attempts, rounds * len(config.urls),
+                                failure.text)
+            if done + 1 < rounds:
+                time.sleep(full_jitter_s(done, config.retries_wait_ms,
+                                         config.retries_max_wait_ms))
+        # every attempt failed retriably; the last one was on the last URL
+        final_url = config.urls[-1]
+        tried = (f"{attempts} attempt{'s' * (attempts > 1)} on {len(config.urls)} "
+                 f"URL{'s' * (len(config.urls) > 1)}, max_retries={config.max_retries}")
+        others = "; ".join(f"{url}: {failure.text}" for url, failure in last.items()
+                           if url != final_url)
+        raise last[final_url].error(final_url, request,
+                                    tried + (f"; other URLs: {others}" if others else ""),
+                                    subject=subject, schema_id=schema_id, version=version)
+
+    def _once(self, index: int, url: str, method: str, data: bytes | None) -> object:
+        """One attempt on one URL: the parsed answer, or a _Failure."""
+        config = self.config
+        headers = {"Accept": ACCEPT, "User-Agent": "spark-kafka-wire",
+                   **config.authorization(index)}
+        if data is not None:
+            headers["Content-Type"] = CONTENT_TYPE
+        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        with self._lock:
+            self.requests_sent += 1
+        try:
+            with self._opener.open(req, timeout=config.request_timeout_s) as answer:
+                length = answer.headers.get("Content-Length", "")
+                if length.isdigit() and int(length) > config.max_response_bytes:
+                    raise _Failure("BAD_ANSWER", self._too_large(f"{int(length)} bytes"))
+                raw = answer.read(config.max_response_bytes + 1)
+                if len(raw) > config.max_response_bytes:
+                    raise _Failure("BAD_ANSWER", self._too_large("larger"))
+        except urllib.error.HTTPError as exc:
+            try:
+                body = exc.read(ERROR_BODY_BYTES) if exc.fp is not None else b""
+            except (OSError, http.client.HTTPException):
+                body = b""
+            finally:
+                exc.close()
+            code, text = explain_answer(exc.code, body)
+            raise _Failure(kind_of(exc.code, code), text, status=exc.code, error_code=code,
+                           retriable=exc.code in RETRIABLE_STATUSES) from None
+        except urllib.error.URLError as exc:
+            reason = exc.reason
+            if isinstance(reason, ssl.SSLError):
+                raise _Failure("TLS_HANDSHAKE", self._tls_reason(reason, url)) from None
+            raise _Failure("UNREACHABLE", self._os_reason(reason), retriable=True) from None
+        except (OSError, http.client.HTTPException) as exc:  # a timeout or reset mid-answer
+            raise _Failure("UNREACHABLE", self._os_reason(exc), retriable=True) from None
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than json takes
+            raise _Failure("BAD_ANSWER", "the answer is not JSON") from None
+
+    def _too_large(self, size: str) -> str:
+        return (f"the answer is {size}, more than the client's limit of "
+                f"{self.config.max_response_bytes} bytes (max_response_bytes); it was not "
+                "read whole")
+
+    def _os_reason(self, reason: object) -> str:
+        if isinstance(reason, TimeoutError) or "timed out" in str(reason):
+            return (f"no answer within {self.config.request_timeout_s:g} s "
+                    "(request_timeout_s)")
+        if isinstance(reason, OSError) and reason.strerror:
+            return printable(reason.strerror)
+        return printable(reason or type(reason).__name__)
+
+    def _tls_reason(self, reason: ssl.SSLError, url: str) -> str:
+        if isinstance(reason, ssl.SSLCertVerificationError):
+            parts = urlsplit(url)
+            host, port = parts.hostname or "", parts.port or 443
+            cert = peer_certificate(host, port, min(self.config.request_timeout_s, 10.0))
+            return explain_verify_failure(reason, host, cert, REGISTRY_TLS_ADVICE)
+        return (f"{printable(getattr(reason, 'reason', None) or reason)}; check that the URL's "
+                "port serves https, and the TLS settings")
+
+
+_lock = threading.Lock()
+_registries: dict[tuple[int, RegistryConfig], SchemaRegistryClient] = {}
+
+
+def shared_registry(config: RegistryConfig) -> SchemaRegistryClient:
+    """One client per configuration per Python process (like ``client/pool.py``): Spark
+    reuses its Python workers between tasks, so the id cache serves every task of the
+    worker. Keyed by the process id too, so a forked worker does not share its parent's."""
+    key = (os.getpid(), config)
+    with _lock:
+        client = _registries.get(key)
+        if client is None:
+            client = _registries[key] = SchemaRegistryClient(config)
+        return client
