@@ -227,7 +227,7 @@ def to_arrow(values: list[Any], m: Mapped) -> pa.Array:
         for i, v in enumerate(values):
             if v is not None:
                 columns[_branch_of(v, m.branches)][i] = v
-        children = [to_arrow(col, child) for col, (_, child) in zip(columns, m.branches)]
+        children = [to_arrow(col, child) for col, (_, child) in zip(columns, m.branches, strict=True)]
         if not children:
             return pa.array([None if v is None else {} for v in values], m.arrow)
         return pa.StructArray.from_arrays(children, fields=list(m.arrow), mask=_mask(values))
@@ -401,7 +401,7 @@ def _unscaled(arr: pa.Array) -> list[int | None]:
                                                                               len(arr))]
     lo, hi = words[0::2].tolist(), words[1::2].astype(np.int64).tolist()
     valid = arr.is_valid().to_pylist() if arr.null_count else [True] * len(arr)
-    return [(h << 64) | lo_ if ok else None for lo_, h, ok in zip(lo, hi, valid)]
+    return [(h << 64) | lo_ if ok else None for lo_, h, ok in zip(lo, hi, valid, strict=True)]
 
 
 def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
@@ -412,13 +412,13 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
         assert m.item is not None
         return from_arrow(arr, m.item)
     if kind == "date":
-        return arr.cast(pa.int32()).to_pylist()  # type: ignore[no-any-return]
+        return arr.cast(pa.int32()).to_pylist()
     if kind in ("timestamp-millis", "local-timestamp-millis"):
         micros = np.asarray(arr.cast(pa.int64()).fill_null(0))
         out = (micros // 1000).tolist()
-        return [None if not ok else v for v, ok in zip(out, arr.is_valid().to_pylist())]
+        return [None if not ok else v for v, ok in zip(out, arr.is_valid().to_pylist(), strict=True)]
     if kind in ("timestamp-micros", "local-timestamp-micros"):
-        return arr.cast(pa.int64()).to_pylist()  # type: ignore[no-any-return]
+        return arr.cast(pa.int64()).to_pylist()
     if kind == "decimal":
         size = m.avro.get("size")
         out_d: list[Any] = []
@@ -434,8 +434,8 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
         valid = arr.is_valid().to_pylist()
         columns = [from_arrow(arr.field(name), child) for name, child in m.fields]
         names = [name for name, _ in m.fields]
-        return [dict(zip(names, row)) if ok else None
-                for ok, row in zip(valid, zip(*columns))] if columns \
+        return [dict(zip(names, row, strict=True)) if ok else None
+                for ok, row in zip(valid, zip(*columns, strict=True), strict=True)] if columns \
             else [{} if ok else None for ok in valid]
     if kind == "array":
         assert m.item is not None
@@ -443,7 +443,7 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
         out_a: list[Any] = []
         at = 0
         for length, ok in zip(arr.value_lengths().fill_null(0).to_pylist(),
-                              arr.is_valid().to_pylist()):
+                              arr.is_valid().to_pylist(), strict=True):
             out_a.append(flat[at: at + length] if ok else None)
             at += length
         return out_a
@@ -457,8 +457,8 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
         out_m: list[Any] = []
         at = 0
         for length, ok in zip(np.diff(np.asarray(offsets)).tolist(),
-                              arr.is_valid().to_pylist()):
-            out_m.append(dict(zip(keys[at: at + length], items[at: at + length]))
+                              arr.is_valid().to_pylist(), strict=True):
+            out_m.append(dict(zip(keys[at: at + length], items[at: at + length], strict=True))
                          if ok else None)
             at += length
         return out_m
@@ -469,7 +469,7 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
         for row, ok in enumerate(arr.is_valid().to_pylist()):
             value: Any = None
             if ok:
-                for node, column in zip(branch_nodes, columns):
+                for node, column in zip(branch_nodes, columns, strict=True):
                     if column[row] is not None:
                         value = column[row]
                         if node["type"] in ("record", "enum", "fixed"):
@@ -477,7 +477,7 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
                         break
             out_u.append(value)
         return out_u
-    return arr.to_pylist()  # type: ignore[no-any-return]
+    return arr.to_pylist()
 
 
 class AvroEncoder:
@@ -514,7 +514,7 @@ class AvroEncoder:
         out: list[bytes | None] = []
         write = fastavro.schemaless_writer
         buffer = io.BytesIO()
-        for row, (ok, value) in enumerate(zip(valid, values)):
+        for row, (ok, value) in enumerate(zip(valid, values, strict=True)):
             if not ok:
                 out.append(None)
                 continue

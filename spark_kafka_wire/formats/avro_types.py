@@ -317,10 +317,10 @@ def _union(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped
         names.append(name)
     spark = {"type": "struct", "fields": [
         {"name": n, "type": m.spark, "nullable": True, "metadata": {}}
-        for n, (_, m) in zip(names, members)]}
-    arrow = pa.struct([pa.field(n, m.arrow, True) for n, (_, m) in zip(names, members)])
+        for n, (_, m) in zip(names, members, strict=True)]}
+    arrow = pa.struct([pa.field(n, m.arrow, True) for n, (_, m) in zip(names, members, strict=True)])
     return Mapped("members", node, spark, False, arrow,
-                  fields=[(n, m) for n, (_, m) in zip(names, members)], branches=members)
+                  fields=[(n, m) for n, (_, m) in zip(names, members, strict=True)], branches=members)
 
 
 # ---------------------------------------------------------------------------- Spark -> Avro
