@@ -462,6 +462,11 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
                          if ok else None)
             at += length
         return out_m
+    if kind == "widened":
+        # [int, long] / [float, double] hold Spark's long / double: written as the wider
+        # branch, which holds every value (by value fastavro would pick int for small longs)
+        wider = "long" if m.spark == "long" else "double"
+        return [None if v is None else (wider, v) for v in arr.to_pylist()]
     if kind == "members":
         columns = [from_arrow(arr.field(name), child) for name, child in m.fields]
         branch_nodes = [node for node, _ in m.branches]
@@ -471,9 +476,10 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
             if ok:
                 for node, column in zip(branch_nodes, columns, strict=True):
                     if column[row] is not None:
-                        value = column[row]
-                        if node["type"] in ("record", "enum", "fixed"):
-                            value = (node["name"], value)
+                        # fastavro's tuple notation names the branch: by type guessing it
+                        # would write a string that is an enum symbol as the enum
+                        named = node["type"] in ("record", "enum", "fixed")
+                        value = (node["name"] if named else node["type"], column[row])
                         break
             out_u.append(value)
         return out_u

@@ -47,7 +47,7 @@ def resolution_problem(writer: Node, reader: Node, path: str = "",
     if key in seen:  # a recursive pair already being checked further up
         return None
     seen.add(key)
-    where = path or "the top level"
+    where = f"field {path}" if path else "the top level"
     w_kind, r_kind = writer["type"], reader["type"]
     if w_kind == "union":
         problems = [resolution_problem(b, reader, path, seen) for b in writer["branches"]]
