@@ -223,19 +223,28 @@ every_record = st.fixed_dictionaries({
 # ---------------------------------------------------------------------------- decoding
 
 
+#: every type but the complex unions: the decoder builds these columns with one pa.array
+#: call (the complex unions need fastavro's branch tags and the column-wise build)
+NO_COMPLEX_UNIONS = {**EVERY_TYPE, "fields": [f for f in EVERY_TYPE["fields"]
+                                              if f["name"] not in ("cu", "ncu")]}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.none() | every_record, max_size=8))
-def test_every_type_decodes_as_fastavro_reads_it(records: list[Any]) -> None:
-    payloads = [None if r is None else fastavro_bytes(EVERY_TYPE, r) for r in records]
-    decoder = AvroDecoder(EVERY_TYPE_TEXT)
-    decoded = decoder.decode(pa.array(payloads, pa.binary()), EVERY_TYPE_TEXT)
+@given(st.lists(st.none() | every_record, max_size=8), st.booleans())
+def test_every_type_decodes_as_fastavro_reads_it(records: list[Any], complex_unions: bool) \
+        -> None:
+    schema = EVERY_TYPE if complex_unions else NO_COMPLEX_UNIONS
+    text = json.dumps(schema)
+    payloads = [None if r is None else fastavro_bytes(schema, r) for r in records]
+    decoder = AvroDecoder(text)
+    decoded = decoder.decode(pa.array(payloads, pa.binary()), text)
     assert not decoded.failed.any(), decoded.errors
     assert decoded.array.type == decoder.arrow_type
     decoded.array.validate(full=True)
     got = decoded.array.to_pylist()
     for row, payload in zip(got, payloads, strict=True):
         expected = None if payload is None else spark_value(
-            fastavro_read(EVERY_TYPE, payload), EVERY_TYPE, register(EVERY_TYPE, {}))
+            fastavro_read(schema, payload), schema, register(schema, {}))
         assert row == expected
 
 
