@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 
 from spark_kafka_wire.formats.avro_resolution import resolution_problem
 from spark_kafka_wire.formats.avro_types import Mapped, Node, parse_schema, to_spark
+from spark_kafka_wire.formats.avro_vector import Column, decode_flat, flat_plan
 from spark_kafka_wire.formats.confluent import split_frames
 
 #: writer schemas parsed per decoder (a task sees few schema ids; the bound keeps a stream
@@ -319,6 +320,8 @@ class _WriterPlan:
     writer: Any  # fastavro's parsed writer schema
     reader: Any  # fastavro's parsed reader schema, None when it equals the writer's
     problem: str | None  # why no record of this writer schema can be read, found once
+    writer_node: Node | None = None
+    flat: list[Column] | None = None  # the vectorized path's plan, when it applies
 
 
 class AvroDecoder:
@@ -329,10 +332,13 @@ class AvroDecoder:
     """
 
     def __init__(self, reader_schema: str, *, stable_union_ids: bool = False,
-                 recursive_field_max_depth: int = -1) -> None:
+                 recursive_field_max_depth: int = -1, vectorized: bool = True) -> None:
         self.reader_schema = reader_schema
         self.stable_union_ids = stable_union_ids
         self.recursive_field_max_depth = recursive_field_max_depth
+        #: decode flat records of primitive fields with numpy (False: fastavro for every
+        #: record, the path the tests hold the vectorized one against)
+        self.vectorized = vectorized
         self._setup()
 
     def _setup(self) -> None:
@@ -351,7 +357,8 @@ class AvroDecoder:
     def __getstate__(self) -> dict[str, Any]:
         # the parsed schemas are rebuilt where the decoder lands, from the text
         return {"reader_schema": self.reader_schema, "stable_union_ids": self.stable_union_ids,
-                "recursive_field_max_depth": self.recursive_field_max_depth}
+                "recursive_field_max_depth": self.recursive_field_max_depth,
+                "vectorized": self.vectorized}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -376,10 +383,12 @@ class AvroDecoder:
             problem = resolution_problem(node, self._reader_node)
             writer = _fastavro_schema(node)
             same = json.dumps(plain_schema(node), sort_keys=True) == self._reader_canonical
+            flat = flat_plan(node, self._reader_node) \
+                if problem is None and self.vectorized and not self._tagged else None
             plan = _WriterPlan(writer, None if same else self._reader_fastavro,
                                None if problem is None
                                else f"writer schema cannot be read as the reader schema: "
-                                    f"{problem}")
+                                    f"{problem}", node, flat)
         except (ValueError, KeyError, TypeError) as exc:
             plan = _WriterPlan(None, None, f"invalid writer schema: {exc}")
         if len(self._plans) >= MAX_CACHED_WRITER_SCHEMAS:
@@ -389,12 +398,37 @@ class AvroDecoder:
 
     def decode(self, payloads: pa.BinaryArray | pa.LargeBinaryArray,
                writer_schema: str) -> Decoded:
-        """Every payload read with ``writer_schema`` and resolved to the reader schema."""
+        """Every payload read with ``writer_schema`` and resolved to the reader schema:
+        flat records of primitive fields by the vectorized path (the records it gives up
+        on by fastavro), everything else by fastavro."""
+        plan = self._plan(writer_schema)
+        if plan.flat is not None and plan.writer_node is not None:
+            try:
+                raw, gave_up = decode_flat(payloads, plan.writer_node, plan.flat,
+                                           self._raw_type)
+                array = from_raw(raw, self._mapped)
+            except (_RecordFailed, pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
+                return self._decode_each(payloads, plan)
+            if not gave_up.any():
+                return Decoded(array, np.zeros(len(payloads), dtype=bool), {})
+            rows = np.flatnonzero(gave_up)
+            rest = self._decode_each(payloads.take(pa.array(rows)), plan)
+            position = np.arange(len(payloads), dtype=np.int64)
+            position[rows] = len(payloads) + np.arange(len(rows))
+            failed = np.zeros(len(payloads), dtype=bool)
+            failed[rows] = rest.failed
+            errors = {int(rows[j]): why for j, why in rest.errors.items()}
+            return Decoded(pa.concat_arrays([array, rest.array]).take(pa.array(position)),
+                           failed, errors)
+        return self._decode_each(payloads, plan)
+
+    def _decode_each(self, payloads: pa.BinaryArray | pa.LargeBinaryArray,
+                     plan: _WriterPlan) -> Decoded:
+        """fastavro per record, the Arrow column built from the decoded values."""
         values = payloads.to_pylist()
         n = len(values)
         failed = np.zeros(n, dtype=bool)
         errors: dict[int, str] = {}
-        plan = self._plan(writer_schema)
         decoded: list[Any] = [None] * n
         if plan.problem is not None:
             for i, v in enumerate(values):
