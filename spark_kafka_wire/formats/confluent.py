@@ -74,9 +74,13 @@ def _buffers(values: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _spans_mask(size: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """A bool mask over ``size`` bytes, True inside every [start, end) (spans disjoint)."""
-    marks = np.bincount(starts, minlength=size + 1) - np.bincount(ends, minlength=size + 1)
-    return np.cumsum(marks[:size]) > 0
+    """A bool mask over ``size`` bytes, True inside every [start, end) (spans disjoint and
+    non-empty, so no two share a start or an end: plain assignment marks them). One byte
+    per data byte, where counting with int64 took 16 (half of a split's time)."""
+    marks = np.zeros(size + 1, dtype=np.int8)
+    marks[starts] = 1
+    marks[ends] -= 1
+    return np.cumsum(marks[:size], dtype=np.int8).view(bool)
 
 
 def _from_spans(data: np.ndarray, starts: np.ndarray, ends: np.ndarray,

@@ -529,3 +529,30 @@ def test_uuid_values_stay_strings() -> None:
     decoded = AvroDecoder(text).decode(pa.array([payload]), text)
     assert decoded.array.to_pylist() == [str(value)]
     assert np.array_equal(decoded.failed, [False])
+
+
+def test_an_invalid_writer_schema_fails_its_records_and_empty_input_is_empty() -> None:
+    text = json.dumps(POINT)
+    decoded = AvroDecoder(text).decode(pa.array([b"\x02\x00", None]), '{"type": "nope"')
+    assert decoded.failed.tolist() == [True, False]
+    assert decoded.errors[0].startswith("invalid writer schema")
+    for vectorized in (True, False):
+        empty = AvroDecoder(text, vectorized=vectorized).decode(pa.array([], pa.binary()),
+                                                                text)
+        assert len(empty.array) == 0 and empty.array.type == AvroDecoder(text).arrow_type
+        assert empty.errors == {}
+
+
+def test_a_string_union_member_that_is_also_an_enum_symbol_is_written_as_the_string() -> None:
+    """A complex union's member says the branch: "SPADES" in the string member is written
+    as the string branch even where the enum branch comes first (fastavro's guess would
+    take the enum)."""
+    schema = {"type": "record", "name": "R", "fields": [
+        {"name": "u", "type": [SUIT, "string", "int"]}]}
+    text = json.dumps(schema)
+    column = pa.array([{"u": {"member0": None, "member1": "SPADES", "member2": None}},
+                       {"u": {"member0": "SPADES", "member1": None, "member2": None}}],
+                      AvroDecoder(text).arrow_type)
+    assert AvroEncoder(text).encode(column).to_pylist() == [
+        fastavro_bytes(schema, {"u": ("string", "SPADES")}),
+        fastavro_bytes(schema, {"u": ("Suit", "SPADES")})]
