@@ -25,7 +25,13 @@ import pyarrow.compute as pc
 
 from spark_kafka_wire.formats.avro_resolution import resolution_problem
 from spark_kafka_wire.formats.avro_types import Mapped, Node, parse_schema, to_spark
-from spark_kafka_wire.formats.avro_vector import Column, decode_flat, flat_plan
+from spark_kafka_wire.formats.avro_vector import (
+    Column,
+    decode_flat,
+    encode_flat,
+    flat_leaves,
+    flat_plan,
+)
 from spark_kafka_wire.formats.confluent import split_frames
 
 #: writer schemas parsed per decoder (a task sees few schema ids; the bound keeps a stream
@@ -609,21 +615,50 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
     return arr.to_pylist()
 
 
+def to_raw(arr: pa.Array, m: Mapped) -> pa.Array:
+    """A Spark-typed column back to ``raw_arrow(m)``'s values, vectorized (the reverse of
+    ``from_raw``): timestamps to their unit (microseconds to milliseconds rounding down, as
+    Spark's microsToMillis), dates to days, decimals to their two's complement bytes."""
+    kind = m.kind
+    if kind == "nullable":
+        assert m.item is not None
+        return to_raw(arr, m.item)
+    if kind == "date":
+        return arr.cast(pa.int32())
+    if kind in ("timestamp-millis", "local-timestamp-millis"):
+        micros = np.asarray(arr.cast(pa.int64()).fill_null(0))
+        mask = arr.is_null().to_numpy(zero_copy_only=False) if arr.null_count else None
+        return pa.array(np.floor_divide(micros, 1000), pa.int64(), mask=mask)
+    if kind in ("timestamp-micros", "local-timestamp-micros"):
+        return arr.cast(pa.int64())
+    if kind == "decimal":
+        return pa.array(from_arrow(arr, m), pa.binary())
+    if kind == "record":
+        children = [to_raw(arr.field(name), c) for name, c in m.fields]
+        return pa.StructArray.from_arrays(children, fields=list(raw_arrow(m)),
+                                          mask=arr.is_null() if arr.null_count else None)
+    return arr
+
+
 class AvroEncoder:
     """Encodes an Arrow column (Spark's type for ``schema``, as ``to_avro`` expects it) as
     Avro binary, one value per row; nulls stay null (a tombstone)."""
 
-    def __init__(self, schema: str) -> None:
+    def __init__(self, schema: str, *, vectorized: bool = True) -> None:
         self.schema = schema
+        #: encode flat records of primitive fields with numpy (False: fastavro per row)
+        self.vectorized = vectorized
         self._setup()
 
     def _setup(self) -> None:
         self._node = parse_schema(self.schema)
         self._mapped = to_spark(self._node)
         self._fastavro = _fastavro_schema(self._node)
+        self._leaves = flat_leaves(self._node)
+        self._raw_type = raw_arrow(self._mapped)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"schema": self.schema}
+        return {"schema": self.schema, "vectorized": self.vectorized}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
@@ -638,6 +673,13 @@ class AvroEncoder:
         the schema raises ValueError naming the row."""
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
+        if self.vectorized and self._leaves is not None:
+            try:
+                encoded = encode_flat(to_raw(array, self._mapped), self._leaves)
+            except (pa.ArrowInvalid, pa.ArrowTypeError):
+                encoded = None  # fastavro below names the row at fault
+            if encoded is not None:
+                return encoded
         valid = array.is_valid().to_pylist()
         values = from_arrow(array, self._mapped)
         out: list[bytes | None] = []

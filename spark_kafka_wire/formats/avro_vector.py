@@ -286,3 +286,111 @@ def _reader_column(column: Column, by_writer: dict[str, pa.Array], cursor: _Curs
         # fastavro decide every record), even where the reader wants bytes
         values.cast(pa.string())
     return values
+
+
+# ---------------------------------------------------------------------------- encoding
+
+
+class _NotVectorizable(Exception):
+    """A column the vectorized encoder leaves to fastavro (which names the row at fault)."""
+
+
+def _zigzag_varints(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes per value, the bytes in order) of Avro's zigzag varints of int64 ``values``."""
+    v = values.astype(np.int64)
+    z = ((v << 1) ^ (v >> 63)).astype(np.uint64)
+    lengths = np.ones(len(z), dtype=np.int64)
+    for k in range(1, MAX_VARINT):
+        lengths += z >= np.uint64(1) << np.uint64(7 * k)
+    shifts = (7 * np.arange(MAX_VARINT)).astype(np.uint64)
+    groups = ((z[:, None] >> shifts) & np.uint64(0x7F)).astype(np.uint8)
+    column = np.arange(MAX_VARINT)[None, :]
+    groups |= np.where(column < lengths[:, None] - 1, 0x80, 0).astype(np.uint8)
+    return lengths, groups[column < lengths[:, None]]
+
+
+def _leaf_bytes(values: pa.Array, leaf: Leaf) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The Avro bytes of one field's non-null raw values: pieces of (bytes per row, bytes)."""
+    kind = leaf.kind
+    n = len(values)
+    if kind in ("int", "long"):
+        return [_zigzag_varints(np.asarray(values.cast(pa.int64())))]
+    if kind == "enum":
+        index = pa.compute.index_in(values, value_set=pa.array(leaf.node["symbols"]))
+        if index.null_count:
+            raise _NotVectorizable("a symbol the enum does not have")
+        return [_zigzag_varints(np.asarray(index.cast(pa.int64())))]
+    if kind == "boolean":
+        return [(np.ones(n, dtype=np.int64),
+                 np.asarray(values.cast(pa.uint8()), dtype=np.uint8))]
+    if kind in ("float", "double"):
+        width, dtype = (4, "<f4") if kind == "float" else (8, "<f8")
+        data = np.ascontiguousarray(np.asarray(values, dtype=dtype)).view(np.uint8)
+        return [(np.full(n, width, dtype=np.int64), data)]
+    # string, bytes, fixed: the values' own data buffer, contiguous in row order
+    binary = values.cast(pa.binary())
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int32)[
+        binary.offset:binary.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(binary.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]] \
+        if binary.buffers()[2] is not None else np.zeros(0, dtype=np.uint8)
+    lengths = np.diff(offsets)
+    if kind == "fixed":
+        if (lengths != leaf.node["size"]).any():
+            raise _NotVectorizable("a value of another size than the fixed type's")
+        return [(lengths, data)]
+    return [_zigzag_varints(lengths), (lengths, data)]
+
+
+def encode_flat(raw: pa.StructArray, leaves: list[Leaf]) -> pa.BinaryArray | None:
+    """Avro binary of every row of a struct column of raw values (``raw_arrow``'s types),
+    field by field across all rows; rows null in ``raw`` stay null. None when a value does
+    not fit the schema (an enum symbol it lacks, a null it cannot hold, a fixed of another
+    size): fastavro then writes row by row and names the row at fault."""
+    try:
+        return _encode_flat(raw, leaves)
+    except (_NotVectorizable, pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+
+
+def _encode_flat(raw: pa.StructArray, leaves: list[Leaf]) -> pa.BinaryArray:
+    n = len(raw)
+    valid = raw.is_valid().to_numpy(zero_copy_only=False) if raw.null_count \
+        else np.ones(n, dtype=bool)
+    rows = np.flatnonzero(valid)
+    live = raw.filter(pa.array(valid)) if raw.null_count else raw
+    m = len(rows)
+    pieces: list[tuple[np.ndarray, np.ndarray]] = []
+    for i, leaf in enumerate(leaves):
+        column = live.field(i)
+        if column.null_count and leaf.null_branch < 0:
+            raise _NotVectorizable("a null where the Avro type has no null")
+        if leaf.null_branch < 0:
+            pieces.extend(_leaf_bytes(column, leaf))
+            continue
+        present = column.is_valid().to_numpy(zero_copy_only=False) if column.null_count \
+            else np.ones(m, dtype=bool)
+        pieces.append(_zigzag_varints(np.where(present, 1 - leaf.null_branch,
+                                               leaf.null_branch)))
+        for lengths, data in _leaf_bytes(column.filter(pa.array(present)), leaf):
+            full = np.zeros(m, dtype=np.int64)
+            full[present] = lengths
+            pieces.append((full, data))
+    totals = np.zeros(m, dtype=np.int64)
+    for lengths, _ in pieces:
+        totals += lengths
+    out_offsets = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(totals, out=out_offsets[1:])
+    if out_offsets[-1] > np.iinfo(np.int32).max:
+        raise _NotVectorizable("more than 2 GiB of values")
+    out = np.empty(int(out_offsets[-1]), dtype=np.uint8)
+    at = out_offsets[:-1].copy()  # where the next piece of each row goes
+    for lengths, data in pieces:
+        local = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(lengths, out=local[1:])
+        dest = np.repeat((at - local[:-1]).astype(np.int32), lengths) \
+            + np.arange(local[-1], dtype=np.int32)
+        out[dest] = data
+        at += lengths
+    encoded = pa.Array.from_buffers(pa.binary(), m, [
+        None, pa.py_buffer(out_offsets.astype(np.int32)), pa.py_buffer(out)])
+    return _scatter(encoded, rows, n)
