@@ -3,10 +3,11 @@
 Run: ``python -m bench.avro_formats [--records 50000] [--rounds 5]``. Data: a 10-field record
 (long, timestamp-millis, int, double, boolean, an enum and four strings) of about 200 bytes
 Avro-encoded, Confluent-framed with one schema id. Rows, each the best of ``--rounds`` on one
-core: fastavro's schemaless_reader alone over every payload (the floor a per-record decode
-cannot beat), ``AvroDecoder.decode`` (fastavro + the column-wise Arrow build), the Arrow
-build alone against ``pa.array(list of dicts)``, ``decode_framed`` (split + decode + order)
-and ``AvroEncoder.encode``.
+core: fastavro's schemaless_reader alone over every payload (the most a per-record decode can
+reach), ``AvroDecoder.decode`` by the vectorized path and by fastavro per record, a nested
+schema (which only fastavro decodes), the Arrow build from decoded dicts column by column and
+by one ``pa.array`` call, ``split_frames``, ``decode_framed`` (split + decode + order) and
+``AvroEncoder.encode`` both ways.
 """
 
 from __future__ import annotations
@@ -47,9 +48,30 @@ SCHEMA = {"type": "record", "name": "Order", "namespace": "bench", "fields": [
 ]}
 
 
+#: the same record one level down, beside an array: not flat, so fastavro decodes it
+NESTED = {"type": "record", "name": "Wrapper", "namespace": "bench", "fields": [
+    {"name": "order", "type": SCHEMA}, {"name": "tags", "type": {"type": "array",
+                                                              "items": "string"}}]}
+
+
+def fastavro_bytes(schema: Any, record: Any) -> bytes:
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, fastavro.parse_schema(schema), record)
+    return buf.getvalue()
+
+
 def make_payloads(n: int, seed: int = 0) -> list[bytes]:
-    rng = np.random.default_rng(seed)
     parsed = fastavro.parse_schema(SCHEMA)
+    out = []
+    for record in make_records(n, seed):
+        buf = io.BytesIO()
+        fastavro.schemaless_writer(buf, parsed, record)
+        out.append(buf.getvalue())
+    return out
+
+
+def make_records(n: int, seed: int = 0) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(seed)
     out = []
     for i in range(n):
         record = {
@@ -63,9 +85,7 @@ def make_payloads(n: int, seed: int = 0) -> list[bytes]:
                        f"Some Rather Long City Name, Some Region, Some Country",
             "note": None if rng.integers(3) == 0 else "leave at the door, ring twice please, the dog does not bite",
         }
-        buf = io.BytesIO()
-        fastavro.schemaless_writer(buf, parsed, record)
-        out.append(buf.getvalue())
+        out.append(record)
     return out
 
 
@@ -106,15 +126,26 @@ def main() -> None:
         for p in payload_list:
             read(io.BytesIO(p), parsed)
 
+    per_record = AvroDecoder(text, vectorized=False)
+    per_row = AvroEncoder(text, vectorized=False)
+    nested_text = json.dumps(NESTED)
+    nested_payloads = pa.array([fastavro_bytes(NESTED, {"order": v, "tags": ["a", "b"]})
+                                for v in make_records(n)], pa.binary())
+    nested = AvroDecoder(nested_text)
     rows = [
         ("fastavro schemaless_reader alone", lambda: fastavro_only()),
-        ("AvroDecoder.decode (fastavro + Arrow)", lambda: decoder.decode(payloads, text)),
+        ("AvroDecoder.decode, vectorized (flat)", lambda: decoder.decode(payloads, text)),
+        ("AvroDecoder.decode, fastavro per record",
+         lambda: per_record.decode(payloads, text)),
+        ("AvroDecoder.decode, nested record (fastavro)",
+         lambda: nested.decode(nested_payloads, nested_text)),
         ("Arrow build alone, column-wise", lambda: to_arrow(plain, mapped)),
         # the same struct with ts left as int64 (pa.array cannot scale millis)
         ("Arrow build alone, pa.array(dicts)", lambda: pa.array(plain, raw_type)),
         ("split_frames", lambda: split_frames(framed)),
         ("decode_framed", lambda: decode_framed(framed, decoder, lambda i: text)),
-        ("AvroEncoder.encode", lambda: encoder.encode(decoded.array)),
+        ("AvroEncoder.encode, vectorized (flat)", lambda: encoder.encode(decoded.array)),
+        ("AvroEncoder.encode, fastavro per row", lambda: per_row.encode(decoded.array)),
     ]
     size = sum(len(p) for p in payload_list) / n
     print(f"{n} records, {size:.0f} B Avro each, best of {args.rounds}, one core")

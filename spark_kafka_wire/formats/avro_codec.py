@@ -506,7 +506,11 @@ def decode_framed(values: pa.BinaryArray | pa.LargeBinaryArray, decoder: AvroDec
             failed[where] = True
             errors.update((int(i), reason) for i in where)
             continue
-        part = decoder.decode(frames.payloads.take(pa.array(where)), writer)
+        whole = len(where) == n  # every record framed with this id: no gather, no scatter
+        part = decoder.decode(frames.payloads if whole else
+                              frames.payloads.take(pa.array(where)), writer)
+        if whole:
+            return part
         failed[where[part.failed]] = True
         errors.update((int(where[j]), why) for j, why in part.errors.items())
         pieces.append((where, part.array))

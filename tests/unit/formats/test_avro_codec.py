@@ -556,3 +556,14 @@ def test_a_string_union_member_that_is_also_an_enum_symbol_is_written_as_the_str
     assert AvroEncoder(text).encode(column).to_pylist() == [
         fastavro_bytes(schema, {"u": ("string", "SPADES")}),
         fastavro_bytes(schema, {"u": ("Suit", "SPADES")})]
+
+
+def test_decode_framed_of_one_schema_id_only() -> None:
+    """Every record framed with one id: the group is the whole column (no gather)."""
+    text = json.dumps(POINT)
+    good = fastavro_bytes(POINT, {"x": 1, "label": "a"})
+    framed = frame(5, pa.array([good, good[:1], good]))
+    decoded = decode_framed(framed, AvroDecoder(text), {5: text}.__getitem__)
+    assert decoded.failed.tolist() == [False, True, False]
+    assert list(decoded.errors) == [1]
+    assert decoded.array.to_pylist() == [{"x": 1, "label": "a"}, None, {"x": 1, "label": "a"}]
