@@ -285,7 +285,9 @@ def _union(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped
         inner = rest[0] if len(rest) == 1 else {"type": "union", "branches": rest,
                                                 "logical": None}
         if not rest:
-            return Mapped("null", node, "void", True, pa.null())
+            # Spark reads the empty union left as a struct without fields
+            return Mapped("members", node, {"type": "struct", "fields": []}, True,
+                          pa.struct([]))
         mapped = _to_spark(inner, seen, stable, depth)
         if mapped is None:
             return None

@@ -567,3 +567,11 @@ def test_decode_framed_of_one_schema_id_only() -> None:
     assert decoded.failed.tolist() == [False, True, False]
     assert list(decoded.errors) == [1]
     assert decoded.array.to_pylist() == [{"x": 1, "label": "a"}, None, {"x": 1, "label": "a"}]
+
+
+def test_a_union_of_null_alone_decodes_to_null_structs() -> None:
+    schema = {"type": "record", "name": "R", "fields": [{"name": "n", "type": ["null"]}]}
+    text = json.dumps(schema)
+    decoded = AvroDecoder(text).decode(pa.array([fastavro_bytes(schema, {"n": None})]), text)
+    assert decoded.array.to_pylist() == [{"n": None}]
+    assert decoded.array.type == pa.struct([pa.field("n", pa.struct([]), True)])

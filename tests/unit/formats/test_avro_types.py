@@ -97,6 +97,8 @@ ROWS: list[tuple[Any, DataType, bool]] = [
     (["float", "double"], DoubleType(), False),
     (["null", "int", "long"], LongType(), True),
     (["int"], IntegerType(), False),
+    # null alone: Spark drops it and maps the empty union left to a struct without fields
+    (["null"], StructType([]), True),
     (["int", "string", REC],
      StructType([s("member0", IntegerType()), s("member1", StringType()),
                  s("member2", StructType([s("x", IntegerType(), False)]))]), False),
