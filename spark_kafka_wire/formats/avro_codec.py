@@ -32,7 +32,7 @@ from spark_kafka_wire.formats.avro_vector import (
     flat_leaves,
     flat_plan,
 )
-from spark_kafka_wire.formats.confluent import split_frames
+from spark_kafka_wire.formats.confluent import FRAME_HEADER_SIZE, split_frames
 
 #: writer schemas parsed per decoder (a task sees few schema ids; the bound keeps a stream
 #: whose producers register schema after schema from growing without end)
@@ -403,22 +403,23 @@ class AvroDecoder:
         return plan
 
     def decode(self, payloads: pa.BinaryArray | pa.LargeBinaryArray,
-               writer_schema: str) -> Decoded:
+               writer_schema: str, *, skip: int = 0) -> Decoded:
         """Every payload read with ``writer_schema`` and resolved to the reader schema:
         flat records of primitive fields by the vectorized path (the records it gives up
-        on by fastavro), everything else by fastavro."""
+        on by fastavro), everything else by fastavro. ``skip``: bytes before each payload
+        (a framing header every non-null value has), read past in place."""
         plan = self._plan(writer_schema)
         if plan.flat is not None and plan.writer_node is not None:
             try:
                 raw, gave_up = decode_flat(payloads, plan.writer_node, plan.flat,
-                                           self._raw_type)
+                                           self._raw_type, skip=skip)
                 array = from_raw(raw, self._mapped)
             except (_RecordFailed, pa.ArrowInvalid, pa.ArrowTypeError, OverflowError):
-                return self._decode_each(payloads, plan)
+                return self._decode_each(payloads, plan, skip)
             if not gave_up.any():
                 return Decoded(array, np.zeros(len(payloads), dtype=bool), {})
             rows = np.flatnonzero(gave_up)
-            rest = self._decode_each(payloads.take(pa.array(rows)), plan)
+            rest = self._decode_each(payloads.take(pa.array(rows)), plan, skip)
             position = np.arange(len(payloads), dtype=np.int64)
             position[rows] = len(payloads) + np.arange(len(rows))
             failed = np.zeros(len(payloads), dtype=bool)
@@ -426,12 +427,14 @@ class AvroDecoder:
             errors = {int(rows[j]): why for j, why in rest.errors.items()}
             return Decoded(pa.concat_arrays([array, rest.array]).take(pa.array(position)),
                            failed, errors)
-        return self._decode_each(payloads, plan)
+        return self._decode_each(payloads, plan, skip)
 
     def _decode_each(self, payloads: pa.BinaryArray | pa.LargeBinaryArray,
-                     plan: _WriterPlan) -> Decoded:
+                     plan: _WriterPlan, skip: int = 0) -> Decoded:
         """fastavro per record, the Arrow column built from the decoded values."""
         values = payloads.to_pylist()
+        if skip:
+            values = [None if v is None else v[skip:] for v in values]
         n = len(values)
         failed = np.zeros(n, dtype=bool)
         errors: dict[int, str] = {}
@@ -506,11 +509,11 @@ def decode_framed(values: pa.BinaryArray | pa.LargeBinaryArray, decoder: AvroDec
             failed[where] = True
             errors.update((int(i), reason) for i in where)
             continue
-        whole = len(where) == n  # every record framed with this id: no gather, no scatter
-        part = decoder.decode(frames.payloads if whole else
-                              frames.payloads.take(pa.array(where)), writer)
-        if whole:
-            return part
+        if len(where) == n:
+            # every record framed with this id: read past the headers in place (no copy of
+            # the payloads, no gather, no scatter)
+            return decoder.decode(frames.values, writer, skip=FRAME_HEADER_SIZE)
+        part = decoder.decode(frames.payloads.take(pa.array(where)), writer)
         failed[where[part.failed]] = True
         errors.update((int(where[j]), why) for j, why in part.errors.items())
         pieces.append((where, part.array))

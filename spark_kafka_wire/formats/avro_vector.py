@@ -216,10 +216,10 @@ def _scatter(values: pa.Array, rows: np.ndarray, n: int) -> pa.Array:
 
 
 def decode_flat(payloads: pa.BinaryArray, writer: Node, columns: list[Column],
-                raw_type: pa.StructType) -> tuple[pa.StructArray, np.ndarray]:
+                raw_type: pa.StructType, skip: int = 0) -> tuple[pa.StructArray, np.ndarray]:
     """Every payload decoded field by field across all records: a struct column of the
     reader's raw Arrow type (null where the payload is null or this path gave up) and the
-    mask of records it gave up on."""
+    mask of records it gave up on. ``skip``: bytes before each payload (a header)."""
     if isinstance(payloads, pa.ChunkedArray):
         payloads = payloads.combine_chunks()
     payloads = payloads.cast(pa.binary())
@@ -231,7 +231,7 @@ def decode_flat(payloads: pa.BinaryArray, writer: Node, columns: list[Column],
         else np.zeros(0, dtype=np.uint8)
     valid = payloads.is_valid().to_numpy(zero_copy_only=False) if payloads.null_count \
         else np.ones(n, dtype=bool)
-    cursor = _Cursor(data, offsets[:-1], offsets[1:])
+    cursor = _Cursor(data, np.minimum(offsets[:-1] + skip, offsets[1:]), offsets[1:])
     live = np.flatnonzero(valid)
     by_writer: dict[str, pa.Array] = {}
     leaves = flat_leaves(writer)

@@ -7,8 +7,6 @@ Python loop per record, because a fetch answer holds tens of thousands of values
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pyarrow as pa
 
@@ -20,22 +18,35 @@ FRAME_HEADER_SIZE = 5
 NO_SCHEMA_ID = -1
 
 
-@dataclass(frozen=True)
 class Frames:
     """A column of values split into Confluent's header and payload.
 
     ``schema_ids``: the id of each framed record (read unsigned, so every 4-byte id is kept
     apart from ``NO_SCHEMA_ID``), ``-1`` where the record is null or not framed. ``framed``:
     which records carry the header. ``payloads``: the bytes after the header, null where not
-    framed. ``first_bytes``: each record's first byte (``-1`` for null or empty), kept so a
-    caller can say why a record is not framed.
+    framed, copied out on first use (a decoder that reads past the header in place never
+    asks: the copy is a third of a framed decode). ``values``: the column split.
+    ``first_bytes``/``lengths``: each record's first byte and length (-1 for null), kept so
+    a caller can say why a record is not framed.
     """
 
-    schema_ids: np.ndarray
-    framed: np.ndarray
-    payloads: pa.BinaryArray
-    first_bytes: np.ndarray
-    lengths: np.ndarray
+    def __init__(self, values: pa.Array, schema_ids: np.ndarray, framed: np.ndarray,
+                 first_bytes: np.ndarray, lengths: np.ndarray, spans: tuple[
+                     np.ndarray, np.ndarray, np.ndarray]) -> None:
+        self.values = values
+        self.schema_ids = schema_ids
+        self.framed = framed
+        self.first_bytes = first_bytes
+        self.lengths = lengths
+        self._spans = spans
+        self._payloads: pa.BinaryArray | None = None
+
+    @property
+    def payloads(self) -> pa.BinaryArray:
+        if self._payloads is None:
+            data, starts, ends = self._spans
+            self._payloads = _from_spans(data, starts + FRAME_HEADER_SIZE, ends, self.framed)
+        return self._payloads
 
     def reason(self, index: int) -> str:
         """Why record ``index`` is not in the wire format (for a failed record's message)."""
@@ -120,9 +131,8 @@ def split_frames(values: pa.BinaryArray | pa.LargeBinaryArray) -> Frames:
     at = starts[framed]
     ids[framed] = ((data[at + 1].astype(np.int64) << 24) | (data[at + 2].astype(np.int64) << 16)
                    | (data[at + 3].astype(np.int64) << 8) | data[at + 4].astype(np.int64))
-    payloads = _from_spans(data, starts + FRAME_HEADER_SIZE, ends, framed)
-    return Frames(schema_ids=ids, framed=framed, payloads=payloads, first_bytes=first,
-                  lengths=np.where(valid, lengths, -1))
+    return Frames(values, schema_ids=ids, framed=framed, first_bytes=first,
+                  lengths=np.where(valid, lengths, -1), spans=(data, starts, ends))
 
 
 def frame(schema_id: int, payloads: pa.BinaryArray | pa.LargeBinaryArray) -> pa.BinaryArray:
