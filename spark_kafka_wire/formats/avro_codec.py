@@ -110,10 +110,10 @@ def _as_bytes(v: Any) -> Any:
     return v.encode("latin-1") if isinstance(v, str) else v
 
 
-def _decimal_array(values: list[Any], m: Mapped) -> pa.Array:
+def _decimal_array(values: list[Any], arrow: pa.Decimal128Type) -> pa.Array:
     """Big-endian two's complement unscaled values -> decimal128, exact; a value wider than
     the precision fails its record (Spark's Decimal refuses it too)."""
-    precision = m.arrow.precision
+    precision = arrow.precision
     limit = 10 ** precision
     out = bytearray()
     valid = []
@@ -129,8 +129,47 @@ def _decimal_array(values: list[Any], m: Mapped) -> pa.Array:
         valid.append(True)
     mask = None if all(valid) else pa.py_buffer(np.packbits(np.array(valid, dtype=bool),
                                                             bitorder="little"))
-    return pa.Array.from_buffers(m.arrow, len(values), [mask, pa.py_buffer(bytes(out))],
+    return pa.Array.from_buffers(arrow, len(values), [mask, pa.py_buffer(bytes(out))],
                                  null_count=valid.count(False))
+
+
+def decimals_from_binary(raw: pa.Array, arrow: pa.Decimal128Type) -> pa.Array:
+    """A binary column of big-endian two's complement unscaled values -> decimal128, with
+    numpy: each value sign-extended to 16 bytes and byte-reversed is Arrow's little-endian
+    decimal128 already. A value wider than the precision raises _RecordFailed (the caller
+    finds the record); values longer than 16 bytes go through Python ints."""
+    n = len(raw)
+    binary = raw.cast(pa.binary())
+    offsets = np.frombuffer(binary.buffers()[1], dtype=np.int32)[
+        binary.offset:binary.offset + n + 1].astype(np.int64)
+    data = np.frombuffer(binary.buffers()[2], dtype=np.uint8) \
+        if binary.buffers()[2] is not None and n else np.zeros(1, dtype=np.uint8)
+    valid = binary.is_valid().to_numpy(zero_copy_only=False) if binary.null_count \
+        else np.ones(n, dtype=bool)
+    lengths = np.where(valid, np.diff(offsets), 0)
+    if (lengths > 16).any() or not len(data):
+        return _decimal_array(binary.to_pylist(), arrow)
+    starts = offsets[:-1]
+    k = np.arange(16)[None, :]
+    pad = 16 - lengths[:, None]
+    source = np.clip(starts[:, None] + k - pad, 0, len(data) - 1)
+    first = data[np.clip(starts, 0, len(data) - 1)]
+    sign = np.where((lengths > 0) & (first >= 0x80), 0xFF, 0).astype(np.uint8)
+    big_endian = np.where(k >= pad, data[source], sign[:, None]).astype(np.uint8)
+    little = np.ascontiguousarray(big_endian[:, ::-1])
+    words = little.view("<u8").reshape(n, 2)
+    lo, hi = words[:, 0], words[:, 1].view(np.int64)
+    limit = 10 ** arrow.precision  # |unscaled| < limit, compared as 128-bit (hi, lo)
+    top_hi, top_lo = limit >> 64, limit & (2**64 - 1)
+    low = (-limit) & (2**128 - 1)
+    low_hi, low_lo = (low >> 64) - 2**64, low & (2**64 - 1)
+    below = (hi < top_hi) | ((hi == top_hi) & (lo < np.uint64(top_lo)))
+    above = (hi > low_hi) | ((hi == low_hi) & (lo > np.uint64(low_lo)))
+    if not (below & above | ~valid).all():
+        raise _RecordFailed(f"a decimal exceeds precision {arrow.precision}")
+    mask = pa.py_buffer(np.packbits(valid, bitorder="little")) if not valid.all() else None
+    return pa.Array.from_buffers(arrow, n, [mask, pa.py_buffer(little)],
+                                 null_count=int((~valid).sum()))
 
 
 def _mask(values: list[Any]) -> pa.Array | None:
@@ -204,7 +243,7 @@ def to_arrow(values: list[Any], m: Mapped) -> pa.Array:
     if kind in ("timestamp-micros", "local-timestamp-micros"):
         return pa.array(values, pa.int64()).cast(m.arrow)
     if kind == "decimal":
-        return _decimal_array(_unwrap(values), m)
+        return _decimal_array(_unwrap(values), m.arrow)
     if kind == "nullable":
         assert m.item is not None
         # a complex union inside keeps fastavro's (name, value) tags: they say the branch
@@ -295,7 +334,7 @@ def from_raw(raw: pa.Array, m: Mapped) -> pa.Array:
     if kind in ("timestamp-micros", "local-timestamp-micros"):
         return raw.cast(m.arrow)
     if kind == "decimal":
-        return _decimal_array(raw.to_pylist(), m)
+        return decimals_from_binary(raw, m.arrow)
     mask = raw.is_null() if raw.null_count else None
     if kind == "record":
         children = [from_raw(raw.field(i), c) for i, (_, c) in enumerate(m.fields)]

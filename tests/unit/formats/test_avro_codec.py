@@ -23,10 +23,15 @@ import fastavro
 import numpy as np
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from spark_kafka_wire.formats.avro_codec import AvroDecoder, AvroEncoder, decode_framed
+from spark_kafka_wire.formats.avro_codec import (
+    AvroDecoder,
+    AvroEncoder,
+    decimals_from_binary,
+    decode_framed,
+)
 from spark_kafka_wire.formats.confluent import frame
 
 UTC = datetime.timezone.utc
@@ -577,3 +582,34 @@ def test_a_union_of_null_alone_decodes_to_null_structs() -> None:
     decoded = AvroDecoder(text).decode(pa.array([fastavro_bytes(schema, {"n": None})]), text)
     assert decoded.array.to_pylist() == [{"n": None}]
     assert decoded.array.type == pa.struct([pa.field("n", pa.struct([]), True)])
+
+
+@example((38, [10**38 - 1, -(10**38) + 1, None], 0))
+@example((38, [10**38], 0))
+@example((38, [-(10**38)], 1))
+@example((5, [10**5], 0))
+@example((5, [-(10**5)], 0))
+@example((18, [-1, 0, 2**63, -(2**63) - 1], 2))
+@given(st.integers(1, 38).flatmap(lambda p: st.tuples(
+    st.just(p), st.lists(st.none() | st.integers(-(10**p) - 3, 10**p + 3), max_size=8),
+    st.integers(0, 3))))
+def test_decimals_from_binary_are_exact_and_refuse_what_exceeds_the_precision(
+        case: tuple[int, list[int | None], int]) -> None:
+    """The numpy conversion against Python's ints: minimal and sign-padded encodings (up to
+    16 bytes), nulls, values one past the precision either way."""
+    precision, unscaled, extra = case
+    arrow = pa.decimal128(precision, 0)
+
+    def encode_int(u: int) -> bytes:
+        size = min(16, max(1, (u.bit_length() + 8) // 8) + extra)
+        return u.to_bytes(size, "big", signed=True)
+
+    raw = pa.array([None if u is None else encode_int(u) for u in unscaled], pa.binary())
+    fits = all(u is None or abs(u) < 10**precision for u in unscaled)
+    if fits:
+        got = decimals_from_binary(raw, arrow)
+        got.validate(full=True)
+        assert got.to_pylist() == [None if u is None else decimal.Decimal(u) for u in unscaled]
+    else:
+        with pytest.raises(Exception, match="exceeds precision"):
+            decimals_from_binary(raw, arrow)
