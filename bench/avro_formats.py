@@ -83,7 +83,8 @@ def make_records(n: int, seed: int = 0) -> list[dict[str, Any]]:
             "paid": bool(rng.integers(2)),
             "address": f"{int(rng.integers(999))} Long Street Name, Apartment {i % 97:02d}, "
                        f"Some Rather Long City Name, Some Region, Some Country",
-            "note": None if rng.integers(3) == 0 else "leave at the door, ring twice please, the dog does not bite",
+            "note": None if rng.integers(3) == 0
+            else "leave at the door, ring twice please, the dog does not bite",
         }
         out.append(record)
     return out

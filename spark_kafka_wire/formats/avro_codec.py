@@ -83,7 +83,7 @@ def plain_schema(node: Node, emitted: set[str] | None = None) -> Any:
                 if f.get("aliases"):
                     entry["aliases"] = f["aliases"]
                 if "default" in f:
-                    entry["default"] = f["default"]
+                    entry["default"] = _default(f["default"], f["type"])
                 out["fields"].append(entry)
         return out
     if kind == "array":
@@ -91,6 +91,20 @@ def plain_schema(node: Node, emitted: set[str] | None = None) -> Any:
     if kind == "map":
         return {"type": "map", "values": plain_schema(node["values"], emitted)}
     return kind
+
+
+def _default(value: Any, node: Node) -> Any:
+    """A field's default as fastavro should hand it back: a bytes or fixed default is a
+    JSON string of code points 0-255 (the Avro specification), given to fastavro as the
+    bytes it stands for (a union's default is of its first branch)."""
+    if node["type"] == "union" and node["branches"]:
+        node = node["branches"][0]
+    if node["type"] in ("bytes", "fixed") and isinstance(value, str):
+        try:
+            return value.encode("latin-1")
+        except UnicodeEncodeError:
+            return value  # not a valid bytes default: left as written
+    return value
 
 
 def _fastavro_schema(node: Node) -> Any:
@@ -273,7 +287,8 @@ def to_arrow(values: list[Any], m: Mapped) -> pa.Array:
         for i, v in enumerate(values):
             if v is not None:
                 columns[_branch_of(v, m.branches)][i] = v
-        children = [to_arrow(col, child) for col, (_, child) in zip(columns, m.branches, strict=True)]
+        children = [to_arrow(col, child)
+                    for col, (_, child) in zip(columns, m.branches, strict=True)]
         if not children:
             return pa.array([None if v is None else {} for v in values], m.arrow)
         return pa.StructArray.from_arrays(children, fields=list(m.arrow), mask=_mask(values))
@@ -396,7 +411,9 @@ class AvroDecoder:
         # build, measured in bench/avro_formats.py)
         self._tagged = has_members(self._mapped)
         self._raw_type = raw_arrow(self._mapped)
-        self._reader_canonical = json.dumps(plain_schema(self._reader_node), sort_keys=True)
+        # bytes defaults are bytes in the plain schema: repr makes them comparable text
+        self._reader_canonical = json.dumps(plain_schema(self._reader_node), sort_keys=True,
+                                            default=repr)
         self._plans: dict[str, _WriterPlan] = {}
 
     def __getstate__(self) -> dict[str, Any]:
@@ -427,7 +444,8 @@ class AvroDecoder:
             node = parse_schema(writer_schema)
             problem = resolution_problem(node, self._reader_node)
             writer = _fastavro_schema(node)
-            same = json.dumps(plain_schema(node), sort_keys=True) == self._reader_canonical
+            same = json.dumps(plain_schema(node), sort_keys=True,
+                              default=repr) == self._reader_canonical
             flat = flat_plan(node, self._reader_node) \
                 if problem is None and self.vectorized and not self._tagged else None
             plan = _WriterPlan(writer, None if same else self._reader_fastavro,
@@ -591,7 +609,8 @@ def from_arrow(arr: pa.Array, m: Mapped) -> list[Any]:
     if kind in ("timestamp-millis", "local-timestamp-millis"):
         micros = np.asarray(arr.cast(pa.int64()).fill_null(0))
         out = (micros // 1000).tolist()
-        return [None if not ok else v for v, ok in zip(out, arr.is_valid().to_pylist(), strict=True)]
+        return [None if not ok else v
+                for v, ok in zip(out, arr.is_valid().to_pylist(), strict=True)]
     if kind in ("timestamp-micros", "local-timestamp-micros"):
         return arr.cast(pa.int64()).to_pylist()
     if kind == "decimal":

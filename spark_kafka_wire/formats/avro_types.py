@@ -320,9 +320,10 @@ def _union(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped
     spark = {"type": "struct", "fields": [
         {"name": n, "type": m.spark, "nullable": True, "metadata": {}}
         for n, (_, m) in zip(names, members, strict=True)]}
-    arrow = pa.struct([pa.field(n, m.arrow, True) for n, (_, m) in zip(names, members, strict=True)])
+    named = list(zip(names, members, strict=True))
+    arrow = pa.struct([pa.field(n, m.arrow, True) for n, (_, m) in named])
     return Mapped("members", node, spark, False, arrow,
-                  fields=[(n, m) for n, (_, m) in zip(names, members, strict=True)], branches=members)
+                  fields=[(n, m) for n, (_, m) in named], branches=members)
 
 
 # ---------------------------------------------------------------------------- Spark -> Avro

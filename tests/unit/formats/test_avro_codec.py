@@ -613,3 +613,20 @@ def test_decimals_from_binary_are_exact_and_refuse_what_exceeds_the_precision(
     else:
         with pytest.raises(Exception, match="exceeds precision"):
             decimals_from_binary(raw, arrow)
+
+
+def test_a_bytes_default_is_its_code_points() -> None:
+    """Avro writes a bytes (or fixed) default as a string whose code points are the bytes:
+    "\\u00ff" is the byte 0xff, not its UTF-8."""
+    writer = {"type": "record", "name": "R", "fields": [{"name": "x", "type": "int"}]}
+    reader = {"type": "record", "name": "R", "fields": [
+        {"name": "x", "type": "int"},
+        {"name": "b", "type": "bytes", "default": "\u00ff\u0001"},
+        {"name": "f", "type": HASH, "default": "ab\u00e9d"},
+        {"name": "nb", "type": ["bytes", "null"], "default": "\u0080"}]}
+    payload = fastavro_bytes(writer, {"x": 4})
+    for vectorized in (True, False):
+        decoded = AvroDecoder(json.dumps(reader), vectorized=vectorized).decode(
+            pa.array([payload]), json.dumps(writer))
+        assert decoded.array.to_pylist() == [
+            {"x": 4, "b": b"\xff\x01", "f": b"ab\xe9d", "nb": b"\x80"}]
