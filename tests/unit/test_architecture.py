@@ -40,6 +40,9 @@ CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_s
                                "gssapi"}
 # The command line adds its CLI library and its tables and progress bars, never pyspark.
 CLI_DEPS = CLIENT_DEPS | {"click", "rich"}
+# Record value formats (Confluent framing, Avro): sans-I/O like the protocol layer, with
+# fastavro for Avro's binary encoding and schema resolution.
+FORMATS_DEPS = {"numpy", "pyarrow", "fastavro"}
 # Standard modules that do I/O: the protocol layer is sans-I/O.
 IO_MODULES = {"socket", "ssl", "selectors", "asyncio", "subprocess", "http", "urllib"}
 
@@ -128,7 +131,7 @@ def layer(module: str) -> str:
     if parts == ["spark_kafka_wire"]:
         return "root"  # the version and the lazy public API (its imports run on first use)
     if parts[0] == "spark_kafka_wire" and len(parts) > 1:
-        if parts[1] in ("protocol", "client", "source", "sink", "testing", "cli"):
+        if parts[1] in ("protocol", "client", "source", "sink", "testing", "cli", "formats"):
             return parts[1]
         if parts[1] == "__main__":
             return "cli"
@@ -144,24 +147,27 @@ def layer(module: str) -> str:
 # development tools (embedded broker, demo) are used by nothing the product runs.
 ALLOWED_LAYERS = {
     "protocol": {"protocol"},
+    # record value formats: bytes <-> values beside the protocol layer, no I/O, no Spark
+    "formats": {"protocol", "formats"},
     # the option table (options/table.py) holds every default, the client's included; it
     # imports only the protocol layer's constants
     "table": {"protocol", "table"},
     "client": {"protocol", "table", "client"},
     "shared": {"protocol", "table", "client", "shared"},
-    "source": {"protocol", "table", "client", "shared", "source"},
-    "sink": {"protocol", "table", "client", "shared", "sink"},
-    "face": {"protocol", "table", "client", "shared", "source", "sink", "face", "root"},
+    "source": {"protocol", "table", "client", "shared", "formats", "source"},
+    "sink": {"protocol", "table", "client", "shared", "formats", "sink"},
+    "face": {"protocol", "table", "client", "shared", "formats", "source", "sink", "face",
+             "root"},
     "root": {"shared", "face"},
     # The sink's option parser is pyspark-free and the CLI parses as queries do (client
     # settings and fetch settings come from options/, which both sides read; never from the
     # read side); what keeps pyspark out of it is checked on everything it imports
     # (no_pyspark_from_cli).
-    "cli": {"protocol", "table", "client", "shared", "sink", "cli", "root"},
-    "testing": {"protocol", "table", "client", "shared", "source", "sink", "face", "cli",
-                "root", "testing"},
+    "cli": {"protocol", "table", "client", "shared", "formats", "sink", "cli", "root"},
+    "testing": {"protocol", "table", "client", "shared", "formats", "source", "sink", "face",
+                "cli", "root", "testing"},
 }
-LOWER_LAYERS = ("protocol", "client")  # no pyspark, a fixed list of dependencies
+LOWER_LAYERS = ("protocol", "client", "formats")  # no pyspark, a fixed list of dependencies
 
 
 def layering_violations(modules: dict[str, Path]) -> list[str]:
@@ -178,9 +184,9 @@ def layering_violations(modules: dict[str, Path]) -> list[str]:
                                     f"({layer(imp.target)} layer)")
             elif own in (*LOWER_LAYERS, "cli"):
                 allowed = {"protocol": PROTOCOL_DEPS, "client": CLIENT_DEPS,
-                           "cli": CLI_DEPS}[own]
-                if top in IO_MODULES and own == "protocol":
-                    problems.append(f"{where}: protocol module {name} imports {imp.target} "
+                           "formats": FORMATS_DEPS, "cli": CLI_DEPS}[own]
+                if top in IO_MODULES and own in ("protocol", "formats"):
+                    problems.append(f"{where}: {own} module {name} imports {imp.target} "
                                     "(I/O belongs to the client layer)")
                 elif top not in sys.stdlib_module_names and top != "__future__" \
                         and top not in allowed:
@@ -449,6 +455,11 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
             "if TYPE_CHECKING:\n    from spark_kafka_wire.datasource import X\n"
             "def lazy():\n    import spark_kafka_wire.sink.w\n"),
         "spark_kafka_wire/source/planning.py": "from pyspark.sql.datasource import InputPartition\n",
+        "spark_kafka_wire/formats/__init__.py": "",
+        "spark_kafka_wire/formats/f.py": (
+            "import fastavro\nimport urllib.request\nimport pyspark\n"
+            "from spark_kafka_wire.protocol import d\nfrom spark_kafka_wire.client import b\n"),
+        "spark_kafka_wire/source/uses_formats.py": "from spark_kafka_wire.formats import f\n",
         "spark_kafka_wire/__main__.py": "from spark_kafka_wire.testing import e\n",
     })
     layering = "\n".join(layering_violations(modules))
@@ -474,6 +485,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert "cli module spark_kafka_wire.cli.m imports spark_kafka_wire.source.planning" \
         in layering
     assert "spark_kafka_wire.testing.e:" not in layering  # dev tools may use everything
+    # the formats layer: beside the protocol, no I/O, no Spark; the sides may use it
+    assert "formats module spark_kafka_wire.formats.f imports spark_kafka_wire.client.b" \
+        in layering
+    assert "formats module spark_kafka_wire.formats.f imports urllib.request" in layering
+    assert "formats module spark_kafka_wire.formats.f imports pyspark" in layering
+    assert "spark_kafka_wire.formats.f imports fastavro" not in layering
+    assert "spark_kafka_wire.formats.f imports spark_kafka_wire.protocol.d" not in layering
+    assert "spark_kafka_wire.source.uses_formats" not in layering
     assert "cli module spark_kafka_wire.cli imports typer" in layering
     assert "cli module spark_kafka_wire.cli.m imports click" not in layering
     assert "cli module spark_kafka_wire.__main__ imports spark_kafka_wire.testing.e" in layering

@@ -5,7 +5,8 @@ copy's own tests pass), so the names the layers share are defined in one module 
 everywhere else: the record batch header's layout in ``protocol/records/batch.py``, Kafka's
 error codes in ``protocol/errors.py`` (``ErrorCode``), ``TopicPartition`` in
 ``client/cluster.py``, a 0.7 checkpoint's ``Layout`` in ``client/cluster_api.py``, Java's
-``INT32_MAX``/``INT64_MAX`` in ``protocol/primitives.py`` (written ``2**31 - 1``,
+``INT32_MAX``/``INT64_MAX`` in ``protocol/primitives.py``, Confluent's ``MAGIC_BYTE`` and
+``FRAME_HEADER_SIZE`` in ``formats/confluent.py`` (written ``2**31 - 1``,
 ``0x7FFFFFFF`` or ``2147483647`` anywhere else, they fail too). Checked on the source: any
 module-level assignment or class of these names elsewhere, or the header's struct format
 written out again, fails.
@@ -27,6 +28,8 @@ OWNERS = {
     "Layout": "spark_kafka_wire.client.cluster_api",
     "INT32_MAX": "spark_kafka_wire.protocol.primitives",
     "INT64_MAX": "spark_kafka_wire.protocol.primitives",
+    "MAGIC_BYTE": "spark_kafka_wire.formats.confluent",
+    "FRAME_HEADER_SIZE": "spark_kafka_wire.formats.confluent",
 }
 #: Java's Integer.MAX_VALUE and Long.MAX_VALUE: written out only where INT32_MAX/INT64_MAX are
 JAVA_MAXIMA = {2**31 - 1, 2**63 - 1}
