@@ -48,22 +48,28 @@ its InputPartition or the pickled writer, and connections are opened inside ``re
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 
 from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, UNSUPPORTED_VALUE, ConfigurationError
+from spark_kafka_wire.client.pool import shared_cluster
 from spark_kafka_wire.option_tables import manual
+from spark_kafka_wire.options.formats import PERMISSIVE
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.sink.stream_writer import KafkaWireStreamWriter
 from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
+from spark_kafka_wire.source.formats import resolve_columns, typed_schema
 from spark_kafka_wire.source.options import (
     include_headers,
     parse_source_options,
     parse_stream_options,
+    read_formats,
+    with_decoding,
 )
-from spark_kafka_wire.source.planning import default_task_count
+from spark_kafka_wire.source.planning import default_task_count, subscribed_topics
 from spark_kafka_wire.source.schema import kafka_schema
 from spark_kafka_wire.source.stream_reader import KafkaWireStreamReader
 
@@ -79,11 +85,24 @@ class KafkaWireDataSource(DataSource):
         return "kafkawire"
 
     def schema(self) -> StructType:
-        return kafka_schema(include_headers(self.options))
+        base = kafka_schema(include_headers(self.options))
+        formats = read_formats(self.options)
+        if not formats.columns:
+            return base
+        # value.format / key.format: the columns get the registry's reader schemas, found by
+        # the subjects of the topics read unless a subject or a schema id is given
+        options = parse_source_options(self.options, batch=False)
+        needs_topics = any(c.schema_id is None and c.subject is None for c in formats.columns)
+        topics = subscribed_topics(shared_cluster(options.planner_client or options.client),
+                                   options) if needs_topics else ()
+        return typed_schema(base, resolve_columns(options.formats, topics),
+                            options.formats.mode == PERMISSIVE)
 
     def reader(self, schema: StructType) -> DataSourceReader:
-        options = parse_source_options(self.options)
-        expected = kafka_schema(options.include_headers)
+        options = with_decoding(parse_source_options(self.options), schema)
+        expected = typed_schema(kafka_schema(options.include_headers),
+                                options.decoding.columns if options.decoding else (),
+                                options.formats.mode == PERMISSIVE)
         if schema != expected:
             columns = ", ".join(f.name for f in expected.fields)
             raise ConfigurationError(
@@ -103,7 +122,11 @@ class KafkaWireDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> KafkaWireStreamReader:
         options = parse_stream_options(self.options)
-        expected = kafka_schema(options.source.include_headers)
+        source = with_decoding(options.source, schema)
+        options = replace(options, source=source)
+        expected = typed_schema(kafka_schema(source.include_headers),
+                                source.decoding.columns if source.decoding else (),
+                                source.formats.mode == PERMISSIVE)
         if schema != expected:
             raise ConfigurationError(
                 "kafkawire has a fixed schema; do not pass a schema to the stream reader",

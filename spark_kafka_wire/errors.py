@@ -6,7 +6,7 @@ on Kafka errors and connection errors tell whether retrying (after a metadata re
 help. Each error's ``condition`` (``KAFKA_DATA_LOSS.PARTITIONS_DELETED``,
 ``KAFKA_BROKER_ERROR.NOT_CONTROLLER``; the first words of its message) is what to match on;
 the README's error table lists them all. Each class is defined in the layer that raises it
-(``protocol.errors``, ``protocol.compression``, ``client.errors``) and re-exported here::
+(``protocol.errors``, ``protocol.compression``, ``client.errors``, ``formats.errors``) and re-exported here::
 
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
@@ -66,6 +66,9 @@ the README's error table lists them all. Each class is defined in the layer that
     ├── NoBrokersAvailableError               no bootstrap server answered (retriable)
     ├── SchemaRegistryError                   a Schema Registry request failed (its kind:
     │                                         unreachable, not found, incompatible, ...)
+    ├── UndecodableRecordError                a record its column's format cannot decode
+    │                                         (value.format, mode=FAILFAST)
+    ├── UnencodableValueError (also ValueError)  a column value its schema cannot take
     ├── DeliveryFailedError                   the producer gave up on a batch after
     │   │                                     kafka.retries attempts failed on its side
     │   │                                     (connections, its timeouts; no broker code)
@@ -106,6 +109,7 @@ from spark_kafka_wire.client.errors import (
     ZooKeeperError,
     ZooKeeperTlsError,
 )
+from spark_kafka_wire.formats.errors import UndecodableRecordError, UnencodableValueError
 from spark_kafka_wire.protocol.compression import (
     DecompressionBombError,
     DecompressionLimitError,
@@ -197,6 +201,8 @@ __all__ = [
     "StartAfterEndError",
     "TlsHandshakeError",
     "TopicAlreadyExistsError",
+    "UndecodableRecordError",
+    "UnencodableValueError",
     "UnknownTopicOrPartitionError",
     "UnsupportedCodecError",
     "UnsupportedVersionError",

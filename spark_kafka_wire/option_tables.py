@@ -61,7 +61,13 @@ def _row(o: Option, *, stream: bool = False) -> str:
 
 
 def _settings() -> list[Option]:
-    return [o for o in OPTIONS if o.refused is None and o.uses != NOWHERE]
+    """The options of the connection, read and write tables (sections have tables of their
+    own)."""
+    return [o for o in OPTIONS if o.refused is None and o.uses != NOWHERE and not o.section]
+
+
+def _section(name: str) -> list[Option]:
+    return [o for o in OPTIONS if o.section == name and o.refused is None]
 
 
 def client_table() -> str:
@@ -88,6 +94,13 @@ def stream_table() -> str:
     return _HEADER + "".join(_row(o, stream=True) for o in _settings() if differs(o))
 
 
+def formats_table() -> str:
+    """value.format / key.format and the Schema Registry's settings."""
+    return ("| option | where | default | meaning |\n|---|---|---|---|\n" + "".join(
+        f"| `{o.name}` | {_where(o.uses)} | {_default_cell(o, o.default)} | {o.doc} |\n"
+        for o in _section("formats")))
+
+
 def _where(use: Use) -> str:
     return _WHERE.get(use) or ", ".join(w for u, w in _USE_WORDS.items() if u in use)
 
@@ -109,6 +122,7 @@ def other_table() -> str:
 
 def kafkawire_only() -> str:
     names = ", ".join(f"`{o.name}`" for o in _settings() if o.kafkawire_only)
+    names += ", and every option of the value formats' table"
     return f"kafkawire-only options (details in the tables above): {names}.\n"
 
 
@@ -125,6 +139,8 @@ def manual() -> str:
              Use.READ not in o.uses or o.stream_doc is not None)]),
         ("Writing (df.write and df.writeStream)",
          [(o, False) for o in _settings() if Use.WRITE in o.uses and o.uses != EVERYWHERE]),
+        ("Value formats and the Schema Registry (key and value columns as Avro, ...)",
+         [(o, False) for o in _section("formats")]),
     )
     out = []
     for title, entries in groups:
@@ -150,6 +166,7 @@ SECTIONS: dict[str, Callable[[], str]] = {
     "read": read_table,
     "write": write_table,
     "stream": stream_table,
+    "formats": formats_table,
     "other": other_table,
     "kafkawire-only": kafkawire_only,
 }

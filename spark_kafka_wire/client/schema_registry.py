@@ -61,11 +61,13 @@ from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     INVALID_VALUE,
+    NOT_ALLOWED_BY_OPERATOR,
     UNSUPPORTED_VALUE,
     VALUE_OUT_OF_RANGE,
     ConfigurationError,
     SchemaRegistryError,
 )
+from spark_kafka_wire.client.operator import operator_list, where_to_set
 from spark_kafka_wire.client.tls import (
     TlsConfig,
     VerifyAdvice,
@@ -161,6 +163,35 @@ def split_url(url: str) -> tuple[str, str | None]:
         credentials = f"{unquote(user)}:{unquote(password)}"
     clean = urlunsplit((parts.scheme.lower(), host, parts.path.rstrip("/"), "", ""))
     return clean, credentials
+
+
+#: The operator's list of registries queries may use (client/operator.py): unset, any.
+ALLOWED_URLS = "spark.kafkawire.schema.registry.allowed.urls"
+
+
+def check_registry_url(url: str) -> None:
+    """Refuse a registry URL the operator's ``spark.kafkawire.schema.registry.allowed.urls``
+    does not list, when that is set (by its URL without user info, exactly or as the start of
+    the path: ``https://registry.example.com`` allows its ``/apis/ccompat/v7``).
+
+    Unset, a query may name any http(s) registry, as it may name any bootstrap server: it
+    receives only the query's own credentials and answers what the query asked. An operator
+    who does not want queries to make workers send HTTP requests to hosts inside the cluster's
+    network (a cloud metadata service, an internal API) lists the registries allowed. Checked
+    in every process that builds a client (the driver when the query is defined, each
+    executor before its first request)."""
+    allowed = operator_list(ALLOWED_URLS)
+    if allowed is None:
+        return
+    clean = split_url(url)[0]
+    for entry in allowed:
+        prefix = entry.rstrip("/")
+        if clean == prefix or clean.startswith(prefix + "/"):
+            return
+    raise ConfigurationError(
+        f"{URL_OPTION}: {shown_url(url)} is not among the Schema Registries the cluster "
+        f"operator allows; to use it, {where_to_set(ALLOWED_URLS)}, a comma-separated list of "
+        "registry URLs", condition=NOT_ALLOWED_BY_OPERATOR)
 
 
 def _header_checked(name: str, value: str) -> None:
@@ -487,6 +518,8 @@ class SchemaRegistryClient:
     """
 
     def __init__(self, config: RegistryConfig) -> None:
+        for url in config.urls:
+            check_registry_url(url)
         self.config = config
         self.requests_sent = 0
         self._lock = threading.Lock()

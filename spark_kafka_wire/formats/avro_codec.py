@@ -705,6 +705,40 @@ def to_raw(arr: pa.Array, m: Mapped) -> pa.Array:
     return arr
 
 
+def conform(array: pa.Array, m: Mapped) -> pa.Array:
+    """A struct column given to a record schema it does not match field for field (a write
+    with the registry's schema, ``use.latest.version``, rather than one derived from the
+    column): the schema's fields in its order, each child cast to the schema's type where
+    Arrow can do it without loss (int to long; an overflow is an error), a field the column
+    lacks filled with the schema's default (ValueError without one, naming it), a column's
+    field the schema lacks left out, as Confluent's serializers leave out what the schema
+    does not name."""
+    if m.kind != "record" or not pa.types.is_struct(array.type) or array.type == m.arrow:
+        return array
+    assert isinstance(array, pa.StructArray)
+    given = {f.name for f in array.type}
+    entries = {e["name"]: e for e in m.avro["fields"]}
+    children = []
+    for name, child in m.fields:
+        if name in given:
+            column = conform(array.field(name), child)
+            if column.type != child.arrow:
+                column = column.cast(child.arrow)
+        else:
+            entry = entries.get(name, {})
+            if "default" not in entry:
+                raise ValueError(f"the schema's field {name!r} is not in the column and has "
+                                 "no default")
+            default = entry["default"]
+            raw_type = raw_arrow(child)
+            if isinstance(default, str) and pa.types.is_binary(raw_type):
+                default = default.encode("latin-1")  # Avro's bytes defaults: code points
+            column = from_raw(pa.array([default] * len(array), type=raw_type), child)
+        children.append(column)
+    return pa.StructArray.from_arrays(children, fields=list(m.arrow),
+                                      mask=array.is_null() if array.null_count else None)
+
+
 class AvroEncoder:
     """Encodes an Arrow column (Spark's type for ``schema``, as ``to_avro`` expects it) as
     Avro binary, one value per row; nulls stay null (a tombstone)."""
@@ -738,6 +772,7 @@ class AvroEncoder:
         the schema raises ValueError naming the row."""
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
+        array = conform(array, self._mapped)
         if self.vectorized and self._leaves is not None:
             try:
                 encoded = encode_flat(to_raw(array, self._mapped), self._leaves)

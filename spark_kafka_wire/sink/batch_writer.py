@@ -69,6 +69,7 @@ from spark_kafka_wire.sink.exactly_once import (
     split_replayed,
     task_transactional_id,
 )
+from spark_kafka_wire.sink.formats import encoding_for
 from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, TopicLayout, layout_for_write
 from spark_kafka_wire.sink.options import SinkOptions
 
@@ -130,8 +131,15 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                 "the DataFrame needs a 'value' column (the record value, string or binary); "
                 "found columns: " + ", ".join(schema.fieldNames())
             )
-        _check_column(schema, "value")
-        self.has_key = _check_column(schema, "key")
+        # value.format / key.format: a formatted column may be of any type to_avro takes
+        formatted = {c.column for c in options.formats.columns}
+        if "value" not in formatted:
+            _check_column(schema, "value")
+        self.has_key = "key" in schema.fieldNames() if "key" in formatted \
+            else _check_column(schema, "key")
+        self.encoding = encoding_for(
+            options.formats, {c: schema[c].dataType.jsonValue() for c in formatted
+                              if c in schema.fieldNames()}, options.topic)
         # Like Spark, the topic column's type matters only when no topic option overrides it.
         self.use_topic_column = options.topic is None
         if self.use_topic_column and not _check_column(schema, "topic"):
@@ -266,8 +274,8 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                 batch: pa.RecordBatch, rng: random.Random) -> None:
         names = batch.schema.names
         n = batch.num_rows
-        values = _as_binary(batch.column(names.index("value")))
-        keys = _as_binary(batch.column(names.index("key"))) if self.has_key else None
+        values = self._bytes(batch, "value", topic)
+        keys = self._bytes(batch, "key", topic) if self.has_key else None
         info = client.topic(topic)
         parts = assign_partitions(keys, n, info.num_partitions, rng, self.options.partitioner)
         if self.has_partition:
@@ -291,6 +299,17 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         if self.timestamp_type is not None:
             timestamps = _timestamps_ms(batch.column(names.index("timestamp")), now_ms)
         producer.append(topic, keys, values, parts, timestamps, headers, header_bytes)
+
+    def _bytes(self, batch: pa.RecordBatch, column: str, topic: str) -> pa.Array:
+        """A column's bytes: encoded in its format (value.format / key.format), else as
+        given (string or binary)."""
+        values = batch.column(batch.schema.get_field_index(column))
+        formatted = self.encoding is not None and any(
+            c.column == column for c in self.options.formats.columns)
+        if formatted:
+            assert self.encoding is not None
+            return self.encoding.encode(column, values, topic)
+        return _as_binary(values)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         done = [m for m in messages if isinstance(m, KafkaWriteCommitMessage)]

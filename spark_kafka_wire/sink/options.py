@@ -54,6 +54,7 @@ from spark_kafka_wire.options import (
     wire_text,
     with_config_file,
 )
+from spark_kafka_wire.options.formats import FormatOptions, format_options
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 from spark_kafka_wire.protocol.errors import shown
 
@@ -78,6 +79,8 @@ class SinkOptions:
     create: TopicCreation = TopicCreation()
     # kafka.transactional.id: exactly-once writes, each task's transactional id starts with it
     transactional_prefix: str | None = None
+    # value.format / key.format and the registry (parsed; schemas are settled by the writer)
+    formats: FormatOptions = FormatOptions()
 
 
 def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) -> bool | None:
@@ -221,8 +224,14 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
     if client.kafka07:
         _check_kafka07(opts, codec_name, prefix, create)
         produce = replace(produce, enable_idempotence=False)
+    formats = format_options(opts)
+    if client.kafka07 and formats.columns:
+        raise ConfigurationError(
+            "value.format / key.format: writes to Kafka 0.7 clusters take raw columns only "
+            "(encode them in the DataFrame, e.g. with to_avro)", condition=KAFKA07_UNSUPPORTED)
     return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
-                       partitioner=partitioner, create=create, transactional_prefix=prefix)
+                       partitioner=partitioner, create=create, transactional_prefix=prefix,
+                       formats=formats)
 
 
 KAFKA07_CODECS = ("none", "gzip", "snappy")

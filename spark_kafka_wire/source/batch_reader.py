@@ -10,6 +10,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.pool import shared_cluster
 from spark_kafka_wire.client.task_reads import read_planned
+from spark_kafka_wire.source.formats import decode_batch
 from spark_kafka_wire.source.options import SourceOptions
 from spark_kafka_wire.source.planning import (
     KafkaInputPartition,
@@ -59,8 +60,14 @@ def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
             if r.size > 0 and loc is not None:
                 ranges.append((r.topic, r.partition, r.start, r.end))
                 locations.append(loc)
+    decoding = partition.decoding
     for i, chunk in read_planned(partition.client, ranges, partition.fetch,
                                  partition.fail_on_data_loss, locations, partition.fetch07):
-        yield from to_record_batches(chunk, ranges[i][0], ranges[i][1],
-                                     partition.max_records_per_batch, partition.include_headers,
-                                     timestamps=locations is None)  # 0.7 has no timestamps
+        topic, number = ranges[i][0], ranges[i][1]
+        batches = to_record_batches(chunk, topic, number, partition.max_records_per_batch,
+                                    partition.include_headers,
+                                    timestamps=locations is None)  # 0.7 has no timestamps
+        if decoding is None:
+            yield from batches
+        else:
+            yield from (decode_batch(b, decoding, topic, number) for b in batches)

@@ -14,6 +14,8 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
+from pyspark.sql.types import StructType
+
 from spark_kafka_wire.client.cluster_api import FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
@@ -47,6 +49,8 @@ from spark_kafka_wire.options import (
     with_config_file,
     zookeeper_security,
 )
+from spark_kafka_wire.options.formats import PERMISSIVE, FormatOptions, format_options
+from spark_kafka_wire.source.formats import Decoding, planned_columns
 from spark_kafka_wire.source.limits import (
     LIMIT_OPTIONS,
     STARTING_OFFSETS,
@@ -94,6 +98,10 @@ class SourceOptions:
     offset_fetch_interval_ms: int = int_default("fetchOffset.retryIntervalMs")
     # Kafka 0.7 brokers (client.kafka07): their FETCH sizes, from the same options
     fetch07: FetchSettings07 | None = None
+    # value.format / key.format and the registry (parsed, nothing fetched) ...
+    formats: FormatOptions = FormatOptions()
+    # ... and, once the reader knows its reader schemas, what each task needs to decode
+    decoding: Decoding | None = None
 
     @property
     def topics(self) -> tuple[str, ...]:
@@ -104,6 +112,23 @@ class SourceOptions:
     @property
     def isolation_level(self) -> int:
         return self.fetch.isolation_level
+
+
+def read_formats(options: Mapping[str, str]) -> FormatOptions:
+    """A read's value.format / key.format settings alone (the DataFrame's schema depends on
+    them), without parsing or checking the rest."""
+    return format_options(with_config_file(lower_keys(options), SOURCE))
+
+
+def with_decoding(options: SourceOptions, schema: StructType) -> SourceOptions:
+    """``options`` with what the tasks need to decode the formatted columns of ``schema``
+    (the DataFrame's, whose metadata names each column's reader schema)."""
+    formats = options.formats
+    if not formats.columns:
+        return options
+    assert formats.registry is not None
+    return replace(options, decoding=Decoding(planned_columns(formats, schema),
+                                              formats.registry, formats.mode == PERMISSIVE))
 
 
 def include_headers(options: Mapping[str, str]) -> bool:
@@ -183,6 +208,7 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         offset_fetch_attempts=int_value(opts, "fetchOffset.numRetries"),
         offset_fetch_interval_ms=int_value(opts, "fetchOffset.retryIntervalMs"),
         fetch07=fetch_settings07(fetch) if client.kafka07 else None,
+        formats=format_options(opts),
     )
 
 

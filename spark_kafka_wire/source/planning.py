@@ -60,6 +60,7 @@ from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndErro
 from spark_kafka_wire.client.fetch_plan import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
+from spark_kafka_wire.source.formats import Decoding
 from spark_kafka_wire.source.limits import Limit, OffsetSpec
 from spark_kafka_wire.source.options import SourceOptions
 from spark_kafka_wire.source.strategy import Assign, Strategy, Subscribe, SubscribePattern
@@ -93,7 +94,8 @@ class KafkaInputPartition(InputPartition):
                  fetch: FetchSettings, max_records_per_batch: int,
                  fail_on_data_loss: bool = True, include_headers: bool = False,
                  locations: Sequence[PartitionLocation | None] | None = None,
-                 fetch07: FetchSettings07 | None = None) -> None:
+                 fetch07: FetchSettings07 | None = None,
+                 decoding: Decoding | None = None) -> None:
         super().__init__(index)
         self.ranges = tuple(ranges)
         self.client = client
@@ -103,6 +105,7 @@ class KafkaInputPartition(InputPartition):
         self.include_headers = include_headers
         self.locations = None if locations is None else tuple(locations)
         self.fetch07 = fetch07
+        self.decoding = decoding  # value.format / key.format: decoded in the task
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{r.topic}-{r.partition} [{r.start}, {r.end})"
@@ -174,6 +177,14 @@ def assigned_partitions(client: Cluster, strategy: Strategy, missing_ok: bool = 
         log.warning("assigned partitions that do not exist are not read: %s",
                     ", ".join(f"{t}-{p}" for t, p in gone))
     return sorted(tp for tp in strategy.partitions if tp in existing)
+
+
+def subscribed_topics(client: Cluster, options: SourceOptions) -> tuple[str, ...]:
+    """The topics a read names, or, for subscribePattern, those the pattern matches now (the
+    subjects of TopicNameStrategy schemas are found from them)."""
+    if options.topics:
+        return options.topics
+    return tuple(sorted({t for t, _ in assigned_partitions(client, options.strategy)}))
 
 
 # --------------------------------------------------------------------------------- offsets
@@ -412,5 +423,5 @@ def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
                 o.include_headers,
                 None if locate is None else
                 [locate(r.topic, r.partition) if r.size > 0 else None for r in g],
-                o.fetch07)
+                o.fetch07, o.decoding)
             for i, g in enumerate(groups)]

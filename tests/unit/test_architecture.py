@@ -153,7 +153,8 @@ ALLOWED_LAYERS = {
     # imports only the protocol layer's constants
     "table": {"protocol", "table"},
     "client": {"protocol", "table", "client"},
-    "shared": {"protocol", "table", "client", "shared"},
+    # the option parsers and the error tree: the formats layer's errors are re-exported
+    "shared": {"protocol", "table", "client", "formats", "shared"},
     "source": {"protocol", "table", "client", "shared", "formats", "source"},
     "sink": {"protocol", "table", "client", "shared", "formats", "sink"},
     "face": {"protocol", "table", "client", "shared", "formats", "source", "sink", "face",

@@ -36,6 +36,7 @@ from spark_kafka_wire.options import (
     lower_keys,
     option,
 )
+from spark_kafka_wire.options.formats import ColumnFormat, FormatOptions
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 from spark_kafka_wire.sink.options import SinkOptions, TopicCreation, parse_sink_options
 from spark_kafka_wire.source.options import (
@@ -116,6 +117,10 @@ FED: dict[str, list[tuple[type, str, Callable[[Any], Any]]]] = {
     "kafka.transaction.timeout.ms": [(ProduceSettings, "transaction_timeout_ms", _same)],
     "createTopic": [(TopicCreation, "explicit", _same)],
     "kafka.allow.auto.create.topics": [(TopicCreation, "auto", _same)],
+    "mode": [(FormatOptions, "mode", _same)],
+    "enableStableIdentifiersForUnionType": [(FormatOptions, "stable_union_ids", _same)],
+    "auto.register.schemas": [(FormatOptions, "auto_register", _same)],
+    "use.latest.version": [(FormatOptions, "use_latest_version", _same)],
 }
 
 # Options whose default is applied while parsing and held in no settings field's default.
@@ -130,6 +135,13 @@ PARSED_ONLY = {
     "kafka.enable.idempotence": "ProduceSettings holds None for 'defaulted' (Java's rules)",
     "kafka.compression.gzip.level": "ProduceSettings.compression_level holds the level of the "
                                     "codec in use; -1 is None, zlib's default",
+    "value.format": "raw: FormatOptions.value is None",
+    "key.format": "raw: FormatOptions.key is None",
+    "value.subject.name.strategy": "a required field of ColumnFormat",
+    "key.subject.name.strategy": "a required field of ColumnFormat",
+    "basic.auth.credentials.source": "decides where RegistryConfig.user_info comes from",
+    "schema.registry.ssl.endpoint.identification.algorithm":
+        "parsed by the TLS parser as kafka.ssl.endpoint.identification.algorithm",
     "kafka.compression.zstd.level": "ProduceSettings.compression_level holds the level of the "
                                     "codec in use; the default is the codec's own "
                                     "(protocol/compression.py ZSTD_DEFAULT_LEVEL)",
@@ -138,7 +150,7 @@ PARSED_ONLY = {
 # The settings built from options: none of their fields may default to a literal of its own.
 SETTINGS = (ClientConfig, FetchSettings, FetchSettings07, ProduceSettings, SourceOptions,
             StreamOptions, SinkOptions, TopicCreation, RefreshSettings, HttpSettings,
-            OAuthConfig, KerberosConfig, TlsConfig)
+            OAuthConfig, KerberosConfig, TlsConfig, FormatOptions, ColumnFormat)
 # Literal defaults that are no option's default: "unset" values and the broker's own default.
 SENTINELS = {
     (TopicCreation, "partitions"): "-1: the broker's default (CreateTopics)",
@@ -146,6 +158,8 @@ SENTINELS = {
     (OAuthConfig, "lifetime_s"): "unsecuredLoginLifetimeSeconds, a JAAS option (Java's 3600)",
     (OAuthConfig, "principal_claim"): "unsecuredLoginPrincipalClaimName, a JAAS option",
     (OAuthConfig, "claims_json"): "unsecured tokens' claims, from JAAS options",
+    (FormatOptions, "recursive_field_max_depth"): "-1: recursiveFieldMaxDepth unset (Spark's "
+                                                  "value), a recursive schema is refused",
 }
 
 

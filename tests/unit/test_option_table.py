@@ -39,7 +39,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 # (the writer's `topic` column).
 PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options/client.py",
            "options/security.py", "source/options.py", "source/strategy.py",
-           "source/limits.py", "sink/options.py")
+           "source/limits.py", "sink/options.py", "options/formats.py")
 # Functions whose argument names an option of the table (options/table.py, options/values.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
              "bool_value": 1, "wire_text": 1, "text_default": 0, "int_default": 0,

@@ -630,3 +630,32 @@ def test_a_bytes_default_is_its_code_points() -> None:
             pa.array([payload]), json.dumps(writer))
         assert decoded.array.to_pylist() == [
             {"x": 4, "b": b"\xff\x01", "f": b"ab\xe9d", "nb": b"\x80"}]
+
+
+def test_a_column_is_conformed_to_a_registered_schema_it_does_not_match() -> None:
+    """use.latest.version: the registry's schema has a field the column lacks (with a default,
+    bytes given as code points), a long where the column has an int, and lacks a field the
+    column has; what is written equals fastavro's bytes for the record with the defaults."""
+    schema = {"type": "record", "name": "Reading", "fields": [
+        {"name": "count", "type": "long"},
+        {"name": "sensor", "type": "string"},
+        {"name": "unit", "type": "string", "default": "C"},
+        {"name": "tag", "type": "bytes", "default": "\u00ff\u0001"},
+        {"name": "note", "type": ["null", "string"], "default": None}]}
+    column = pa.array([{"sensor": "s1", "count": 1, "extra": 9},
+                       {"sensor": "s2", "count": 2**31 - 1, "extra": 8}, None],
+                      type=pa.struct([("sensor", pa.string()), ("count", pa.int32()),
+                                      ("extra", pa.int64())]))
+    parsed = fastavro.parse_schema(schema)
+    expected = []
+    for sensor, count in (("s1", 1), ("s2", 2**31 - 1)):
+        out = io.BytesIO()
+        fastavro.schemaless_writer(out, parsed, {"count": count, "sensor": sensor, "unit": "C",
+                                                 "tag": b"\xff\x01", "note": None})
+        expected.append(out.getvalue())
+    for vectorized in (True, False):
+        encoded = AvroEncoder(json.dumps(schema), vectorized=vectorized).encode(column)
+        assert encoded.to_pylist() == [*expected, None]
+    lacking = {**schema, "fields": [*schema["fields"], {"name": "site", "type": "string"}]}
+    with pytest.raises(ValueError, match="'site' is not in the column and has no default"):
+        AvroEncoder(json.dumps(lacking)).encode(column)

@@ -1,0 +1,58 @@
+"""Errors of the formats layer: a record its column's format cannot decode, a value it cannot
+encode (issue 32).
+
+Each names where the record is (topic, partition, offset) or which row of which topic, the
+writer schema's id when the record has one, and what to do; the facts stay attributes and
+survive pickling, since a Spark task raises them and the driver shows them.
+"""
+
+from __future__ import annotations
+
+from spark_kafka_wire.protocol.errors import KafkaWireError, render
+
+#: The message template of each condition (``render``).
+MESSAGES: dict[str, str] = {
+    "KAFKAWIRE_UNDECODABLE_RECORD":
+        "cannot decode the {column} of the record at topic {topic!r}, partition {partition}, "
+        "offset {offset}{writer}: {reason}. Set mode=PERMISSIVE to read such records as null "
+        "with their bytes in {corrupt}, or read the column raw ({column}.format=raw)",
+    "KAFKAWIRE_UNENCODABLE_VALUE":
+        "cannot encode the {column} of a row for topic {topic!r} with the schema of id "
+        "{schema_id}: {reason}. Give the column a type the schema takes (or let kafkawire "
+        "derive the schema from the column: unset use.latest.version and {column}.schema.id)",
+}
+
+
+class UndecodableRecordError(KafkaWireError):
+    """A record its column's format could not decode (under ``mode=FAILFAST``): not in
+    Confluent's wire format, a writer schema that cannot be resolved to the reader schema, or
+    bytes that are not what the schema says."""
+
+    condition = "KAFKAWIRE_UNDECODABLE_RECORD"
+
+    def __init__(self, column: str, topic: str, partition: int, offset: int,
+                 schema_id: int | None, reason: str, corrupt_column: str) -> None:
+        self.column, self.topic, self.partition, self.offset = column, topic, partition, offset
+        self.schema_id, self.reason, self.corrupt_column = schema_id, reason, corrupt_column
+        writer = f" (writer schema id {schema_id})" if schema_id is not None else ""
+        super().__init__(render(MESSAGES, self.condition, column=column, topic=topic,
+                                partition=partition, offset=offset, writer=writer,
+                                reason=reason, corrupt=corrupt_column))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.column, self.topic, self.partition, self.offset,
+                             self.schema_id, self.reason, self.corrupt_column))
+
+
+class UnencodableValueError(KafkaWireError, ValueError):
+    """A row whose column value does not fit the schema it is written with."""
+
+    condition = "KAFKAWIRE_UNENCODABLE_VALUE"
+
+    def __init__(self, column: str, topic: str, schema_id: int, reason: str) -> None:
+        self.column, self.topic, self.schema_id, self.reason = column, topic, schema_id, reason
+        super().__init__(render(MESSAGES, self.condition, column=column, topic=topic,
+                                schema_id=schema_id, reason=reason))
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.column, self.topic, self.schema_id, self.reason))
