@@ -13,9 +13,9 @@ from spark_kafka_wire.protocol.errors import KafkaWireError, render
 #: The message template of each condition (``render``).
 MESSAGES: dict[str, str] = {
     "KAFKAWIRE_UNDECODABLE_RECORD":
-        "cannot decode the {column} of the record at topic {topic!r}, partition {partition}, "
-        "offset {offset}{writer}: {reason}. Set mode=PERMISSIVE to read such records as null "
-        "with their bytes in {corrupt}, or read the column raw ({column}.format=raw)",
+        "cannot decode the {column} of {where}{writer}: {reason}. Set mode=PERMISSIVE to read "
+        "such records as null with their bytes in {corrupt}, or read the column raw "
+        "({column}.format=raw)",
     "KAFKAWIRE_UNENCODABLE_VALUE":
         "cannot encode the {column} of a row for topic {topic!r} with the schema of id "
         "{schema_id}: {reason}. Give the column a type the schema takes (or let kafkawire "
@@ -30,14 +30,17 @@ class UndecodableRecordError(KafkaWireError):
 
     condition = "KAFKAWIRE_UNDECODABLE_RECORD"
 
-    def __init__(self, column: str, topic: str, partition: int, offset: int,
+    def __init__(self, column: str, topic: str | None, partition: int, offset: int,
                  schema_id: int | None, reason: str, corrupt_column: str) -> None:
+        """``topic`` None: a column decoded by ``from_confluent``, where ``offset`` is the
+        row's position in its Arrow batch (the record's place in Kafka is not known)."""
         self.column, self.topic, self.partition, self.offset = column, topic, partition, offset
         self.schema_id, self.reason, self.corrupt_column = schema_id, reason, corrupt_column
         writer = f" (writer schema id {schema_id})" if schema_id is not None else ""
-        super().__init__(render(MESSAGES, self.condition, column=column, topic=topic,
-                                partition=partition, offset=offset, writer=writer,
-                                reason=reason, corrupt=corrupt_column))
+        where = (f"the record at topic {topic!r}, partition {partition}, offset {offset}"
+                 if topic is not None else f"row {offset} of a batch of the column")
+        super().__init__(render(MESSAGES, self.condition, column=column, where=where,
+                                writer=writer, reason=reason, corrupt=corrupt_column))
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.column, self.topic, self.partition, self.offset,

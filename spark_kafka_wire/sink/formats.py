@@ -85,7 +85,7 @@ class Encoding:
             found = self.settled.get(key)
             if found is None:
                 found = _settle(fmt, self.formats, self.registry, topic,
-                                self.spark_types[fmt.column])
+                                self.spark_types.get(fmt.column))
                 self.settled[key] = found
             return found
 
@@ -107,7 +107,8 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
     if fmt.schema_id is not None:
         found = client.schema_by_id(fmt.schema_id)
         return ColumnSchema(fmt.column, found.id, AvroEncoder(found.schema))
-    derived = to_avro(spark_type, nullable=False, record_name=TOP_LEVEL_RECORD)
+    derived = None if spark_type is None else \
+        to_avro(spark_type, nullable=False, record_name=TOP_LEVEL_RECORD)
     record = derived.get("name") if isinstance(derived, dict) else None
     if formats.use_latest_version or fmt.schema_version is not None:
         subject = fmt.subject_for(topic, record if fmt.subject is None and
@@ -115,6 +116,7 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
         found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
             else client.latest(subject)
         return ColumnSchema(fmt.column, found.id, AvroEncoder(found.schema))
+    assert derived is not None, "a schema is derived from the column's type, which is known"
     text = json.dumps(derived)
     subject = fmt.subject_for(topic, record)
     if formats.auto_register:

@@ -1,0 +1,127 @@
+"""``from_confluent`` / ``to_confluent``: Confluent's wire format as column functions (issue 32),
+for a binary column read by any means: Spark's own ``kafka`` format, files, a table.
+
+    from spark_kafka_wire.functions import from_confluent, to_confluent
+    registry = {"schema.registry.url": "https://registry.example.com"}
+    orders = (spark.read.format("kafka")...load()
+              .select(from_confluent("value", "avro", registry, topic="orders").alias("order")))
+    out = orders.select(to_confluent("order", "avro", registry, topic="orders-copy")
+                        .alias("value"))
+
+``options`` take the data source's names for the value column (``schema.registry.url`` and
+the other registry settings, ``value.subject``, ``value.schema.id``,
+``value.schema.version``, ``value.subject.name.strategy``, ``mode``,
+``auto.register.schemas``, ``use.latest.version``): the functions mean what
+``value.format`` means in a read or a write. ``topic`` names the topic for the subject name
+strategy (``<topic>-value``); without it, give ``value.subject`` or ``value.schema.id``.
+
+Both are Arrow UDFs (``pyspark.sql.functions.arrow_udf``, Spark 4.1+): the column's Arrow
+batches are decoded or encoded whole in the Python worker, as the data source's tasks do.
+``from_confluent`` settles its reader schema when it is called (the latest of the subject,
+or the pinned one): the returned column's type is that schema's Spark type. ``to_confluent``
+settles the written schema when it is called if the registry gives it (``value.schema.id``,
+``use.latest.version``, ``value.schema.version``); otherwise the schema is derived in the
+task from the column's type as Spark hands it to Python (every field nullable: a union with
+null) and registered (or looked up) there, once per worker process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql import Column
+from pyspark.sql.functions import arrow_udf
+from pyspark.sql.pandas.types import from_arrow_type
+from pyspark.sql.types import BinaryType, DataType, StructField, StructType
+
+from spark_kafka_wire.client.errors import MISSING_OPTION, ConfigurationError
+from spark_kafka_wire.client.schema_registry import shared_registry
+from spark_kafka_wire.formats.avro_codec import decode_framed
+from spark_kafka_wire.formats.confluent import split_frames
+from spark_kafka_wire.formats.errors import UndecodableRecordError
+from spark_kafka_wire.options.formats import (
+    CORRUPT_COLUMN,
+    PERMISSIVE,
+    FormatOptions,
+    format_options,
+)
+from spark_kafka_wire.sink.formats import Encoding
+from spark_kafka_wire.source.formats import resolve_columns
+
+__all__ = ["from_confluent", "to_confluent"]
+
+ColumnOrName = Column | str
+
+
+def _value_formats(fmt: str, options: Mapping[str, str] | None) -> FormatOptions:
+    formats = format_options({**(options or {}), "value.format": fmt})
+    if formats.value is None:
+        raise ConfigurationError(f"from_confluent/to_confluent need a registry format (avro), "
+                                 f"got {fmt!r}", condition=MISSING_OPTION)
+    return formats
+
+
+def _spark_type(type_json: object) -> DataType:
+    return StructType.fromJson({"type": "struct", "fields": [
+        {"name": "x", "type": type_json, "nullable": True, "metadata": {}}]})["x"].dataType
+
+
+def from_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's word)
+                   options: Mapping[str, str] | None = None, *,
+                   topic: str | None = None) -> Column:
+    """A binary column of Confluent-framed records decoded to the reader schema's type."""
+    formats = _value_formats(format, options)
+    (reader,) = resolve_columns(formats, [topic] if topic else [])
+    assert formats.registry is not None
+    registry_config, permissive = formats.registry, formats.mode == PERMISSIVE
+    decoder = reader.decoder
+
+    def decode(values: pa.Array) -> pa.Array:
+        registry = shared_registry(registry_config)
+        decoded = decode_framed(values, decoder,
+                                lambda schema_id: registry.schema_by_id(schema_id).schema)
+        failed = np.asarray(decoded.failed, dtype=bool)
+        if failed.any() and not permissive:
+            first = int(np.flatnonzero(failed)[0])
+            ids = split_frames(values.slice(first, 1)).schema_ids
+            raise UndecodableRecordError(
+                "value", None, -1, first, int(ids[0]) if ids[0] >= 0 else None,
+                decoded.errors.get(first, "not decodable"), CORRUPT_COLUMN["value"])
+        return decoded.array
+
+    udf = arrow_udf(decode, returnType=_spark_type(decoder.spark_type_json))
+    return udf(col)
+
+
+def to_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's word)
+                 options: Mapping[str, str] | None = None, *,
+                 topic: str | None = None) -> Column:
+    """A column encoded in Confluent's wire format (binary), nulls kept null."""
+    formats = _value_formats(format, options)
+    value = formats.value
+    assert value is not None
+    if topic is None and value.subject is None and value.schema_id is None:
+        raise ConfigurationError(
+            "to_confluent needs the subject of the schema: give topic= (the subject is "
+            "<topic>-value), or value.subject, or value.schema.id in options",
+            condition=MISSING_OPTION)
+    pinned = value.schema_id is not None or formats.use_latest_version or \
+        value.schema_version is not None
+    encoding = Encoding(formats, {})
+    if pinned:
+        encoding.schema_for(value, topic or "")  # settled now: errors here, not in tasks
+
+    def encode(values: pa.Array) -> pa.Array:
+        if not pinned and "value" not in encoding.spark_types:
+            encoding.spark_types = {"value": _spark_type_json(values.type)}
+        return encoding.encode("value", values, topic or "")
+
+    return arrow_udf(encode, returnType=BinaryType())(col)
+
+
+def _spark_type_json(arrow: pa.DataType) -> object:
+    """The Spark type (JSON form) of an Arrow type as Spark hands a column to Python."""
+    return StructType([StructField("x", from_arrow_type(arrow), True)]).jsonValue()[
+        "fields"][0]["type"]
