@@ -19,7 +19,8 @@ CELL_TIMEOUT_S = 600
 
 
 def test_the_expected_notebooks_exist() -> None:
-    assert {p.stem for p in NOTEBOOKS} == {"quickstart", "streaming_offsets_lag"}
+    assert {p.stem for p in NOTEBOOKS} == {"quickstart", "streaming_offsets_lag",
+                                           "avro_schema_evolution"}
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
@@ -35,7 +36,11 @@ def test_committed_without_outputs(path: Path) -> None:
 
 @pytest.mark.spark
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_runs_top_to_bottom(path: Path, tmp_path: Path) -> None:
+def test_runs_top_to_bottom(path: Path, tmp_path: Path, request: pytest.FixtureRequest,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    if path.stem == "avro_schema_evolution":
+        # the notebook reads SCHEMA_REGISTRY_URL, as a user's registry: the tests' Apicurio
+        monkeypatch.setenv("SCHEMA_REGISTRY_URL", request.getfixturevalue("schema_registry"))
     copy = tmp_path / path.name
     shutil.copy(path, copy)
     nb = nbformat.read(copy, as_version=4)
