@@ -16,7 +16,6 @@ or (``PERMISSIVE``) becomes null with its bytes kept in ``_corrupt_value`` / ``_
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -179,9 +178,3 @@ def decode_batch(batch: pa.RecordBatch, decoding: Decoding, topic: str,
     out = arrow_schema(batch.schema, decoding)
     return pa.RecordBatch.from_arrays([columns.get(n, corrupt.get(n)) for n in out.names],
                                       schema=out)
-
-
-def describe(columns: Sequence[ColumnReader]) -> str:
-    """The reader schemas in one line, for logs and plans (never the registry's URL)."""
-    return json.dumps({c.column: {"id": c.schema.id, "subject": c.schema.subject,
-                                  "version": c.schema.version} for c in columns})
