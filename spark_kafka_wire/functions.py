@@ -27,7 +27,7 @@ null) and registered (or looked up) there, once per worker process.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -35,6 +35,7 @@ from pyspark.sql import Column
 from pyspark.sql.functions import arrow_udf
 from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import BinaryType, DataType, StructField, StructType
+from pyspark.util import PythonEvalType
 
 from spark_kafka_wire.client.errors import MISSING_OPTION, ConfigurationError
 from spark_kafka_wire.client.schema_registry import shared_registry
@@ -61,6 +62,21 @@ def _value_formats(fmt: str, options: Mapping[str, str] | None) -> FormatOptions
         raise ConfigurationError(f"from_confluent/to_confluent need a registry format (avro), "
                                  f"got {fmt!r}", condition=MISSING_OPTION)
     return formats
+
+
+def _arrow_udf(f: Callable[[pa.Array], pa.Array], return_type: DataType,
+               col: ColumnOrName) -> Column:
+    """``f`` as an Arrow UDF applied to ``col``, of the kind ``col`` is: a Spark Connect
+    column gets a Connect UDF even in a process that also runs a classic session (where
+    pyspark's ``arrow_udf`` would build a classic one); a column name follows pyspark's own
+    rule (``is_remote``)."""
+    if isinstance(col, Column) and type(col).__module__.startswith("pyspark.sql.connect"):
+        from pyspark.sql.connect.udf import _create_udf  # noqa: PLC0415 (Connect only)
+
+        udf = _create_udf(f, return_type, PythonEvalType.SQL_SCALAR_ARROW_UDF)
+    else:
+        udf = arrow_udf(f, returnType=return_type)
+    return udf(col)
 
 
 def _spark_type(type_json: object) -> DataType:
@@ -91,8 +107,7 @@ def from_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark
                 decoded.errors.get(first, "not decodable"), CORRUPT_COLUMN["value"])
         return decoded.array
 
-    udf = arrow_udf(decode, returnType=_spark_type(decoder.spark_type_json))
-    return udf(col)
+    return _arrow_udf(decode, _spark_type(decoder.spark_type_json), col)
 
 
 def to_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's word)
@@ -118,7 +133,7 @@ def to_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's
             encoding.spark_types = {"value": _spark_type_json(values.type)}
         return encoding.encode("value", values, topic or "")
 
-    return arrow_udf(encode, returnType=BinaryType())(col)
+    return _arrow_udf(encode, BinaryType(), col)
 
 
 def _spark_type_json(arrow: pa.DataType) -> object:

@@ -101,3 +101,27 @@ def test_errors_keep_their_message(session, bootstrap) -> None:
     with pytest.raises(Exception, match="subscribe") as info:
         session.read.format("kafkawire").options(**_kafka(bootstrap)).load().collect()
     assert "ConfigurationError" in str(info.value)
+
+
+def test_avro_values_through_the_registry(session, bootstrap, schema_registry) -> None:
+    """value.format=avro written and read, and from_confluent on the raw column: the registry
+    is asked where the DataFrame is defined, which under Connect is the server."""
+    from spark_kafka_wire.functions import from_confluent
+
+    topic = f"connect-avro-{uuid.uuid4().hex[:8]}"
+    avro = {"schema.registry.url": schema_registry, "value.format": "avro"}
+    df = session.createDataFrame(ROWS, "key string, value string").selectExpr(
+        "key", "named_struct('text', value, 'size', length(value)) AS value")
+    (df.write.format("kafkawire").options(**_kafka(bootstrap)).options(**avro)
+     .option("topic", topic).option("createTopic", "true").mode("append").save())
+    read = session.read.format("kafkawire").options(**_kafka(bootstrap)).options(**avro) \
+        .option("subscribe", topic).load()
+    assert read.schema["value"].dataType.simpleString() == "struct<text:string,size:int>"
+    got = sorted(((r.value.text, r.value.size) for r in read.collect()), key=str)
+    assert got == sorted(((v, len(v)) for _, v in ROWS), key=str)
+    raw = session.read.format("kafkawire").options(**_kafka(bootstrap)) \
+        .option("subscribe", topic).load()
+    decoded = raw.select(from_confluent(raw["value"], "avro",
+                                        {"schema.registry.url": schema_registry},
+                                        topic=topic).alias("v"))
+    assert sorted(((r.v.text, r.v.size) for r in decoded.collect()), key=str) == got
