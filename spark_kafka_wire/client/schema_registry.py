@@ -68,6 +68,8 @@ from spark_kafka_wire.client.errors import (
     SchemaRegistryError,
 )
 from spark_kafka_wire.client.operator import operator_list, where_to_set
+from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
+from spark_kafka_wire.client.sasl.tokens import TOKENS
 from spark_kafka_wire.client.tls import (
     TlsConfig,
     VerifyAdvice,
@@ -222,6 +224,10 @@ class RegistryConfig:
     user_info: str | None = field(default=None, repr=False)
     bearer_token: str | None = field(default=None, repr=False)
     bearer_headers: tuple[tuple[str, str], ...] = ()
+    #: bearer tokens from an OAuth source (Confluent's bearer.auth.credentials.source=
+    #: OAUTHBEARER, or the Kafka login's with SASL_OAUTHBEARER_INHERIT), fetched and refreshed
+    #: through the process's token cache like the Kafka logins' (its repr hides the secret)
+    oauth: OAuthConfig | None = None
     tls: TlsConfig | None = None
     request_timeout_s: float = 30.0
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
@@ -260,6 +266,11 @@ class RegistryConfig:
                                            or not self.user_info.partition(":")[0]):
             raise ConfigurationError.of(INVALID_VALUE, option="basic.auth.user.info",
                                         expected="user:password", got="<hidden>")
+        if self.oauth is not None and (self.bearer_token is not None or
+                                       self.user_info is not None or from_urls):
+            raise ConfigurationError(
+                "OAuth bearer tokens and another credential (bearer.auth.token, Basic "
+                "credentials) are both set: give one", condition=CONFLICTING_OPTIONS)
         if self.bearer_token is not None and (self.user_info is not None or from_urls):
             raise ConfigurationError(
                 "a bearer token and Basic credentials (basic.auth.user.info or user info in "
@@ -269,7 +280,7 @@ class RegistryConfig:
             raise ConfigurationError.of(INVALID_VALUE, option="bearer.auth.token",
                                         expected="printable ASCII without spaces",
                                         got="<hidden>")
-        if self.bearer_headers and self.bearer_token is None:
+        if self.bearer_headers and self.bearer_token is None and self.oauth is None:
             raise ConfigurationError(
                 "bearer headers (target-sr-cluster, Confluent-Identity-Pool-Id) are set "
                 "without a bearer token: they go with bearer.auth.token",
@@ -290,7 +301,9 @@ class RegistryConfig:
                                             bound=f">= {low:g}", got=repr(number))
 
     def __repr__(self) -> str:
-        if self.bearer_token is not None:
+        if self.oauth is not None:
+            auth = f"OAuth bearer tokens ({self.oauth!r})"
+        elif self.bearer_token is not None:
             auth = "bearer token <hidden>"
         elif self.user_info is not None:
             auth = "basic.auth.user.info <hidden>"
@@ -309,6 +322,9 @@ class RegistryConfig:
 
     def authorization(self, index: int) -> dict[str, str]:
         """The authentication headers of a request to ``urls[index]``."""
+        if self.oauth is not None:
+            token = TOKENS.get(self.oauth).value  # cached per process, refreshed before expiry
+            return {"Authorization": f"Bearer {token}", **dict(self.bearer_headers)}
         if self.bearer_token is not None:
             return {"Authorization": f"Bearer {self.bearer_token}", **dict(self.bearer_headers)}
         info = self.user_info if self.user_info is not None else self.url_user_info[index]

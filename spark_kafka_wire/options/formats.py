@@ -22,6 +22,7 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
+from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, check_url_allowed
 from spark_kafka_wire.client.schema_registry import RegistryConfig
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.options.security import sasl_config, tls_config
@@ -211,26 +212,58 @@ def _basic_user_info(opts: Mapping[str, str]) -> str | None:
         f"{source!r}", condition=UNSUPPORTED_VALUE)
 
 
-def _bearer(opts: Mapping[str, str]) -> tuple[str | None, tuple[tuple[str, str], ...]]:
-    source = given(opts, option("bearer.auth.credentials.source"))
+def _oauth(opts: Mapping[str, str], source: str) -> OAuthConfig:
+    """The OAuth token source of ``OAUTHBEARER`` (the client-credentials grant at
+    ``bearer.auth.issuer.endpoint.url``, allowed by the operator like Kafka's token
+    endpoints) or ``SASL_OAUTHBEARER_INHERIT`` (the Kafka login's own)."""
+    if source == "SASL_OAUTHBEARER_INHERIT":
+        sasl = sasl_config(opts)
+        if sasl.oauth is None:
+            raise ConfigurationError(
+                "bearer.auth.credentials.source=SASL_OAUTHBEARER_INHERIT sends the Kafka "
+                f"OAUTHBEARER login's tokens; kafka.sasl.mechanism is {sasl.mechanism}",
+                condition=CONFLICTING_OPTIONS)
+        return sasl.oauth
+    url_opt = option("bearer.auth.issuer.endpoint.url")
+    url, client_id = given(opts, url_opt), given(opts, option("bearer.auth.client.id"))
+    secret = given(opts, option("bearer.auth.client.secret"))
+    for name, value in ((url_opt, url), (option("bearer.auth.client.id"), client_id),
+                        (option("bearer.auth.client.secret"), secret)):
+        if not value or not value.strip():
+            raise ConfigurationError(f"bearer.auth.credentials.source=OAUTHBEARER needs "
+                                     f"{name.name}", condition=MISSING_OPTION)
+    assert url is not None and client_id is not None and secret is not None
+    check_url_allowed(url.strip(), url_opt.name)
+    return OAuthConfig(source="oidc", principal=client_id.strip(), endpoint_url=url.strip(),
+                       client_id=client_id.strip(), client_secret=secret,
+                       scope=(given(opts, option("bearer.auth.scope")) or "").strip())
+
+
+def _bearer(opts: Mapping[str, str]
+            ) -> tuple[str | None, OAuthConfig | None, tuple[tuple[str, str], ...]]:
+    """The registry's bearer credentials: a static token, or an OAuth token source; and the
+    Confluent Cloud headers that go with either."""
+    given_source = given(opts, option("bearer.auth.credentials.source"))
     token = given(opts, option("bearer.auth.token"))
-    if source is None and token is None:
-        return None, ()
-    if (source or "STATIC_TOKEN").strip().upper() != "STATIC_TOKEN":
-        raise ConfigurationError(
-            f"bearer.auth.credentials.source must be STATIC_TOKEN, got {source!r} (the "
-            "registry's OAuth client credentials are not supported yet)",
-            condition=UNSUPPORTED_VALUE)
-    if not token or not token.strip():
-        raise ConfigurationError("bearer.auth.credentials.source=STATIC_TOKEN needs "
-                                 "bearer.auth.token", condition=MISSING_OPTION)
+    if given_source is None and token is None:
+        return None, None, ()
+    source = (given_source or "STATIC_TOKEN").strip().upper()
     headers = []
     for name, header in ((option("bearer.auth.logical.cluster"), "target-sr-cluster"),
                          (option("bearer.auth.identity.pool.id"), "Confluent-Identity-Pool-Id")):
         value = given(opts, name)
         if value is not None and value.strip():
             headers.append((header, value.strip()))
-    return token.strip(), tuple(headers)
+    if source in ("OAUTHBEARER", "SASL_OAUTHBEARER_INHERIT"):
+        return None, _oauth(opts, source), tuple(headers)
+    if source != "STATIC_TOKEN":
+        raise ConfigurationError(
+            "bearer.auth.credentials.source must be STATIC_TOKEN, OAUTHBEARER or "
+            f"SASL_OAUTHBEARER_INHERIT, got {given_source!r}", condition=UNSUPPORTED_VALUE)
+    if not token or not token.strip():
+        raise ConfigurationError("bearer.auth.credentials.source=STATIC_TOKEN needs "
+                                 "bearer.auth.token", condition=MISSING_OPTION)
+    return token.strip(), None, tuple(headers)
 
 
 def registry_config(opts: Mapping[str, str]) -> RegistryConfig:
@@ -243,13 +276,13 @@ def registry_config(opts: Mapping[str, str]) -> RegistryConfig:
             "value.format / key.format other than raw read schemas from a Schema Registry: "
             "set schema.registry.url", condition=MISSING_OPTION)
     user_info = _basic_user_info(opts)
-    token, headers = _bearer(opts)
-    if user_info is not None and token is not None:
+    token, oauth, headers = _bearer(opts)
+    if user_info is not None and (token is not None or oauth is not None):
         raise ConfigurationError.of(
             CONFLICTING_OPTIONS, subject="the registry's credentials",
             options="basic.auth.user.info / basic.auth.credentials.source, bearer.auth.token")
     return RegistryConfig(urls=urls, user_info=user_info, bearer_token=token,
-                          bearer_headers=headers, tls=_registry_tls(opts, urls[0]))
+                          bearer_headers=headers, oauth=oauth, tls=_registry_tls(opts, urls[0]))
 
 
 def format_options(opts: Mapping[str, str]) -> FormatOptions:

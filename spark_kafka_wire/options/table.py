@@ -212,11 +212,27 @@ _FORMAT_OPTIONS = [
            "`basic.auth.credentials.source=USER_INFO`, which it implies when that is unset);"
            " never shown"),
     Option("bearer.auth.credentials.source", EVERYWHERE, section="formats", kafkawire_only=True,
-           doc="`STATIC_TOKEN`: send `bearer.auth.token` as `Authorization: Bearer` to the "
-           "registry"),
+           doc="bearer tokens for the registry (Confluent's names): `STATIC_TOKEN` sends "
+           "`bearer.auth.token`; `OAUTHBEARER` gets tokens from `bearer.auth.issuer.endpoint.url` "
+           "with the client-credentials grant (refreshed before they expire, like a Kafka "
+           "OAUTHBEARER login's); `SASL_OAUTHBEARER_INHERIT` sends the Kafka OAUTHBEARER "
+           "login's tokens"),
     Option("bearer.auth.token", EVERYWHERE, section="formats", kafkawire_only=True,
-           doc="the registry's static bearer token (with "
-           "`bearer.auth.credentials.source=STATIC_TOKEN`); never shown"),
+           doc="the registry's static bearer token (with `bearer.auth.credentials.source="
+           "STATIC_TOKEN`, which it implies when that is unset); never shown"),
+    Option("bearer.auth.issuer.endpoint.url", EVERYWHERE, section="formats",
+           kafkawire_only=True,
+           doc="the OAuth token endpoint of `bearer.auth.credentials.source=OAUTHBEARER`; read "
+           "only when the cluster operator lists it, as Kafka's own token endpoints "
+           "(`spark.kafkawire.sasl.oauthbearer.allowed.urls`)"),
+    Option("bearer.auth.client.id", EVERYWHERE, section="formats", kafkawire_only=True,
+           doc="the OAuth client id of `bearer.auth.credentials.source=OAUTHBEARER`"),
+    Option("bearer.auth.client.secret", EVERYWHERE, section="formats", kafkawire_only=True,
+           doc="the OAuth client secret of `bearer.auth.credentials.source=OAUTHBEARER`; never "
+           "shown"),
+    Option("bearer.auth.scope", EVERYWHERE, section="formats", kafkawire_only=True,
+           doc="the OAuth scope asked for with `bearer.auth.credentials.source=OAUTHBEARER` "
+           "(none when unset)"),
     Option("bearer.auth.logical.cluster", EVERYWHERE, section="formats", kafkawire_only=True,
            doc="Confluent Cloud's Schema Registry cluster id, sent as `target-sr-cluster` with a"
            " bearer token"),

@@ -92,8 +92,14 @@ def test_a_record_strategy_read_needs_a_subject_or_an_id() -> None:
      "URL, USER_INFO or SASL_INHERIT"),
     ({**AVRO, "bearer.auth.credentials.source": "STATIC_TOKEN"}, "MISSING_OPTION",
      "bearer.auth.token"),
-    ({**AVRO, "bearer.auth.credentials.source": "OAUTHBEARER", "bearer.auth.token": "t"},
-     "UNSUPPORTED_VALUE", "STATIC_TOKEN"),
+    ({**AVRO, "bearer.auth.credentials.source": "KERBEROS"}, "UNSUPPORTED_VALUE",
+     "STATIC_TOKEN, OAUTHBEARER or SASL_OAUTHBEARER_INHERIT"),
+    ({**AVRO, "bearer.auth.credentials.source": "OAUTHBEARER", "bearer.auth.client.id": "c",
+      "bearer.auth.client.secret": "s"}, "MISSING_OPTION", "bearer.auth.issuer.endpoint.url"),
+    ({**AVRO, "bearer.auth.credentials.source": "SASL_OAUTHBEARER_INHERIT",
+      "kafka.sasl.mechanism": "PLAIN", "kafka.sasl.jaas.config":
+      'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+      'password="p";'}, "CONFLICTING_OPTIONS", "OAUTHBEARER login"),
     ({**AVRO, "basic.auth.user.info": "u:p", "bearer.auth.token": "t"},
      "CONFLICTING_OPTIONS", "bearer.auth.token"),
 ])
@@ -159,3 +165,15 @@ def test_the_operators_list_of_registries(monkeypatch: pytest.MonkeyPatch) -> No
                           "KAFKAWIRE_CONFIGURATION.NOT_ALLOWED_BY_OPERATOR"):
         SchemaRegistryClient(registry_config({**AVRO, "schema.registry.url":
                                               "http://169.254.169.254"}))
+
+
+def test_the_kafka_oauthbearer_login_s_tokens_can_be_inherited() -> None:
+    inherited = registry_config({
+        **AVRO, "bearer.auth.credentials.source": "SASL_OAUTHBEARER_INHERIT",
+        "kafka.sasl.mechanism": "OAUTHBEARER",
+        "kafka.sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer."
+                                  'OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="svc";'})
+    assert inherited.oauth is not None and inherited.oauth.source == "unsecured"
+    assert inherited.oauth.principal == "svc" and inherited.bearer_token is None
+    header = inherited.authorization(0)["Authorization"]
+    assert header.startswith("Bearer ") and len(header) > 20
