@@ -49,7 +49,7 @@ from spark_kafka_wire.options.formats import (
     format_options,
 )
 from spark_kafka_wire.sink.formats import Encoding
-from spark_kafka_wire.source.formats import resolve_columns
+from spark_kafka_wire.source.formats import resolve_columns, spark_type
 
 __all__ = ["from_confluent", "to_confluent"]
 
@@ -79,11 +79,6 @@ def _arrow_udf(f: Callable[[pa.Array], pa.Array], return_type: DataType,
     return udf(col)
 
 
-def _spark_type(type_json: object) -> DataType:
-    return StructType.fromJson({"type": "struct", "fields": [
-        {"name": "x", "type": type_json, "nullable": True, "metadata": {}}]})["x"].dataType
-
-
 def from_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's word)
                    options: Mapping[str, str] | None = None, *,
                    topic: str | None = None) -> Column:
@@ -107,7 +102,7 @@ def from_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark
                 decoded.errors.get(first, "not decodable"), CORRUPT_COLUMN["value"])
         return decoded.array
 
-    return _arrow_udf(decode, _spark_type(decoder.spark_type_json), col)
+    return _arrow_udf(decode, spark_type(decoder.spark_type_json), col)
 
 
 def to_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's word)

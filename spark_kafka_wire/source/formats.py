@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark.sql.types import BinaryType, StructField, StructType
+from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, ConfigurationError
 from spark_kafka_wire.client.schema_registry import (
@@ -117,6 +117,13 @@ def planned_columns(formats: FormatOptions, schema: StructType) -> tuple[ColumnR
     return tuple(found)
 
 
+def spark_type(type_json: object) -> DataType:
+    """The Spark type of a type's JSON form (``DataType.jsonValue()``, which the formats
+    layer gives without importing pyspark)."""
+    return StructType.fromJson({"type": "struct", "fields": [
+        {"name": "x", "type": type_json, "nullable": True, "metadata": {}}]})["x"].dataType
+
+
 def typed_schema(base: StructType, columns: Sequence[ColumnReader],
                  permissive: bool) -> StructType:
     """``base`` (Spark's kafka schema) with each formatted column of its reader schema's type,
@@ -128,15 +135,12 @@ def typed_schema(base: StructType, columns: Sequence[ColumnReader],
         if c is None:
             fields.append(f)
             continue
-        meta = {SCHEMA_ID_KEY: c.schema.id}
+        meta: dict[str, object] = {SCHEMA_ID_KEY: c.schema.id}
         if c.schema.subject is not None:
-            meta[SUBJECT_KEY] = c.schema.subject  # type: ignore[assignment]
+            meta[SUBJECT_KEY] = c.schema.subject
         if c.schema.version is not None:
             meta[VERSION_KEY] = c.schema.version
-        data_type = StructType.fromJson(
-            {"type": "struct", "fields": [{"name": "x", "type": c.decoder.spark_type_json,
-                                           "nullable": True, "metadata": {}}]})["x"].dataType
-        fields.append(StructField(f.name, data_type, True, meta))
+        fields.append(StructField(f.name, spark_type(c.decoder.spark_type_json), True, meta))
     if permissive:
         fields += [StructField(CORRUPT_COLUMN[c.column], BinaryType(), True) for c in columns]
     return StructType(fields)
