@@ -27,7 +27,7 @@ def examples() -> dict[str, tuple[str, str]]:
 
 def test_the_marked_examples_exist() -> None:
     found = examples()
-    assert {"quickstart", "cli", "exactly-once"} <= set(found), sorted(found)
+    assert {"quickstart", "cli", "exactly-once", "avro"} <= set(found), sorted(found)
     for name, (_, code) in found.items():
         assert PLACEHOLDER in code, f"{name}: no {PLACEHOLDER} to point at the test broker"
 
@@ -76,3 +76,17 @@ def test_readme_examples_in_order(spark, fresh_broker, tmp_path, capsys) -> None
     assert re.search(r"^\d+ records, each once$", out, re.M), out
     count = int(out.split()[0])
     assert count == namespace["df"].count() > 0
+
+
+#: The README's Avro example names its Schema Registry at this URL (Confluent's default port).
+REGISTRY_PLACEHOLDER = "http://localhost:8081"
+
+
+def test_readme_avro_example(spark, fresh_broker, schema_registry, capsys) -> None:
+    """The Avro example against the tests' registry: written, registered, read back typed."""
+    code = examples()["avro"][1]
+    assert REGISTRY_PLACEHOLDER in code
+    out = _python(code.replace(REGISTRY_PLACEHOLDER, schema_registry), {"spark": spark},
+                  fresh_broker, capsys)
+    assert "|-- value: struct" in out and "|    |-- item: string" in out, out
+    assert re.search(r"\|\s*1\|apples\|\s*2\.5\|", out) and "pears" in out, out
