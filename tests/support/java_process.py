@@ -59,12 +59,16 @@ def maven_libs(target: Path, pom_xml: str, *, what: str, name: str, stamp: str =
     processes from resolving it twice. ``what`` names the jars in the error without Maven,
     ``name`` the artifacts when Maven fails."""
     libs, done = target / "libs", target / ".complete"
-    if done.exists():
+
+    def resolved() -> bool:  # by this stamp: a changed list of artifacts is resolved again
+        return done.exists() and done.read_text() == stamp
+
+    if resolved():
         return libs
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if done.exists():
+        if resolved():
             return libs
         mvn = shutil.which("mvn")
         if not mvn:

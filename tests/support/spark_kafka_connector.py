@@ -30,6 +30,9 @@ from tests.support.java_process import cache_dir, maven_libs, pom
 
 GROUP = "org.apache.spark"
 CONNECTOR = "spark-sql-kafka-0-10_2.13"
+#: Spark's own Avro functions (from_avro / to_avro), the oracle of kafkawire's Avro columns
+#: (issue 32), resolved with the connector at the same Spark version.
+AVRO = "spark-avro_2.13"
 REPO = Path(__file__).resolve().parents[2]
 PARITY_VENV = REPO / ".venv-parity"
 #: A release Maven Central did not serve is asked for again after a day: it publishes
@@ -67,9 +70,10 @@ def _resolve(version: str) -> Path:
     if failed.exists() and time.time() - failed.stat().st_mtime < NOT_SERVED_TTL_S:
         raise ConnectorNotServed(failed.read_text())
     try:
-        return maven_libs(target, pom("spark-kafka", [(GROUP, CONNECTOR, version)]),
-                          what="Spark's kafka connector", name=f"{CONNECTOR}:{version}",
-                          stamp=version)
+        return maven_libs(target, pom("spark-kafka", [(GROUP, CONNECTOR, version),
+                                                      (GROUP, AVRO, version)]),
+                          what="Spark's kafka connector and Avro functions",
+                          name=f"{CONNECTOR}:{version}", stamp=f"{version} with {AVRO}")
     except RuntimeError as exc:
         if "Could not find artifact" in str(exc) or "Could not resolve" in str(exc):
             target.mkdir(parents=True, exist_ok=True)
@@ -87,13 +91,15 @@ def connector_jars(version: str | None = None) -> list[Path]:
     libs = _resolve(version)
     shipped = _pyspark_jars()
     jars = sorted(p for p in libs.glob("*.jar") if _artifact(p.name) not in shipped)
-    if not any(p.name.startswith(f"{CONNECTOR}-{version}") for p in jars):
-        raise RuntimeError(f"{libs} holds no {CONNECTOR}-{version}.jar")
+    for artifact in (CONNECTOR, AVRO):
+        if not any(p.name.startswith(f"{artifact}-{version}") for p in jars):
+            raise RuntimeError(f"{libs} holds no {artifact}-{version}.jar")
     return jars
 
 
 def session_conf(version: str | None = None) -> dict[str, str]:
-    """SparkSession settings making ``format("kafka")`` available beside kafkawire."""
+    """SparkSession settings making ``format("kafka")`` (and Spark's ``from_avro`` /
+    ``to_avro``) available beside kafkawire."""
     return {"spark.jars": ",".join(str(p) for p in connector_jars(version))}
 
 
