@@ -64,6 +64,12 @@ def _artifact(jar_name: str) -> str:
     return match.group(1) if match else jar_name
 
 
+def stamp(version: str) -> str:
+    """What the cache's ``.complete`` holds once the artifacts of ``version`` are resolved
+    (a cache resolved for another list of artifacts is resolved again)."""
+    return f"{version} with {AVRO}"
+
+
 def _resolve(version: str) -> Path:
     target = cache_dir() / f"spark-sql-kafka-{version}"
     failed = target / ".not-served"
@@ -73,7 +79,7 @@ def _resolve(version: str) -> Path:
         return maven_libs(target, pom("spark-kafka", [(GROUP, CONNECTOR, version),
                                                       (GROUP, AVRO, version)]),
                           what="Spark's kafka connector and Avro functions",
-                          name=f"{CONNECTOR}:{version}", stamp=f"{version} with {AVRO}")
+                          name=f"{CONNECTOR}:{version}", stamp=stamp(version))
     except RuntimeError as exc:
         if "Could not find artifact" in str(exc) or "Could not resolve" in str(exc):
             target.mkdir(parents=True, exist_ok=True)

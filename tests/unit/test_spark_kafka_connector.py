@@ -28,7 +28,7 @@ def _cache(tmp_path: Path, version: str, jars: list[str]) -> None:
     libs.mkdir(parents=True)
     for jar in jars:
         (libs / jar).write_bytes(b"")
-    (tmp_path / f"spark-sql-kafka-{version}" / ".complete").write_text(version)
+    (tmp_path / f"spark-sql-kafka-{version}" / ".complete").write_text(connector.stamp(version))
 
 
 def test_jars_pyspark_ships_are_left_out(tmp_path, monkeypatch) -> None:
@@ -39,11 +39,13 @@ def test_jars_pyspark_ships_are_left_out(tmp_path, monkeypatch) -> None:
     shipped = sorted(p.name for p in (Path(pyspark.__file__).parent / "jars").glob("scala-library-*.jar"))
     assert shipped, "pyspark ships scala-library"
     _cache(tmp_path, version, [f"spark-sql-kafka-0-10_2.13-{version}.jar",
+                               f"spark-avro_2.13-{version}.jar",
                                f"spark-token-provider-kafka-0-10_2.13-{version}.jar",
                                "kafka-clients-3.9.2.jar", "commons-pool2-2.13.1.jar",
                                "scala-library-2.13.0.jar"])
     names = [p.name for p in connector.connector_jars()]
     assert names == sorted(["commons-pool2-2.13.1.jar", "kafka-clients-3.9.2.jar",
+                            f"spark-avro_2.13-{version}.jar",
                             f"spark-sql-kafka-0-10_2.13-{version}.jar",
                             f"spark-token-provider-kafka-0-10_2.13-{version}.jar"])
     conf = connector.session_conf()
@@ -58,7 +60,22 @@ def test_a_release_maven_central_did_not_serve_is_asked_for_again_after_a_day(
     marker.parent.mkdir()
     marker.write_text("Maven Central serves no org.apache.spark:spark-sql-kafka-0-10_2.13:9.9.9")
     assert not connector.served("9.9.9")
-    _cache(tmp_path, "9.9.8", ["spark-sql-kafka-0-10_2.13-9.9.8.jar"])
+    _cache(tmp_path, "9.9.8", ["spark-sql-kafka-0-10_2.13-9.9.8.jar", "spark-avro_2.13-9.9.8.jar"])
     assert connector.served("9.9.8")
     with pytest.raises(connector.ConnectorNotServed, match="9.9.9"):
         connector.connector_jars("9.9.9")
+
+
+def test_a_cache_resolved_for_other_artifacts_is_resolved_again(tmp_path, monkeypatch) -> None:
+    """The stamp names what was resolved: a cache of the connector alone (before spark-avro
+    joined it) is not taken for one that holds spark-avro."""
+    from tests.support.java_process import maven_libs
+
+    monkeypatch.setenv("KAFKAWIRE_CACHE", str(tmp_path))
+    target = tmp_path / "x"
+    (target / "libs").mkdir(parents=True)
+    (target / ".complete").write_text("old")
+    assert maven_libs(target, "<project/>", what="w", name="n", stamp="old") == target / "libs"
+    monkeypatch.setattr("shutil.which", lambda name: None)  # resolving again needs Maven
+    with pytest.raises(RuntimeError, match="needs Maven"):
+        maven_libs(target, "<project/>", what="w", name="n", stamp="new")
