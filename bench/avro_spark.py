@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from spark_kafka_wire.testing.session import QUIET, local_session
     from tests.support.librdkafka import create_topic
-    from tests.support.schema_registry import ApicurioRegistry
+    from tests.support.schema_registry import ApicurioRegistry, confluent_client
     from tests.support.spark_kafka_connector import session_conf
 
     registry = ApicurioRegistry().start()
@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
             bootstrap = kafka["kafka.bootstrap.servers"]
             topic = "bench-avro"
             create_topic({"bootstrap.servers": bootstrap}, topic, PARTITIONS)
-            from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+            from confluent_kafka.schema_registry import Schema
 
-            schema_id = SchemaRegistryClient({"url": registry.url}).register_schema(
+            schema_id = confluent_client(registry.url).register_schema(
                 f"{topic}-value", Schema(json.dumps(SCHEMA), "AVRO"))
             t0 = time.perf_counter()
             _produce(bootstrap, topic, args.rows, schema_id)

@@ -34,6 +34,8 @@ from confluent_kafka.schema_registry.protobuf import (
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
+
 AVRO_V1 = {
     "type": "record", "name": "Reading", "namespace": "kafkawire.test",
     "fields": [{"name": "sensor", "type": "string"}, {"name": "value", "type": "double"}],
@@ -60,20 +62,12 @@ JSON_SCHEMA = {
 }
 
 
-#: The serializers' and deserializers' subject names: TopicNameStrategy (``<topic>-value``), named
-#: because confluent-kafka 2.16's default, the "associated" strategy, first asks the registry's
-#: associations API (GET /associations/resources/...), which Apicurio 3.3.3 does not have: it
-#: answers 404 and the client falls back to TopicNameStrategy. In this file's first two runs the
-#: client (then without a timeout) waited for ever on one of those lookups, which the registry's
-#: access log shows answered 404; three later runs with the default strategy passed, and the
-#: cause was not found. Naming the strategy keeps the tests off that API.
-TOPIC_NAMES = {"subject.name.strategy.type": "TOPIC"}
 
 
 @pytest.fixture
 def registry(schema_registry: str) -> SchemaRegistryClient:
     # a timeout (the client has none by default): an answer that never comes fails the test
-    client = SchemaRegistryClient({"url": schema_registry, "timeout": 30})
+    client = confluent_client(schema_registry)
     yield client
     client.close()
 

@@ -11,13 +11,13 @@ import uuid
 
 import confluent_kafka as ck
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro
 
 from tests.spark.test_registry_avro_read import EVERY_TYPE, _record
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -41,7 +41,7 @@ def _basket(n: int) -> dict:
 
 
 def _produce(bootstrap: str, url: str, topic: str, schema: dict, records: list[dict]) -> None:
-    serializer = AvroSerializer(SchemaRegistryClient({"url": url}), json.dumps(schema))
+    serializer = AvroSerializer(confluent_client(url), json.dumps(schema), conf=TOPIC_NAMES)
     producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for r in records:
         producer.produce(topic, serializer(r, SerializationContext(topic, MessageField.VALUE)),
@@ -83,7 +83,7 @@ def test_what_kafkawire_writes_from_avro_reads_back(spark, bootstrap, schema_reg
      .option("topic", topic).option("createTopic", "true")
      .option("schema.registry.url", schema_registry).option("value.format", "avro")
      .mode("append").save())
-    registered = SchemaRegistryClient({"url": schema_registry}).get_latest_version(
+    registered = confluent_client(schema_registry).get_latest_version(
         f"{topic}-value").schema.schema_str
     back = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
             .option("subscribe", topic).option("startingOffsets", "earliest").load()

@@ -40,6 +40,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
+
 EVERY_TYPE = {
     "type": "record", "name": "Everything", "namespace": "kafkawire.test",
     "fields": [
@@ -117,7 +119,7 @@ def _record(n: int) -> dict:
 
 
 def _registry(url: str) -> SchemaRegistryClient:
-    return SchemaRegistryClient({"url": url})
+    return confluent_client(url)
 
 
 def _produce_avro(bootstrap: str, registry: SchemaRegistryClient, topic: str, schema: dict,
@@ -126,7 +128,7 @@ def _produce_avro(bootstrap: str, registry: SchemaRegistryClient, topic: str, sc
     """Each record serialized by Confluent's AvroSerializer (registering ``schema`` under the
     topic's subject) and written with librdkafka to partition 0; ``raw_between`` puts other
     bytes at given positions. Returns the bytes written, in order."""
-    serializer = AvroSerializer(registry, json.dumps(schema))
+    serializer = AvroSerializer(registry, json.dumps(schema), conf=TOPIC_NAMES)
     written = []
     producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for n, record in enumerate(records):
@@ -156,7 +158,8 @@ def _spark_value(value: object) -> object:
 
 def _expected(registry: SchemaRegistryClient, topic: str, written: list[bytes],
               reader: dict | None = None) -> list[dict]:
-    deserializer = AvroDeserializer(registry, json.dumps(reader) if reader else None)
+    deserializer = AvroDeserializer(registry, json.dumps(reader) if reader else None,
+                                    conf=TOPIC_NAMES)
     out = []
     for data in written:
         record = _spark_value(deserializer(data, SerializationContext(topic, MessageField.VALUE)))

@@ -14,6 +14,8 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
+
 V1 = {"type": "record", "name": "Reading", "namespace": "kafkawire.test", "fields": [
     {"name": "sensor", "type": "string"}, {"name": "count", "type": "int"}]}
 # a field added with a default: a v1 reader skips it, a v2 reader fills it in for v1 records
@@ -25,7 +27,7 @@ V3 = {**V1, "fields": [{"name": "sensor", "type": "string"}, {"name": "count", "
 
 def _produce(bootstrap: str, registry: SchemaRegistryClient, topic: str, schema: dict,
              records: list[dict]) -> None:
-    serializer = AvroSerializer(registry, json.dumps(schema))
+    serializer = AvroSerializer(registry, json.dumps(schema), conf=TOPIC_NAMES)
     producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     for r in records:
         producer.produce(topic, serializer(r, SerializationContext(topic, MessageField.VALUE)))
@@ -35,7 +37,7 @@ def _produce(bootstrap: str, registry: SchemaRegistryClient, topic: str, schema:
 def test_a_running_stream_keeps_its_reader_schema_until_restarted(
         spark, bootstrap, schema_registry, new_topic, tmp_path):
     topic = new_topic(1, "avro-stream")
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     _produce(bootstrap, registry, topic, V1, [{"sensor": f"a{n}", "count": n} for n in range(3)])
     batches: list[tuple[list[str], list[dict]]] = []
 
@@ -84,7 +86,7 @@ def test_a_record_the_running_reader_schema_cannot_read_fails_the_stream(
     """Under FAILFAST, a v3 record (count: long) met by a query started with v1 (count: int)
     fails it naming the record; restarted, the query reads it with v3."""
     topic = new_topic(1, "avro-stream-fail")
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     _produce(bootstrap, registry, topic, V1, [{"sensor": "a", "count": 1}])
     seen: list[dict] = []
 

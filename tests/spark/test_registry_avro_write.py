@@ -20,6 +20,7 @@ from kafka.partitioner.default import murmur2
 from pyspark.sql import functions as F
 
 from tests.support.librdkafka import consume
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 
 UTC = dt.timezone.utc
 
@@ -32,7 +33,7 @@ def _write(df, bootstrap: str, url: str, topic: str, **options: str) -> None:
 
 def _decoded(registry: SchemaRegistryClient, topic: str, raw: list[bytes | None],
              field: str = MessageField.VALUE) -> list[dict | None]:
-    deserializer = AvroDeserializer(registry)
+    deserializer = AvroDeserializer(registry, conf=TOPIC_NAMES)
     return [None if data is None else deserializer(data, SerializationContext(topic, field))
             for data in raw]
 
@@ -50,7 +51,7 @@ def test_a_struct_column_is_written_as_confluent_avro(spark, bootstrap, schema_r
     _write(df.select(F.col("name").alias("key"), value), bootstrap, schema_registry, topic,
            **{"value.format": "avro"})
 
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     registered = registry.get_latest_version(f"{topic}-value")
     schema = json.loads(registered.schema.schema_str)
     assert schema["type"] == "record" and schema["name"] == "topLevelRecord"
@@ -111,7 +112,7 @@ def test_tombstones_stay_null_and_keys_are_placed_by_their_encoded_bytes(
             messages.append(msg)
     finally:
         consumer.close()
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     keys = _decoded(registry, topic, [m.key() for m in messages], MessageField.KEY)
     for msg, key in zip(messages, keys, strict=True):
         assert key is not None
@@ -131,7 +132,7 @@ def test_auto_register_off_needs_a_registered_schema(spark, bootstrap, schema_re
         _write(df, bootstrap, schema_registry, topic,
                **{"value.format": "avro", "auto.register.schemas": "false"})
     # registered by hand (as to_avro derives it), the same write finds it and uses its id
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     derived = {"type": "record", "name": "topLevelRecord",
                "fields": [{"name": "n", "type": "long"}]}
     schema_id = registry.register_schema(f"{topic}-value", Schema(json.dumps(derived), "AVRO"))
@@ -146,7 +147,7 @@ def test_use_latest_version_writes_with_the_registered_schema(spark, bootstrap, 
     """The subject's latest schema, with a field the DataFrame lacks but that has a default
     and a long where the DataFrame has an int: the rows are written with that schema."""
     topic = new_topic(1, "avro-latest")
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     latest = {"type": "record", "name": "Reading", "namespace": "kafkawire.test", "fields": [
         {"name": "sensor", "type": "string"}, {"name": "count", "type": "long"},
         {"name": "unit", "type": "string", "default": "C"}]}
@@ -163,7 +164,7 @@ def test_use_latest_version_writes_with_the_registered_schema(spark, bootstrap, 
 def test_an_incompatible_schema_is_refused_before_any_task_writes(
         spark, bootstrap, schema_registry, new_topic):
     topic = new_topic(1, "avro-incompatible")
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     first = spark.range(2).selectExpr("named_struct('n', id) AS value")
     _write(first, bootstrap, schema_registry, topic, **{"value.format": "avro"})
     registry.set_compatibility(f"{topic}-value", "BACKWARD")

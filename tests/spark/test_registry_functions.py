@@ -6,20 +6,20 @@ from __future__ import annotations
 import json
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.sql import functions as F
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from spark_kafka_wire.functions import from_confluent, to_confluent
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 
 SCHEMA = {"type": "record", "name": "Reading", "namespace": "kafkawire.test", "fields": [
     {"name": "sensor", "type": "string"}, {"name": "count", "type": "long"}]}
 
 
 def _framed(url: str, topic: str, records: list[dict]) -> list[bytes]:
-    serializer = AvroSerializer(SchemaRegistryClient({"url": url}), json.dumps(SCHEMA))
+    serializer = AvroSerializer(confluent_client(url), json.dumps(SCHEMA), conf=TOPIC_NAMES)
     return [serializer(r, SerializationContext(topic, MessageField.VALUE)) for r in records]
 
 
@@ -59,8 +59,8 @@ def test_to_confluent_writes_what_confluent_reads(spark, schema_registry):
     options = {"schema.registry.url": schema_registry}
     encoded = df.select(to_confluent("r", "avro", options, topic=topic).alias("value"))
     raw = [bytes(r.value) for r in encoded.collect()]
-    registry = SchemaRegistryClient({"url": schema_registry})
-    deserializer = AvroDeserializer(registry)
+    registry = confluent_client(schema_registry)
+    deserializer = AvroDeserializer(registry, conf=TOPIC_NAMES)
     got = sorted((d["sensor"], d["count"]) for d in (
         deserializer(b, SerializationContext(topic, MessageField.VALUE)) for b in raw))
     assert got == sorted((f"s{n}", n) for n in range(20))
@@ -77,10 +77,10 @@ def test_to_confluent_with_the_registered_schema(spark, schema_registry):
     df = spark.createDataFrame([("a", 1), ("b", 2)], "sensor string, count int")
     encoded = df.select(to_confluent(F.struct("sensor", "count"), "avro", {
         "schema.registry.url": schema_registry, "use.latest.version": "true"}, topic=topic))
-    schema_id = SchemaRegistryClient({"url": schema_registry}).get_latest_version(
+    schema_id = confluent_client(schema_registry).get_latest_version(
         f"{topic}-value").schema_id
     raw = [bytes(r[0]) for r in encoded.collect()]
     assert {int.from_bytes(b[1:5], "big") for b in raw} == {schema_id}
-    deserializer = AvroDeserializer(SchemaRegistryClient({"url": schema_registry}))
+    deserializer = AvroDeserializer(confluent_client(schema_registry), conf=TOPIC_NAMES)
     assert [deserializer(b, SerializationContext(topic, MessageField.VALUE)) for b in raw] == [
         {"sensor": "a", "count": 1}, {"sensor": "b", "count": 2}]
