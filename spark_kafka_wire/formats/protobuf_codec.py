@@ -17,12 +17,21 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from google.protobuf import (  # noqa: F401 (the well-known files register in the default pool)
-    any_pb2, descriptor_pb2, descriptor_pool, duration_pb2, empty_pb2, field_mask_pb2,
-    message_factory, struct_pb2, timestamp_pb2, wrappers_pb2)
+    any_pb2,
+    descriptor_pb2,
+    descriptor_pool,
+    duration_pb2,
+    empty_pb2,
+    field_mask_pb2,
+    message_factory,
+    struct_pb2,
+    timestamp_pb2,
+    wrappers_pb2,
+)
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from .avro_codec import Decoded
-from .confluent import split_frames
+from spark_kafka_wire.formats.avro_codec import Decoded
+from spark_kafka_wire.formats.confluent import split_frames
 
 #: Spark's limits for ``recursive.fields.max.depth`` (values outside refuse recursion)
 MAX_RECURSIVE_DEPTH = 10
@@ -34,10 +43,6 @@ _INT32 = {FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescript
           FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_FIXED32}
 _INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64,
           FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64}
-
-
-class ProtobufSchemaError(ValueError):
-    """The schema cannot become a Spark type (recursion without a depth, unknown message)."""
 
 
 # ---------------------------------------------------------------------------- framing
@@ -103,11 +108,11 @@ def file_descriptor_proto(schema: str | bytes) -> descriptor_pb2.FileDescriptorP
         data = base64.b64decode(raw, validate=True)
         fdp = descriptor_pb2.FileDescriptorProto.FromString(data)
     except Exception as exc:  # noqa: BLE001 (binascii.Error or DecodeError: not base64 FDP)
-        raise ProtobufSchemaError(
+        raise ValueError(
             "Protobuf schema is not a base64 serialized FileDescriptorProto (.proto text "
             f"is not parsed yet): {exc}") from exc
     if not fdp.name:
-        raise ProtobufSchemaError("Protobuf schema has no file name: not a FileDescriptorProto")
+        raise ValueError("Protobuf schema has no file name: not a FileDescriptorProto")
     return fdp
 
 
@@ -148,11 +153,11 @@ def message_by_indexes(file_desc: Any, indexes: list[int]) -> Descriptor:
     desc: Descriptor | None = None
     for i in indexes:
         if not 0 <= i < len(types):
-            raise ProtobufSchemaError(f"message index {indexes} not in {file_desc.name}")
+            raise ValueError(f"message index {indexes} not in {file_desc.name}")
         desc = types[i]
         types = list(desc.nested_types)
     if desc is None:
-        raise ProtobufSchemaError("empty message indexes")
+        raise ValueError("empty message indexes")
     return desc
 
 
@@ -233,7 +238,7 @@ def _field_type(fd: FieldDescriptor, seen: dict[str, int], max_depth: int
     depth = seen.get(name, 0)
     if name in seen:
         if max_depth <= 0 or max_depth > MAX_RECURSIVE_DEPTH:
-            raise ProtobufSchemaError(
+            raise ValueError(
                 f"Found recursive reference in Protobuf schema at field {fd.full_name}: "
                 "set recursive.fields.max.depth (1..10) to read it")
         if depth >= max_depth:
@@ -292,7 +297,7 @@ def spark_type(desc: Descriptor, recursive_field_max_depth: int = -1
     """Spark type JSON, Arrow type and message converter of a message, as from_protobuf."""
     got = _struct(desc, {desc.full_name: 1}, recursive_field_max_depth)
     if got is None:
-        raise ProtobufSchemaError(f"message {desc.full_name} has no fields Spark can read")
+        raise ValueError(f"message {desc.full_name} has no fields Spark can read")
     return got
 
 
@@ -368,7 +373,7 @@ class ProtobufDecoder:
                         idx, pos = read_message_indexes(v, pos)
                         named = message_by_indexes(self._file, idx)
                         if named.full_name != self._desc.full_name:
-                            raise ProtobufSchemaError(
+                            raise ValueError(
                                 f"record is message {named.full_name}, the reader reads "
                                 f"{self._desc.full_name}")
                 out[i] = convert(parse(v[pos:] if pos else v))
