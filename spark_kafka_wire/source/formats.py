@@ -187,21 +187,25 @@ def arrow_schema(base: pa.Schema, decoding: Decoding) -> pa.Schema:
     return pa.schema(fields)
 
 
+def decode_column(raw: pa.Array, decoder: AvroDecoder | ProtobufDecoder,
+                  registry_config: RegistryConfig) -> Decoded:
+    """A column of Confluent-framed records decoded by its format's decoder: Avro with each
+    record's writer schema (by id), Protobuf with the reader's descriptor alone (unknown
+    fields skipped, missing ones null: it needs no writer schema)."""
+    if isinstance(decoder, ProtobufDecoder):
+        return protobuf_decode_framed(raw, decoder)
+    registry = shared_registry(registry_config)
+    return decode_framed(raw, decoder, lambda schema_id: registry.schema_by_id(schema_id).schema)
+
+
 def decode_batch(batch: pa.RecordBatch, decoding: Decoding, topic: str,
                  partition: int) -> pa.RecordBatch:
     """``batch`` (Spark's kafka columns) with its formatted columns decoded."""
-    registry = shared_registry(decoding.registry)
     columns = {name: batch.column(name) for name in batch.schema.names}
     corrupt = {}
     for c in decoding.columns:
         raw = columns[c.column]
-        decoded: Decoded
-        if isinstance(c.decoder, ProtobufDecoder):
-            # Protobuf needs no writer schema: the reader's descriptor skips unknown fields
-            decoded = protobuf_decode_framed(raw, c.decoder)
-        else:
-            decoded = decode_framed(raw, c.decoder,
-                                    lambda schema_id: registry.schema_by_id(schema_id).schema)
+        decoded = decode_column(raw, c.decoder, decoding.registry)
         failed = np.asarray(decoded.failed, dtype=bool)
         if failed.any() and not decoding.permissive:
             first = int(np.flatnonzero(failed)[0])
