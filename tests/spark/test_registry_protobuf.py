@@ -136,3 +136,19 @@ def test_protobuf_evolution_field_added_and_removed(spark, bootstrap, schema_reg
         .toArrow().column("value").to_pylist()
     assert rows == [{"sensor": "a", "unit": None, "at": None, "samples": [], "site": None},
                     {"sensor": "b", "unit": None, "at": None, "samples": [], "site": "here"}]
+
+
+def test_from_confluent_decodes_protobuf(spark, schema_registry):
+    from spark_kafka_wire.functions import from_confluent  # noqa: PLC0415 (Spark tier only)
+
+    topic = f"pb-fn-{uuid.uuid4().hex[:10]}"
+    registry = SchemaRegistryClient({"url": schema_registry, "timeout": 30})
+    cls = _reading()
+    ser = ProtobufSerializer(cls, registry, conf=TOPIC_NAMES)
+    context = SerializationContext(topic, MessageField.VALUE)
+    data = [ser(cls(sensor=f"s{n}", value=n + 0.5, samples=[n]), context) for n in range(3)]
+    df = spark.createDataFrame([(d,) for d in data], "value binary")
+    out = df.select(from_confluent("value", "protobuf", {"schema.registry.url": schema_registry},
+                                   topic=topic).alias("r")).toArrow().column("r").to_pylist()
+    names = ["sensor", "value", "unit", "at", "samples", "site"]
+    assert out == [_expected(cls, d, names) for d in data]
