@@ -38,8 +38,6 @@ from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 from pyspark.util import PythonEvalType
 
 from spark_kafka_wire.client.errors import MISSING_OPTION, ConfigurationError
-from spark_kafka_wire.client.schema_registry import shared_registry
-from spark_kafka_wire.formats.avro_codec import decode_framed
 from spark_kafka_wire.formats.confluent import split_frames
 from spark_kafka_wire.formats.errors import UndecodableRecordError
 from spark_kafka_wire.options.formats import (
@@ -49,7 +47,7 @@ from spark_kafka_wire.options.formats import (
     format_options,
 )
 from spark_kafka_wire.sink.formats import Encoding
-from spark_kafka_wire.source.formats import resolve_columns, spark_type
+from spark_kafka_wire.source.formats import decode_column, resolve_columns, spark_type
 
 __all__ = ["from_confluent", "to_confluent"]
 
@@ -59,7 +57,7 @@ ColumnOrName = Column | str
 def _value_formats(fmt: str, options: Mapping[str, str] | None) -> FormatOptions:
     formats = format_options({**(options or {}), "value.format": fmt})
     if formats.value is None:
-        raise ConfigurationError(f"from_confluent/to_confluent need a registry format (avro), "
+        raise ConfigurationError(f"from_confluent/to_confluent need a registry format (avro, protobuf), "
                                  f"got {fmt!r}", condition=MISSING_OPTION)
     return formats
 
@@ -90,9 +88,7 @@ def from_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark
     decoder = reader.decoder
 
     def decode(values: pa.Array) -> pa.Array:
-        registry = shared_registry(registry_config)
-        decoded = decode_framed(values, decoder,
-                                lambda schema_id: registry.schema_by_id(schema_id).schema)
+        decoded = decode_column(values, decoder, registry_config)
         failed = np.asarray(decoded.failed, dtype=bool)
         if failed.any() and not permissive:
             first = int(np.flatnonzero(failed)[0])

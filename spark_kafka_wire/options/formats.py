@@ -75,15 +75,16 @@ class _ColumnOptions:
     subject: Option
     schema_id: Option
     schema_version: Option
+    message: Option
 
 
 _PER_COLUMN = {
     "value": _ColumnOptions(option("value.format"), option("value.subject.name.strategy"),
                             option("value.subject"), option("value.schema.id"),
-                            option("value.schema.version")),
+                            option("value.schema.version"), option("value.protobuf.message")),
     "key": _ColumnOptions(option("key.format"), option("key.subject.name.strategy"),
                           option("key.subject"), option("key.schema.id"),
-                          option("key.schema.version")),
+                          option("key.schema.version"), option("key.protobuf.message")),
 }
 
 
@@ -97,6 +98,7 @@ class ColumnFormat:
     subject: str | None = None  # <column>.subject: wins over the strategy
     schema_id: int | None = None  # <column>.schema.id
     schema_version: int | None = None  # <column>.schema.version
+    message: str | None = None  # <column>.protobuf.message: the message a protobuf column reads
 
     def subject_for(self, topic: str, record_name: str | None = None) -> str:
         """The subject of this column's schema in ``topic`` (Confluent's strategies); a record
@@ -126,6 +128,7 @@ class FormatOptions:
     mode: str = text_default("mode")
     stable_union_ids: bool = bool_default("enableStableIdentifiersForUnionType")
     recursive_field_max_depth: int = -1  # Spark's "unset": a recursive schema is refused
+    protobuf_max_depth: int = -1  # recursive.fields.max.depth (from_protobuf's name)
     auto_register: bool = bool_default("auto.register.schemas")
     use_latest_version: bool = bool_default("use.latest.version")
 
@@ -160,9 +163,10 @@ def _column(opts: Mapping[str, str], column: str) -> ColumnFormat | None:
         raise ConfigurationError.of(
             CONFLICTING_OPTIONS, subject=f"the {column} column's schema",
             options=f"{names.schema_id.name}, {names.schema_version.name}")
+    message = (given(opts, names.message) or "").strip() or None
     return ColumnFormat(column, fmt, _strategy(opts, names.strategy),
                         subject.strip() if subject and subject.strip() else None,
-                        schema_id, schema_version)
+                        schema_id, schema_version, message)
 
 
 def _registry_tls(opts: Mapping[str, str], url: str) -> TlsConfig | None:
@@ -295,10 +299,12 @@ def format_options(opts: Mapping[str, str]) -> FormatOptions:
         raise ConfigurationError(f"mode must be {' or '.join(DECODE_MODES)}, got {mode!r}",
                                  condition=UNSUPPORTED_VALUE)
     depth = optional_int(opts, option("recursiveFieldMaxDepth"))
+    pb_depth = optional_int(opts, option("recursive.fields.max.depth"))
     settings = FormatOptions(
         value=value, key=key, mode=mode,
         stable_union_ids=bool_value(opts, option("enableStableIdentifiersForUnionType")),
         recursive_field_max_depth=-1 if depth is None else depth,
+        protobuf_max_depth=-1 if pb_depth is None else pb_depth,
         auto_register=bool_value(opts, option("auto.register.schemas")),
         use_latest_version=bool_value(opts, option("use.latest.version")))
     if value is None and key is None:

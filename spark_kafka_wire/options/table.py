@@ -24,7 +24,7 @@ from spark_kafka_wire.protocol.records.entries import (
 
 #: value.format / key.format: how a column's bytes are read and written. ``raw`` is Spark's
 #: binary column; the others are Confluent's wire format with a Schema Registry.
-VALUE_FORMATS = ("raw", "avro")
+VALUE_FORMATS = ("raw", "avro", "protobuf")
 #: Confluent's subject name strategies (the serializers' ``*.subject.name.strategy`` values,
 #: by their class's simple name; the full io.confluent... class names are accepted too).
 SUBJECT_NAME_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -192,12 +192,16 @@ _FORMAT_OPTIONS = [
            doc="how the `value` column's bytes are read and written: `raw` (binary, Spark's) or "
            "`avro`: Confluent's wire format (magic byte 0, the schema id, the Avro body) "
            "with the schema in `schema.registry.url`; reads give a typed column of the "
-           "reader schema, writes encode a struct (or any Spark type `to_avro` takes)"),
+           "reader schema, writes encode a struct (or any Spark type `to_avro` takes); "
+           "`protobuf`: Confluent's Protobuf framing (message indexes after the id), read "
+           "with Spark's from_protobuf type mapping (writes not yet)"),
     Option("key.format", EVERYWHERE, default="raw", section="formats", kafkawire_only=True,
            doc="how the `key` column's bytes are read and written: `raw` (binary, Spark's) or "
            "`avro`: Confluent's wire format (magic byte 0, the schema id, the Avro body) "
            "with the schema in `schema.registry.url`; reads give a typed column of the "
-           "reader schema, writes encode a struct (or any Spark type `to_avro` takes)"),
+           "reader schema, writes encode a struct (or any Spark type `to_avro` takes); "
+           "`protobuf`: Confluent's Protobuf framing (message indexes after the id), read "
+           "with Spark's from_protobuf type mapping (writes not yet)"),
     Option("schema.registry.url", EVERYWHERE, section="formats", kafkawire_only=True,
            doc="the Schema Registry's URL (http or https), or several comma-separated, tried in "
            "order when one cannot be reached; needed by every format but `raw`. Credentials "
@@ -298,6 +302,15 @@ _FORMAT_OPTIONS = [
     Option("recursiveFieldMaxDepth", SOURCE, kind=Kind.INT, minimum=1, maximum=12, section="formats", kafkawire_only=True,
            doc="how deep a recursive Avro record is unfolded, 1 to 12; unset, a recursive schema"
            " is refused (Spark's from_avro option)"),
+    Option("recursive.fields.max.depth", SOURCE, kind=Kind.INT, minimum=1, maximum=10, section="formats", kafkawire_only=True,
+           doc="how deep a recursive Protobuf message is unfolded, 1 to 10; unset, a recursive "
+           "message is refused (Spark's from_protobuf option)"),
+    Option("value.protobuf.message", EVERYWHERE, section="formats", kafkawire_only=True,
+           doc="the full name of the message a `protobuf` `value` column reads (unset: the "
+           "schema file's first message)"),
+    Option("key.protobuf.message", EVERYWHERE, section="formats", kafkawire_only=True,
+           doc="the full name of the message a `protobuf` `key` column reads (unset: the "
+           "schema file's first message)"),
     Option("auto.register.schemas", SINK, kind=Kind.BOOL, default=True, section="formats", kafkawire_only=True,
            doc="register the schema a write derives from the column's Spark type under its "
            "subject (Confluent's serializer setting); `false`: it must be registered already"),

@@ -31,6 +31,7 @@ import pyarrow as pa
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     MISSING_OPTION,
+    UNSUPPORTED_VALUE,
     ConfigurationError,
 )
 from spark_kafka_wire.client.schema_registry import RegistryConfig, shared_registry
@@ -103,6 +104,11 @@ class Encoding:
 
 def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig, topic: str,
             spark_type: Any) -> ColumnSchema:
+    if fmt.format == "protobuf":
+        raise ConfigurationError(
+            f"{fmt.column}.format=protobuf is read-only so far: kafkawire does not encode "
+            "Protobuf yet (write the column as binary with Confluent's ProtobufSerializer, "
+            "or use avro)", condition=UNSUPPORTED_VALUE)
     client = shared_registry(registry)
     if fmt.schema_id is not None:
         found = client.schema_by_id(fmt.schema_id)

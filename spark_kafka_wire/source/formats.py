@@ -30,9 +30,11 @@ from spark_kafka_wire.client.schema_registry import (
     RegistryConfig,
     shared_registry,
 )
-from spark_kafka_wire.formats.avro_codec import AvroDecoder, decode_framed
+from spark_kafka_wire.formats.avro_codec import AvroDecoder, Decoded, decode_framed
 from spark_kafka_wire.formats.confluent import split_frames
 from spark_kafka_wire.formats.errors import UndecodableRecordError
+from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
+from spark_kafka_wire.formats.protobuf_codec import decode_framed as protobuf_decode_framed
 from spark_kafka_wire.options.formats import CORRUPT_COLUMN, ColumnFormat, FormatOptions
 
 #: The column metadata that carries a formatted column's reader schema into the plan.
@@ -47,7 +49,7 @@ class ColumnReader:
 
     column: str
     schema: RegisteredSchema
-    decoder: AvroDecoder
+    decoder: AvroDecoder | ProtobufDecoder
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,36 @@ def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
     return found[0]
 
 
-def _decoder(schema: RegisteredSchema, formats: FormatOptions) -> AvroDecoder:
+def _references(schema: RegisteredSchema, registry: RegistryConfig,
+                into: dict[str, str]) -> dict[str, str]:
+    """The schemas ``schema`` imports, by import name, their own imports included (fetched
+    where the query is defined, so the decoder travels with every file it needs)."""
+    client = shared_registry(registry)
+    for ref in schema.references:
+        if ref.name not in into:
+            found = client.version(ref.subject, ref.version)
+            into[ref.name] = found.schema
+            _references(found, registry, into)
+    return into
+
+
+def _decoder(schema: RegisteredSchema, formats: FormatOptions,
+             fmt: ColumnFormat) -> AvroDecoder | ProtobufDecoder:
+    if fmt.format == "protobuf":
+        if schema.schema_type != "PROTOBUF":
+            raise ConfigurationError(
+                f"{fmt.column}.format=protobuf and the registry's schema {schema.id} is "
+                f"{schema.schema_type}", condition=REFUSED_OPTION)
+        assert formats.registry is not None
+        try:
+            return ProtobufDecoder(schema.schema,
+                                   references=_references(schema, formats.registry, {}),
+                                   message=fmt.message,
+                                   recursive_field_max_depth=formats.protobuf_max_depth)
+        except (ValueError, KeyError) as exc:
+            raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
+                                     f"cannot be read: {exc}",
+                                     condition=REFUSED_OPTION) from None
     return AvroDecoder(schema.schema, stable_union_ids=formats.stable_union_ids,
                        recursive_field_max_depth=formats.recursive_field_max_depth)
 
@@ -90,7 +121,7 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions) -> AvroDecoder:
 def resolve_columns(formats: FormatOptions, topics: Sequence[str]) -> tuple[ColumnReader, ...]:
     """The reader schemas of a read being defined (the registry's latest unless pinned)."""
     assert formats.registry is not None or not formats.columns
-    return tuple(ColumnReader(c.column, s, _decoder(s, formats))
+    return tuple(ColumnReader(c.column, s, _decoder(s, formats, c))
                  for c in formats.columns
                  if formats.registry is not None
                  for s in (_reader_schema(c, formats.registry, topics),))
@@ -113,7 +144,7 @@ def planned_columns(formats: FormatOptions, schema: StructType) -> tuple[ColumnR
         registered = replace(
             shared_registry(formats.registry).schema_by_id(int(meta[SCHEMA_ID_KEY])),
             subject=meta.get(SUBJECT_KEY), version=meta.get(VERSION_KEY))
-        found.append(ColumnReader(c.column, registered, _decoder(registered, formats)))
+        found.append(ColumnReader(c.column, registered, _decoder(registered, formats, c)))
     return tuple(found)
 
 
@@ -156,16 +187,25 @@ def arrow_schema(base: pa.Schema, decoding: Decoding) -> pa.Schema:
     return pa.schema(fields)
 
 
+def decode_column(raw: pa.Array, decoder: AvroDecoder | ProtobufDecoder,
+                  registry_config: RegistryConfig) -> Decoded:
+    """A column of Confluent-framed records decoded by its format's decoder: Avro with each
+    record's writer schema (by id), Protobuf with the reader's descriptor alone (unknown
+    fields skipped, missing ones null: it needs no writer schema)."""
+    if isinstance(decoder, ProtobufDecoder):
+        return protobuf_decode_framed(raw, decoder)
+    registry = shared_registry(registry_config)
+    return decode_framed(raw, decoder, lambda schema_id: registry.schema_by_id(schema_id).schema)
+
+
 def decode_batch(batch: pa.RecordBatch, decoding: Decoding, topic: str,
                  partition: int) -> pa.RecordBatch:
     """``batch`` (Spark's kafka columns) with its formatted columns decoded."""
-    registry = shared_registry(decoding.registry)
     columns = {name: batch.column(name) for name in batch.schema.names}
     corrupt = {}
     for c in decoding.columns:
         raw = columns[c.column]
-        decoded = decode_framed(raw, c.decoder,
-                                lambda schema_id: registry.schema_by_id(schema_id).schema)
+        decoded = decode_column(raw, c.decoder, decoding.registry)
         failed = np.asarray(decoded.failed, dtype=bool)
         if failed.any() and not decoding.permissive:
             first = int(np.flatnonzero(failed)[0])

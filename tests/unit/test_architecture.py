@@ -42,7 +42,8 @@ CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_s
 CLI_DEPS = CLIENT_DEPS | {"click", "rich"}
 # Record value formats (Confluent framing, Avro): sans-I/O like the protocol layer, with
 # fastavro for Avro's binary encoding and schema resolution.
-FORMATS_DEPS = {"numpy", "pyarrow", "fastavro"}
+# google.protobuf (upb) parses Protobuf messages from run-time descriptors.
+FORMATS_DEPS = {"numpy", "pyarrow", "fastavro", "google"}
 # Standard modules that do I/O: the protocol layer is sans-I/O.
 IO_MODULES = {"socket", "ssl", "selectors", "asyncio", "subprocess", "http", "urllib"}
 

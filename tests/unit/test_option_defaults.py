@@ -160,6 +160,8 @@ SENTINELS = {
     (OAuthConfig, "claims_json"): "unsecured tokens' claims, from JAAS options",
     (FormatOptions, "recursive_field_max_depth"): "-1: recursiveFieldMaxDepth unset (Spark's "
                                                   "value), a recursive schema is refused",
+    (FormatOptions, "protobuf_max_depth"): "-1: recursive.fields.max.depth unset (Spark's "
+                                           "from_protobuf value), recursion is refused",
 }
 
 
