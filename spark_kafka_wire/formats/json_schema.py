@@ -255,7 +255,7 @@ class JsonSchemaDecoder:
         return self.mapped.arrow
 
     def decode(self, payloads: pa.BinaryArray | pa.LargeBinaryArray, writer_schema: str = "",
-               skip: int = 0) -> Decoded:
+               *, skip: int = 0) -> Decoded:
         """Each payload (after ``skip`` bytes) parsed and converted; a payload that is not
         JSON (UTF-8) or does not fit the type fails, null in the result."""
         n = len(payloads)

@@ -24,7 +24,7 @@ from spark_kafka_wire.protocol.records.entries import (
 
 #: value.format / key.format: how a column's bytes are read and written. ``raw`` is Spark's
 #: binary column; the others are Confluent's wire format with a Schema Registry.
-VALUE_FORMATS = ("raw", "avro")
+VALUE_FORMATS = ("raw", "avro", "json-schema")
 #: Confluent's subject name strategies (the serializers' ``*.subject.name.strategy`` values,
 #: by their class's simple name; the full io.confluent... class names are accepted too).
 SUBJECT_NAME_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")

@@ -33,6 +33,7 @@ from spark_kafka_wire.client.schema_registry import (
 from spark_kafka_wire.formats.avro_codec import AvroDecoder, decode_framed
 from spark_kafka_wire.formats.confluent import split_frames
 from spark_kafka_wire.formats.errors import UndecodableRecordError
+from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
 from spark_kafka_wire.options.formats import CORRUPT_COLUMN, ColumnFormat, FormatOptions
 
 #: The column metadata that carries a formatted column's reader schema into the plan.
@@ -47,7 +48,7 @@ class ColumnReader:
 
     column: str
     schema: RegisteredSchema
-    decoder: AvroDecoder
+    decoder: AvroDecoder | JsonSchemaDecoder
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,33 @@ def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
     return found[0]
 
 
-def _decoder(schema: RegisteredSchema, formats: FormatOptions) -> AvroDecoder:
+def _decoder(schema: RegisteredSchema,
+             formats: FormatOptions) -> AvroDecoder | JsonSchemaDecoder:
+    """The decoder of the schema's type (the registry says which: a JSON Schema's
+    ``references`` are fetched here, so every ``$ref`` to another subject resolves)."""
+    if schema.schema_type == "JSON":
+        assert formats.registry is not None
+        client = shared_registry(formats.registry)
+        return JsonSchemaDecoder(schema.schema, {
+            r.name: client.version(r.subject, r.version).schema for r in schema.references})
     return AvroDecoder(schema.schema, stable_union_ids=formats.stable_union_ids,
                        recursive_field_max_depth=formats.recursive_field_max_depth)
+
+
+#: the registry's schemaType of each value.format
+SCHEMA_TYPE_OF_FORMAT = {"avro": "AVRO", "json-schema": "JSON"}
+
+
+def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:
+    """``schema`` if it is of the column's format: a JSON Schema read as Avro (or the
+    reverse) would fail every record, so it is refused where the query is defined."""
+    expected = SCHEMA_TYPE_OF_FORMAT[fmt.format]
+    if schema.schema_type != expected:
+        raise ConfigurationError(
+            f"{fmt.column}.format={fmt.format} needs a {expected} schema, and the registry's "
+            f"schema {schema.id} (subject {schema.subject}) is {schema.schema_type}: set "
+            f"{fmt.column}.format to its format", condition=REFUSED_OPTION)
+    return schema
 
 
 def resolve_columns(formats: FormatOptions, topics: Sequence[str]) -> tuple[ColumnReader, ...]:
@@ -93,7 +118,7 @@ def resolve_columns(formats: FormatOptions, topics: Sequence[str]) -> tuple[Colu
     return tuple(ColumnReader(c.column, s, _decoder(s, formats))
                  for c in formats.columns
                  if formats.registry is not None
-                 for s in (_reader_schema(c, formats.registry, topics),))
+                 for s in (_checked(c, _reader_schema(c, formats.registry, topics)),))
 
 
 def planned_columns(formats: FormatOptions, schema: StructType) -> tuple[ColumnReader, ...]:
