@@ -189,15 +189,17 @@ REFUSED_VALUES: tuple[RefusedValue, ...] = (
 # connect.html#configuration-options).
 _FORMAT_OPTIONS = [
     Option("value.format", EVERYWHERE, default="raw", section="formats", kafkawire_only=True,
-           doc="how the `value` column's bytes are read and written: `raw` (binary, Spark's) or "
-           "`avro`: Confluent's wire format (magic byte 0, the schema id, the Avro body) "
-           "with the schema in `schema.registry.url`; reads give a typed column of the "
-           "reader schema, writes encode a struct (or any Spark type `to_avro` takes)"),
+           doc="how the `value` column's bytes are read and written: `raw` (binary, Spark's), "
+           "`avro` or `json-schema`: Confluent's wire format (magic byte 0, the schema id, "
+           "the Avro body or the JSON text) with the schema in `schema.registry.url`; reads "
+           "give a typed column of the reader schema, writes encode a struct (or any Spark "
+           "type `to_avro` takes)"),
     Option("key.format", EVERYWHERE, default="raw", section="formats", kafkawire_only=True,
-           doc="how the `key` column's bytes are read and written: `raw` (binary, Spark's) or "
-           "`avro`: Confluent's wire format (magic byte 0, the schema id, the Avro body) "
-           "with the schema in `schema.registry.url`; reads give a typed column of the "
-           "reader schema, writes encode a struct (or any Spark type `to_avro` takes)"),
+           doc="how the `key` column's bytes are read and written: `raw` (binary, Spark's), "
+           "`avro` or `json-schema`: Confluent's wire format (magic byte 0, the schema id, "
+           "the Avro body or the JSON text) with the schema in `schema.registry.url`; reads "
+           "give a typed column of the reader schema, writes encode a struct (or any Spark "
+           "type `to_avro` takes)"),
     Option("schema.registry.url", EVERYWHERE, section="formats", kafkawire_only=True,
            doc="the Schema Registry's URL (http or https), or several comma-separated, tried in "
            "order when one cannot be reached; needed by every format but `raw`. Credentials "
