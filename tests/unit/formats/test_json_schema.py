@@ -184,3 +184,33 @@ def test_derived_schema_maps_back_to_the_column_type():
         {"type": "array", "elementType": "double", "containsNull": True},
         {"type": "struct", "fields": [{"name": "d", "type": "date", "nullable": True,
                                        "metadata": {}}]}]
+
+
+NATIVE = json.dumps({"type": "object", "properties": {
+    "id": {"type": "integer"}, "s": {"type": "string"}, "x": {"type": "number"},
+    "ok": {"type": "boolean"},
+    "inner": {"type": "object", "properties": {"xs": {"type": "array",
+                                                      "items": {"type": "integer"}}}}}})
+
+
+@pytest.mark.parametrize("texts", [
+    [b'{"id": 1, "s": "a\\nb", "x": 1, "ok": true,\n "inner": {"xs": [1, 2]}}', b"{}", None],
+    [b'{"id": 1}', b'{"s": 5}'],
+    [b'{"id": 1}', b'{"id": 1.5}'],
+    [b'{"id": 1}', b'{"id": 1} {"id": 2}'],
+    [b'{"id": 1}', b"   "],
+    [b'{"id": 1}', b"null"],
+    [b'{"id": 1}', b'{"ok": "yes"}'],
+    [b'{"id": 1}', b'{"inner": {"xs": "no"}}'],
+    [b'{"id": 1}', b'{"id": 99999999999999999999}'],
+    [b'{"id": 1}', b'{"s": "\\u00e9", "x": 2e308}'],
+])
+def test_arrow_json_reader_path_agrees_with_json_loads_per_record(texts):
+    fast = JsonSchemaDecoder(NATIVE)
+    assert fast.native
+    slow = JsonSchemaDecoder(NATIVE)
+    slow.native = False
+    payloads = pa.array(texts, pa.binary())
+    a, b = fast.decode(payloads), slow.decode(payloads)
+    assert a.failed.tolist() == b.failed.tolist()
+    assert a.array.to_pylist() == b.array.to_pylist()
