@@ -42,6 +42,7 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from spark_kafka_wire.formats.avro_codec import Decoded
+from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 #: draft of the schemas kafkawire derives for a write
 DERIVED_DRAFT = "http://json-schema.org/draft-07/schema#"
@@ -178,7 +179,6 @@ def map_schema(schema: str | Any, references: Mapping[str, str] | None = None) -
     return _map(root, _Resolver(root, references or {}), root, ())
 
 
-_LONG_MIN, _LONG_MAX = -(2 ** 63), 2 ** 63 - 1
 #: the kinds Arrow's own JSON reader converts exactly as ``_convert`` does
 _NATIVE_KINDS = frozenset({"struct", "array", "string", "long", "double", "boolean"})
 
@@ -229,7 +229,7 @@ def _convert(value: Any, m: JsonMapped) -> Any:
             if not (isinstance(value, float) and value.is_integer()):
                 raise _Misfit(f"expected an integer, got {value!r}")
             value = int(value)
-        if not _LONG_MIN <= value <= _LONG_MAX:
+        if not -INT64_MAX - 1 <= value <= INT64_MAX:
             raise _Misfit(f"{value} does not fit a 64-bit long")
         return value
     if kind == "double":
