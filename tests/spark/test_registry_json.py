@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -96,3 +97,26 @@ def test_what_kafkawire_writes_confluent_json_deserializer_reads(spark, bootstra
     # Spark's write tasks append in any order: compare by value
     assert sorted(r.value.n for r in back.collect()) == list(range(5))
     assert back.select(F.col("value.day")).orderBy("day").first()[0] == dt.date(2026, 1, 1)
+
+
+def test_permissive_keeps_records_that_are_not_json_and_avro_subjects_are_refused(
+        spark, bootstrap, schema_registry, new_topic):
+    topic = new_topic(1, "json-bad")
+    registry = SchemaRegistryClient({"url": schema_registry})
+    serializer = JSONSerializer(json.dumps(ORDER), registry)
+    good = serializer({"id": 1}, SerializationContext(topic, MessageField.VALUE))
+    garbage = good[:5] + b"{not json"
+    produce({"bootstrap.servers": bootstrap}, topic, [(b"a", good), (b"b", garbage)])
+
+    def read(**options: str):
+        return (spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
+                .option("subscribe", topic).option("schema.registry.url", schema_registry)
+                .options(**options).load())
+
+    with pytest.raises(Exception, match=r"offset 1.*not JSON of the reader schema"):
+        read(**{"value.format": "json-schema"}).collect()
+    rows = read(**{"value.format": "json-schema", "mode": "PERMISSIVE"}).orderBy("offset")
+    got = [(r.value.id if r.value else None, r._corrupt_value) for r in rows.collect()]
+    assert got == [(1, None), (None, bytearray(garbage))]
+    with pytest.raises(Exception, match=r"value.format=avro needs a AVRO schema"):
+        read(**{"value.format": "avro"})
