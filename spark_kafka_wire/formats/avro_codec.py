@@ -16,7 +16,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import fastavro
 import numpy as np
@@ -541,7 +541,18 @@ class AvroDecoder:
         return from_raw(pa.array(decoded, self._raw_type), self._mapped)
 
 
-def decode_framed(values: pa.BinaryArray | pa.LargeBinaryArray, decoder: AvroDecoder,
+class PayloadDecoder(Protocol):
+    """What ``decode_framed`` needs of a decoder: ``AvroDecoder``, or json_schema's
+    ``JsonSchemaDecoder`` (a protocol, so this module does not import the JSON one)."""
+
+    @property
+    def arrow_type(self) -> pa.DataType: ...
+
+    def decode(self, payloads: pa.BinaryArray | pa.LargeBinaryArray, writer_schema: str,
+               *, skip: int = 0) -> Decoded: ...
+
+
+def decode_framed(values: pa.BinaryArray | pa.LargeBinaryArray, decoder: PayloadDecoder,
                   writer_schema_for_id: Callable[[int], str]) -> Decoded:
     """Confluent-framed values decoded: each schema id's records together (one writer schema
     per group, looked up once), the results put back in the records' order; a record not in

@@ -24,7 +24,7 @@ from spark_kafka_wire.protocol.records.entries import (
 
 #: value.format / key.format: how a column's bytes are read and written. ``raw`` is Spark's
 #: binary column; the others are Confluent's wire format with a Schema Registry.
-VALUE_FORMATS = ("raw", "avro", "protobuf")
+VALUE_FORMATS = ("raw", "avro", "protobuf", "json-schema")
 #: Confluent's subject name strategies (the serializers' ``*.subject.name.strategy`` values,
 #: by their class's simple name; the full io.confluent... class names are accepted too).
 SUBJECT_NAME_STRATEGIES = ("TopicNameStrategy", "RecordNameStrategy", "TopicRecordNameStrategy")
@@ -189,19 +189,19 @@ REFUSED_VALUES: tuple[RefusedValue, ...] = (
 # connect.html#configuration-options).
 _FORMAT_OPTIONS = [
     Option("value.format", EVERYWHERE, default="raw", section="formats", kafkawire_only=True,
-           doc="how the `value` column's bytes are read and written: `raw` (binary, Spark's) or "
-           "`avro`: Confluent's wire format (magic byte 0, the schema id, the Avro body) "
-           "with the schema in `schema.registry.url`; reads give a typed column of the "
-           "reader schema, writes encode a struct (or any Spark type `to_avro` takes); "
-           "`protobuf`: Confluent's Protobuf framing (message indexes after the id), read "
-           "with Spark's from_protobuf type mapping (writes not yet)"),
+           doc="how the `value` column's bytes are read and written: `raw` (binary, Spark's), "
+           "`avro`, `json-schema` or `protobuf`: Confluent's wire format (magic byte 0, the "
+           "schema id, the Avro body, the JSON text, or Protobuf's message indexes and "
+           "message) with the schema in `schema.registry.url`; reads give a typed column of "
+           "the reader schema, writes encode a struct (or any Spark type `to_avro` takes; "
+           "Protobuf writes not yet)"),
     Option("key.format", EVERYWHERE, default="raw", section="formats", kafkawire_only=True,
-           doc="how the `key` column's bytes are read and written: `raw` (binary, Spark's) or "
-           "`avro`: Confluent's wire format (magic byte 0, the schema id, the Avro body) "
-           "with the schema in `schema.registry.url`; reads give a typed column of the "
-           "reader schema, writes encode a struct (or any Spark type `to_avro` takes); "
-           "`protobuf`: Confluent's Protobuf framing (message indexes after the id), read "
-           "with Spark's from_protobuf type mapping (writes not yet)"),
+           doc="how the `key` column's bytes are read and written: `raw` (binary, Spark's), "
+           "`avro`, `json-schema` or `protobuf`: Confluent's wire format (magic byte 0, the "
+           "schema id, the Avro body, the JSON text, or Protobuf's message indexes and "
+           "message) with the schema in `schema.registry.url`; reads give a typed column of "
+           "the reader schema, writes encode a struct (or any Spark type `to_avro` takes; "
+           "Protobuf writes not yet)"),
     Option("schema.registry.url", EVERYWHERE, section="formats", kafkawire_only=True,
            doc="the Schema Registry's URL (http or https), or several comma-separated, tried in "
            "order when one cannot be reached; needed by every format but `raw`. Credentials "

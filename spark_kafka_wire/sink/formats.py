@@ -39,6 +39,7 @@ from spark_kafka_wire.formats.avro_codec import AvroEncoder
 from spark_kafka_wire.formats.avro_types import to_avro
 from spark_kafka_wire.formats.confluent import frame
 from spark_kafka_wire.formats.errors import UnencodableValueError
+from spark_kafka_wire.formats.json_schema import JsonSchemaEncoder, json_schema_for
 from spark_kafka_wire.options.formats import ColumnFormat, FormatOptions
 
 #: The record name ``to_avro`` gives a derived schema (spark-avro's default).
@@ -51,7 +52,7 @@ class ColumnSchema:
 
     column: str
     schema_id: int
-    encoder: AvroEncoder
+    encoder: AvroEncoder | JsonSchemaEncoder
 
 
 @dataclass
@@ -102,6 +103,39 @@ class Encoding:
         return frame(schema.schema_id, encoded)
 
 
+def _settle_json(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
+                 topic: str, spark_type: Any) -> ColumnSchema:
+    """As ``_settle`` for ``json-schema``: the derived schema is draft-07 titled
+    ``topLevelRecord`` (the title is the record name Confluent's JSON serializer gives the
+    record-name strategies), registered with schemaType JSON."""
+    client = shared_registry(registry)
+    if fmt.schema_id is not None:
+        found = client.schema_by_id(fmt.schema_id)
+        return ColumnSchema(fmt.column, found.id, JsonSchemaEncoder(found.schema))
+    record = TOP_LEVEL_RECORD if fmt.subject is None and \
+        fmt.strategy != "TopicNameStrategy" else None
+    if formats.use_latest_version or fmt.schema_version is not None:
+        subject = fmt.subject_for(topic, record)
+        found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
+            else client.latest(subject)
+        return ColumnSchema(fmt.column, found.id, JsonSchemaEncoder(found.schema))
+    assert spark_type is not None, "a schema is derived from the column's type, which is known"
+    text = json_schema_for(spark_type)
+    subject = fmt.subject_for(topic, TOP_LEVEL_RECORD)
+    if formats.auto_register:
+        schema_id = client.register(subject, text, "JSON")
+    else:
+        looked_up = client.lookup(subject, text, "JSON")
+        if looked_up is None:
+            raise ConfigurationError(
+                f"the {fmt.column} column's schema (derived from its Spark type) is not "
+                f"registered under subject {subject!r}, and auto.register.schemas=false: "
+                f"register it, or set use.latest.version=true or {fmt.column}.schema.id",
+                condition=MISSING_OPTION)
+        schema_id = looked_up.id
+    return ColumnSchema(fmt.column, schema_id, JsonSchemaEncoder(text))
+
+
 def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig, topic: str,
             spark_type: Any) -> ColumnSchema:
     if fmt.format == "protobuf":
@@ -109,6 +143,8 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
             f"{fmt.column}.format=protobuf is read-only so far: kafkawire does not encode "
             "Protobuf yet (write the column as binary with Confluent's ProtobufSerializer, "
             "or use avro)", condition=UNSUPPORTED_VALUE)
+    if fmt.format == "json-schema":
+        return _settle_json(fmt, formats, registry, topic, spark_type)
     client = shared_registry(registry)
     if fmt.schema_id is not None:
         found = client.schema_by_id(fmt.schema_id)

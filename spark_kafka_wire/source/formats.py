@@ -33,6 +33,7 @@ from spark_kafka_wire.client.schema_registry import (
 from spark_kafka_wire.formats.avro_codec import AvroDecoder, Decoded, decode_framed
 from spark_kafka_wire.formats.confluent import split_frames
 from spark_kafka_wire.formats.errors import UndecodableRecordError
+from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
 from spark_kafka_wire.formats.protobuf_codec import decode_framed as protobuf_decode_framed
 from spark_kafka_wire.options.formats import CORRUPT_COLUMN, ColumnFormat, FormatOptions
@@ -49,7 +50,7 @@ class ColumnReader:
 
     column: str
     schema: RegisteredSchema
-    decoder: AvroDecoder | ProtobufDecoder
+    decoder: AvroDecoder | ProtobufDecoder | JsonSchemaDecoder
 
 
 @dataclass(frozen=True)
@@ -86,8 +87,9 @@ def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
 
 def _references(schema: RegisteredSchema, registry: RegistryConfig,
                 into: dict[str, str]) -> dict[str, str]:
-    """The schemas ``schema`` imports, by import name, their own imports included (fetched
-    where the query is defined, so the decoder travels with every file it needs)."""
+    """The schemas ``schema`` imports (Protobuf ``import``, JSON Schema ``$ref`` to another
+    subject), by import name, their own imports included: fetched where the query is
+    defined, so the decoder travels with every schema it needs."""
     client = shared_registry(registry)
     for ref in schema.references:
         if ref.name not in into:
@@ -98,13 +100,11 @@ def _references(schema: RegisteredSchema, registry: RegistryConfig,
 
 
 def _decoder(schema: RegisteredSchema, formats: FormatOptions,
-             fmt: ColumnFormat) -> AvroDecoder | ProtobufDecoder:
+             fmt: ColumnFormat) -> AvroDecoder | ProtobufDecoder | JsonSchemaDecoder:
+    """The decoder of the column's format (``_checked`` made sure the registry's schema is
+    of that format)."""
+    assert formats.registry is not None
     if fmt.format == "protobuf":
-        if schema.schema_type != "PROTOBUF":
-            raise ConfigurationError(
-                f"{fmt.column}.format=protobuf and the registry's schema {schema.id} is "
-                f"{schema.schema_type}", condition=REFUSED_OPTION)
-        assert formats.registry is not None
         try:
             return ProtobufDecoder(schema.schema,
                                    references=_references(schema, formats.registry, {}),
@@ -114,8 +114,26 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
             raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
                                      f"cannot be read: {exc}",
                                      condition=REFUSED_OPTION) from None
+    if fmt.format == "json-schema":
+        return JsonSchemaDecoder(schema.schema, _references(schema, formats.registry, {}))
     return AvroDecoder(schema.schema, stable_union_ids=formats.stable_union_ids,
                        recursive_field_max_depth=formats.recursive_field_max_depth)
+
+
+#: the registry's schemaType of each value.format
+SCHEMA_TYPE_OF_FORMAT = {"avro": "AVRO", "json-schema": "JSON", "protobuf": "PROTOBUF"}
+
+
+def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:
+    """``schema`` if it is of the column's format: a JSON Schema read as Avro (or the
+    reverse) would fail every record, so it is refused where the query is defined."""
+    expected = SCHEMA_TYPE_OF_FORMAT[fmt.format]
+    if schema.schema_type != expected:
+        raise ConfigurationError(
+            f"{fmt.column}.format={fmt.format} needs a {expected} schema, and the registry's "
+            f"schema {schema.id} (subject {schema.subject}) is {schema.schema_type}: set "
+            f"{fmt.column}.format to its format", condition=REFUSED_OPTION)
+    return schema
 
 
 def resolve_columns(formats: FormatOptions, topics: Sequence[str]) -> tuple[ColumnReader, ...]:
@@ -124,7 +142,7 @@ def resolve_columns(formats: FormatOptions, topics: Sequence[str]) -> tuple[Colu
     return tuple(ColumnReader(c.column, s, _decoder(s, formats, c))
                  for c in formats.columns
                  if formats.registry is not None
-                 for s in (_reader_schema(c, formats.registry, topics),))
+                 for s in (_checked(c, _reader_schema(c, formats.registry, topics)),))
 
 
 def planned_columns(formats: FormatOptions, schema: StructType) -> tuple[ColumnReader, ...]:
@@ -187,7 +205,7 @@ def arrow_schema(base: pa.Schema, decoding: Decoding) -> pa.Schema:
     return pa.schema(fields)
 
 
-def decode_column(raw: pa.Array, decoder: AvroDecoder | ProtobufDecoder,
+def decode_column(raw: pa.Array, decoder: AvroDecoder | ProtobufDecoder | JsonSchemaDecoder,
                   registry_config: RegistryConfig) -> Decoded:
     """A column of Confluent-framed records decoded by its format's decoder: Avro with each
     record's writer schema (by id), Protobuf with the reader's descriptor alone (unknown

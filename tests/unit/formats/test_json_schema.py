@@ -1,0 +1,216 @@
+"""JSON Schema values (formats/json_schema.py): the mapping table of the README, values
+decoded against ``json.loads`` of the same bytes, round trips through the encoder, framed
+columns through ``decode_framed`` with the framing errors Avro gives."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+
+import pyarrow as pa
+import pytest
+
+from spark_kafka_wire.formats.avro_codec import decode_framed
+from spark_kafka_wire.formats.confluent import frame
+from spark_kafka_wire.formats.json_schema import (
+    JsonSchemaDecoder,
+    JsonSchemaEncoder,
+    json_schema_for,
+    map_schema,
+)
+
+UTC = dt.timezone.utc
+
+
+@pytest.mark.parametrize(("schema", "spark_json", "arrow"), [
+    ({"type": "integer"}, "long", pa.int64()),
+    ({"type": "number"}, "double", pa.float64()),
+    ({"type": "boolean"}, "boolean", pa.bool_()),
+    ({"type": "string"}, "string", pa.string()),
+    ({"type": "string", "format": "date"}, "date", pa.date32()),
+    ({"type": "string", "format": "date-time"}, "timestamp", pa.timestamp("us", tz="UTC")),
+    ({"type": "string", "contentEncoding": "base64"}, "binary", pa.binary()),
+    ({"type": ["integer", "null"]}, "long", pa.int64()),
+    ({"oneOf": [{"type": "null"}, {"type": "number"}]}, "double", pa.float64()),
+    ({"anyOf": [{"type": "string"}, {"type": "null"}]}, "string", pa.string()),
+    ({"type": ["integer", "string"]}, "string", pa.string()),
+    ({"oneOf": [{"type": "object", "properties": {"a": {"type": "integer"}}},
+                {"type": "object", "properties": {"b": {"type": "string"}}}]},
+     "string", pa.string()),
+    ({"type": "object"}, "string", pa.string()),
+    ({"enum": ["A", "B"]}, "string", pa.string()),
+    ({"type": "array", "items": {"type": "integer"}},
+     {"type": "array", "elementType": "long", "containsNull": True}, pa.list_(pa.int64())),
+    ({"type": "object", "additionalProperties": {"type": "number"}},
+     {"type": "map", "keyType": "string", "valueType": "double", "valueContainsNull": True},
+     pa.map_(pa.field("key", pa.string(), False), pa.field("value", pa.float64()))),
+])
+def test_mapping_rows(schema, spark_json, arrow):
+    m = map_schema(json.dumps(schema))
+    assert m.spark == spark_json
+    assert m.arrow == arrow
+
+
+def test_object_fields_in_declaration_order_all_nullable_refs_resolved():
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object", "required": ["z"],
+        "properties": {"z": {"type": "integer"}, "a": {"$ref": "#/definitions/Point"},
+                       "m": {"$ref": "#/$defs/Tag"}},
+        "definitions": {"Point": {"type": "object", "properties": {
+            "x": {"type": "number"}, "y": {"type": "number"}}}},
+        "$defs": {"Tag": {"type": "string"}},
+    }
+    m = map_schema(schema)
+    assert [f["name"] for f in m.spark["fields"]] == ["z", "a", "m"]
+    assert all(f["nullable"] for f in m.spark["fields"])
+    assert m.arrow == pa.struct([
+        pa.field("z", pa.int64()),
+        pa.field("a", pa.struct([pa.field("x", pa.float64()), pa.field("y", pa.float64())])),
+        pa.field("m", pa.string())])
+
+
+def test_recursive_ref_is_json_text_and_registry_reference_resolved():
+    node = {"type": "object", "properties": {"v": {"type": "integer"},
+                                             "next": {"$ref": "#"}}}
+    m = map_schema(node)
+    assert m.arrow == pa.struct([pa.field("v", pa.int64()), pa.field("next", pa.struct([
+        pa.field("v", pa.int64()), pa.field("next", pa.string())]))])
+    other = json.dumps({"type": "object", "properties": {"id": {"type": "integer"}}})
+    top = {"type": "object", "properties": {"c": {"$ref": "customer.json"}}}
+    assert map_schema(top, {"customer.json": other}).arrow == pa.struct([
+        pa.field("c", pa.struct([pa.field("id", pa.int64())]))])
+    with pytest.raises(ValueError, match="names no schema reference"):
+        map_schema(top)
+
+
+SCHEMA = json.dumps({"type": "object", "properties": {
+    "id": {"type": "integer"}, "name": {"type": ["string", "null"]},
+    "score": {"type": "number"}, "ok": {"type": "boolean"},
+    "day": {"type": "string", "format": "date"},
+    "at": {"type": "string", "format": "date-time"},
+    "blob": {"type": "string", "contentEncoding": "base64"},
+    "tags": {"type": "array", "items": {"type": "string"}},
+    "attrs": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "any": {"type": ["integer", "string"]},
+}})
+
+
+def test_values_match_json_loads_of_the_same_bytes():
+    texts = [
+        '{"id": 1, "name": "a\\nb", "score": 2, "ok": true, "day": "2024-02-29",\n'
+        ' "at": "2024-02-29T12:00:00.123456Z", "blob": "AAE=", "tags": ["x", "y"],\n'
+        ' "attrs": {"k": 5}, "any": {"n": [1, 2]}, "extra": 7}',
+        '{"id": -9007199254740993, "name": null}',
+        '  {}  ',
+    ]
+    payloads = pa.array([t.encode() for t in texts] + [None], pa.binary())
+    decoded = JsonSchemaDecoder(SCHEMA).decode(payloads)
+    assert not decoded.failed.any()
+    rows = decoded.array.to_pylist()
+    first = json.loads(texts[0])
+    assert rows[0]["id"] == first["id"] and rows[0]["name"] == first["name"]
+    assert rows[0]["score"] == 2.0 and rows[0]["ok"] is True
+    assert rows[0]["day"] == dt.date(2024, 2, 29)
+    assert rows[0]["at"] == dt.datetime(2024, 2, 29, 12, 0, 0, 123456, tzinfo=UTC)
+    assert rows[0]["blob"] == base64.b64decode(first["blob"])
+    assert rows[0]["tags"] == first["tags"]
+    assert rows[0]["attrs"] == [("k", 5)]
+    assert json.loads(rows[0]["any"]) == first["any"]
+    assert rows[1]["id"] == json.loads(texts[1])["id"]
+    assert rows[2] == {k: None for k in rows[2]}
+    assert rows[3] is None
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (b"{not json", "not JSON"),
+    (b'{"id": "7"}', "expected an integer"),
+    (b'{"tags": "x"}', "expected an array"),
+    (b'{"day": "yesterday"}', "is not a date"),
+    (b'{"blob": "!!"}', "is not a binary"),
+    (b"[1]", "expected an object"),
+    (b"\xff\xfe", "not JSON"),
+])
+def test_records_that_do_not_fit_fail(text, why):
+    decoded = JsonSchemaDecoder(SCHEMA).decode(pa.array([b'{"id": 1}', text], pa.binary()))
+    assert decoded.failed.tolist() == [False, True]
+    assert why in decoded.errors[1]
+    assert decoded.array.to_pylist()[1] is None
+
+
+def test_encode_then_decode_round_trip_and_text_is_plain_json():
+    arrow = JsonSchemaDecoder(SCHEMA).arrow_type
+    rows = [{"id": 3, "name": "é", "score": 1.5, "ok": False, "day": dt.date(2020, 1, 1),
+             "at": dt.datetime(2020, 1, 1, 0, 0, 1, tzinfo=UTC), "blob": b"\x00\xff",
+             "tags": ["a"], "attrs": [("x", 1)], "any": '{"q":1}'}, None]
+    column = pa.array(rows, arrow)
+    encoded = JsonSchemaEncoder(SCHEMA).encode(column)
+    assert encoded.to_pylist()[1] is None
+    text = json.loads(encoded.to_pylist()[0])
+    assert text["at"] == "2020-01-01T00:00:01Z" and text["blob"] == "AP8="
+    assert text["day"] == "2020-01-01" and text["attrs"] == {"x": 1}
+    assert JsonSchemaDecoder(SCHEMA).decode(encoded).array.equals(column)
+
+
+def test_framed_column_and_framing_errors():
+    dec = JsonSchemaDecoder(SCHEMA)
+    good = frame(42, pa.array([b'{"id": 1}', b'{"id": 2}'], pa.binary()))
+    out = decode_framed(good, dec, lambda _id: SCHEMA)
+    assert [r["id"] for r in out.array.to_pylist()] == [1, 2]
+    mixed = pa.array(good.to_pylist() + [b'{"id": 3}', b"\x00\x00"], pa.binary())
+    out = decode_framed(mixed, dec, lambda _id: SCHEMA)
+    assert out.failed.tolist() == [False, False, True, True]
+    assert "first byte 0x7b" in out.errors[2]
+    assert "shorter than the 5-byte header" in out.errors[3]
+
+
+def test_derived_schema_maps_back_to_the_column_type():
+    column = {"type": "struct", "fields": [
+        {"name": "id", "type": "long", "nullable": False, "metadata": {}},
+        {"name": "at", "type": "timestamp", "nullable": True, "metadata": {}},
+        {"name": "b", "type": "binary", "nullable": True, "metadata": {}},
+        {"name": "xs", "type": {"type": "array", "elementType": "double",
+                                "containsNull": True}, "nullable": True, "metadata": {}},
+        {"name": "s", "type": {"type": "struct", "fields": [
+            {"name": "d", "type": "date", "nullable": True, "metadata": {}}]},
+         "nullable": True, "metadata": {}}]}
+    derived = json.loads(json_schema_for(column))
+    assert derived["$schema"] == "http://json-schema.org/draft-07/schema#"
+    assert derived["title"] == "topLevelRecord" and derived["required"] == ["id"]
+    back = map_schema(derived).spark
+    assert [f["type"] for f in back["fields"]] == [
+        "long", "timestamp", "binary",
+        {"type": "array", "elementType": "double", "containsNull": True},
+        {"type": "struct", "fields": [{"name": "d", "type": "date", "nullable": True,
+                                       "metadata": {}}]}]
+
+
+NATIVE = json.dumps({"type": "object", "properties": {
+    "id": {"type": "integer"}, "s": {"type": "string"}, "x": {"type": "number"},
+    "ok": {"type": "boolean"},
+    "inner": {"type": "object", "properties": {"xs": {"type": "array",
+                                                      "items": {"type": "integer"}}}}}})
+
+
+@pytest.mark.parametrize("texts", [
+    [b'{"id": 1, "s": "a\\nb", "x": 1, "ok": true,\n "inner": {"xs": [1, 2]}}', b"{}", None],
+    [b'{"id": 1}', b'{"s": 5}'],
+    [b'{"id": 1}', b'{"id": 1.5}'],
+    [b'{"id": 1}', b'{"id": 1} {"id": 2}'],
+    [b'{"id": 1}', b"   "],
+    [b'{"id": 1}', b"null"],
+    [b'{"id": 1}', b'{"ok": "yes"}'],
+    [b'{"id": 1}', b'{"inner": {"xs": "no"}}'],
+    [b'{"id": 1}', b'{"id": 99999999999999999999}'],
+    [b'{"id": 1}', b'{"s": "\\u00e9", "x": 2e308}'],
+])
+def test_arrow_json_reader_path_agrees_with_json_loads_per_record(texts):
+    fast = JsonSchemaDecoder(NATIVE)
+    assert fast.native
+    slow = JsonSchemaDecoder(NATIVE)
+    slow.native = False
+    payloads = pa.array(texts, pa.binary())
+    a, b = fast.decode(payloads), slow.decode(payloads)
+    assert a.failed.tolist() == b.failed.tolist()
+    assert a.array.to_pylist() == b.array.to_pylist()
