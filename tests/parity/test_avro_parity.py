@@ -85,9 +85,51 @@ def test_what_kafkawire_writes_from_avro_reads_back(spark, bootstrap, schema_reg
      .mode("append").save())
     registered = confluent_client(schema_registry).get_latest_version(
         f"{topic}-value").schema.schema_str
+    # the schema to_avro would use for this column (spark-avro's SchemaConverters.toAvroType,
+    # as AvroSerializer/CatalystDataToAvro call it): kafkawire derives the same one
+    jvm = spark._jvm
+    derived = jvm.org.apache.spark.sql.avro.SchemaConverters.toAvroType(
+        jvm.org.apache.spark.sql.types.DataType.fromJson(df.schema["value"].dataType.json()),
+        df.schema["value"].nullable, "topLevelRecord", "")
+    assert json.loads(registered) == json.loads(derived.toString())
     back = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
             .option("subscribe", topic).option("startingOffsets", "earliest").load()
             .select(from_avro(F.expr("substring(value, 6)"), registered).alias("value")))
     assert back.schema["value"].dataType == df.schema["value"].dataType
     assert sorted(back.collect(), key=lambda r: r.value.id) == \
         sorted(df.collect(), key=lambda r: r.value.id)
+
+
+V1 = {"type": "record", "name": "Order", "namespace": "kafkawire.test", "fields": [
+    {"name": "id", "type": "long"}, {"name": "sku", "type": "string"}]}
+#: v1 plus a field with a default: v1's records read with v2 get the default
+V2 = {**V1, "fields": [*V1["fields"], {"name": "qty", "type": "int", "default": 7},
+                       {"name": "note", "type": ["null", "string"], "default": None}]}
+
+
+def test_evolution_matches_from_avro_with_a_reader_schema(spark, bootstrap,
+                                                          schema_registry) -> None:
+    """kafkawire resolves each record's writer schema to the latest (v2); Spark's from_avro
+    takes one writer schema and, with option ``avroSchema``, a reader schema
+    (AvroDataToCatalyst's expectedSchema): compared per writer-schema group."""
+    topic = f"avro-parity-evolve-{uuid.uuid4().hex[:8]}"
+    _produce(bootstrap, schema_registry, topic, V1,
+             [{"id": n, "sku": f"s{n}"} for n in range(5)])
+    _produce(bootstrap, schema_registry, topic, V2,
+             [{"id": n, "sku": f"s{n}", "qty": n, "note": None if n % 2 else "x"}
+              for n in range(5, 10)])
+    ours, _ = _both(spark, bootstrap, schema_registry, topic, V2)
+    kafka = {"kafka.bootstrap.servers": bootstrap, "subscribe": topic,
+             "startingOffsets": "earliest"}
+    raw = spark.read.format("kafka").options(**kafka).load()
+    reader = json.dumps(V2)
+    groups = [raw.where("offset < 5").select(
+                  "offset", from_avro(F.expr("substring(value, 6)"), json.dumps(V1),
+                                      {"avroSchema": reader}).alias("value")),
+              raw.where("offset >= 5").select(
+                  "offset", from_avro(F.expr("substring(value, 6)"), reader).alias("value"))]
+    theirs = groups[0].unionByName(groups[1])
+    assert ours.schema["value"].dataType == theirs.schema["value"].dataType
+    rows = ours.orderBy("offset").collect()
+    assert rows == theirs.orderBy("offset").collect()
+    assert rows[0].value.qty == 7 and rows[9].value.qty == 9
