@@ -19,11 +19,11 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from spark_kafka_wire.client.schema_registry import RegistryConfig
 from spark_kafka_wire.client.schema_registry import SchemaRegistryClient as KafkawireClient
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder, decode_framed
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 
 F = descriptor_pb2.FieldDescriptorProto
-#: TopicNameStrategy named: see tests/integration/test_schema_registry_server.py (Apicurio has
-#: no associations API)
-TOPIC_NAMES = {"subject.name.strategy.type": "TOPIC", "auto.register.schemas": True}
+#: the tests' serializer settings: TopicNameStrategy (see tests/support/schema_registry.py)
+SERIALIZER = {**TOPIC_NAMES, "auto.register.schemas": True}
 
 
 def _reading(fields: list[tuple[str, int, int]]) -> type:
@@ -45,7 +45,7 @@ V3 = [V1[0], V2[2]]  # value removed
 
 @pytest.fixture
 def oracle(schema_registry: str) -> SchemaRegistryClient:
-    client = SchemaRegistryClient({"url": schema_registry, "timeout": 30})
+    client = confluent_client(schema_registry)
     yield client
     client.close()
 
@@ -53,7 +53,7 @@ def oracle(schema_registry: str) -> SchemaRegistryClient:
 def _write(oracle: SchemaRegistryClient, topic: str, cls: type, **values: object) -> bytes:
     context = SerializationContext(topic, MessageField.VALUE)
     # compatibility NONE: the test is about reading, not the registry's checks
-    return ProtobufSerializer(cls, oracle, conf=TOPIC_NAMES)(cls(**values), context)
+    return ProtobufSerializer(cls, oracle, conf=SERIALIZER)(cls(**values), context)
 
 
 def _decoder(schema_registry: str, data: bytes) -> ProtobufDecoder:

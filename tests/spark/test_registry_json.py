@@ -10,12 +10,12 @@ import datetime as dt
 import json
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyspark.sql import functions as F
 
 from tests.support.librdkafka import consume, produce
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 
 UTC = dt.timezone.utc
 
@@ -40,8 +40,8 @@ ORDER = {
 def test_confluent_json_serializer_records_read_typed(spark, bootstrap, schema_registry,
                                                      new_topic):
     topic = new_topic(1, "json-read")
-    registry = SchemaRegistryClient({"url": schema_registry})
-    serializer = JSONSerializer(json.dumps(ORDER), registry)
+    registry = confluent_client(schema_registry)
+    serializer = JSONSerializer(json.dumps(ORDER), registry, conf=TOPIC_NAMES)
     orders = [{"id": n, "customer": None if n % 2 else f"c{n}", "total": n * 1.5,
                "paid": n % 3 == 0, "day": f"2026-01-0{n + 1}",
                "at": f"2026-11-26T12:0{n}:00.5Z",
@@ -78,12 +78,12 @@ def test_what_kafkawire_writes_confluent_json_deserializer_reads(spark, bootstra
      .option("topic", topic).option("schema.registry.url", schema_registry)
      .option("value.format", "json-schema").mode("append").save())
 
-    registry = SchemaRegistryClient({"url": schema_registry})
+    registry = confluent_client(schema_registry)
     registered = registry.get_latest_version(f"{topic}-value")
     assert registered.schema.schema_type == "JSON"
     assert json.loads(registered.schema.schema_str)["title"] == "topLevelRecord"
     got = sorted(consume({"bootstrap.servers": bootstrap}, topic, 5))
-    deserializer = JSONDeserializer(None, schema_registry_client=registry)
+    deserializer = JSONDeserializer(None, schema_registry_client=registry, conf=TOPIC_NAMES)
     for n, (_, data) in enumerate(got):
         assert data[0] == 0 and int.from_bytes(data[1:5], "big") == registered.schema_id
         record = deserializer(data, SerializationContext(topic, MessageField.VALUE))
@@ -102,8 +102,8 @@ def test_what_kafkawire_writes_confluent_json_deserializer_reads(spark, bootstra
 def test_permissive_keeps_records_that_are_not_json_and_avro_subjects_are_refused(
         spark, bootstrap, schema_registry, new_topic):
     topic = new_topic(1, "json-bad")
-    registry = SchemaRegistryClient({"url": schema_registry})
-    serializer = JSONSerializer(json.dumps(ORDER), registry)
+    registry = confluent_client(schema_registry)
+    serializer = JSONSerializer(json.dumps(ORDER), registry, conf=TOPIC_NAMES)
     good = serializer({"id": 1}, SerializationContext(topic, MessageField.VALUE))
     garbage = good[:5] + b"{not json"
     produce({"bootstrap.servers": bootstrap}, topic, [(b"a", good), (b"b", garbage)])

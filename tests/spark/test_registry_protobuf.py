@@ -29,8 +29,11 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from tests.support.schema_registry import TOPIC_NAMES, confluent_client
+
 F = descriptor_pb2.FieldDescriptorProto
-TOPIC_NAMES = {"subject.name.strategy.type": "TOPIC", "auto.register.schemas": True}
+#: the tests' serializer settings: TopicNameStrategy (see tests/support/schema_registry.py)
+SERIALIZER = {**TOPIC_NAMES, "auto.register.schemas": True}
 
 
 def _reading(extra: bool = True, drop_value: bool = False) -> type:
@@ -61,7 +64,7 @@ def _reading(extra: bool = True, drop_value: bool = False) -> type:
 
 def _produce(bootstrap: str, registry: SchemaRegistryClient, topic: str, cls: type,
              records: list[dict]) -> list[bytes]:
-    ser = ProtobufSerializer(cls, registry, conf=TOPIC_NAMES)
+    ser = ProtobufSerializer(cls, registry, conf=SERIALIZER)
     context = SerializationContext(topic, MessageField.VALUE)
     producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
     written = []
@@ -105,7 +108,7 @@ def _expected(cls: type, data: bytes, fields: list[str]) -> dict:
 def test_protobuf_values_read_as_from_protobuf_types_them(spark, bootstrap, schema_registry,
                                                           new_topic):
     topic = new_topic(1, "pb-read")
-    registry = SchemaRegistryClient({"url": schema_registry, "timeout": 30})
+    registry = confluent_client(schema_registry)
     cls = _reading()
     at = dt.datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=dt.timezone.utc)
     records = [{"sensor": f"s{n}", "value": n * 1.5, "unit": n % 2, "at": at,
@@ -126,7 +129,7 @@ def test_protobuf_values_read_as_from_protobuf_types_them(spark, bootstrap, sche
 def test_protobuf_evolution_field_added_and_removed(spark, bootstrap, schema_registry,
                                                     new_topic):
     topic = new_topic(1, "pb-evo")
-    registry = SchemaRegistryClient({"url": schema_registry, "timeout": 30})
+    registry = confluent_client(schema_registry)
     registry.set_compatibility(f"{topic}-value", "NONE")
     v1, v3 = _reading(extra=False), _reading(drop_value=True)
     _produce(bootstrap, registry, topic, v1, [{"sensor": "a", "value": 1.0}])
@@ -142,9 +145,9 @@ def test_from_confluent_decodes_protobuf(spark, schema_registry):
     from spark_kafka_wire.functions import from_confluent  # noqa: PLC0415 (Spark tier only)
 
     topic = f"pb-fn-{uuid.uuid4().hex[:10]}"
-    registry = SchemaRegistryClient({"url": schema_registry, "timeout": 30})
+    registry = confluent_client(schema_registry)
     cls = _reading()
-    ser = ProtobufSerializer(cls, registry, conf=TOPIC_NAMES)
+    ser = ProtobufSerializer(cls, registry, conf=SERIALIZER)
     context = SerializationContext(topic, MessageField.VALUE)
     data = [ser(cls(sensor=f"s{n}", value=n + 0.5, samples=[n]), context) for n in range(3)]
     df = spark.createDataFrame([(d,) for d in data], "value binary")
