@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,37 +103,34 @@ class Encoding:
         return frame(schema.schema_id, encoded)
 
 
-def _settle_json(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
-                 topic: str, spark_type: Any) -> ColumnSchema:
-    """As ``_settle`` for ``json-schema``: the derived schema is draft-07 titled
-    ``topLevelRecord`` (the title is the record name Confluent's JSON serializer gives the
-    record-name strategies), registered with schemaType JSON."""
-    client = shared_registry(registry)
-    if fmt.schema_id is not None:
-        found = client.schema_by_id(fmt.schema_id)
-        return ColumnSchema(fmt.column, found.id, JsonSchemaEncoder(found.schema))
-    record = TOP_LEVEL_RECORD if fmt.subject is None and \
-        fmt.strategy != "TopicNameStrategy" else None
-    if formats.use_latest_version or fmt.schema_version is not None:
-        subject = fmt.subject_for(topic, record)
-        found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
-            else client.latest(subject)
-        return ColumnSchema(fmt.column, found.id, JsonSchemaEncoder(found.schema))
-    assert spark_type is not None, "a schema is derived from the column's type, which is known"
-    text = json_schema_for(spark_type)
-    subject = fmt.subject_for(topic, TOP_LEVEL_RECORD)
-    if formats.auto_register:
-        schema_id = client.register(subject, text, "JSON")
-    else:
-        looked_up = client.lookup(subject, text, "JSON")
-        if looked_up is None:
-            raise ConfigurationError(
-                f"the {fmt.column} column's schema (derived from its Spark type) is not "
-                f"registered under subject {subject!r}, and auto.register.schemas=false: "
-                f"register it, or set use.latest.version=true or {fmt.column}.schema.id",
-                condition=MISSING_OPTION)
-        schema_id = looked_up.id
-    return ColumnSchema(fmt.column, schema_id, JsonSchemaEncoder(text))
+def _avro_derived(spark_type: Any) -> tuple[str | None, str | None]:
+    """(the schema ``to_avro`` derives from ``spark_type``, its record's name): None for what
+    is not known (no type: the schema comes from the registry; a column that is no struct
+    derives no record)."""
+    if spark_type is None:
+        return None, None
+    derived = to_avro(spark_type, nullable=False, record_name=TOP_LEVEL_RECORD)
+    return json.dumps(derived), derived.get("name") if isinstance(derived, dict) else None
+
+
+def _json_derived(spark_type: Any) -> tuple[str | None, str | None]:
+    """As ``_avro_derived`` for ``json-schema``: draft-07 titled ``topLevelRecord`` (the
+    title is the record name Confluent's JSON serializer gives the record-name strategies)."""
+    return (None if spark_type is None else json_schema_for(spark_type)), TOP_LEVEL_RECORD
+
+
+@dataclass(frozen=True)
+class _Writes:
+    """What a written format needs: its registry schemaType, its encoder, and the schema
+    derived from a Spark type (with the record name of the record-name strategies)."""
+
+    schema_type: str
+    encoder: Callable[[str], AvroEncoder | JsonSchemaEncoder]
+    derive: Callable[[Any], tuple[str | None, str | None]]
+
+
+_WRITES = {"avro": _Writes("AVRO", AvroEncoder, _avro_derived),
+           "json-schema": _Writes("JSON", JsonSchemaEncoder, _json_derived)}
 
 
 def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig, topic: str,
@@ -143,28 +140,23 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
             f"{fmt.column}.format=protobuf is read-only so far: kafkawire does not encode "
             "Protobuf yet (write the column as binary with Confluent's ProtobufSerializer, "
             "or use avro)", condition=UNSUPPORTED_VALUE)
-    if fmt.format == "json-schema":
-        return _settle_json(fmt, formats, registry, topic, spark_type)
+    writes = _WRITES[fmt.format]
     client = shared_registry(registry)
     if fmt.schema_id is not None:
         found = client.schema_by_id(fmt.schema_id)
-        return ColumnSchema(fmt.column, found.id, AvroEncoder(found.schema))
-    derived = None if spark_type is None else \
-        to_avro(spark_type, nullable=False, record_name=TOP_LEVEL_RECORD)
-    record = derived.get("name") if isinstance(derived, dict) else None
+        return ColumnSchema(fmt.column, found.id, writes.encoder(found.schema))
+    text, record = writes.derive(spark_type)
     if formats.use_latest_version or fmt.schema_version is not None:
-        subject = fmt.subject_for(topic, record if fmt.subject is None and
-                                  fmt.strategy != "TopicNameStrategy" else None)
+        subject = fmt.subject_for(topic, record)
         found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
             else client.latest(subject)
-        return ColumnSchema(fmt.column, found.id, AvroEncoder(found.schema))
-    assert derived is not None, "a schema is derived from the column's type, which is known"
-    text = json.dumps(derived)
+        return ColumnSchema(fmt.column, found.id, writes.encoder(found.schema))
+    assert text is not None, "a schema is derived from the column's type, which is known"
     subject = fmt.subject_for(topic, record)
     if formats.auto_register:
-        schema_id = client.register(subject, text, "AVRO")
+        schema_id = client.register(subject, text, writes.schema_type)
     else:
-        looked_up = client.lookup(subject, text, "AVRO")
+        looked_up = client.lookup(subject, text, writes.schema_type)
         if looked_up is None:
             raise ConfigurationError(
                 f"the {fmt.column} column's schema (derived from its Spark type) is not "
@@ -172,7 +164,7 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
                 f"register it, or set use.latest.version=true or {fmt.column}.schema.id",
                 condition=MISSING_OPTION)
         schema_id = looked_up.id
-    return ColumnSchema(fmt.column, schema_id, AvroEncoder(text))
+    return ColumnSchema(fmt.column, schema_id, writes.encoder(text))
 
 
 def encoding_for(formats: FormatOptions, spark_types: Mapping[str, Any],
