@@ -46,6 +46,7 @@ from spark_kafka_wire.options.formats import (
     FormatOptions,
     format_options,
 )
+from spark_kafka_wire.options.table import VALUE_FORMATS
 from spark_kafka_wire.sink.formats import Encoding
 from spark_kafka_wire.source.formats import decode_column, resolve_columns, spark_type
 
@@ -57,8 +58,9 @@ ColumnOrName = Column | str
 def _value_formats(fmt: str, options: Mapping[str, str] | None) -> FormatOptions:
     formats = format_options({**(options or {}), "value.format": fmt})
     if formats.value is None:
-        raise ConfigurationError(f"from_confluent/to_confluent need a registry format (avro, protobuf), "
-                                 f"got {fmt!r}", condition=MISSING_OPTION)
+        formats_named = ", ".join(f for f in VALUE_FORMATS if f != "raw")
+        raise ConfigurationError(f"from_confluent/to_confluent need a registry format "
+                                 f"({formats_named}), got {fmt!r}", condition=MISSING_OPTION)
     return formats
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import uuid
 
 import pytest
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer, JSONSerializer
@@ -120,3 +121,35 @@ def test_permissive_keeps_records_that_are_not_json_and_avro_subjects_are_refuse
     assert got == [(1, None), (None, bytearray(garbage))]
     with pytest.raises(Exception, match=r"value.format=avro needs a AVRO schema"):
         read(**{"value.format": "avro"})
+
+
+def test_from_confluent_and_to_confluent_with_json_schema(spark, schema_registry):
+    """The column functions speak JSON Schema too: Confluent's JSONSerializer's bytes in a
+    binary column decode to the reader schema's struct; to_confluent's bytes are what
+    Confluent's JSONDeserializer reads (and validates against the schema it registered)."""
+    from spark_kafka_wire.functions import from_confluent, to_confluent  # noqa: PLC0415
+
+    topic = f"json-fn-{uuid.uuid4().hex[:10]}"
+    registry = confluent_client(schema_registry)
+    serializer = JSONSerializer(json.dumps(ORDER), registry, conf=TOPIC_NAMES)
+    context = SerializationContext(topic, MessageField.VALUE)
+    data = [serializer({"id": n, "customer": f"c{n}", "lines": [{"sku": "s", "qty": n}]},
+                       context) for n in range(4)]
+    df = spark.createDataFrame([(d,) for d in data] + [(None,)], "value binary")
+    options = {"schema.registry.url": schema_registry}
+    decoded = df.select(from_confluent("value", "json-schema", options, topic=topic).alias("o"))
+    assert decoded.schema["o"].dataType.simpleString().startswith(
+        "struct<id:bigint,customer:string,total:double")
+    got = [(r.o.id, r.o.customer, [x.asDict() for x in r.o.lines]) if r.o else None
+           for r in decoded.collect()]
+    assert got == [(n, f"c{n}", [{"sku": "s", "qty": n}]) for n in range(4)] + [None]
+
+    out_topic = f"{topic}-out"
+    written = spark.range(3).selectExpr("named_struct('n', id, 'tag', CONCAT('t', id)) AS r") \
+        .select(to_confluent("r", "json-schema", options, topic=out_topic).alias("v"))
+    deserializer = JSONDeserializer(None, schema_registry_client=registry, conf=TOPIC_NAMES)
+    back = sorted((d["n"], d["tag"]) for d in (
+        deserializer(bytes(r.v), SerializationContext(out_topic, MessageField.VALUE))
+        for r in written.collect()))
+    assert back == [(n, f"t{n}") for n in range(3)]
+    assert registry.get_latest_version(f"{out_topic}-value").schema.schema_type == "JSON"

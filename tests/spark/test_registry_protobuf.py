@@ -7,9 +7,11 @@ from_protobuf does (enums as names, proto3 defaults as null, Timestamp as timest
 from __future__ import annotations
 
 import datetime as dt
+import json
 import uuid
 
 import confluent_kafka as ck
+import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -79,10 +81,10 @@ def _produce(bootstrap: str, registry: SchemaRegistryClient, topic: str, cls: ty
     return written
 
 
-def _read(spark, bootstrap: str, url: str, topic: str):
+def _read(spark, bootstrap: str, url: str, topic: str, **options: str):
     return (spark.read.format("kafkawire").option("kafka.bootstrap.servers", bootstrap)
             .option("subscribe", topic).option("schema.registry.url", url)
-            .option("value.format", "protobuf").load())
+            .option("value.format", "protobuf").options(**options).load())
 
 
 def _expected(cls: type, data: bytes, fields: list[str]) -> dict:
@@ -155,3 +157,38 @@ def test_from_confluent_decodes_protobuf(spark, schema_registry):
                                    topic=topic).alias("r")).toArrow().column("r").to_pylist()
     names = ["sensor", "value", "unit", "at", "samples", "site"]
     assert out == [_expected(cls, d, names) for d in data]
+
+
+def test_records_protobuf_cannot_decode_fail_the_read_or_are_kept_aside(
+        spark, bootstrap, schema_registry, new_topic):
+    """FAILFAST (the default) names the record; PERMISSIVE gives null and keeps the bytes in
+    ``_corrupt_value``: a record not in Confluent's framing, one whose payload is not the
+    message (a length running past its end), and one whose message indexes name no message
+    of the schema."""
+    topic = new_topic(1, "pb-bad")
+    registry = confluent_client(schema_registry)
+    cls = _reading()
+    (good,) = _produce(bootstrap, registry, topic, cls, [{"sensor": "ok", "value": 2.5}])
+    header = good[:5]
+    truncated = header + b"\x00" + b"\x0a\x10abc"  # field 1 says 16 bytes, 3 follow
+    no_such_message = header + b"\x02\x0a" + good[6:]  # indexes [5]: the file has one message
+    bad = [b"plain text", truncated, no_such_message]
+    producer = ck.Producer({"bootstrap.servers": bootstrap})
+    for value in bad:
+        producer.produce(topic, value=value, partition=0)
+    assert producer.flush(30) == 0
+
+    def read(first: int, last: int, **options: str):
+        span = {"startingOffsets": json.dumps({topic: {"0": first}}),
+                "endingOffsets": json.dumps({topic: {"0": last}})}
+        return _read(spark, bootstrap, schema_registry, topic, **span, **options)
+
+    with pytest.raises(Exception, match=r"offset 1\b.*magic byte"):
+        read(0, 2).collect()
+    with pytest.raises(Exception, match=r"offset 2\b.*Protobuf record cannot be decoded"):
+        read(2, 3).collect()
+    with pytest.raises(Exception, match=r"offset 3\b.*message index \[5\]"):
+        read(3, 4).collect()
+    rows = read(0, 4, mode="PERMISSIVE").orderBy("offset").collect()
+    got = [(r.value.sensor if r.value else None, r._corrupt_value) for r in rows]
+    assert got == [("ok", None)] + [(None, bytearray(b)) for b in bad]
