@@ -1,5 +1,8 @@
 """The ``kafkawire`` command: global options, the commands, and how failures end.
 
+The group imports no command module until a command runs (``commands``): ``kafkawire --help``
+and ``--version`` load click and this package's lightest modules only.
+
 A failure the package knows (a ``KafkaWireError``: unreachable broker, unknown topic, refused
 login, bad option) ends the command with one line on stderr and a non-zero status: 2 for a
 configuration the command cannot use (as click does for bad usage), 1 for everything else.
@@ -9,6 +12,7 @@ package's own, which never carry a password or a key.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import traceback
 from typing import Any
@@ -16,16 +20,7 @@ from typing import Any
 import click
 
 from spark_kafka_wire import __version__
-from spark_kafka_wire.cli.check import check
-from spark_kafka_wire.cli.lag import lag
-from spark_kafka_wire.cli.offsets import offsets
-from spark_kafka_wire.cli.output import EchoHandler, error_line
-from spark_kafka_wire.cli.produce import produce
-from spark_kafka_wire.cli.settings import BOOTSTRAP_ENV, GlobalOptions
-from spark_kafka_wire.cli.tail import tail
-from spark_kafka_wire.cli.topics import describe, topics
-from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.protocol.errors import KafkaWireError
+from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, COMMANDS
 
 EXIT_FAILURE = 1
 EXIT_CONFIGURATION = 2  # click's status for bad usage: a bad option is the same mistake
@@ -34,9 +29,36 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader (``| head``) went away
 
 
 class KafkawireGroup(click.Group):
-    """Turns the package's errors into one line and an exit status (see the module doc)."""
+    """Commands from ``commands.COMMANDS``, imported when used; the package's errors turned
+    into one line and an exit status (see the module doc)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*COMMANDS, *self.commands})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return super().get_command(ctx, cmd_name)
+        command = getattr(importlib.import_module(entry.module), entry.attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{entry.module}.{entry.attribute} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # the table's summaries, so that listing the commands imports none of them
+        rows = [(name, COMMANDS[name].summary if name in COMMANDS
+                 else self.commands[name].get_short_help_str())
+                for name in self.list_commands(ctx)]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
+        # imported here, not at the top: only a command that runs needs them
+        from spark_kafka_wire.cli.output import EchoHandler  # noqa: PLC0415
+        from spark_kafka_wire.client.errors import ConfigurationError  # noqa: PLC0415
+        from spark_kafka_wire.protocol.errors import KafkaWireError  # noqa: PLC0415
+
         debug = bool(ctx.params.get("debug"))
         handler = EchoHandler(logging.INFO if debug else logging.WARNING)
         package_log = logging.getLogger("spark_kafka_wire")
@@ -69,6 +91,8 @@ class KafkawireGroup(click.Group):
 
     @staticmethod
     def _fail(ctx: click.Context, exc: BaseException, debug: bool, code: int) -> None:
+        from spark_kafka_wire.cli.output import error_line  # noqa: PLC0415
+
         if debug:
             click.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
         click.echo(error_line(exc), err=True)
@@ -96,11 +120,9 @@ def cli(ctx: click.Context, bootstrap_server: str | None, command_config: str | 
         zookeeper: str | None, debug: bool) -> None:
     """Look at Kafka topics and write to them from the shell, over kafkawire's own Kafka
     client (no Spark, no JVM)."""
+    from spark_kafka_wire.cli.settings import GlobalOptions  # noqa: PLC0415 (see module doc)
+
     ctx.obj = GlobalOptions(bootstrap_server, command_config, debug, zookeeper)
-
-
-for command in (topics, describe, offsets, produce, tail, lag, check):
-    cli.add_command(command)
 
 
 def main() -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import click
 
+from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.client.cluster import KafkaClient
@@ -124,7 +125,7 @@ def security_line(config: ClientConfig) -> str:
     return ", ".join(parts)
 
 
-@click.command()
+@click.command(short_help=summary("check"))
 @click.pass_obj
 def check(g: GlobalOptions) -> None:
     """Connect with the given settings and show what kafkawire can use on each broker."""

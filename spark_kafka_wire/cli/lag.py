@@ -21,6 +21,7 @@ import re
 
 import click
 
+from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import ZOOKEEPER_KEY, GlobalOptions, connected_any
 from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
@@ -112,7 +113,7 @@ def stream_owners(client: Cluster, members: dict[str, dict[str, int]]
             for thread, ps in assignment.items() for p in ps}
 
 
-@click.command()
+@click.command(short_help=summary("lag"))
 @click.argument("group")
 @click.option("--topic", "-t", "topics", multiple=True,
               help="Only this topic (repeatable); its partitions without a commit show '-'.")

@@ -12,6 +12,7 @@ import logging
 
 import click
 
+from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.times import When, WhenType
@@ -31,7 +32,7 @@ def contradiction_summary(topic: str, partitions: list[int]) -> str:
             "shows each answer")
 
 
-@click.command()
+@click.command(short_help=summary("offsets"))
 @click.argument("topic")
 @click.option("--at", "when", type=WhenType(), default="latest", show_default=True,
               help="earliest, latest, an ISO-8601 time (UTC unless it has an offset) or "

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
 
+from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import stderr_console
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.topics import existing_topic, partitions_of
@@ -147,7 +148,7 @@ def produce07(sink: SinkOptions, topic: str,
         return writer.written.records
 
 
-@click.command()
+@click.command(short_help=summary("produce"))
 @click.argument("topic")
 @click.argument("file", type=click.File("rb"), default="-")
 @click.option("--key-separator", "-K", metavar="SEP", default=None,

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster, open_cluster
 from spark_kafka_wire.client.cluster_api import Cluster
@@ -39,7 +40,6 @@ from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 
 log = logging.getLogger(__name__)
 
-BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"
 ZOOKEEPER_KEY = option("zookeeper.connect").key
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import click
 
+from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.records import (
     CSV_HEADER,
@@ -117,7 +118,7 @@ def last_records(cluster: Cluster, topic: str, p: int, n: int, lo: int, hi: int,
     return list(last)
 
 
-@click.command()
+@click.command(short_help=summary("tail"))
 @click.argument("topic")
 @click.option("-n", "--last", "last", type=click.IntRange(min=0), default=None,
               help="The records at the last N offsets of each partition [default: 10].")

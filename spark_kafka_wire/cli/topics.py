@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import click
 
+from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
@@ -24,7 +25,7 @@ from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 
 
-@click.command()
+@click.command(short_help=summary("topics"))
 @click.option("--internal", is_flag=True, help="Also list internal topics (__consumer_offsets).")
 @click.pass_obj
 def topics(g: GlobalOptions, internal: bool) -> None:
@@ -79,7 +80,7 @@ def earliest_latest(client: Cluster, topic: str, parts: list[int],
     return {p: lo[(topic, p)] for p in parts}, {p: hi[(topic, p)] for p in parts}
 
 
-@click.command()
+@click.command(short_help=summary("describe"))
 @click.argument("topic")
 @click.pass_obj
 def describe(g: GlobalOptions, topic: str) -> None:
