@@ -13,11 +13,14 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+
+# rich (about 0.1 s to import) loads only when something is drawn for a terminal: output to
+# a pipe, and the CLI's start, never need it.
+if TYPE_CHECKING:
+    from rich.console import Console
 
 Cell = str | int | None
 
@@ -34,11 +37,15 @@ def stdout_console() -> Console:
     # A terminal is what isatty() says, which decides tables (and progress bars) against TSV.
     # Left to rich, FORCE_COLOR (set by CI services and Jupyter kernels to ask for colours)
     # would make a pipe a terminal, and a script reading it would get a table cut to width.
+    from rich.console import Console  # noqa: PLC0415
+
     return Console(file=sys.stdout, highlight=False, soft_wrap=False,
                    force_terminal=_isatty(sys.stdout))
 
 
 def stderr_console() -> Console:
+    from rich.console import Console  # noqa: PLC0415
+
     return Console(file=sys.stderr, highlight=False, soft_wrap=False,
                    force_terminal=_isatty(sys.stderr))
 
@@ -50,8 +57,12 @@ def cell_text(value: Cell) -> str:
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], title: str | None = None,
                 console: Console | None = None, show_header: bool = True) -> None:
     """``rows`` as a rich table on a terminal, else as TSV (``title`` only on a terminal)."""
-    console = console or stdout_console()
-    if console.is_terminal:
+    if console is None and _isatty(sys.stdout):
+        console = stdout_console()
+    if console is not None and console.is_terminal:
+        from rich.table import Table  # noqa: PLC0415
+        from rich.text import Text  # noqa: PLC0415
+
         # Cells are Text, never markup: a record value "[red]x" or ":smile:" prints as is.
         table = Table(title=Text(title) if title else None, show_header=show_header,
                       header_style="bold", title_justify="left")

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV
 from spark_kafka_wire.client.cluster import KafkaClient
@@ -22,7 +23,7 @@ from spark_kafka_wire.client.cluster_adapters import KafkaCluster, open_cluster
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, MISSING_OPTION, ConfigurationError
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SINK,
@@ -36,7 +37,10 @@ from spark_kafka_wire.options import (
     unknown_client_configs,
     zookeeper_security,
 )
-from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
+
+if TYPE_CHECKING:
+    # the producer (numpy, pyarrow, the codecs) loads only for produce (sink_options)
+    from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +113,8 @@ class GlobalOptions:
         extra = {"topic": topic}
         if compression is not None:
             extra["kafka.compression.type"] = compression
+        from spark_kafka_wire.sink.options import parse_sink_options  # noqa: PLC0415
+
         return parse_sink_options(self.kafka_options(SINK, extra))
 
 

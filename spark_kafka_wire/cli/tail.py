@@ -39,7 +39,7 @@ from spark_kafka_wire.cli.topics import (
     partitions_of,
 )
 from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
 

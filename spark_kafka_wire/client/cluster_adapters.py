@@ -11,26 +11,22 @@ that needs its kind's own operations (ZooKeeper registry lookups, 0.7 segment wa
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient, TopicPartition
-from spark_kafka_wire.client.cluster_api import Contradiction, Layout, Locator
+from spark_kafka_wire.client.cluster_api import Contradiction, Layout, Locator, PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
-from spark_kafka_wire.client.kafka07.cluster import (
-    MAX_SEGMENTS,
-    Kafka07Cluster,
-    PartitionLocation,
-    read_range,
-)
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
-from spark_kafka_wire.client.kafka07.offsets import offsets_before
 from spark_kafka_wire.client.offsets import resolve_offsets
-from spark_kafka_wire.client.timestamps import offsets_for_times
-from spark_kafka_wire.protocol.kafka07 import LATEST_TIME
-from spark_kafka_wire.protocol.records.columns import DecodedRecords
+
+# What reads records (numpy, pyarrow, the codecs) and the 0.7 client are imported where they
+# are used: a command that asks only for metadata or offsets starts without them
+# (tests/unit/test_cli_startup.py).
+if TYPE_CHECKING:
+    from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+    from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 
 class KafkaCluster:
@@ -56,11 +52,15 @@ class KafkaCluster:
     def offsets_for_times(self, stamps: Mapping[TopicPartition, int], isolation_level: int,
                           on_contradiction: Contradiction | None = None,
                           ) -> dict[TopicPartition, int | None]:
+        from spark_kafka_wire.client.timestamps import offsets_for_times  # noqa: PLC0415
+
         return offsets_for_times(self.client, stamps, isolation_level,
                                  on_contradiction=on_contradiction)
 
     def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
                    fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        from spark_kafka_wire.client.fetcher import fetch_range  # noqa: PLC0415
+
         return fetch_range(self.client, tp[0], tp[1], start, end, settings,
                            fail_on_data_loss=fail_on_data_loss)
 
@@ -117,12 +117,18 @@ class Kafka07ClusterAdapter:
 
     def read_range(self, tp: TopicPartition, start: int, end: int, settings: FetchSettings,
                    fail_on_data_loss: bool) -> Iterator[DecodedRecords]:
+        from spark_kafka_wire.client.kafka07.cluster import read_range  # noqa: PLC0415
+
         return read_range(self.cluster.connections, self.cluster.location(*tp), start, end,
                           fetch_settings07(settings), fail_on_data_loss=fail_on_data_loss)
 
     def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
         if n == 0 or hi <= lo:
             return []
+        from spark_kafka_wire.client.kafka07.cluster import MAX_SEGMENTS  # noqa: PLC0415
+        from spark_kafka_wire.client.kafka07.offsets import offsets_before  # noqa: PLC0415
+        from spark_kafka_wire.protocol.kafka07 import LATEST_TIME  # noqa: PLC0415
+
         loc = self.cluster.location(*tp)
         listed = offsets_before(self.cluster.connection(loc), tp[0], loc.partition,
                                 LATEST_TIME, MAX_SEGMENTS, **loc.shown())  # type: ignore[arg-type]
@@ -167,6 +173,8 @@ def open_cluster(config: ClientConfig) -> KafkaCluster | Kafka07ClusterAdapter:
     cluster is said at once: one bootstrap server answers (0.8+), or ZooKeeper answers and
     registers 0.7 brokers (0.7)."""
     if config.kafka07:
+        from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster  # noqa: PLC0415
+
         view = Kafka07Cluster(config)
         try:
             view.brokers()

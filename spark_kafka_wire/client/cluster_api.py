@@ -40,24 +40,57 @@ method would force one of them into the other's shape, so the sink picks its wri
 per task from the configuration (``sink/batch_writer.py``), and ``sink/kafka07_writer.py``,
 the 0.7 writer, is the one module above the client layer that uses ``client/kafka07``.
 
-The types a plan carries to 0.7 tasks (:class:`PartitionLocation`, :class:`FetchSettings07`)
-are re-exported here so that the source names them through the interface.
+The types a plan carries to 0.7 tasks are named through the interface: :class:`PartitionLocation`
+is defined here (the 0.7 cluster fills it in) and :class:`FetchSettings07` re-exported. The
+module imports nothing that decodes records, so commands that only ask for metadata start
+without numpy and pyarrow (tests/unit/test_cli_startup.py).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, TopicPartition
-from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.kafka07.cluster import PartitionLocation
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
-from spark_kafka_wire.protocol.records.columns import DecodedRecords
+from spark_kafka_wire.client.config import ClientConfig, format_address
+from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
+
+if TYPE_CHECKING:
+    from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 __all__ = ["Cluster", "Contradiction", "FetchSettings07", "Layout", "Locator",
            "PartitionLocation", "fetch_settings07"]
+
+
+@dataclass(frozen=True)
+class PartitionLocation:
+    """Global partition ``number`` of ``topic``: partition ``partition`` of broker
+    ``broker_id``, which listens on ``host:port``."""
+
+    topic: str
+    number: int
+    broker_id: int
+    partition: int
+    host: str
+    port: int
+
+    @property
+    def name(self) -> str:
+        """0.7's own name of the partition, ``<broker id>-<partition>``."""
+        return f"{self.broker_id}-{self.partition}"
+
+    @property
+    def broker(self) -> str:
+        """The broker as errors show it."""
+        return (f"{self.broker_id} at {format_address(self.host, self.port)} "
+                f"(its partition {self.partition})")
+
+    def shown(self) -> dict[str, int | str]:
+        """Keyword arguments of the 0.7 client's functions that make errors name this
+        partition by its number and broker."""
+        return {"shown_partition": self.number, "shown_broker": self.broker}
+
 
 Layout = dict[str, tuple[str, ...]]
 """Kafka 0.7: each topic's partition names (``<broker id>-<partition>``) in number order."""

@@ -39,8 +39,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, cast
 
-import numpy as np
-
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import (
     KAFKA07_UNSUPPORTED,
@@ -67,6 +65,9 @@ from spark_kafka_wire.protocol.versions import (
     parse_api_versions,
     versions_for_release,
 )
+
+# Answers at least this large are read into uninitialised memory (``_read_exact``).
+_UNINITIALISED_FROM = 64 * 1024
 
 log = logging.getLogger(__name__)
 
@@ -705,9 +706,17 @@ class BrokerConnection:
         return self._read_exact(sock, size, limit, what)
 
     def _read_exact(self, sock: socket.socket, n: int, limit: _Limit, what: str) -> memoryview:
-        # Uninitialised memory (every byte is received into it): a bytearray would first be
-        # zero-filled, an extra pass over every fetched byte (about 25 µs per 1.5 MB answer).
-        view = np.empty(n, np.uint8).data
+        # A large answer (records) goes into uninitialised memory (every byte is received into
+        # it): a bytearray would first be zero-filled, an extra pass over every fetched byte
+        # (about 25 µs per 1.5 MB answer). Small answers (metadata, offsets) take a bytearray,
+        # so that a command asking only for those never imports numpy
+        # (tests/unit/test_cli_startup.py).
+        if n < _UNINITIALISED_FROM:
+            view = memoryview(bytearray(n))
+        else:
+            import numpy as np  # noqa: PLC0415 (loaded with the first records anyway)
+
+            view = np.empty(n, np.uint8).data
         got = 0
         if self._rbuf:
             got = min(n, len(self._rbuf))

@@ -26,8 +26,8 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import Deadline
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import DataLossError
-from spark_kafka_wire.client.offsets import ISOLATION_LEVELS, READ_COMMITTED
-from spark_kafka_wire.options.table import bool_default, int_default, text_default
+from spark_kafka_wire.client.fetch_settings import FetchSettings
+from spark_kafka_wire.client.offsets import READ_COMMITTED
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     OffsetOutOfRangeError,
@@ -42,7 +42,6 @@ from spark_kafka_wire.protocol.records import (
     decode_record_batches,
     next_batch_offset,
 )
-from spark_kafka_wire.protocol.records.entries import decompression_limit
 
 # The warnings of skipped data loss and the read_committed counts keep the logger they have
 # always had, the range reader's, which users and tests filter on.
@@ -65,25 +64,6 @@ def report_data_loss(topic: str, partition: int, start: int, end: int, reason: s
     log.warning("Skipping offsets [%d, %d) of %s-%d: %s. Some data may have been lost because "
                 "they are not available in Kafka any more (failOnDataLoss is false)",
                 start, end, topic, partition, reason)
-
-
-@dataclass(frozen=True)
-class FetchSettings:
-    """A read's Fetch sizes, CRC checks and isolation level; defaults: the option table's."""
-
-    max_partition_fetch_bytes: int = int_default("kafka.max.partition.fetch.bytes")
-    fetch_max_bytes: int = int_default("kafka.fetch.max.bytes")
-    max_wait_ms: int = int_default("kafka.fetch.max.wait.ms")
-    min_bytes: int = int_default("kafka.fetch.min.bytes")
-    isolation_level: int = ISOLATION_LEVELS[text_default("kafka.isolation.level")]
-    check_crcs: bool = bool_default("kafka.check.crcs")
-    # kafka.fetch.max.decompressed.bytes; None: derived from the fetch size (entries.py)
-    max_decompressed_bytes: int | None = None
-
-    def decompression_limit(self, fetch_bytes: int) -> int:
-        """What the records of an answer to a Fetch of ``fetch_bytes`` may decompress to, and
-        what a task may hold decompressed at once."""
-        return decompression_limit(fetch_bytes, self.max_decompressed_bytes)
 
 
 @dataclass

@@ -45,10 +45,10 @@ from spark_kafka_wire.client.connection import BrokerConnection, InFlight
 from spark_kafka_wire.client.fetch_plan import (
     FetchAnswer,
     FetchRequest,
-    FetchSettings,
     LogBoundsRequest,
     RangeFetch,
 )
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import (
     EARLIEST,
     LATEST,

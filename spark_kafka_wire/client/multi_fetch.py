@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import READ_COMMITTED, fetch_body
 from spark_kafka_wire.protocol.bodies import FetchResponseResponsesPartitions

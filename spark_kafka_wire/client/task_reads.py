@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.kafka07.cluster import PartitionLocation, read_range
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07
+from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07
+from spark_kafka_wire.client.kafka07.cluster import read_range
 from spark_kafka_wire.client.multi_fetch import fetch_ranges
 from spark_kafka_wire.client.pool import task_client, task_connections07
 from spark_kafka_wire.protocol.records.columns import DecodedRecords

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import (
     EARLIEST,

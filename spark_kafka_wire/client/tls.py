@@ -29,13 +29,15 @@ import ssl
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.serialization import pkcs12
+from typing import TYPE_CHECKING
 
 from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.options.table import text_default
+
+# cryptography (about 0.15 s to import) is imported in the functions that read stores and
+# certificates: a plaintext connection, and the CLI's start, never load it.
+if TYPE_CHECKING:
+    from cryptography import x509
 
 STORE_TYPES = ("JKS", "PKCS12", "PEM")
 # Java's names (ssl.enabled.protocols, ssl.protocol) -> Python's.
@@ -201,6 +203,8 @@ def _password_option(what: str) -> str:
 
 
 def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
+    from cryptography import x509  # noqa: PLC0415
+
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError:
@@ -210,12 +214,16 @@ def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
 
 
 def _to_pem(certs: list[x509.Certificate]) -> bytes:
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
     return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
 
 
 def load_truststore(data: bytes, kind: str, password: str | None, what: str) -> str:
     """The trusted CA certificates of a PEM, PKCS12 or JKS truststore, as PEM text
     (``cadata``)."""
+    from cryptography.hazmat.primitives.serialization import pkcs12  # noqa: PLC0415
+
     if kind == "PEM":
         return _to_pem(_pem_certs(data, what)).decode("ascii")
     if kind == "JKS":
@@ -238,6 +246,8 @@ def load_truststore(data: bytes, kind: str, password: str | None, what: str) -> 
 def load_private_key(data: bytes, password: str | None, what: str) -> bytes:
     """A PEM private key (PKCS#8 or traditional, encrypted with ``password`` or not), as
     unencrypted PKCS#8 DER."""
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
     try:
         key = serialization.load_pem_private_key(data, password.encode() if password else None)
     except TypeError:
@@ -261,6 +271,9 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
     are protected by the store password (Java's PKCS12 stores use one password for both); a
     JKS key entry may have its own password (``kafka.ssl.key.password``).
     """
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+    from cryptography.hazmat.primitives.serialization import pkcs12  # noqa: PLC0415
+
     if kind == "JKS":
         data, store_password = jks_to_pkcs12(data, store_password, key_password, what)
         kind = "PKCS12"
@@ -349,6 +362,8 @@ def _ssl_reason(exc: Exception) -> str:
 def _load_client_certificate(ctx: ssl.SSLContext, chain: bytes, key_der: bytes) -> None:
     """``load_cert_chain`` needs files: a private directory, the key encrypted with a one-time
     password, both removed before returning."""
+    from cryptography.hazmat.primitives import serialization  # noqa: PLC0415
+
     one_time = secrets.token_urlsafe(24).encode()
     key = serialization.load_der_private_key(key_der, None)
     encrypted = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
@@ -390,6 +405,8 @@ def peer_certificate(host: str, port: int, timeout: float) -> PeerCertificate | 
     Python's ``SSLCertVerificationError`` has OpenSSL's reason but not the certificate, so a
     second, unverified handshake reads it; nothing is sent over that connection.
     """
+    from cryptography import x509  # noqa: PLC0415
+
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE

@@ -14,13 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum, Flag, auto
 
-from spark_kafka_wire.protocol.compression import ZSTD_DEFAULT_LEVEL
-from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
-from spark_kafka_wire.protocol.records.entries import (
+from spark_kafka_wire.protocol.limits import (
     DECOMPRESSION_RATIO,
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     MAX_DECOMPRESSED_OPTION,
+    ZSTD_DEFAULT_LEVEL,
 )
+from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 
 #: value.format / key.format: how a column's bytes are read and written. ``raw`` is Spark's
 #: binary column; the others are Confluent's wire format with a Schema Registry.

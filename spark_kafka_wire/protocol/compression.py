@@ -41,6 +41,7 @@ import pyarrow as pa
 import zstandard
 
 from spark_kafka_wire.protocol.errors import ProtocolError
+from spark_kafka_wire.protocol.limits import ZSTD_DEFAULT_LEVEL
 
 __all__ = [
     "CODEC_GZIP",
@@ -430,8 +431,6 @@ def _lz4_decompress(data: Buffer, max_size: int, magic: int) -> bytes:
 
 # ---------------------------------------------------------------------------------- zstd
 
-# Java's and librdkafka's default zstd level.
-ZSTD_DEFAULT_LEVEL = 3
 # A zstd block (<= 128 KiB of output) costs at least 4 compressed bytes (3-byte header and
 # one RLE byte), so n input bytes yield at most about n * 2**15 bytes of output.
 _ZSTD_RATIO_SHIFT = 15

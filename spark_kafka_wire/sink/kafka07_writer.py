@@ -38,12 +38,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError
-from spark_kafka_wire.client.kafka07.cluster import (
-    Kafka07Cluster,
-    PartitionLocation,
-)
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 
 # re-exported: the sink names a 0.7 topic's layout through this module, the one above the
 # client layer that may import client/kafka07 (tests/unit/test_architecture.py)

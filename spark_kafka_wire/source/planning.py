@@ -57,7 +57,7 @@ from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster, FetchSettings07, Locator, PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.source.formats import Decoding

@@ -66,6 +66,34 @@ def test_a_command_in_its_own_process_imports_no_pyspark(bootstrap, new_topic) -
     assert plain.returncode == 0 and topic in plain.stdout
 
 
+#: what a command that asks only for metadata or offsets must not import (issue 33: it starts
+#: in about half the time of one that reads records): record decoding, TLS and SASL libraries
+#: the connection does not use, rich for output to a pipe, ZooKeeper's client
+NOT_FOR_METADATA = ("numpy", "pyarrow", "cryptography", "scramp", "rich", "kazoo", "crc32c",
+                    "cramjam", "zstandard", "lz4", "pyspark")
+
+RUN_AND_REPORT_ALL = RUN_AND_REPORT.replace(
+    'loaded = sorted(m for m in sys.modules if m.split(".")[0] == "pyspark")',
+    'loaded = sorted(m for m in sys.modules if "." not in m)').replace(
+    "PYSPARK-MODULES:", "TOP-MODULES:")
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("command", [["topics"], ["describe", "{topic}"],
+                                     ["offsets", "{topic}"], ["lag", "g", "-t", "{topic}"]])
+def test_metadata_commands_import_no_record_decoding(bootstrap, new_topic, command) -> None:
+    """``topics``, ``describe``, ``offsets`` and ``lag`` over a plaintext connection, printing
+    to a pipe, import none of NOT_FOR_METADATA (a time is not asserted: the README reports
+    measured times)."""
+    topic = new_topic(1, "cli-light")
+    done = run("-b", bootstrap, *(a.format(topic=topic) for a in command),
+               script=RUN_AND_REPORT_ALL)
+    assert done.returncode == 0, done.stderr
+    loaded = done.stderr.rsplit("TOP-MODULES:", 1)[1].strip().split(",")
+    assert "spark_kafka_wire" in loaded
+    assert [m for m in loaded if m in NOT_FOR_METADATA] == []
+
+
 @pytest.mark.broker
 def test_a_pipe_gets_tsv_even_with_force_color(bootstrap, new_topic, monkeypatch) -> None:
     """FORCE_COLOR (set by Jupyter kernels and CI services) asks for colours; it must not turn

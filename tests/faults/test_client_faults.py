@@ -75,7 +75,7 @@ from spark_kafka_wire.client.errors import (
     NoBrokersAvailableError,
     RequestTimeoutError,
 )
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
 from spark_kafka_wire.protocol.errors import (

@@ -16,7 +16,7 @@ from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import NoBrokersAvailableError, RequestTimeoutError
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import resolve_offsets
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import resolve_offsets
 

@@ -23,7 +23,7 @@ import pytest
 
 from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed, fetch_group
 from spark_kafka_wire.client.producer import Producer, ProduceSettings

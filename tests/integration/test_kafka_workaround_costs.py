@@ -25,7 +25,7 @@ import pytest
 from spark_kafka_wire.client.admin import delete_records
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, PROBE_WAIT_MS, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned

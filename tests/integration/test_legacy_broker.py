@@ -578,7 +578,7 @@ def _client(broker: LegacyBroker, pinned: bool = True, **kwargs):
 
 
 def _read_all(client, topic, partition, start, end, **settings):
-    from spark_kafka_wire.client.fetch_plan import FetchSettings
+    from spark_kafka_wire.client.fetch_settings import FetchSettings
     from spark_kafka_wire.client.fetcher import fetch_range
 
     out = []

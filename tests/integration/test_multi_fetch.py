@@ -12,7 +12,7 @@ from spark_kafka_wire.client import multi_fetch
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import DataLossError
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.multi_fetch import fetch_ranges
 from spark_kafka_wire.client.offsets import READ_COMMITTED

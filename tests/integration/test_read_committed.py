@@ -17,7 +17,7 @@ from __future__ import annotations
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
 from spark_kafka_wire.protocol.records import TransactionCounts

@@ -304,7 +304,7 @@ def test_kafka_reauthentication_while_fetching_ahead(reauth_broker) -> None:
     REAUTH listener, reads of about a hundred small fetches each (1 KiB, one two-record batch)
     held for four session lifetimes re-authenticate between fetches and read exactly what was
     written, on the same connections."""
-    from spark_kafka_wire.client.fetch_plan import FetchSettings
+    from spark_kafka_wire.client.fetch_settings import FetchSettings
     from spark_kafka_wire.client.fetcher import fetch_range
     from tests.conftest import REAUTH_MS
 

@@ -26,7 +26,7 @@ from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection, InFlight
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.group_offsets import (
     TRANSACTION_KEY_TYPE,

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned

@@ -20,8 +20,7 @@ from typing import Any
 import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_plan import FetchSettings
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_settings07
+from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.producer import ProduceSettings
 from spark_kafka_wire.client.producer.settings import parse_acks
@@ -144,7 +143,7 @@ PARSED_ONLY = {
         "parsed by the TLS parser as kafka.ssl.endpoint.identification.algorithm",
     "kafka.compression.zstd.level": "ProduceSettings.compression_level holds the level of the "
                                     "codec in use; the default is the codec's own "
-                                    "(protocol/compression.py ZSTD_DEFAULT_LEVEL)",
+                                    "(protocol/limits.py ZSTD_DEFAULT_LEVEL)",
 }
 
 # The settings built from options: none of their fields may default to a literal of its own.

@@ -8,13 +8,13 @@ a concern of the layers above. Offsets are byte positions in the partition's log
 
 from __future__ import annotations
 
+from spark_kafka_wire.client.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import (
     BrokerPartition,
     Kafka07Connection,
     Kafka07Connections,
 )
 from spark_kafka_wire.client.kafka07.fetch import (
-    FetchSettings07,
     fetch_once,
     fetch_range,
     multifetch,

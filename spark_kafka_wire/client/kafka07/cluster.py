@@ -36,7 +36,8 @@ from spark_kafka_wire.client.cluster import (
     TopicInfo,
     TopicPartition,
 )
-from spark_kafka_wire.client.config import ClientConfig, format_address
+from spark_kafka_wire.client.cluster_api import PartitionLocation
+from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import (
     KAFKA07_UNSUPPORTED,
@@ -44,8 +45,9 @@ from spark_kafka_wire.client.errors import (
     NoBrokersRegisteredError,
 )
 from spark_kafka_wire.client.fetch_plan import report_data_loss
+from spark_kafka_wire.client.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
-from spark_kafka_wire.client.kafka07.fetch import FetchSettings07, fetch_range
+from spark_kafka_wire.client.kafka07.fetch import fetch_range
 from spark_kafka_wire.client.kafka07.offsets import offsets_before
 from spark_kafka_wire.client.zookeeper_registry import (
     BrokerRegistration,
@@ -72,35 +74,6 @@ log = logging.getLogger(__name__)
 
 # OFFSETS asks for at most this many segment starts when it lists a partition's segments.
 MAX_SEGMENTS = 1_000_000
-
-
-@dataclass(frozen=True)
-class PartitionLocation:
-    """Global partition ``number`` of ``topic``: partition ``partition`` of broker
-    ``broker_id``, which listens on ``host:port``."""
-
-    topic: str
-    number: int
-    broker_id: int
-    partition: int
-    host: str
-    port: int
-
-    @property
-    def name(self) -> str:
-        """0.7's own name of the partition, ``<broker id>-<partition>``."""
-        return f"{self.broker_id}-{self.partition}"
-
-    @property
-    def broker(self) -> str:
-        """The broker as errors show it."""
-        return (f"{self.broker_id} at {format_address(self.host, self.port)} "
-                f"(its partition {self.partition})")
-
-    def shown(self) -> dict[str, int | str]:
-        """Keyword arguments of the 0.7 client's functions that make errors name this
-        partition by its number and broker."""
-        return {"shown_partition": self.number, "shown_broker": self.broker}
 
 
 @dataclass(frozen=True)

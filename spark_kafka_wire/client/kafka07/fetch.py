@@ -23,12 +23,10 @@ The next FETCH is sent before a chunk is handed out, so the broker reads while t
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Pending
-from spark_kafka_wire.options.table import bool_default, int_default
 from spark_kafka_wire.protocol.errors import (
     FetchSizeLimitError,
     OffsetInsideMessageError,
@@ -44,34 +42,10 @@ from spark_kafka_wire.protocol.kafka07 import (
     encode_fetch,
     encode_multifetch,
 )
+from spark_kafka_wire.protocol.limits import decompression_limit
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
-from spark_kafka_wire.protocol.records.entries import decompression_limit
 
-__all__ = ["FetchSettings07", "fetch_once", "fetch_range", "fetch_settings07", "multifetch"]
-
-
-@dataclass(frozen=True)
-class FetchSettings07:
-    # MAX_SIZE of a FETCH (0.7's consumer fetch.size was 300 KiB, "Writing a Driver" uses
-    # 300K as its example); grown x2 for a larger message, up to max_fetch_size. Defaults:
-    # the options these come from (fetch_settings07 below, from options.fetch_settings), as the option table has them.
-    fetch_size: int = int_default("kafka.max.partition.fetch.bytes")
-    max_fetch_size: int = int_default("kafka.fetch.max.bytes")
-    check_crcs: bool = bool_default("kafka.check.crcs")
-    # kafka.fetch.max.decompressed.bytes; None: derived from the FETCH's size, as for 0.8+
-    max_decompressed_size: int | None = None
-
-
-def fetch_settings07(fetch: FetchSettings) -> FetchSettings07:
-    """A Kafka 0.7 FETCH's sizes from the same options: MAX_SIZE is
-    kafka.max.partition.fetch.bytes, grown (doubled) for a larger message up to
-    kafka.fetch.max.bytes (or MAX_SIZE, when that is larger); kafka.check.crcs and
-    kafka.fetch.max.decompressed.bytes as for 0.8+."""
-    return FetchSettings07(fetch_size=fetch.max_partition_fetch_bytes,
-                           max_fetch_size=max(fetch.fetch_max_bytes,
-                                              fetch.max_partition_fetch_bytes),
-                           check_crcs=fetch.check_crcs,
-                           max_decompressed_size=fetch.max_decompressed_bytes)
+__all__ = ["fetch_once", "fetch_range", "multifetch"]
 
 
 def _decode(broker: str, topic: str, partition: int, offset: int,

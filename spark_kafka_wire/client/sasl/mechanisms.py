@@ -12,8 +12,6 @@ server signature and raises on a server-final carrying ``e=``. GSSAPI (RFC 4752)
 
 from __future__ import annotations
 
-import scramp
-
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.sasl.gssapi import Gssapi
 from spark_kafka_wire.client.sasl.kerberos import KerberosConfig
@@ -59,6 +57,8 @@ class Scram:
     """RFC 5802 client: client-first, client-final, then the server-final is verified."""
 
     def __init__(self, config: SaslConfig) -> None:
+        import scramp  # noqa: PLC0415 (only SCRAM logins need it; the CLI starts without it)
+
         self._client = scramp.ScramClient([config.mechanism], config.username, config.password)
         self._stage = 0
         self.done = False
@@ -68,6 +68,8 @@ class Scram:
         return self._client.get_client_first().encode()
 
     def step(self, token: bytes) -> bytes | None:
+        import scramp  # noqa: PLC0415 (see __init__)
+
         text = token.decode("utf-8", "replace")
         if text.startswith("e="):
             raise ValueError(f"the server answered SCRAM with error {text[2:]!r}")

@@ -55,13 +55,12 @@ from spark_kafka_wire.protocol.errors import (
     OffsetInsideMessageError,
     ProtocolError,
 )
+from spark_kafka_wire.protocol.limits import DEFAULT_MAX_DECOMPRESSED_SIZE, MAX_COLUMN_BYTES
 from spark_kafka_wire.protocol.records.columns import (
-    MAX_COLUMN_BYTES,
     DecodedRecords,
     spans_to_binary,
 )
 from spark_kafka_wire.protocol.records.entries import (
-    DEFAULT_MAX_DECOMPRESSED_SIZE,
     DecompressionBudget,
     decompress_records,
 )

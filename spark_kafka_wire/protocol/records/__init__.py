@@ -21,6 +21,7 @@ One module per concern, each importing only those listed before it:
 - ``decode``: :func:`decode_record_batches`, for a response that may mix all of them.
 """
 
+from spark_kafka_wire.protocol.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from spark_kafka_wire.protocol.records.batch import (
     ATTR_TRANSACTIONAL,
     HEADER_SIZE,
@@ -35,7 +36,7 @@ from spark_kafka_wire.protocol.records.control import (
     TransactionEvents,
 )
 from spark_kafka_wire.protocol.records.decode import decode_record_batches
-from spark_kafka_wire.protocol.records.entries import DEFAULT_MAX_DECOMPRESSED_SIZE, LOG_OVERHEAD
+from spark_kafka_wire.protocol.records.entries import LOG_OVERHEAD
 from spark_kafka_wire.protocol.records.legacy import encode_message_set
 
 __all__ = [

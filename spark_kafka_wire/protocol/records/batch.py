@@ -33,8 +33,8 @@ from crc32c import crc32c
 from spark_kafka_wire.protocol.compression import CODEC_NONE, codec_id
 from spark_kafka_wire.protocol.compression import compress as _compress
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
+from spark_kafka_wire.protocol.limits import MAX_COLUMN_BYTES
 from spark_kafka_wire.protocol.records.columns import (
-    MAX_COLUMN_BYTES,
     DecodedRecords,
     join_pooled,
     join_row_segments,

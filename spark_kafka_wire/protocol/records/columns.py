@@ -18,11 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spark_kafka_wire.protocol.primitives import INT32_MAX
+from spark_kafka_wire.protocol.limits import MAX_COLUMN_BYTES
 from spark_kafka_wire.protocol.records.varint import Malformed
-
-# What one Arrow binary column holds (int32 offsets).
-MAX_COLUMN_BYTES = INT32_MAX
 
 _HAS_VIEWS = hasattr(pa, "binary_view")
 # Spans of one length up to this many bytes in all are gathered by numpy's fancy index; more

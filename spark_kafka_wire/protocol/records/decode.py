@@ -9,11 +9,11 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafka_wire.protocol.errors import ProtocolError
+from spark_kafka_wire.protocol.limits import DEFAULT_MAX_DECOMPRESSED_SIZE
 from spark_kafka_wire.protocol.records.batch import BatchDecoding, decode_batches
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
 from spark_kafka_wire.protocol.records.control import AbortedTransactions, TransactionEvents
 from spark_kafka_wire.protocol.records.entries import (
-    DEFAULT_MAX_DECOMPRESSED_SIZE,
     DecompressionBudget,
     peek_magic,
 )

@@ -41,8 +41,8 @@ from spark_kafka_wire.protocol.compression import (
 )
 from spark_kafka_wire.protocol.compression import compress as _compress
 from spark_kafka_wire.protocol.errors import CorruptRecordError, ProtocolError
+from spark_kafka_wire.protocol.limits import MAX_COLUMN_BYTES
 from spark_kafka_wire.protocol.records.columns import (
-    MAX_COLUMN_BYTES,
     DecodedRecords,
     join_rows,
     key_value_columns,

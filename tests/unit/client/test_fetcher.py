@@ -29,10 +29,10 @@ from spark_kafka_wire.client.fetch_plan import (
     MAX_FETCH_BYTES_LIMIT,
     FetchAnswer,
     FetchRequest,
-    FetchSettings,
     LogBoundsRequest,
     RangeFetch,
 )
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import PartitionFetches, fetch_range
 from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.protocol.compression import DecompressionLimitError

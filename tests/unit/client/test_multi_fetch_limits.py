@@ -12,7 +12,7 @@ import pytest
 import zstandard
 
 from spark_kafka_wire.client import multi_fetch
-from spark_kafka_wire.client.fetch_plan import FetchSettings
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.protocol.records import DecodedRecords, decode_record_batches
 from tests.unit.protocol.test_decompression_limits import _record_parts, v2_batch
 

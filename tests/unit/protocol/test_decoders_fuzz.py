@@ -37,10 +37,10 @@ from spark_kafka_wire.client.errors import (
 )
 from spark_kafka_wire.client.fetch_plan import (
     FetchAnswer,
-    FetchSettings,
     LogBoundsRequest,
     RangeFetch,
 )
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.sasl.bearer import jwt_claims, token_from
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
 from spark_kafka_wire.client.sasl.oauthbearer import server_error

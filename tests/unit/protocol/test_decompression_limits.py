@@ -30,12 +30,12 @@ from kafka.codec import snappy_encode
 
 from spark_kafka_wire.protocol.compression import DecompressionLimitError
 from spark_kafka_wire.protocol.kafka07 import decode_message_set
-from spark_kafka_wire.protocol.records import decode_record_batches
-from spark_kafka_wire.protocol.records.entries import (
+from spark_kafka_wire.protocol.limits import (
     DEFAULT_MAX_DECOMPRESSED_SIZE,
     MAX_DECOMPRESSED_OPTION,
     decompression_limit,
 )
+from spark_kafka_wire.protocol.records import decode_record_batches
 from tests.support.errors import raises_condition
 from tests.unit.protocol.test_legacy_records import message
 
