@@ -27,6 +27,9 @@ class CommandEntry:
 
 
 COMMANDS: dict[str, CommandEntry] = {
+    "broker": CommandEntry(
+        "spark_kafka_wire.cli.broker", "broker",
+        "Run a local Kafka-compatible broker until Ctrl-C."),
     "check": CommandEntry(
         "spark_kafka_wire.cli.check", "check",
         "Connect and show what kafkawire can use on each broker."),
@@ -47,7 +50,7 @@ COMMANDS: dict[str, CommandEntry] = {
         "Print the last records of a topic, optionally following it."),
     "topics": CommandEntry(
         "spark_kafka_wire.cli.topics", "topics",
-        "List topics with their partition counts."),
+        "List, create and delete topics; add partitions."),
 }
 
 

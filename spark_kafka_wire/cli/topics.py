@@ -1,4 +1,6 @@
-"""``kafkawire topics`` and ``kafkawire describe TOPIC``: what a cluster holds, before a query.
+"""``kafkawire topics`` and ``kafkawire describe TOPIC``: what a cluster holds, before a query;
+``topics create``, ``delete`` and ``add-partitions`` change it (Kafka 0.8+ brokers that take
+CreateTopics, DeleteTopics and CreatePartitions at their controller).
 
 Offsets come from ``client.offsets.resolve_offsets``, the resolution a query uses: the
 earliest from ListOffsets, the latest from the high watermark of a Fetch as well, because some
@@ -12,29 +14,148 @@ holding it) and byte offsets.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import click
 
 from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
+from spark_kafka_wire.cli.settings import GlobalOptions, connected, connected_any
+from spark_kafka_wire.client.admin import create_partitions, create_topics, delete_topics
 from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
+from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.cluster_api import Cluster
+from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
-from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
+from spark_kafka_wire.protocol.errors import (
+    ErrorCode,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+    error_for_code,
+)
 
 
-@click.command(short_help=summary("topics"))
+class TopicsGroup(click.Group):
+    """``topics`` lists when no subcommand is named; a first argument that is not one is the
+    pattern of ``topics list`` (``kafkawire topics 'orders.*'``)."""
+
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            return "list", self.commands["list"], args
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=TopicsGroup, short_help=summary("topics"), invoke_without_command=True)
 @click.option("--internal", is_flag=True, help="Also list internal topics (__consumer_offsets).")
-@click.pass_obj
-def topics(g: GlobalOptions, internal: bool) -> None:
-    """List topics with their partition counts."""
+@click.pass_context
+def topics(ctx: click.Context, internal: bool) -> None:
+    """List topics with their partition counts; create and delete topics, add partitions.
+
+    \b
+    kafkawire topics                    every topic
+    kafkawire topics 'orders.*'         those whose whole name matches a regular expression
+    kafkawire topics create orders --partitions 3 --config retention.ms=86400000
+    kafkawire topics add-partitions orders 2
+    kafkawire topics delete orders
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_topics, pattern=None, internal=internal)
+
+
+@topics.command("list")
+@click.argument("pattern", required=False)
+@click.option("--internal", is_flag=True, help="Also list internal topics (__consumer_offsets).")
+@click.pass_context
+def list_topics(ctx: click.Context, pattern: str | None, internal: bool) -> None:
+    """Topics whose whole name matches PATTERN (a regular expression, as ``subscribePattern``),
+    every topic without one."""
+    g = ctx.find_object(GlobalOptions)
+    assert g is not None, "the kafkawire group sets the global options"
+    internal = internal or bool(ctx.parent and ctx.parent.params.get("internal"))
+    try:
+        matches = re.compile(pattern).fullmatch if pattern is not None else None
+    except re.error as exc:
+        raise ConfigurationError(f"topics {pattern!r}: not a regular expression ({exc})",
+                                 condition=INVALID_VALUE) from None
     with connected_any(g.client_config()) as client:
         md = client.fetch_metadata()
     rows = [(t.name, t.num_partitions) for t in sorted(md.topics.values(), key=lambda t: t.name)
-            if t.error_code == ErrorCode.NONE and (internal or not t.is_internal)]
+            if t.error_code == ErrorCode.NONE and (internal or not t.is_internal)
+            and (matches is None or matches(t.name))]
     print_table(("topic", "partitions"), rows)
+
+
+def _configs(pairs: tuple[str, ...]) -> dict[str, str]:
+    configs: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ConfigurationError(f"--config {pair!r}: give NAME=VALUE (a topic config such "
+                                     "as retention.ms=86400000)", condition=INVALID_VALUE)
+        configs[name.strip()] = value
+    return configs
+
+
+@topics.command("create")
+@click.argument("name")
+@click.option("--partitions", "-p", type=click.IntRange(min=1), default=None,
+              help="Partition count [default: the broker's num.partitions].")
+@click.option("--replication-factor", "-r", type=click.IntRange(min=1), default=None,
+              help="Replicas of each partition [default: the broker's "
+              "default.replication.factor].")
+@click.option("--config", "-c", "configs", multiple=True, metavar="NAME=VALUE",
+              help="A topic config (repeatable), e.g. cleanup.policy=compact.")
+@click.option("--if-not-exists", is_flag=True, help="A topic that exists is not an error.")
+@click.pass_obj
+def create(g: GlobalOptions, name: str, partitions: int | None,
+           replication_factor: int | None, configs: tuple[str, ...],
+           if_not_exists: bool) -> None:
+    """Create topic NAME (CreateTopics at the controller) and wait until every partition has
+    a leader that answers for it."""
+    settings = _configs(configs)
+    with connected(g.client_config(), "kafkawire topics create") as client:
+        try:
+            create_topics(client, [(name, partitions or -1)],
+                          replication_factor=replication_factor or -1, configs=settings)
+        except TopicAlreadyExistsError:
+            if not if_not_exists:
+                raise
+            click.echo(f"topic {name} exists")
+            return
+        count = existing_topic(KafkaCluster(client), name).num_partitions
+    click.echo(f"created topic {name} with {count} partition{'s' * (count != 1)}")
+
+
+@topics.command("delete")
+@click.argument("name")
+@click.option("--if-exists", is_flag=True, help="A topic that does not exist is not an error.")
+@click.pass_obj
+def delete(g: GlobalOptions, name: str, if_exists: bool) -> None:
+    """Delete topic NAME and its records (DeleteTopics at the controller)."""
+    with connected(g.client_config(), "kafkawire topics delete") as client:
+        try:
+            delete_topics(client, [name])
+        except UnknownTopicOrPartitionError:
+            if not if_exists:
+                raise
+            click.echo(f"no topic {name}")
+            return
+    click.echo(f"deleted topic {name}")
+
+
+@topics.command("add-partitions")
+@click.argument("name")
+@click.argument("count", type=click.IntRange(min=1))
+@click.pass_obj
+def add_partitions(g: GlobalOptions, name: str, count: int) -> None:
+    """Add COUNT partitions to topic NAME (CreatePartitions, Kafka 1.0+). Keys hash to other
+    partitions afterwards: records of one key written before and after may be in two."""
+    with connected(g.client_config(), "kafkawire topics add-partitions") as client:
+        before = existing_topic(KafkaCluster(client), name).num_partitions
+        create_partitions(client, {name: before + count})
+    click.echo(f"topic {name}: {before} -> {before + count} partitions")
 
 
 def existing_topic(client: Cluster, topic: str) -> TopicInfo:

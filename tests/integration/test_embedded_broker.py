@@ -1,4 +1,5 @@
-"""The embedded Tansu broker (spark_kafka_wire.testing.embedded) starts even when the free
+"""The embedded Tansu broker (spark_kafka_wire.testing.embedded, the process managed by
+cli/local_broker.py as for ``kafkawire broker``) starts even when the free
 port it chose is taken by another process before Tansu binds it: it chooses again."""
 
 from __future__ import annotations
@@ -7,7 +8,8 @@ import socket
 
 import pytest
 
-from spark_kafka_wire.testing import embedded
+from spark_kafka_wire.cli import local_broker
+from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
 
@@ -18,12 +20,14 @@ def test_a_port_taken_after_it_was_chosen_is_chosen_again(monkeypatch) -> None:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         busy = taken.getsockname()[1]
-        real = embedded.free_port
+        real = local_broker.free_port
         ports = iter([busy])
-        monkeypatch.setattr(embedded, "free_port", lambda: next(ports, None) or real())
+        monkeypatch.setattr(local_broker, "free_port",
+                            lambda host="127.0.0.1": next(ports, None) or real(host))
         broker = EmbeddedBroker()
         assert broker.port == busy
         with broker:
             assert broker.port != busy and broker.process is not None
-        with pytest.raises(RuntimeError, match=f"port {busy} is in use by another process"):
+        with pytest.raises(ConfigurationError, match=f"port {busy} of 127.0.0.1 is in use by "
+                           "another process"):
             EmbeddedBroker(port=busy).start()

