@@ -33,6 +33,11 @@ def _isatty(stream: object) -> bool:
         return False
 
 
+def stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (tables) rather than a pipe or file (TSV)."""
+    return _isatty(sys.stdout)
+
+
 def stdout_console() -> Console:
     # A terminal is what isatty() says, which decides tables (and progress bars) against TSV.
     # Left to rich, FORCE_COLOR (set by CI services and Jupyter kernels to ask for colours)
@@ -57,7 +62,7 @@ def cell_text(value: Cell) -> str:
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], title: str | None = None,
                 console: Console | None = None, show_header: bool = True) -> None:
     """``rows`` as a rich table on a terminal, else as TSV (``title`` only on a terminal)."""
-    if console is None and _isatty(sys.stdout):
+    if console is None and stdout_is_terminal():
         console = stdout_console()
     if console is not None and console.is_terminal:
         from rich.table import Table  # noqa: PLC0415

@@ -20,18 +20,25 @@ from dataclasses import replace
 import click
 
 from spark_kafka_wire.cli.commands import summary
-from spark_kafka_wire.cli.output import print_table
+from spark_kafka_wire.cli.output import print_table, stdout_is_terminal
 from spark_kafka_wire.cli.settings import GlobalOptions, connected, connected_any
-from spark_kafka_wire.client.admin import create_partitions, create_topics, delete_topics
-from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
+from spark_kafka_wire.client.admin import (
+    TopicConfig,
+    create_partitions,
+    create_topics,
+    delete_topics,
+    describe_topic_configs,
+)
+from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
+from spark_kafka_wire.client.errors import INVALID_VALUE, KAFKA07_UNSUPPORTED, ConfigurationError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
     error_for_code,
 )
 
@@ -203,17 +210,53 @@ def earliest_latest(client: Cluster, topic: str, parts: list[int],
 
 @click.command(short_help=summary("describe"))
 @click.argument("topic")
+@click.option("--configs", "configs_only", is_flag=True,
+              help="Print the topic's configs (name, value, source) instead of its partitions.")
+@click.option("--all-configs", is_flag=True,
+              help="With the configs, also those at their default value.")
 @click.pass_obj
-def describe(g: GlobalOptions, topic: str) -> None:
-    """Per partition: leader, replicas, in-sync replicas, earliest and latest offsets."""
-    with connected_any(g.client_config()) as client:
-        info = existing_topic(client, topic)
-        parts = sorted(info.partitions)
-        lo, hi = earliest_latest(client, topic, parts)
-    rows = []
-    for p in parts:
-        meta = info.partitions[p]
-        rows.append((p, meta.leader, ",".join(map(str, meta.replicas)) or "-",
-                     ",".join(map(str, meta.isr)) or "-", lo[p], hi[p]))
-    print_table(("partition", "leader", "replicas", "isr", "earliest", "latest"),
-                rows, title=f"{topic}: {len(parts)} partitions")
+def describe(g: GlobalOptions, topic: str, configs_only: bool, all_configs: bool) -> None:
+    """Per partition: leader, replicas, in-sync replicas, earliest and latest offsets; then
+    the topic's configs that are not at their default (DescribeConfigs).
+
+    A pipe gets one table per run (TSV): the partitions, or with --configs the configs.
+    """
+    config = g.client_config()
+    if config.kafka07 and configs_only:
+        raise ConfigurationError("--configs: a Kafka 0.7 cluster has no per-topic configs to "
+                                 "describe", condition=KAFKA07_UNSUPPORTED)
+    # the configs table is drawn on a terminal; a pipe gets it with --configs only
+    wanted = configs_only or (not config.kafka07 and stdout_is_terminal())
+    configs: list[TopicConfig] | None = None
+    with connected_any(config) as cluster:
+        if not configs_only:
+            info = existing_topic(cluster, topic)
+            parts = sorted(info.partitions)
+            lo, hi = earliest_latest(cluster, topic, parts)
+    if wanted:
+        with connected(config, "kafkawire describe --configs") as client:
+            configs = topic_configs(client, topic, configs_only)
+    if not configs_only:
+        rows = []
+        for p in parts:
+            meta = info.partitions[p]
+            rows.append((p, meta.leader, ",".join(map(str, meta.replicas)) or "-",
+                         ",".join(map(str, meta.isr)) or "-", lo[p], hi[p]))
+        print_table(("partition", "leader", "replicas", "isr", "earliest", "latest"),
+                    rows, title=f"{topic}: {len(parts)} partitions")
+    if configs is not None:
+        shown = [c for c in configs if all_configs or not c.is_default]
+        rows_c = [(c.name, "(sensitive)" if c.sensitive else c.value, c.source) for c in shown]
+        title = f"{topic}: {'configs' if all_configs else 'configs not at their default'}"
+        print_table(("config", "value", "source"), rows_c, title=title)
+
+
+def topic_configs(client: KafkaClient, topic: str, required: bool) -> list[TopicConfig] | None:
+    """The topic's configs; None where the broker does not offer DescribeConfigs (before
+    Kafka 0.11) unless ``required`` (--configs), which then fails saying so."""
+    try:
+        return describe_topic_configs(client, topic)
+    except UnsupportedVersionError:
+        if required:
+            raise
+        return None

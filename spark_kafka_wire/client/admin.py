@@ -1,9 +1,10 @@
-"""Topic administration needed by the connector and its tests (CreateTopics, DeleteTopics,
-CreatePartitions, DeleteRecords)."""
+"""Topic administration needed by the connector, the CLI and the tests (CreateTopics,
+DeleteTopics, CreatePartitions, DeleteRecords, DescribeConfigs)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, cast
 
@@ -17,6 +18,7 @@ from spark_kafka_wire.protocol.bodies import (
     DeleteRecordsRequest,
     DeleteRecordsResponse,
     DeleteTopicsRequest,
+    DescribeConfigsRequest,
 )
 from spark_kafka_wire.protocol.engine import ApiSpec, RequestT, ResponseT
 from spark_kafka_wire.protocol.errors import (
@@ -26,10 +28,14 @@ from spark_kafka_wire.protocol.errors import (
     error_for_code,
 )
 from spark_kafka_wire.protocol.messages import (
+    CONFIG_SOURCES,
     CREATE_PARTITIONS,
     CREATE_TOPICS,
+    DEFAULT_CONFIG_SOURCE,
     DELETE_RECORDS,
     DELETE_TOPICS,
+    DESCRIBE_CONFIGS,
+    TOPIC_RESOURCE,
 )
 
 
@@ -230,3 +236,42 @@ def _to_controller(client: KafkaClient, spec: ApiSpec[RequestT, ResponseT],
 def _request_to(client: KafkaClient, node_id: int, body: DeleteRecordsRequest
                 ) -> DeleteRecordsResponse:
     return client.broker(node_id).request(DELETE_RECORDS, body)
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    """One config of a topic as the broker answers it. ``value`` is None for a sensitive one
+    (the broker never sends those) or one without a value."""
+
+    name: str
+    value: str | None
+    source: str  # CONFIG_SOURCES' name: topic, broker, default, ...
+    is_default: bool
+    read_only: bool
+    sensitive: bool
+
+
+def describe_topic_configs(client: KafkaClient, topic: str) -> list[TopicConfig]:
+    """Every config of ``topic`` (DescribeConfigs, Kafka 0.11+), by name. Any broker answers
+    for a topic; an unknown topic is UNKNOWN_TOPIC_OR_PARTITION naming it."""
+    body: DescribeConfigsRequest = {
+        "resources": [{"resource_type": TOPIC_RESOURCE, "resource_name": topic,
+                       "configuration_keys": None}]}
+    resp = client.retry(lambda: client.any_connection().request(DESCRIBE_CONFIGS, body),
+                        "DescribeConfigs")
+    configs: list[TopicConfig] = []
+    for result in resp["results"]:
+        if result["error_code"]:
+            raise error_for_code(result["error_code"], topic=topic, context="DescribeConfigs",
+                                 message=result.get("error_message"),
+                                 principal=client.config.principal)
+        for c in result["configs"]:
+            code = c.get("config_source", -1)
+            if code >= 0:  # v1+: where the value comes from
+                default, source = code == DEFAULT_CONFIG_SOURCE, CONFIG_SOURCES.get(code, "unknown")
+            else:  # v0: only whether it is the default
+                default = bool(c.get("is_default"))
+                source = "default" if default else "topic"
+            configs.append(TopicConfig(c["name"], c["value"], source, default, c["read_only"],
+                                       c["is_sensitive"]))
+    return sorted(configs, key=lambda c: c.name)

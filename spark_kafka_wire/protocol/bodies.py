@@ -680,3 +680,52 @@ class CreatePartitionsResponseResults(TypedDict):
 class CreatePartitionsResponse(TypedDict):
     throttle_time_ms: int
     results: list[CreatePartitionsResponseResults]
+
+
+class DescribeConfigsRequestResourcesRequired(TypedDict):
+    resource_type: int
+    resource_name: str
+
+
+class DescribeConfigsRequestResources(DescribeConfigsRequestResourcesRequired, total=False):
+    configuration_keys: Sequence[str] | None
+
+
+class DescribeConfigsRequestRequired(TypedDict):
+    resources: Sequence[DescribeConfigsRequestResources]
+
+
+class DescribeConfigsRequest(DescribeConfigsRequestRequired, total=False):
+    include_synonyms: bool
+    include_documentation: bool
+
+
+class DescribeConfigsResponseResultsConfigsSynonyms(TypedDict):
+    name: str
+    value: str | None
+    source: int
+
+
+class DescribeConfigsResponseResultsConfigs(TypedDict):
+    name: str
+    value: str | None
+    read_only: bool
+    is_default: bool
+    config_source: int
+    is_sensitive: bool
+    synonyms: list[DescribeConfigsResponseResultsConfigsSynonyms]
+    config_type: int
+    documentation: str | None
+
+
+class DescribeConfigsResponseResults(TypedDict):
+    error_code: int
+    error_message: str | None
+    resource_type: int
+    resource_name: str
+    configs: list[DescribeConfigsResponseResultsConfigs]
+
+
+class DescribeConfigsResponse(TypedDict):
+    throttle_time_ms: int
+    results: list[DescribeConfigsResponseResults]

@@ -604,7 +604,59 @@ CREATE_PARTITIONS: ApiSpec[b.CreatePartitionsRequest, b.CreatePartitionsResponse
     ),
 )
 
-ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS)})
+# ---- DescribeConfigs (32) ------------------------------------------------------------------
+# A topic's configs for ``kafkawire describe`` (client/admin.py describe_configs). v0 says
+# whether a value is the default (``is_default``); v1+ says where it comes from
+# (``config_source``, CONFIG_SOURCES) and lists synonyms on request; v3+ adds the config's type
+# and documentation on request; v4 is flexible. Kafka 4.0 answers v1+ only. Any broker answers
+# for a topic.
+DESCRIBE_CONFIGS: ApiSpec[b.DescribeConfigsRequest, b.DescribeConfigsResponse] = ApiSpec(
+    key=32, name="DescribeConfigs", min_version=0, max_version=4, flexible_from=4,
+    request=(
+        F("resources", "[]", fields=(
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("configuration_keys", "[]string", nullable="0+", default=None),  # null: all
+        )),
+        F("include_synonyms", "bool", "1+", default=False),
+        F("include_documentation", "bool", "3+", default=False),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("results", "[]", fields=(
+            F("error_code", "int16"),
+            F("error_message", "string", nullable="0+", default=None),
+            F("resource_type", "int8"),
+            F("resource_name", "string"),
+            F("configs", "[]", fields=(
+                F("name", "string"),
+                F("value", "string", nullable="0+", default=None),
+                F("read_only", "bool"),
+                F("is_default", "bool", "0"),
+                F("config_source", "int8", "1+", default=-1),
+                F("is_sensitive", "bool"),
+                F("synonyms", "[]", "1+", default=[], fields=(
+                    F("name", "string"),
+                    F("value", "string", nullable="0+", default=None),
+                    F("source", "int8"),
+                )),
+                F("config_type", "int8", "3+", default=0),
+                F("documentation", "string", "3+", nullable="0+", default=None),
+            )),
+        )),
+    ),
+)
+
+#: DescribeConfigs' resource type of a topic (Kafka's ConfigResource.Type.TOPIC)
+TOPIC_RESOURCE = 2
+#: DescribeConfigs v1+ ``config_source``: where a config's value comes from (Kafka's
+#: DescribeConfigsResponse.ConfigSource); v0 answers only whether it is the default.
+CONFIG_SOURCES = {0: "unknown", 1: "topic", 2: "broker", 3: "cluster default", 4: "static broker",
+                  5: "default", 6: "broker logger", 7: "client metrics", 8: "group"}
+DEFAULT_CONFIG_SOURCE = 5
+
+ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS,
+                                             DESCRIBE_CONFIGS)})
 
 # KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
 # once, with ``throttle_time_ms``, and expects the client to send nothing more on that

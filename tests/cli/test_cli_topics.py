@@ -78,3 +78,32 @@ def test_add_partitions_on_apache_kafka(apache_kafka) -> None:
     described = tsv(run_cli("-b", bootstrap, "describe", topic).output)
     assert [r["partition"] for r in described] == ["0", "1", "2", "3", "4"]
     assert all(r["isr"] == r["replicas"] != "-" for r in described)
+
+
+def test_describe_configs(kw, bootstrap, broker_kind) -> None:
+    """``describe --configs``: the topic's configs not at their default, with their source
+    (DescribeConfigs); ``--all-configs`` adds the defaults; the values are librdkafka's."""
+    topic = _name("cli-configs")
+    assert kw("topics", "create", topic, "-p", "2", "-c", "retention.ms=3600000").exit_code == 0
+    mine = tsv(kw("describe", topic, "--configs").output)
+    # Tansu answers a topic's own configs with config_source DEFAULT_CONFIG (5), so its are
+    # all "at their default"; Apache Kafka answers DYNAMIC_TOPIC_CONFIG (1)
+    if broker_kind != "tansu":
+        assert {"config": "retention.ms", "value": "3600000", "source": "topic"} in mine
+        assert all(r["source"] != "default" for r in mine)
+    every = tsv(kw("describe", topic, "--configs", "--all-configs").output)
+    resource = ConfigResource("topic", topic)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    theirs = admin.describe_configs([resource])[resource].result(30)
+    assert {"config": "retention.ms", "value": "3600000"}.items() <= {
+        k: v for k, v in next(r for r in every if r["config"] == "retention.ms").items()
+        if k != "source"}.items()
+    assert {r["config"]: r["value"] for r in every} == {
+        name: "(sensitive)" if entry.is_sensitive else
+        ("-" if entry.value is None else entry.value)
+        for name, entry in theirs.items()}
+    # without --configs a pipe gets the partitions table alone, as before
+    assert [r["partition"] for r in tsv(kw("describe", topic).output)] == ["0", "1"]
+    if broker_kind != "tansu":  # Tansu answers DescribeConfigs of any name without an error
+        missing = kw("describe", _name("cli-none"), "--configs")
+        assert missing.exit_code == 1 and "UNKNOWN_TOPIC_OR_PARTITION" in missing.output

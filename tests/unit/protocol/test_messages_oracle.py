@@ -13,6 +13,7 @@ import uuid
 from typing import Any
 
 import pytest
+from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
 from kafka.protocol.admin.topics import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -104,6 +105,7 @@ ORACLE = {
     26: (EndTxnRequest, EndTxnResponse),
     28: (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     37: (CreatePartitionsRequest, CreatePartitionsResponse),
+    32: (DescribeConfigsRequest, DescribeConfigsResponse),
 }
 
 
