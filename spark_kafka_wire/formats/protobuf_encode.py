@@ -25,11 +25,11 @@ from google.protobuf import descriptor_pb2, message_factory
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from spark_kafka_wire.formats.protobuf_codec import (
-    _INT32,
-    _INT64,
-    _WRAPPERS,
-    _is_pair,
+    INT32_TYPES,
+    INT64_TYPES,
+    WRAPPER_MESSAGES,
     build_pool,
+    is_well_known_pair,
     message_by_indexes,
     write_message_indexes,
 )
@@ -193,7 +193,7 @@ Setter = Callable[[Any, Any], None]
 
 
 def _int_check(fd: FieldDescriptor) -> Callable[[Any], int]:
-    bits = 32 if fd.type in _INT32 else 64
+    bits = 32 if fd.type in INT32_TYPES else 64
     unsigned = fd.type in _UNSIGNED
 
     def check(v: Any) -> int:
@@ -230,7 +230,7 @@ def _scalar(fd: FieldDescriptor) -> Callable[[Any], Any]:
     """A converter of one Python value to what the runtime takes for ``fd`` (not a message)."""
     t = fd.type
     name = fd.full_name
-    if t in _INT32 or t in _INT64:
+    if t in INT32_TYPES or t in INT64_TYPES:
         return _int_check(fd)
     if t in (FieldDescriptor.TYPE_FLOAT, FieldDescriptor.TYPE_DOUBLE):
         def real(v: Any) -> float:
@@ -286,7 +286,7 @@ def _message_filler(desc: Descriptor, cache: dict[str, Callable[[Any, Any], None
     found = cache.get(desc.full_name)
     if found is not None:
         return found
-    if _is_pair(desc, "Timestamp") or _is_pair(desc, "Duration"):
+    if is_well_known_pair(desc, "Timestamp") or is_well_known_pair(desc, "Duration"):
         def pair(m: Any, v: Any) -> None:
             seconds, micros = divmod(_micros(v, fields_owner), 1_000_000)
             if desc.name == "Duration" and seconds < 0 and micros:
@@ -299,7 +299,7 @@ def _message_filler(desc: Descriptor, cache: dict[str, Callable[[Any, Any], None
     setters: dict[str, Setter] = {}
 
     def fill(m: Any, v: Any) -> None:
-        if desc.full_name in _WRAPPERS and not isinstance(v, dict):
+        if desc.full_name in WRAPPER_MESSAGES and not isinstance(v, dict):
             v = {"value": v}
         if not isinstance(v, dict):
             raise ValueError(f"message {desc.full_name} is written from a struct, got "
@@ -467,7 +467,7 @@ def _check_names(spark: Any, desc: Descriptor, path: str) -> None:
         return
     kind = spark.get("type")
     if kind == "struct":
-        if _is_pair(desc, "Timestamp") or _is_pair(desc, "Duration"):
+        if is_well_known_pair(desc, "Timestamp") or is_well_known_pair(desc, "Duration"):
             return
         for f in spark["fields"]:
             fd = desc.fields_by_name.get(f["name"])
