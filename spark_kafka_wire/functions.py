@@ -22,7 +22,8 @@ or the pinned one): the returned column's type is that schema's Spark type. ``to
 settles the written schema when it is called if the registry gives it (``value.schema.id``,
 ``use.latest.version``, ``value.schema.version``); otherwise the schema is derived in the
 task from the column's type as Spark hands it to Python (every field nullable: a union with
-null) and registered (or looked up) there, once per worker process.
+null) and registered (or looked up) there, once per worker process. ``"protobuf"`` encodes a
+struct column as one message (the derived schema a proto3 file, README "Protobuf").
 """
 
 from __future__ import annotations

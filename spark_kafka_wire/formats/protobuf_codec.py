@@ -44,6 +44,9 @@ _INT32 = {FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescript
 _INT64 = {FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64,
           FieldDescriptor.TYPE_UINT64, FieldDescriptor.TYPE_FIXED64}
 
+#: The field types read as Spark int / long, and the wrapper messages (the write side's too).
+INT32_TYPES, INT64_TYPES, WRAPPER_MESSAGES = _INT32, _INT64, _WRAPPERS
+
 
 # ---------------------------------------------------------------------------- framing
 
@@ -162,6 +165,11 @@ def message_by_indexes(file_desc: Any, indexes: list[int]) -> Descriptor:
 
 
 # ---------------------------------------------------------------------------- types
+
+
+def is_well_known_pair(desc: Descriptor, name: str) -> bool:
+    """``desc`` is google.protobuf's Timestamp or Duration (``name``): seconds and nanos."""
+    return _is_pair(desc, name)
 
 
 def _is_pair(desc: Descriptor, name: str) -> bool:

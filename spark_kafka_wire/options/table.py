@@ -193,15 +193,15 @@ _FORMAT_OPTIONS = [
            "`avro`, `json-schema` or `protobuf`: Confluent's wire format (magic byte 0, the "
            "schema id, the Avro body, the JSON text, or Protobuf's message indexes and "
            "message) with the schema in `schema.registry.url`; reads give a typed column of "
-           "the reader schema, writes encode a struct (or any Spark type `to_avro` takes; "
-           "Protobuf writes not yet)"),
+           "the reader schema, writes encode a struct (Avro and JSON: any Spark type "
+           "`to_avro` takes; Protobuf: a struct, as one message)"),
     Option("key.format", EVERYWHERE, default="raw", section="formats", kafkawire_only=True,
            doc="how the `key` column's bytes are read and written: `raw` (binary, Spark's), "
            "`avro`, `json-schema` or `protobuf`: Confluent's wire format (magic byte 0, the "
            "schema id, the Avro body, the JSON text, or Protobuf's message indexes and "
            "message) with the schema in `schema.registry.url`; reads give a typed column of "
-           "the reader schema, writes encode a struct (or any Spark type `to_avro` takes; "
-           "Protobuf writes not yet)"),
+           "the reader schema, writes encode a struct (Avro and JSON: any Spark type "
+           "`to_avro` takes; Protobuf: a struct, as one message)"),
     Option("schema.registry.url", EVERYWHERE, section="formats", kafkawire_only=True,
            doc="the Schema Registry's URL (http or https), or several comma-separated, tried in "
            "order when one cannot be reached; needed by every format but `raw`. Credentials "
@@ -306,11 +306,11 @@ _FORMAT_OPTIONS = [
            doc="how deep a recursive Protobuf message is unfolded, 1 to 10; unset, a recursive "
            "message is refused (Spark's from_protobuf option)"),
     Option("value.protobuf.message", EVERYWHERE, section="formats", kafkawire_only=True,
-           doc="the full name of the message a `protobuf` `value` column reads (unset: the "
-           "schema file's first message)"),
+           doc="the full name of the message a `protobuf` `value` column reads or writes "
+           "(unset: the schema file's first message); a write's message indexes name it"),
     Option("key.protobuf.message", EVERYWHERE, section="formats", kafkawire_only=True,
-           doc="the full name of the message a `protobuf` `key` column reads (unset: the "
-           "schema file's first message)"),
+           doc="the full name of the message a `protobuf` `key` column reads or writes "
+           "(unset: the schema file's first message); a write's message indexes name it"),
     Option("auto.register.schemas", SINK, kind=Kind.BOOL, default=True, section="formats", kafkawire_only=True,
            doc="register the schema a write derives from the column's Spark type under its "
            "subject (Confluent's serializer setting); `false`: it must be registered already"),

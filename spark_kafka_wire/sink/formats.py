@@ -11,6 +11,19 @@ The schema of a column in a topic, as Confluent's serializers choose it:
   subject (``auto.register.schemas``, the default) or looked up there (an unregistered
   schema is then an error naming the subject).
 
+Protobuf (``protobuf``) writes a struct column as one message: the file's first message, or
+the one ``<column>.protobuf.message`` names (the payload's message indexes then name it). A
+derived Protobuf schema is a proto3 file (``formats/protobuf_encode.derive_file``): package
+``kafkawire``, message ``topLevelRecord``, a field per struct field numbered 1..n in column
+order, nested structs as nested messages, nullable scalars as ``optional``, arrays as
+``repeated`` (a null element fails its row), maps as ``map<k, v>`` (string, integral or
+boolean keys), timestamps as ``google.protobuf.Timestamp``, day-time intervals as
+``google.protobuf.Duration``, binary as ``bytes``, dates as ``int32`` day numbers since
+1970-01-01 (what Spark's ``to_protobuf`` writes for a date); decimals and other types are
+refused naming the field. It is registered as Confluent's Python serializer registers one:
+a base64 serialized FileDescriptorProto, schemaType PROTOBUF, no references for the
+google/protobuf files it imports.
+
 The column itself may hold nulls: a null value is a tombstone, never encoded. With the
 ``topic`` option the schema is settled on the driver before any task starts (a compatibility
 error from the registry fails the write there, naming the subject); rows routed by a ``topic``
@@ -34,12 +47,22 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.schema_registry import RegistryConfig, shared_registry
+from spark_kafka_wire.client.schema_registry import (
+    RegisteredSchema,
+    RegistryConfig,
+    shared_registry,
+)
 from spark_kafka_wire.formats.avro_codec import AvroEncoder
 from spark_kafka_wire.formats.avro_types import to_avro
 from spark_kafka_wire.formats.confluent import frame
 from spark_kafka_wire.formats.errors import UnencodableValueError
 from spark_kafka_wire.formats.json_schema import JsonSchemaEncoder, json_schema_for
+from spark_kafka_wire.formats.protobuf_encode import (
+    DERIVED_MESSAGE,
+    DERIVED_PACKAGE,
+    ProtobufEncoder,
+    derived_schema,
+)
 from spark_kafka_wire.options.formats import ColumnFormat, FormatOptions
 
 #: The record name ``to_avro`` gives a derived schema (spark-avro's default).
@@ -52,7 +75,7 @@ class ColumnSchema:
 
     column: str
     schema_id: int
-    encoder: AvroEncoder | JsonSchemaEncoder
+    encoder: AvroEncoder | JsonSchemaEncoder | ProtobufEncoder
 
 
 @dataclass
@@ -119,38 +142,89 @@ def _json_derived(spark_type: Any) -> tuple[str | None, str | None]:
     return (None if spark_type is None else json_schema_for(spark_type)), TOP_LEVEL_RECORD
 
 
+def _protobuf_derived(spark_type: Any) -> tuple[str | None, str | None]:
+    """As ``_avro_derived`` for ``protobuf``: the proto3 file ``derive_file`` gives, its
+    message ``kafkawire.topLevelRecord`` (the record name of the record-name strategies)."""
+    name = f"{DERIVED_PACKAGE}.{DERIVED_MESSAGE}"
+    return (None if spark_type is None else derived_schema(spark_type)), name
+
+
+Encoder = AvroEncoder | JsonSchemaEncoder | ProtobufEncoder
+
+
 @dataclass(frozen=True)
 class _Writes:
-    """What a written format needs: its registry schemaType, its encoder, and the schema
-    derived from a Spark type (with the record name of the record-name strategies)."""
+    """What a written format needs: its registry schemaType, its encoder (from the schema
+    text, the files it imports and the column's format), and the schema derived from a Spark
+    type (with the record name of the record-name strategies)."""
 
     schema_type: str
-    encoder: Callable[[str], AvroEncoder | JsonSchemaEncoder]
+    encoder: Callable[[str, Mapping[str, str], ColumnFormat], Encoder]
     derive: Callable[[Any], tuple[str | None, str | None]]
 
 
-_WRITES = {"avro": _Writes("AVRO", AvroEncoder, _avro_derived),
-           "json-schema": _Writes("JSON", JsonSchemaEncoder, _json_derived)}
+def _protobuf_encoder(schema: str, references: Mapping[str, str],
+                      fmt: ColumnFormat) -> ProtobufEncoder:
+    return ProtobufEncoder(schema, references=references, message=fmt.message)
+
+
+_WRITES = {"avro": _Writes("AVRO", lambda s, _r, _f: AvroEncoder(s), _avro_derived),
+           "json-schema": _Writes("JSON", lambda s, _r, _f: JsonSchemaEncoder(s),
+                                  _json_derived),
+           "protobuf": _Writes("PROTOBUF", _protobuf_encoder, _protobuf_derived)}
+
+
+def _imports(schema: RegisteredSchema, client: Any, into: dict[str, str]) -> dict[str, str]:
+    """The schemas a registry's schema imports (its references), theirs included."""
+    for ref in schema.references:
+        if ref.name not in into:
+            found = client.version(ref.subject, ref.version)
+            into[ref.name] = found.schema
+            _imports(found, client, into)
+    return into
+
+
+def _encoder(writes: _Writes, fmt: ColumnFormat, schema: RegisteredSchema | None,
+             text: str, client: Any, spark_type: Any) -> Encoder:
+    """The column's encoder for a schema; a schema that cannot encode the column (a protobuf
+    message not in it, a struct field the message lacks) is a configuration error naming
+    the schema, found before any record is written."""
+    try:
+        encoder = writes.encoder(text, _imports(schema, client, {}) if schema else {}, fmt)
+        if isinstance(encoder, ProtobufEncoder) and spark_type is not None:
+            encoder.check(spark_type)
+    except ConfigurationError:
+        raise
+    except ValueError as exc:
+        which = f"schema {schema.id}" if schema is not None else "the derived schema"
+        raise ConfigurationError(
+            f"the {fmt.column} column cannot be written with {fmt.format} {which}: {exc}",
+            condition=UNSUPPORTED_VALUE) from None
+    return encoder
 
 
 def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig, topic: str,
             spark_type: Any) -> ColumnSchema:
-    if fmt.format == "protobuf":
-        raise ConfigurationError(
-            f"{fmt.column}.format=protobuf is read-only so far: kafkawire does not encode "
-            "Protobuf yet (write the column as binary with Confluent's ProtobufSerializer, "
-            "or use avro)", condition=UNSUPPORTED_VALUE)
     writes = _WRITES[fmt.format]
     client = shared_registry(registry)
     if fmt.schema_id is not None:
         found = client.schema_by_id(fmt.schema_id)
-        return ColumnSchema(fmt.column, found.id, writes.encoder(found.schema))
-    text, record = writes.derive(spark_type)
+        return ColumnSchema(fmt.column, found.id,
+                            _encoder(writes, fmt, found, found.schema, client, spark_type))
+    try:
+        text, record = writes.derive(spark_type)
+    except ConfigurationError:
+        raise
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"the {fmt.column} column's {fmt.format} schema cannot be derived from its Spark "
+            f"type: {exc}", condition=UNSUPPORTED_VALUE) from None
     if formats.use_latest_version or fmt.schema_version is not None:
         subject = fmt.subject_for(topic, record)
         found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
             else client.latest(subject)
-        return ColumnSchema(fmt.column, found.id, writes.encoder(found.schema))
+        return ColumnSchema(fmt.column, found.id,
+                            _encoder(writes, fmt, found, found.schema, client, spark_type))
     assert text is not None, "a schema is derived from the column's type, which is known"
     subject = fmt.subject_for(topic, record)
     if formats.auto_register:
@@ -164,7 +238,8 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
                 f"register it, or set use.latest.version=true or {fmt.column}.schema.id",
                 condition=MISSING_OPTION)
         schema_id = looked_up.id
-    return ColumnSchema(fmt.column, schema_id, writes.encoder(text))
+    return ColumnSchema(fmt.column, schema_id,
+                        _encoder(writes, fmt, None, text, client, None))
 
 
 def encoding_for(formats: FormatOptions, spark_types: Mapping[str, Any],
