@@ -96,8 +96,10 @@ class _Deriver:
                 self._map(fd, msg, spark, scope, where, taken)
             else:
                 self._typed(fd, msg, spark, scope, where, taken)
-                if f.get("nullable", True) and fd.type != F.TYPE_MESSAGE:
-                    # proto3 `optional`: explicit presence, a null stays a null on read
+                if fd.type != F.TYPE_MESSAGE:
+                    # proto3 `optional` (explicit presence) for every singular scalar: a null
+                    # stays a null, and a written 0, "" or false reads back as itself, where
+                    # implicit presence would read it as null (as from_protobuf does)
                     fd.proto3_optional = True
                     fd.oneof_index = len(msg.oneof_decl)
                     msg.oneof_decl.add(name=f"_{f['name']}")
@@ -163,7 +165,7 @@ def derive_file(spark_type: Any, *, package: str = DERIVED_PACKAGE,
                 message: str = DERIVED_MESSAGE) -> descriptor_pb2.FileDescriptorProto:
     """The proto3 file a struct's Spark type (JSON form) derives: message ``message`` with a
     field per struct field, numbered 1..n in column order; nested structs as nested messages;
-    nullable scalars ``optional``; arrays repeated; maps ``map<k, v>``; timestamps
+    every singular scalar ``optional`` (values round-trip, defaults included); arrays repeated; maps ``map<k, v>``; timestamps
     ``google.protobuf.Timestamp``; day-time intervals ``google.protobuf.Duration``; dates as
     int32 day numbers. ValueError names a field Protobuf cannot hold (decimals, nested arrays,
     maps with other keys)."""

@@ -15,7 +15,7 @@ Protobuf (``protobuf``) writes a struct column as one message: the file's first 
 the one ``<column>.protobuf.message`` names (the payload's message indexes then name it). A
 derived Protobuf schema is a proto3 file (``formats/protobuf_encode.derive_file``): package
 ``kafkawire``, message ``topLevelRecord``, a field per struct field numbered 1..n in column
-order, nested structs as nested messages, nullable scalars as ``optional``, arrays as
+order, nested structs as nested messages, every singular scalar as ``optional``, arrays as
 ``repeated`` (a null element fails its row), maps as ``map<k, v>`` (string, integral or
 boolean keys), timestamps as ``google.protobuf.Timestamp``, day-time intervals as
 ``google.protobuf.Duration``, binary as ``bytes``, dates as ``int32`` day numbers since

@@ -146,7 +146,9 @@ def test_derived_file_is_proto3_numbered_in_column_order() -> None:
     assert [(f.name, f.number) for f in msg.field] == [
         (f["name"], n) for n, f in enumerate(SPARK["fields"], 1)]
     by = {f.name: f for f in msg.field}
-    assert not by["id"].proto3_optional and by["name"].proto3_optional
+    # every singular scalar has presence, nullable or not: what is written reads back
+    assert by["id"].proto3_optional and by["name"].proto3_optional
+    assert not by["tags"].proto3_optional and not by["inner"].proto3_optional
     assert by["day"].type == F.TYPE_INT32 and by["at"].type_name == ".google.protobuf.Timestamp"
     assert by["span"].type_name == ".google.protobuf.Duration"
     assert by["tags"].label == F.LABEL_REPEATED and by["tags"].type == F.TYPE_INT32
@@ -171,9 +173,9 @@ def test_derived_schema_round_trips_a_column() -> None:
                        ("items", pa.list_(pa.struct([("x", pa.bool_())])))])
     read = decode_framed(_framed(enc.encode(pa.array(rows, arrow))), ProtobufDecoder(schema))
     got = read.array.to_pylist()
-    # proto3 implicit presence: a non-nullable scalar at its default reads back null, as
-    # from_protobuf gives it; a date reads back as its day number
-    assert got[0]["id"] is None and got[0]["name"] is None
+    # explicit presence: a non-nullable scalar at its default (0) reads back as 0, a null as
+    # null; a date reads back as its day number
+    assert got[0]["id"] == 0 and got[0]["name"] is None
     assert got[0]["day"] == (dt.date(2026, 1, 2) - dt.date(1970, 1, 1)).days
     assert got[0]["at"] == rows[0]["at"] and got[0]["span"] == rows[0]["span"]
     assert got[0]["tags"] == [1, 2] and got[0]["attrs"] == [("a", 1.5)]
