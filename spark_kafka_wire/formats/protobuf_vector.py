@@ -76,11 +76,16 @@ def _varints(data: np.ndarray, pos: np.ndarray, ends: np.ndarray
     past their record or beyond 10 bytes / 64 bits (left for upb). Byte k of every varint
     still going is read in one step, so the work follows the varints' lengths."""
     n = len(pos)
-    value = np.zeros(n, dtype=np.uint64)
-    length = np.zeros(n, dtype=np.int64)
-    bad = np.zeros(n, dtype=bool)
-    active = np.arange(n)
-    for k in range(MAX_VARINT):
+    bad = pos >= ends
+    # the first byte of every varint in one step (most tags and lengths are one byte)
+    byte = data[np.where(bad, 0, pos)] if len(data) else np.zeros(n, dtype=np.uint8)
+    value = (byte & 0x7F).astype(np.uint64)
+    length = np.where(bad, 0, 1).astype(np.int64)
+    active = np.flatnonzero((byte >= 0x80) & ~bad)
+    if not len(active):
+        return value, length, bad
+    length[active] = 0
+    for k in range(1, MAX_VARINT):
         at = pos[active] + k
         inside = at < ends[active]
         if not inside.all():
@@ -131,10 +136,11 @@ def _scatter(values: pa.Array, rows: np.ndarray, n: int) -> pa.Array:
     return values.take(pa.array(position, mask=position < 0))
 
 
-def _column(data: np.ndarray, at: np.ndarray, ends: np.ndarray, field: FlatField,
+def _column(data: np.ndarray, at: np.ndarray, word: np.ndarray, field: FlatField,
             arrow: pa.DataType, bad: np.ndarray) -> pa.Array:
-    """One field's column: values where ``at >= 0`` (its last occurrence starts there),
-    null elsewhere and where a proto3 implicit field holds its default (Spark's null)."""
+    """One field's column: values where ``at >= 0`` (its last occurrence's value starts
+    there; ``word`` holds a varint's value or a body's length, read while scanning), null
+    elsewhere and where a proto3 implicit field holds its default (Spark's null)."""
     n = len(at)
     rows = np.flatnonzero(at >= 0)
     pos = at[rows]
@@ -142,7 +148,7 @@ def _column(data: np.ndarray, at: np.ndarray, ends: np.ndarray, field: FlatField
     keep = np.ones(len(rows), dtype=bool)  # False: null (an implicit default)
     values: pa.Array
     if field.wire == 0:
-        raw, _, _ = _varints(data, pos, ends[rows])  # checked while scanning
+        raw = word[rows]
         if kind in ("i32", "enum"):
             ints = (raw & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32)
         elif kind == "s32":
@@ -179,8 +185,8 @@ def _column(data: np.ndarray, at: np.ndarray, ends: np.ndarray, field: FlatField
             keep = nums != 0  # -0.0 is a default too; NaN is not
         values = pa.array(nums)
     else:
-        length, width, _ = _varints(data, pos, ends[rows])
-        spans = _spans(data, pos + width, length.astype(np.int64))
+        length = word[rows].astype(np.int64)
+        spans = _spans(data, pos, length)
         if not field.presence:
             keep = length != 0
         if kind == "str":
@@ -246,8 +252,9 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
         wire_of[f.number] = f.wire
     is_str = np.zeros(top, dtype=bool)
     is_str[[f.number for f in fields if f.kind == "str"]] = True
-    replaced: list[tuple[np.ndarray, np.ndarray]] = []
+    replaced: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     at = np.full((len(fields), n), -1, dtype=np.int64)
+    word = np.zeros((len(fields), n), dtype=np.uint64)
     pos = starts.copy()
     live = np.flatnonzero(valid & ~bad & (pos < ends))
     while len(live):
@@ -261,17 +268,21 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
         size = np.zeros(len(live), dtype=np.int64)
         fixed8, fixed4 = wt == 1, wt == 5
         size[fixed8], size[fixed4] = 8, 4
+        value = np.zeros(len(live), dtype=np.uint64)  # a varint, or a body's length
         var = np.flatnonzero((wt == 0) & ~over)
         if len(var):
-            _, vlen, vbad = _varints(data, p[var], e[var])
+            value[var], vlen, vbad = _varints(data, p[var], e[var])
             size[var] = vlen
             over[var[vbad]] = True
         ld = np.flatnonzero((wt == 2) & ~over)
         if len(ld):
             length, llen, lbad = _varints(data, p[ld], e[ld])
             lbad |= length > np.uint64(2**31)
-            size[ld] = llen + np.where(lbad, 0, length.astype(np.int64))
+            value[ld] = np.where(lbad, 0, length)
+            size[ld] = llen + value[ld].astype(np.int64)
             over[ld[lbad]] = True
+            p[ld] += llen  # a body's position (size counts from there)
+            size[ld] -= llen
         over |= p + size > e
         known = (number < top) & ~over
         k = np.flatnonzero(known)
@@ -286,16 +297,17 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
             before = at[slot[number[s]], live[s]]
             again = before >= 0
             if again.any():
-                replaced.append((live[s[again]], before[again]))
+                gone = s[again]
+                replaced.append((live[gone], before[again], word[slot[number[gone]], live[gone]]))
         at[slot[number[k]], live[k]] = p[k]
+        word[slot[number[k]], live[k]] = value[k]
         bad[live[over]] = True
         pos[live] = p + size
         live = live[~over & (pos[live] < e)]
     if replaced:
-        rows = np.concatenate([r for r, _ in replaced])
-        at_len = np.concatenate([q for _, q in replaced])
-        length, width, _ = _varints(data, at_len, ends[rows])
-        spans = _spans(data, at_len + width, length.astype(np.int64))
+        rows = np.concatenate([r for r, _, _ in replaced])
+        spans = _spans(data, np.concatenate([q for _, q, _ in replaced]),
+                       np.concatenate([ln for _, _, ln in replaced]).astype(np.int64))
         try:
             spans.cast(pa.large_string() if pa.types.is_large_binary(spans.type)
                        else pa.string())
@@ -305,7 +317,7 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
     for i, f in enumerate(fields):
         if f.required:
             bad |= valid & (at[i] < 0)
-    children = [_column(data, at[i], ends, f, arrow[i].type, bad)
+    children = [_column(data, at[i], word[i], f, arrow[i].type, bad)
                 for i, f in enumerate(fields)]
     mask = pa.array(~valid | bad)
     return pa.StructArray.from_arrays(children, fields=list(arrow), mask=mask), bad & valid
