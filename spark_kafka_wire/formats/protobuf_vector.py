@@ -263,8 +263,9 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
         wt = (tag & np.uint64(7)).astype(np.int64)
         number = (tag >> np.uint64(3)).astype(np.int64)
         p = p + tag_len
-        # wire type 3/4 (groups), 6/7 and field number 0: upb says what they are
-        over |= (wt == 3) | (wt == 4) | (wt > 5) | (number == 0)
+        # wire type 3/4 (groups), 6/7, field number 0 or beyond 2**29 - 1: upb says what
+        # they are
+        over |= (wt == 3) | (wt == 4) | (wt > 5) | (number == 0) | (number >= 2**29)
         size = np.zeros(len(live), dtype=np.int64)
         fixed8, fixed4 = wt == 1, wt == 5
         size[fixed8], size[fixed4] = 8, 4

@@ -262,3 +262,25 @@ def test_invalid_utf8_in_a_string(syntax: str) -> None:
     else:
         assert out.failed.tolist() == [True, True, False]
         assert "UTF-8" in out.errors[0]
+
+
+@pytest.mark.parametrize("raw", [
+    varint(2**29 << 3) + b"\x01",  # a field number beyond 2**29 - 1
+    varint(0) + b"\x01",  # field number 0
+    varint(1 << 3) + b"\xff" * 10 + b"\x01",  # a varint of 11 bytes
+    varint(1 << 3) + b"\xff" * 9 + b"\x02",  # a 10-byte varint beyond 64 bits
+    varint(1 << 3) + b"\x80",  # a varint cut short
+    varint(5 << 3 | 2) + b"\x05ab",  # a string cut short
+    varint(2 << 3 | 1) + b"\x01\x02",  # a double cut short
+    varint(3 << 3 | 3) + varint(3 << 3 | 4),  # a group where a field is
+    varint(9 << 3 | 6) + b"\x00",  # wire type 6
+    varint(1 << 3 | 2) + b"\x01\x05",  # a varint field sent as length-delimited
+])
+def test_malformed_payloads_fail_as_upb_says(raw: bytes) -> None:
+    fdp = descriptor_pb2.FileDescriptorProto(name="x.proto", package="x", syntax="proto3")
+    m = fdp.message_type.add(name="M")
+    for name, number, t in (("a", 1, F.TYPE_INT64), ("d", 2, F.TYPE_DOUBLE),
+                            ("g", 3, F.TYPE_INT32), ("s", 5, F.TYPE_STRING)):
+        m.field.add(name=name, number=number, type=t, label=F.LABEL_OPTIONAL)
+    schema = base64.b64encode(fdp.SerializeToString()).decode()
+    both(schema, pa.array([raw, varint(1 << 3) + b"\x07"], pa.binary()), indexes=False)
