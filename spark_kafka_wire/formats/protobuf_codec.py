@@ -32,6 +32,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from spark_kafka_wire.formats.avro_codec import Decoded
 from spark_kafka_wire.formats.confluent import split_frames
+from spark_kafka_wire.formats.protobuf_vector import FlatField, decode_flat, flat_fields
 
 #: Spark's limits for ``recursive.fields.max.depth`` (values outside refuse recursion)
 MAX_RECURSIVE_DEPTH = 10
@@ -189,6 +190,13 @@ def _ident(v: Any) -> Any:
     return v
 
 
+def _text(v: str | bytes) -> str:
+    # upb hands a proto2 string with invalid UTF-8 back as bytes (proto3 refuses the
+    # record); Java's runtime, which Spark uses, reads such bytes with U+FFFD in place of the
+    # bad sequences, and a bytes value would fail the whole batch's Arrow build
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+
+
 def _s32(v: int) -> int:
     return v - (1 << 32) if v >= 1 << 31 else v
 
@@ -215,7 +223,7 @@ def _field_type(fd: FieldDescriptor, seen: dict[str, int], max_depth: int
     if t == FieldDescriptor.TYPE_BOOL:
         return "boolean", pa.bool_(), _ident
     if t == FieldDescriptor.TYPE_STRING:
-        return "string", pa.string(), _ident
+        return "string", pa.string(), _text
     if t == FieldDescriptor.TYPE_BYTES:
         return "binary", pa.binary(), _ident
     if t == FieldDescriptor.TYPE_ENUM:
@@ -318,8 +326,12 @@ class ProtobufDecoder:
     descriptors are rebuilt where it lands."""
 
     def __init__(self, schema: str, *, references: Mapping[str, str] | None = None,
-                 message: str | None = None, recursive_field_max_depth: int = -1) -> None:
+                 message: str | None = None, recursive_field_max_depth: int = -1,
+                 vectorized: bool = True) -> None:
         self.schema = schema
+        #: decode flat messages field by field across records (False: upb for every
+        #: record, the path the tests hold the vectorized one against)
+        self.vectorized = vectorized
         self.references = dict(references or {})
         self.message = message
         self.recursive_field_max_depth = recursive_field_max_depth
@@ -337,12 +349,15 @@ class ProtobufDecoder:
             desc, self.recursive_field_max_depth)
         self._class = message_factory.GetMessageClass(desc)
         self._classes: dict[tuple[int, ...], Any] = {}
+        self._flat: list[FlatField] | None = flat_fields(desc) if self.vectorized else None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"schema": self.schema, "references": self.references, "message": self.message,
-                "recursive_field_max_depth": self.recursive_field_max_depth}
+                "recursive_field_max_depth": self.recursive_field_max_depth,
+                "vectorized": self.vectorized}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        self.vectorized = True
         self.__dict__.update(state)
         self._setup()
 
@@ -360,7 +375,30 @@ class ProtobufDecoder:
                indexes: bool = True) -> Decoded:
         """Every payload parsed by the protobuf runtime and converted: ``skip`` bytes
         (a Confluent header) then, when ``indexes``, the message indexes, which must name
-        the reader's message. Per record parse + one columnar build."""
+        the reader's message. Flat messages are scanned across all records at once
+        (protobuf_vector), the records that path leaves parsed by upb; others per record
+        parse + one columnar build."""
+        first = message_by_indexes(self._file, [0]).full_name == self._desc.full_name
+        if self._flat is None or (indexes and not first):
+            return self._decode_upb(payloads, skip=skip, indexes=indexes)
+        array, left = decode_flat(payloads, self._flat, self._arrow, skip=skip,
+                                  index_byte=indexes)
+        if not left.any():
+            return Decoded(array, left, {})
+        rows = np.flatnonzero(left)
+        part = self._decode_upb(payloads.take(pa.array(rows)), skip=skip, indexes=indexes)
+        n = len(array)
+        position = np.arange(n)
+        position[rows] = n + np.arange(len(rows))
+        merged = pa.concat_arrays([array, part.array]).take(pa.array(position))
+        failed = np.zeros(n, dtype=bool)
+        failed[rows] = part.failed
+        errors = {int(rows[i]): e for i, e in part.errors.items()}
+        return Decoded(merged, failed, errors)
+
+    def _decode_upb(self, payloads: pa.BinaryArray | pa.LargeBinaryArray, *, skip: int = 0,
+                    indexes: bool = True) -> Decoded:
+        """Every payload parsed by upb and walked in Python (the reference path)."""
         values = payloads.to_pylist()
         n = len(values)
         failed = np.zeros(n, dtype=bool)
