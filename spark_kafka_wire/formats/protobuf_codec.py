@@ -10,7 +10,6 @@ schema as a serialized FileDescriptorProto (base64), the form Apicurio/Confluent
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,6 +31,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from spark_kafka_wire.formats.avro_codec import Decoded
 from spark_kafka_wire.formats.confluent import split_frames
+from spark_kafka_wire.formats.proto_text import binary_file_descriptor, compile_text
 
 #: Spark's limits for ``recursive.fields.max.depth`` (values outside refuse recursion)
 MAX_RECURSIVE_DEPTH = 10
@@ -100,38 +100,40 @@ def write_message_indexes(indexes: list[int]) -> bytes:
 
 
 def file_descriptor_proto(schema: str | bytes) -> descriptor_pb2.FileDescriptorProto:
-    """A registry's schema text as a FileDescriptorProto: base64 of a serialized one (what
-    Apicurio and Confluent return with ``format=serialized`` or store). ``.proto`` text is
-    refused with a clear message (no parser is bundled yet)."""
-    raw = schema.encode() if isinstance(schema, str) else schema
-    try:
-        data = base64.b64decode(raw, validate=True)
-        fdp = descriptor_pb2.FileDescriptorProto.FromString(data)
-    except Exception as exc:  # noqa: BLE001 (binascii.Error or DecodeError: not base64 FDP)
-        raise ValueError(
-            "Protobuf schema is not a base64 serialized FileDescriptorProto (.proto text "
-            f"is not parsed yet): {exc}") from exc
-    if not fdp.name:
-        raise ValueError("Protobuf schema has no file name: not a FileDescriptorProto")
+    """A registry's schema as a FileDescriptorProto when it is base64 of a serialized one
+    (what confluent-kafka Python registers and ``format=serialized`` returns); anything else
+    is refused (``build_pool`` compiles ``.proto`` text instead)."""
+    fdp = binary_file_descriptor(schema)
+    if fdp is None:
+        raise ValueError("Protobuf schema is not a base64 serialized FileDescriptorProto")
     return fdp
 
 
-def build_pool(schema: str | bytes, references: Mapping[str, str | bytes] | None = None
-               ) -> tuple[descriptor_pool.DescriptorPool, str]:
+def build_pool(schema: str | bytes, references: Mapping[str, str | bytes] | None = None,
+               subject: str | None = None) -> tuple[descriptor_pool.DescriptorPool, str]:
     """A descriptor pool holding the schema's file and its references (import name ->
-    schema); google/protobuf well-known files come from the runtime. Returns the pool and
-    the schema's file name."""
+    schema, each base64 binary or ``.proto`` text: text goes through protoc, see
+    proto_text); google/protobuf well-known files come from the runtime. Returns the pool
+    and the schema's file name (a synthetic stable one for text)."""
     pool = descriptor_pool.DescriptorPool()
-    files = {name: file_descriptor_proto(s) for name, s in (references or {}).items()}
-    main = file_descriptor_proto(schema)
-    files[main.name] = main
+    refs = dict(references or {})
+    binaries = {name: binary_file_descriptor(s) for name, s in refs.items()}
+    main_fdp = binary_file_descriptor(schema)
+    files: dict[str, descriptor_pb2.FileDescriptorProto]
+    if main_fdp is None or any(f is None for f in binaries.values()):
+        main_name, compiled = compile_text(schema, refs, subject)
+        files = dict(compiled)
+    else:
+        files = {name: f for name, f in binaries.items() if f is not None}
+        files[main_fdp.name] = main_fdp
+        main_name = main_fdp.name
     added: set[str] = set()
 
     def add(name: str) -> None:
         if name in added:
             return
         added.add(name)
-        fdp = files.get(name)
+        fdp = None if name.startswith("google/protobuf/") else files.get(name)
         if fdp is None:
             # a well-known file (google/protobuf/timestamp.proto ...) the runtime carries
             default = descriptor_pool.Default().FindFileByName(name)
@@ -143,8 +145,9 @@ def build_pool(schema: str | bytes, references: Mapping[str, str | bytes] | None
         pool.Add(fdp)
 
     for name in list(files):
-        add(name)
-    return pool, main.name
+        if not name.startswith("google/protobuf/"):
+            add(name)
+    return pool, main_name
 
 
 def message_by_indexes(file_desc: Any, indexes: list[int]) -> Descriptor:
