@@ -218,6 +218,7 @@ def test_proto_text_schema_with_text_reference_registered_as_java_does(
         spark, bootstrap, schema_registry, new_topic):
     from confluent_kafka.schema_registry import Schema, SchemaReference  # noqa: PLC0415
 
+    from spark_kafka_wire.client.proto_text import binary_schemas  # noqa: PLC0415
     from spark_kafka_wire.formats.protobuf_codec import build_pool  # noqa: PLC0415
 
     topic = new_topic(1, "pb-text")
@@ -231,7 +232,7 @@ def test_proto_text_schema_with_text_reference_registered_as_java_does(
         [SchemaReference("kw/common.proto", common_subject, ref_version)]))
     # the registry hands the text back as text: what kafkawire must compile
     assert "message Event" in registry.get_schema(schema_id).schema_str
-    pool, _ = build_pool(MAIN_TEXT, {"kw/common.proto": COMMON_TEXT})
+    pool, _ = build_pool(*binary_schemas(MAIN_TEXT, {"kw/common.proto": COMMON_TEXT}))
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("kw.text.Event"))
     at = dt.datetime(2026, 5, 6, 7, 8, 9, 123456, tzinfo=dt.timezone.utc)
     messages = [cls(name="a", where={"city": "Oslo", "floor": -2}, counts={"x": 3}, at=at,
