@@ -38,8 +38,8 @@ def _last_line(path: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", lines[-1]) if lines else "(empty)"
 
 
-def _stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # the same orderly stop as Ctrl-C
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGINT and SIGTERM: the same orderly stop
 
 
 @click.command(short_help=summary("broker"))
@@ -65,7 +65,9 @@ def broker(port: int, host: str, storage_engine: str) -> None:
     except RuntimeError as exc:
         raise ConfigurationError(f"the local broker did not start: {exc}"
                                  f"; its log ends: {_last_line(local.log_path)}") from None
-    previous = signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    # Both stop it, set here rather than inherited: a shell starts a background job
+    # (`kafkawire broker &`) with SIGINT ignored, and `kill -INT` must still stop it
+    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     memory = storage_engine.startswith("memory:")
     try:
         click.echo(f"kafkawire broker: Tansu listening on {local.bootstrap_servers} "
@@ -86,5 +88,6 @@ def broker(port: int, host: str, storage_engine: str) -> None:
         local.stop()
         click.echo("kafkawire broker: stopped")
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         local.stop()
