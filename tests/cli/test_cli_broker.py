@@ -131,3 +131,19 @@ def test_records_in_s3_storage_outlive_the_broker() -> None:
             assert got == [(b"a", b"kept"), (b"b", b"too")]
         finally:
             assert second.stop()[0] == 0
+
+
+def test_a_storage_password_is_never_shown() -> None:
+    """A storage URL's password reaches Tansu by its environment, not its command line, and
+    every message shows it as ***; the log, where Tansu prints it, is the user's alone. (The
+    wheel's Tansu has no PostgreSQL engine, so it refuses this URL at start.)"""
+    done = subprocess.run(
+        [sys.executable, "-m", "spark_kafka_wire", "broker", "--port", "0",
+         "--storage-engine", "postgres://kw:s3cret-pw@127.0.0.1:1/db"],
+        cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "s3cret-pw" not in done.stdout + done.stderr
+    assert "postgres://kw:***@127.0.0.1:1/db" in done.stderr
+    log = re.search(r"see (\S+\.log)", done.stderr)
+    assert log is not None, done.stderr
+    assert os.stat(log.group(1)).st_mode & 0o077 == 0
