@@ -586,6 +586,20 @@ class SchemaRegistryClient:
                                         expected="an integer >= 1", got=repr(version))
         return self._version(subject, version)
 
+    def imports(self, schema: RegisteredSchema) -> dict[str, str]:
+        """The schemas ``schema`` imports (its ``references``: Protobuf ``import``, JSON Schema
+        ``$ref`` to another subject), by import name, their own imports included, each
+        fetched once (a reference cycle ends where a name is already known)."""
+        found: dict[str, str] = {}
+        pending = list(schema.references)
+        while pending:
+            ref = pending.pop()
+            if ref.name not in found:
+                imported = self.version(ref.subject, ref.version)
+                found[ref.name] = imported.schema
+                pending.extend(imported.references)
+        return found
+
     def versions(self, subject: str) -> list[int]:
         """The subject's version numbers, ascending (``GET /subjects/{s}/versions``)."""
         path = f"/subjects/{quote(_subject_checked(subject), safe='')}/versions"

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafka_wire.formats.avro_types import Node
+from spark_kafka_wire.formats.binary import binary_parts
 
 #: the most bytes a 64-bit varint takes
 MAX_VARINT = 10
@@ -220,17 +221,9 @@ def decode_flat(payloads: pa.BinaryArray, writer: Node, columns: list[Column],
     """Every payload decoded field by field across all records: a struct column of the
     reader's raw Arrow type (null where the payload is null or this path gave up) and the
     mask of records it gave up on. ``skip``: bytes before each payload (a header)."""
-    if isinstance(payloads, pa.ChunkedArray):
-        payloads = payloads.combine_chunks()
-    payloads = payloads.cast(pa.binary())
-    n = len(payloads)
-    bufs = payloads.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int32)[payloads.offset:payloads.offset + n + 1] \
-        .astype(np.int64) if n else np.zeros(1, dtype=np.int64)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
-        else np.zeros(0, dtype=np.uint8)
-    valid = payloads.is_valid().to_numpy(zero_copy_only=False) if payloads.null_count \
-        else np.ones(n, dtype=bool)
+    parts = binary_parts(payloads)
+    offsets, data, valid = parts.offsets, parts.data, parts.valid
+    n = len(valid)
     cursor = _Cursor(data, np.minimum(offsets[:-1] + skip, offsets[1:]), offsets[1:])
     live = np.flatnonzero(valid)
     by_writer: dict[str, pa.Array] = {}

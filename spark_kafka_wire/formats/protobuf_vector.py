@@ -23,6 +23,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from spark_kafka_wire.formats.binary import binary_parts
+
 #: the most bytes a 64-bit varint takes
 MAX_VARINT = 10
 
@@ -221,18 +223,9 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
     (null where the payload is null or this path gave up) and the mask of records it gave
     up on (for upb). ``skip``: bytes before each payload (Confluent's header); with
     ``index_byte`` a single 0 byte (message indexes [0]) must follow it."""
-    if isinstance(payloads, pa.ChunkedArray):
-        payloads = payloads.combine_chunks()
-    if not pa.types.is_binary(payloads.type):
-        payloads = payloads.cast(pa.binary())
-    n = len(payloads)
-    bufs = payloads.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=np.int32)[payloads.offset:payloads.offset + n + 1] \
-        .astype(np.int64) if n else np.zeros(1, dtype=np.int64)
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
-        else np.zeros(0, dtype=np.uint8)
-    valid = payloads.is_valid().to_numpy(zero_copy_only=False) if payloads.null_count \
-        else np.ones(n, dtype=bool)
+    parts = binary_parts(payloads)
+    offsets, data, valid = parts.offsets, parts.data, parts.valid
+    n = len(valid)
     starts, ends = offsets[:-1] + skip, offsets[1:]
     bad = valid & (starts > ends)
     if index_byte:

@@ -178,23 +178,13 @@ _WRITES = {"avro": _Writes("AVRO", lambda s, _r, _f: AvroEncoder(s), _avro_deriv
            "protobuf": _Writes("PROTOBUF", _protobuf_encoder, _protobuf_derived)}
 
 
-def _imports(schema: RegisteredSchema, client: Any, into: dict[str, str]) -> dict[str, str]:
-    """The schemas a registry's schema imports (its references), theirs included."""
-    for ref in schema.references:
-        if ref.name not in into:
-            found = client.version(ref.subject, ref.version)
-            into[ref.name] = found.schema
-            _imports(found, client, into)
-    return into
-
-
 def _encoder(writes: _Writes, fmt: ColumnFormat, schema: RegisteredSchema | None,
              text: str, client: Any, spark_type: Any) -> Encoder:
     """The column's encoder for a schema; a schema that cannot encode the column (a protobuf
     message not in it, a struct field the message lacks) is a configuration error naming
     the schema, found before any record is written."""
     try:
-        encoder = writes.encoder(text, _imports(schema, client, {}) if schema else {}, fmt)
+        encoder = writes.encoder(text, client.imports(schema) if schema else {}, fmt)
         if isinstance(encoder, ProtobufEncoder) and spark_type is not None:
             encoder.check(spark_type)
     except ConfigurationError:

@@ -86,20 +86,6 @@ def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
     return found[0]
 
 
-def _references(schema: RegisteredSchema, registry: RegistryConfig,
-                into: dict[str, str]) -> dict[str, str]:
-    """The schemas ``schema`` imports (Protobuf ``import``, JSON Schema ``$ref`` to another
-    subject), by import name, their own imports included: fetched where the query is
-    defined, so the decoder travels with every schema it needs."""
-    client = shared_registry(registry)
-    for ref in schema.references:
-        if ref.name not in into:
-            found = client.version(ref.subject, ref.version)
-            into[ref.name] = found.schema
-            _references(found, registry, into)
-    return into
-
-
 def _decoder(schema: RegisteredSchema, formats: FormatOptions,
              fmt: ColumnFormat) -> AvroDecoder | ProtobufDecoder | JsonSchemaDecoder:
     """The decoder of the column's format (``_checked`` made sure the registry's schema is
@@ -110,7 +96,7 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
             # .proto text (Java's serializers register it) compiled here, on the driver: the
             # decoder carries binary descriptors to the executors (client/proto_text)
             main, references = binary_schemas(
-                schema.schema, _references(schema, formats.registry, {}), schema.subject)
+                schema.schema, shared_registry(formats.registry).imports(schema), schema.subject)
             return ProtobufDecoder(main, references=references, message=fmt.message,
                                    recursive_field_max_depth=formats.protobuf_max_depth)
         except (ValueError, KeyError) as exc:
@@ -118,7 +104,7 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
                                      f"cannot be read: {exc}",
                                      condition=REFUSED_OPTION) from None
     if fmt.format == "json-schema":
-        return JsonSchemaDecoder(schema.schema, _references(schema, formats.registry, {}))
+        return JsonSchemaDecoder(schema.schema, shared_registry(formats.registry).imports(schema))
     return AvroDecoder(schema.schema, stable_union_ids=formats.stable_union_ids,
                        recursive_field_max_depth=formats.recursive_field_max_depth)
 
