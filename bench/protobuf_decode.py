@@ -18,7 +18,8 @@ import time
 import pyarrow as pa
 from google.protobuf import descriptor_pb2, message_factory
 
-from bench.protobuf_spark import SCHEMA
+from bench.protobuf_spark import SCHEMA, order_message
+from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder, build_pool, decode_framed
 
 F = descriptor_pb2.FieldDescriptorProto
@@ -44,19 +45,13 @@ def flat_values(rows: int) -> tuple[str, pa.Array]:
 
 def order_values(rows: int) -> tuple[str, pa.Array]:
     t0 = time.perf_counter()
-    pool, _ = build_pool(SCHEMA)
+    main, _ = binary_schemas(SCHEMA)  # protoc, as the source does on the driver
+    pool, _ = build_pool(main)
     print(f"protoc compile of the .proto text: {(time.perf_counter() - t0) * 1000:.0f} ms "
           "(once per process, then cached)")
     order = message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.Order"))
-    vals = []
-    for n in range(rows):
-        m = order(id=n, qty=n % 100, price=n / 7, paid=n % 2 == 0, state=n % 4,
-                  customer=f"customer-{n % 5000:05d}", sku=f"sku-{n % 997:04d}-blue-large",
-                  address=f"{n % 300} Long Street, Some Town, {n % 90:02d}000",
-                  note="deliver to the back door, ring twice")
-        m.at.FromMilliseconds(1_790_000_000_000 + n)
-        vals.append(HEADER + m.SerializeToString())
-    return SCHEMA, pa.array(vals, pa.binary())
+    vals = [HEADER + order_message(order, n).SerializeToString() for n in range(rows)]
+    return main, pa.array(vals, pa.binary())
 
 
 def best_rate(arr: pa.Array, dec: ProtobufDecoder) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
 import confluent_kafka as ck
 from google.protobuf import descriptor_pb2, message_factory
@@ -43,20 +44,28 @@ message Order {
 PARTITIONS = 4
 
 
+
+def order_message(order: Any, n: int) -> Any:
+    """Record ``n`` of the bench: an ``Order`` of SCHEMA (the message class ``order``)."""
+    m = order(id=n, qty=n % 100, price=n / 7, paid=n % 2 == 0, state=n % 4,
+              customer=f"customer-{n % 5000:05d}", sku=f"sku-{n % 997:04d}-blue-large",
+              address=f"{n % 300} Long Street, Some Town, {n % 90:02d}000",
+              note="deliver to the back door, ring twice")
+    m.at.FromMilliseconds(1_790_000_000_000 + n)
+    return m
+
+
 def _produce(bootstrap: str, topic: str, rows: int, schema_id: int) -> None:
+    from spark_kafka_wire.client.proto_text import binary_schemas
     from spark_kafka_wire.formats.protobuf_codec import build_pool
 
-    pool, _ = build_pool(SCHEMA)
+    pool, _ = build_pool(binary_schemas(SCHEMA)[0])
     order = message_factory.GetMessageClass(pool.FindMessageTypeByName("bench.Order"))
     header = b"\0" + schema_id.to_bytes(4, "big") + b"\0"
     producer = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 20,
                             "batch.size": 1 << 20, "compression.type": "none"})
     for n in range(rows):
-        m = order(id=n, qty=n % 100, price=n / 7, paid=n % 2 == 0, state=n % 4,
-                  customer=f"customer-{n % 5000:05d}", sku=f"sku-{n % 997:04d}-blue-large",
-                  address=f"{n % 300} Long Street, Some Town, {n % 90:02d}000",
-                  note="deliver to the back door, ring twice")
-        m.at.FromMilliseconds(1_790_000_000_000 + n)
+        m = order_message(order, n)
         while True:
             try:
                 producer.produce(topic, header + m.SerializeToString(),
