@@ -8,6 +8,12 @@ Tansu's start unnoticed (it says "ready" at once and checks nothing): without
 ``AWS_ALLOW_HTTP`` it never answers a Metadata request, and with a bucket that does not exist
 CreateTopics answers UNKNOWN_SERVER_ERROR; so the bucket is made first and the broker counts as
 up only once it answers Metadata.
+
+Tansu's S3 storage lists a partition's objects (one per batch) on every Fetch, so the server's
+ListObjectsV2 speed bounds a streamed read: moto 5.2 serializes each listed key's timestamp
+through dateutil, and a partition of a few thousand batches took 40-60 s per micro-batch
+against under a second on moto 5.1 (the kill -9 stream fault test could not drain; measured
+on two cores). pyproject.toml keeps moto below 5.2 for this.
 """
 
 from __future__ import annotations
