@@ -33,6 +33,9 @@ COMMANDS: dict[str, CommandEntry] = {
     "check": CommandEntry(
         "spark_kafka_wire.cli.check", "check",
         "Connect and show what kafkawire can use on each broker."),
+    "consume": CommandEntry(
+        "spark_kafka_wire.cli.tail", "consume",
+        "Print the records of topics from an offset or time, following them (kcat -C)."),
     "describe": CommandEntry(
         "spark_kafka_wire.cli.topics", "describe",
         "Leader, replicas, ISR and offsets of each partition of a topic."),
@@ -47,7 +50,7 @@ COMMANDS: dict[str, CommandEntry] = {
         "Write one record per input line to a topic."),
     "tail": CommandEntry(
         "spark_kafka_wire.cli.tail", "tail",
-        "Print the last records of a topic, optionally following it."),
+        "Print the last records of topics, optionally following them."),
     "topics": CommandEntry(
         "spark_kafka_wire.cli.topics", "topics",
         "List, create and delete topics; add partitions."),

@@ -3,6 +3,11 @@
 Keys, values and header values are bytes. Each is shown as its UTF-8 text where it decodes and
 as base64 where it does not, and every object says which (``"value_encoding": "base64"``), so
 no byte is lost or guessed: a reader decodes base64 fields back to the exact bytes.
+
+``--key-format`` / ``--value-format`` choose otherwise for keys and values: ``hex`` and
+``base64`` show every record's bytes so; ``json`` parses them, so JSON output holds the value
+itself (an object, not a string of one) and a table shows it compact. Bytes that are not JSON
+fail the command naming topic, partition and offset.
 """
 
 from __future__ import annotations
@@ -15,11 +20,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import click
+
 from spark_kafka_wire.cli.times import format_ms
 from spark_kafka_wire.protocol.records import DecodedRecords
 
 TEXT = "utf-8"
 BASE64 = "base64"
+HEX = "hex"
+JSON = "json"
+#: What --key-format / --value-format of tail and consume accept ("text": TEXT, else BASE64).
+SHOWN_FORMATS = ("text", HEX, BASE64, JSON)
 # Java's TimestampType ids, as the record batch attributes carry them.
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
@@ -57,6 +68,35 @@ def as_text(data: bytes | None) -> tuple[str | None, str | None]:
         return base64.b64encode(data).decode("ascii"), BASE64
 
 
+def shown(data: bytes | None, fmt: str, what: str) -> tuple[Any, str | None]:
+    """(shown value, its encoding) of a key or value in format ``fmt``; (None, None) for
+    null. ``what`` names the field and its record in an error."""
+    if data is None:
+        return None, None
+    if fmt == HEX:
+        return data.hex(), HEX
+    if fmt == BASE64:
+        return base64.b64encode(data).decode("ascii"), BASE64
+    if fmt == JSON:
+        try:
+            return json.loads(data), JSON
+        except ValueError as exc:
+            raise click.ClickException(
+                f"{what} is not JSON ({str(exc)[:60]}); show it with --key-format / "
+                "--value-format text or base64") from None
+    return as_text(data)
+
+
+def shown_text(data: bytes | None, fmt: str, what: str) -> str | None:
+    """A key or value as a table cell: base64 fields marked ``base64:`` in the text format."""
+    value, encoding = shown(data, fmt, what)
+    if value is None:
+        return None
+    if encoding == JSON:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return f"base64:{value}" if fmt == "text" and encoding == BASE64 else value
+
+
 def from_text(text: str | None, encoding: str | None) -> bytes | None:
     """The bytes ``as_text`` was given."""
     if text is None:
@@ -73,9 +113,14 @@ def headers_json(headers: tuple[tuple[str, bytes | None], ...]) -> list[dict[str
     return out
 
 
-def to_json(r: Record) -> str:
-    key, key_enc = as_text(r.key)
-    value, value_enc = as_text(r.value)
+def where(r: Record) -> str:
+    """The record, for an error message."""
+    return f"the record at offset {r.offset} of {r.topic}-{r.partition}"
+
+
+def to_json(r: Record, key_format: str = "text", value_format: str = "text") -> str:
+    key, key_enc = shown(r.key, key_format, f"the key of {where(r)}")
+    value, value_enc = shown(r.value, value_format, f"the value of {where(r)}")
     return json.dumps({
         "topic": r.topic, "partition": r.partition, "offset": r.offset,
         "timestamp": r.timestamp,
@@ -89,15 +134,19 @@ CSV_HEADER = ("topic", "partition", "offset", "timestamp", "key", "key_encoding"
               "value_encoding", "headers")
 
 
-def to_csv(r: Record | None) -> str:
+def to_csv(r: Record | None, key_format: str = "text", value_format: str = "text") -> str:
     """One CSV line (RFC 4180 quoting; the header line for None); headers as a JSON list."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     if r is None:
         writer.writerow(CSV_HEADER)
     else:
-        key, key_enc = as_text(r.key)
-        value, value_enc = as_text(r.value)
+        key, key_enc = shown(r.key, key_format, f"the key of {where(r)}")
+        value, value_enc = shown(r.value, value_format, f"the value of {where(r)}")
+        if key_enc == JSON:
+            key = json.dumps(key, ensure_ascii=False, separators=(",", ":"))
+        if value_enc == JSON:
+            value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         writer.writerow((r.topic, r.partition, r.offset, r.timestamp, key, key_enc, value,
                          value_enc, json.dumps(headers_json(r.headers), ensure_ascii=False)
                          if r.headers else ""))
@@ -107,12 +156,10 @@ def to_csv(r: Record | None) -> str:
 TABLE_HEADER = ("partition", "offset", "timestamp", "key", "value", "headers")
 
 
-def table_cells(r: Record) -> tuple[int, int, str, str | None, str | None, str]:
+def table_cells(r: Record, key_format: str = "text", value_format: str = "text"
+                ) -> tuple[int, int, str, str | None, str | None, str]:
     """Cells for people: base64 fields marked with a ``base64:`` prefix."""
-
-    def show(data: bytes | None) -> str | None:
-        text, enc = as_text(data)
-        return f"base64:{text}" if enc == BASE64 else text
-
-    hdrs = ", ".join(f"{k}={show(v)}" for k, v in r.headers)
-    return (r.partition, r.offset, format_ms(r.timestamp), show(r.key), show(r.value), hdrs)
+    hdrs = ", ".join(f"{k}={shown_text(v, 'text', '')}" for k, v in r.headers)
+    return (r.partition, r.offset, format_ms(r.timestamp),
+            shown_text(r.key, key_format, f"the key of {where(r)}"),
+            shown_text(r.value, value_format, f"the value of {where(r)}"), hdrs)

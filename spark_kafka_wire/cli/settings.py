@@ -102,15 +102,18 @@ class GlobalOptions:
         Kafka's tools take them from ``--zk-tls-config-file``), parsed as a query's."""
         return zookeeper_security(self.kafka_options(SOURCE, extra))
 
-    def fetch_settings(self) -> FetchSettings:
+    def fetch_settings(self, options: dict[str, str] | None = None) -> FetchSettings:
         """Fetch sizes and isolation level from the config file's consumer keys, parsed as a
-        query's ``kafka.fetch.*`` / ``kafka.isolation.level`` options are."""
-        return fetch_settings(self.kafka_options(SOURCE))
+        query's ``kafka.fetch.*`` / ``kafka.isolation.level`` options are; ``options`` (a
+        command's own) win."""
+        return fetch_settings(self.kafka_options(SOURCE, options))
 
-    def sink_options(self, topic: str, compression: str | None = None) -> SinkOptions:
+    def sink_options(self, topic: str, compression: str | None = None,
+                     options: dict[str, str] | None = None) -> SinkOptions:
         """A write's settings exactly as the sink parses them (acks, idempotence, batching
-        from the config file), with ``--compression`` winning over compression.type."""
-        extra = {"topic": topic}
+        from the config file), with ``--compression`` winning over compression.type and
+        ``options`` (a command's own, as a query gives them) over the file."""
+        extra = {"topic": topic, **(options or {})}
         if compression is not None:
             extra["kafka.compression.type"] = compression
         from spark_kafka_wire.sink.options import parse_sink_options  # noqa: PLC0415

@@ -1,4 +1,11 @@
-"""``kafkawire tail TOPIC``: the last records of each partition, then new ones as they come.
+"""``kafkawire tail TOPIC...`` and ``kafkawire consume TOPIC...``: records of one or more
+topics, from where ``-o`` says, in a table, JSON, CSV or a kcat format string.
+
+``tail`` is Unix tail: the last 10 records of each partition, then exit (``-f`` keeps
+following). ``consume`` is kcat ``-C``: from the beginning, following until Ctrl-C unless
+``-e`` (exit at the end). Both take the same options; start offsets are
+``cli/start_offsets.py``, format strings ``cli/record_format.py``, key and value formats
+``cli/records.py``.
 
 Ranges are read with ``Cluster.read_range`` (on 0.8+ ``client.fetcher.fetch_range``, the
 reader a Spark task uses), between
@@ -14,6 +21,8 @@ the start of the log's last segment (OFFSETS lists segment starts,
 
 from __future__ import annotations
 
+import re
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -22,8 +31,10 @@ import click
 
 from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
+from spark_kafka_wire.cli.record_format import compile_format, is_format_string
 from spark_kafka_wire.cli.records import (
     CSV_HEADER,
+    SHOWN_FORMATS,
     TABLE_HEADER,
     Record,
     records_of,
@@ -32,26 +43,44 @@ from spark_kafka_wire.cli.records import (
     to_json,
 )
 from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
+from spark_kafka_wire.cli.start_offsets import (
+    BEGINNING,
+    LAST,
+    TIME,
+    StartSpec,
+    StartType,
+    spec_for,
+    start_offset,
+)
 from spark_kafka_wire.cli.topics import (
     cluster_offsets,
-    earliest_latest,
     existing_topic,
     partitions_of,
 )
+from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster
+from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.offsets import LATEST
+from spark_kafka_wire.client.offsets import EARLIEST, LATEST
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 FORMATS = ("table", "json", "csv")
+ISOLATIONS = ("read_uncommitted", "read_committed")
 FOLLOW_POLL_S = 0.5  # how often --follow asks for each partition's end
 
 
 class Printer:
-    """Prints records in one format and counts them; ``done`` once ``limit`` were printed."""
+    """Prints records in one format and counts them; ``done`` once ``limit`` were printed.
+    ``fmt`` is table, json, csv or a kcat format string; a table names each record's topic
+    when ``topics`` is more than one."""
 
-    def __init__(self, fmt: str, limit: int | None) -> None:
+    def __init__(self, fmt: str, limit: int | None, key_format: str = "text",
+                 value_format: str = "text", topics: int = 1) -> None:
         self.fmt, self.limit = fmt, limit
+        self.key_format, self.value_format = key_format, value_format
+        self.with_topic = topics > 1
+        self.template: Callable[[Record, str, str], bytes] | None = \
+            compile_format(fmt) if is_format_string(fmt) else None
         self.printed = 0
         self.header_shown = False
 
@@ -70,17 +99,25 @@ class Printer:
     def print(self, records: Iterable[Record]) -> None:
         batch = self.take(records)
         self.printed += len(batch)
-        if self.fmt == "json":
+        kf, vf = self.key_format, self.value_format
+        template = self.template
+        if template is not None:
+            out = sys.stdout.buffer  # raw bytes: a key or value is written as it is
+            out.write(b"".join([template(r, kf, vf) for r in batch]))
+            out.flush()
+        elif self.fmt == "json":
             for r in batch:
-                click.echo(to_json(r))
+                click.echo(to_json(r, kf, vf))
         elif self.fmt == "csv":
             if not self.header_shown:
                 click.echo(",".join(CSV_HEADER))
             for r in batch:
-                click.echo(to_csv(r))
+                click.echo(to_csv(r, kf, vf))
         elif batch or not self.header_shown:
-            print_table(TABLE_HEADER, [table_cells(r) for r in batch],
-                        show_header=not self.header_shown)
+            header = (("topic", *TABLE_HEADER) if self.with_topic else TABLE_HEADER)
+            rows = [((r.topic, *table_cells(r, kf, vf)) if self.with_topic
+                     else table_cells(r, kf, vf)) for r in batch]
+            print_table(header, rows, show_header=not self.header_shown)
         self.header_shown = True
 
 
@@ -90,11 +127,11 @@ def partition_chunks(client: Cluster, topic: str, p: int, start: int, end: int,
     return client.read_range((topic, p), start, end, settings, fail_on_data_loss=False)
 
 
-def read_ranges(client: Cluster, topic: str, ranges: dict[int, tuple[int, int]],
+def read_ranges(client: Cluster, ranges: dict[TopicPartition, tuple[int, int]],
                 settings: FetchSettings, sink: Callable[[list[Record]], None],
                 stop: Callable[[], bool]) -> None:
     """Records of each partition's [start, end), partition by partition, chunk by chunk."""
-    for p, (start, end) in sorted(ranges.items()):
+    for (topic, p), (start, end) in sorted(ranges.items()):
         if start >= end:
             continue
         for chunk in partition_chunks(client, topic, p, start, end, settings):
@@ -118,60 +155,186 @@ def last_records(cluster: Cluster, topic: str, p: int, n: int, lo: int, hi: int,
     return list(last)
 
 
+def matching_topics(client: Cluster, names: tuple[str, ...], pattern: str | None) -> list[str]:
+    """The topics named (each must exist) and those whose whole name matches ``pattern`` (a
+    regular expression, as ``subscribePattern``; internal topics left out), each once."""
+    found = list(dict.fromkeys(names))
+    for name in found:
+        existing_topic(client, name)
+    if pattern is not None:
+        try:
+            matches = re.compile(pattern).fullmatch
+        except re.error as exc:
+            raise ConfigurationError(f"--pattern {pattern!r}: not a regular expression ({exc})",
+                                     condition=INVALID_VALUE) from None
+        md = client.fetch_metadata()
+        found += sorted(t.name for t in md.topics.values()
+                        if t.error_code == 0 and not t.is_internal and matches(t.name)
+                        and t.name not in found)
+        if not found:
+            raise ConfigurationError(f"--pattern {pattern!r} matches no topic (kafkawire topics "
+                                     "lists them)", condition=INVALID_VALUE)
+    return found
+
+
+def start_offsets(client: Cluster, tps: list[TopicPartition], specs: tuple[StartSpec, ...],
+                  default: StartSpec, lo: dict[TopicPartition, int],
+                  hi: dict[TopicPartition, int], isolation: int) -> dict[TopicPartition, int]:
+    """Where each partition's read starts (0.8+), as its ``-o`` spec says."""
+    chosen = {tp: spec_for(specs, tp[1], default) for tp in tps}
+    times = {tp: s.value for tp, s in chosen.items() if s.kind == TIME}
+    at = client.offsets_for_times(times, isolation) if times else {}
+    return {tp: start_offset(s, lo[tp], hi[tp], at.get(tp)) for tp, s in chosen.items()}
+
+
+def read_records(client: Cluster, tps: list[TopicPartition], specs: tuple[StartSpec, ...],
+                 default: StartSpec, settings: FetchSettings,
+                 sink: Callable[[list[Record]], None], stop: Callable[[], bool]
+                 ) -> dict[TopicPartition, int]:
+    """Records from each partition's start to its end now; the ends (where following goes
+    on from)."""
+    lo = cluster_offsets(client, {tp: EARLIEST for tp in tps}, settings.isolation_level)
+    hi = cluster_offsets(client, {tp: LATEST for tp in tps}, settings.isolation_level)
+    if not client.byte_offsets:
+        starts = start_offsets(client, tps, specs, default, lo, hi, settings.isolation_level)
+        read_ranges(client, {tp: (starts[tp], hi[tp]) for tp in tps}, settings, sink, stop)
+        return hi
+    # Kafka 0.7: offsets are byte positions (module docstring)
+    for tp in tps:
+        spec = spec_for(specs, tp[1], default)
+        if spec.kind == LAST:
+            sink(last_records(client, tp[0], tp[1], spec.value, lo[tp], hi[tp], settings))
+        else:
+            start = start_offsets(client, [tp], (spec,), spec, lo, hi,
+                                  settings.isolation_level)[tp]
+            read_ranges(client, {tp: (start, hi[tp])}, settings, sink, stop)
+        if stop():
+            break
+    return hi
+
+
+def run(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
+        specs: tuple[StartSpec, ...], default: StartSpec, follow: bool, partition: int | None,
+        fmt: str, count: int | None, key_format: str, value_format: str,
+        isolation: str | None) -> None:
+    """What ``tail`` and ``consume`` do once their options are read."""
+    if not topic and pattern is None:
+        raise click.UsageError("name a topic, or give --pattern")
+    settings = g.fetch_settings(None if isolation is None else
+                                {"kafka.isolation.level": isolation})
+    with connected_any(g.client_config()) as client:
+        names = matching_topics(client, topic, pattern)
+        tps = [(t, p) for t in names
+               for p in partitions_of(existing_topic(client, t), partition)]
+        printer = Printer(fmt, count, key_format, value_format, len(names))
+        # A table is printed whole, so its columns line up; the others stream.
+        pending: list[Record] = []
+        sink = pending.extend if fmt == "table" else printer.print
+
+        def stop() -> bool:
+            return printer.done or (count is not None and len(pending) >= count)
+
+        position = read_records(client, tps, specs, default, settings, sink, stop)
+        printer.print(pending)
+        pending.clear()
+        while follow and not printer.done:
+            time.sleep(FOLLOW_POLL_S)
+            ends = cluster_offsets(client, {tp: LATEST for tp in tps}, settings.isolation_level)
+            grown = {tp: (position[tp], ends[tp]) for tp in tps if ends[tp] > position[tp]}
+            read_ranges(client, grown, settings, sink, stop)
+            printer.print(pending)
+            pending.clear()
+            position.update({tp: end for tp, (_, end) in grown.items()})
+
+
+def _read_options(command: Callable) -> Callable:
+    """The options ``tail`` and ``consume`` share."""
+    for option in reversed([
+        click.argument("topic", nargs=-1),
+        click.option("--pattern", metavar="REGEX", default=None,
+                     help="Also every topic whose whole name matches REGEX (as "
+                     "subscribePattern; internal topics left out)."),
+        click.option("-o", "--offset", "specs", type=StartType(), multiple=True,
+                     help="Where to start: beginning, end, an offset N, -N (the last N), "
+                     "@TIME (ISO-8601 or ms); P:SPEC for partition P only (repeatable)."),
+        click.option("--partition", "-p", type=click.IntRange(min=0), default=None,
+                     help="Only this partition (of each topic)."),
+        click.option("--format", "fmt", default="table", show_default=True,
+                     metavar="table|json|csv|FORMAT",
+                     help="json: one object per line (topic, partition, offset, timestamp, "
+                     "key, value, headers; *_encoding says base64 where bytes are not "
+                     "UTF-8). A FORMAT with % is kcat's -f: %t %p %o %k %s %K %S %T %h, "
+                     "\\n for a newline."),
+        click.option("--key-format", type=click.Choice(SHOWN_FORMATS), default="text",
+                     show_default=True,
+                     help="Keys as UTF-8 text (base64 where not), hex, base64 or parsed JSON."),
+        click.option("--value-format", type=click.Choice(SHOWN_FORMATS), default="text",
+                     show_default=True, help="Values, as --key-format."),
+        click.option("--isolation", type=click.Choice(ISOLATIONS), default=None,
+                     help="read_committed: skip aborted transactions and stop at the last "
+                     "stable offset [default: isolation.level of --command-config, else "
+                     "read_uncommitted]."),
+        click.option("-c", "--count", type=click.IntRange(min=1), default=None,
+                     help="Exit after printing this many records."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _check_format(fmt: str) -> None:
+    if fmt not in FORMATS and not is_format_string(fmt):
+        raise click.BadParameter(f"{fmt!r} is none of table, json, csv, and has no % to be a "
+                                 "format string", param_hint="--format")
+    if is_format_string(fmt):
+        compile_format(fmt)  # an unknown %X fails before connecting
+
+
 @click.command(short_help=summary("tail"))
-@click.argument("topic")
+@_read_options
 @click.option("-n", "--last", "last", type=click.IntRange(min=0), default=None,
               help="The records at the last N offsets of each partition [default: 10].")
 @click.option("--from-beginning", is_flag=True,
-              help="Every record of each partition, from its earliest offset.")
+              help="Every record of each partition, from its earliest offset (-o beginning).")
 @click.option("-f", "--follow", is_flag=True,
               help="Then keep printing records as they are written (Ctrl-C stops).")
-@click.option("--partition", "-p", type=click.IntRange(min=0), default=None,
-              help="Only this partition.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table",
-              show_default=True,
-              help="json: one object per line (topic, partition, offset, timestamp, key, value, "
-              "headers; UTF-8 text, or base64 where it is not, said by *_encoding).")
-@click.option("-c", "--count", type=click.IntRange(min=1), default=None,
-              help="Exit after printing this many records.")
 @click.pass_obj
-def tail(g: GlobalOptions, topic: str, last: int | None, from_beginning: bool, follow: bool,
-         partition: int | None, fmt: str, count: int | None) -> None:
-    """Print the last records of TOPIC (of each partition), optionally following it."""
-    if from_beginning and last is not None:
-        raise click.UsageError("give -n/--last or --from-beginning, not both")
-    n = 10 if last is None else last
-    settings = g.fetch_settings()
-    printer = Printer(fmt, count)
-    # A table is printed whole, so its columns line up; JSON and CSV stream line by line.
-    pending: list[Record] = []
-    sink = pending.extend if fmt == "table" else printer.print
+def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
+         specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
+         value_format: str, isolation: str | None, count: int | None, last: int | None,
+         from_beginning: bool, follow: bool) -> None:
+    """Print the last records of each partition of TOPIC (one or more), optionally following.
 
-    def stop() -> bool:
-        return printer.done or (count is not None and len(pending) >= count)
+    \b
+    kafkawire tail orders                      the last 10 records of each partition
+    kafkawire tail orders -o @2026-05-01T12:00Z -c 100
+    kafkawire tail orders -o 0:1500 -p 0 --format '%o %k=%s\\n'
+    kafkawire tail --pattern 'orders-.*' -f --format json
+    """
+    _check_format(fmt)
+    if sum(bool(x) for x in (last is not None, from_beginning, specs)) > 1:
+        raise click.UsageError("give one of -n/--last, --from-beginning and -o/--offset")
+    default = StartSpec(BEGINNING) if from_beginning else StartSpec(LAST, 10 if last is None
+                                                                     else last)
+    run(g, topic, pattern, specs, default, follow, partition, fmt, count, key_format,
+        value_format, isolation)
 
-    with connected_any(g.client_config()) as client:
-        parts = partitions_of(existing_topic(client, topic), partition)
-        lo, hi = earliest_latest(client, topic, parts, settings.isolation_level)
-        if client.byte_offsets and not from_beginning:
-            for p in parts:  # Kafka 0.7: the last N records, not the last N offsets
-                sink(last_records(client, topic, p, n, lo[p], hi[p], settings))
-                if stop():
-                    break
-        else:
-            start = {p: lo[p] if from_beginning else max(lo[p], hi[p] - n) for p in parts}
-            read_ranges(client, topic, {p: (start[p], hi[p]) for p in parts}, settings, sink,
-                        stop)
-        printer.print(pending)
-        pending.clear()
-        position = dict(hi)
-        while follow and not printer.done:
-            time.sleep(FOLLOW_POLL_S)
-            ends = cluster_offsets(client, {(topic, p): LATEST for p in parts},
-                                   settings.isolation_level)
-            grown = {p: (position[p], ends[(topic, p)]) for p in parts
-                     if ends[(topic, p)] > position[p]}
-            read_ranges(client, topic, grown, settings, sink, stop)
-            printer.print(pending)
-            pending.clear()
-            position.update({p: end for p, (_, end) in grown.items()})
+
+@click.command(short_help=summary("consume"))
+@_read_options
+@click.option("-e", "--exit-at-end", is_flag=True,
+              help="Exit once every partition's end is printed (kcat -e) instead of following.")
+@click.pass_obj
+def consume(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
+            specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
+            value_format: str, isolation: str | None, count: int | None,
+            exit_at_end: bool) -> None:
+    """Print the records of TOPIC (one or more) from the beginning and follow it, as kcat -C.
+
+    \b
+    kafkawire consume orders -e                       everything there is, then exit
+    kafkawire consume orders -o end                   only what is written from now on
+    kafkawire consume orders -o -5 --value-format json --format json
+    """
+    _check_format(fmt)
+    run(g, topic, pattern, specs, StartSpec(BEGINNING), not exit_at_end, partition, fmt,
+        count, key_format, value_format, isolation)

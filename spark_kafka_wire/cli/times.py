@@ -47,9 +47,34 @@ def format_ms(ms: int) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
+def parse_epoch_ms(text: str) -> int:
+    """Milliseconds since the epoch, or an ISO-8601 date or time (UTC unless it names an
+    offset; a trailing ``Z`` is taken as Python 3.10 does not), as ms since the epoch.
+    ValueError says why ``text`` is neither."""
+    text = text.strip()
+    digits = re.fullmatch(r"([0-9]+)(ms)?", text)  # "ms": how format_ms prints year > 9999
+    if digits:
+        if len(digits[1]) > 19 or int(digits[1]) > MAX_EPOCH_MS:
+            raise ValueError(f"{text[:30]!r} is beyond the largest timestamp, "
+                             f"{MAX_EPOCH_MS} ms")
+        return int(digits[1])
+    iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        raise ValueError(f"{text[:60]!r} is not an ISO-8601 time (2026-05-01T12:00:00Z) or "
+                         "milliseconds since the epoch") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    # Exact, and safe at both ends of the calendar (timestamp() overflows near year 1).
+    ms = (moment - _EPOCH) // timedelta(milliseconds=1)
+    if ms < 0:
+        raise ValueError(f"{text!r} is before 1970")
+    return ms
+
+
 class WhenType(click.ParamType):
-    """``earliest``, ``latest``, milliseconds since the epoch, or an ISO-8601 date or time
-    (UTC unless it names an offset; a trailing ``Z`` is taken as Python 3.10 does not)."""
+    """``earliest``, ``latest``, or a time as :func:`parse_epoch_ms` reads it."""
 
     name = "earliest|latest|ISO-8601|epoch-ms"
 
@@ -60,22 +85,22 @@ class WhenType(click.ParamType):
         text = str(value).strip()
         if text.lower() in ("earliest", "latest"):
             return When(special=text.lower())
-        digits = re.fullmatch(r"([0-9]+)(ms)?", text)  # "ms": how format_ms prints year > 9999
-        if digits:
-            if len(digits[1]) > 19 or int(digits[1]) > MAX_EPOCH_MS:
-                self.fail(f"{text[:30]!r} is beyond the largest timestamp, {MAX_EPOCH_MS} ms",
-                          param, ctx)
-            return When(epoch_ms=int(digits[1]))
-        iso = text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text
         try:
-            moment = datetime.fromisoformat(iso)
-        except ValueError:
-            self.fail(f"{text[:60]!r} is not earliest, latest, an ISO-8601 time "
-                      "(2026-05-01T12:00:00Z) or milliseconds since the epoch", param, ctx)
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=timezone.utc)
-        # Exact, and safe at both ends of the calendar (timestamp() overflows near year 1).
-        ms = (moment - _EPOCH) // timedelta(milliseconds=1)
-        if ms < 0:
-            self.fail(f"{text!r} is before 1970", param, ctx)
-        return When(epoch_ms=ms)
+            return When(epoch_ms=parse_epoch_ms(text))
+        except ValueError as exc:
+            self.fail(f"{exc}; or earliest, latest", param, ctx)
+
+
+class EpochMsType(click.ParamType):
+    """A record timestamp: a time as :func:`parse_epoch_ms` reads it, as ms since the epoch."""
+
+    name = "ISO-8601|epoch-ms"
+
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return parse_epoch_ms(str(value))
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)

@@ -7,14 +7,33 @@ import base64
 import csv
 import io
 import json
+import random
 import socket
 
+import click
+import pyarrow as pa
 import pytest
 from rich.console import Console
 
 from spark_kafka_wire import __version__
 from spark_kafka_wire.cli.output import print_table, tsv_field
-from spark_kafka_wire.cli.produce import line_chunks, split_line, unescape
+from spark_kafka_wire.cli.produce import (
+    header_option,
+    headers_column,
+    partitions_column,
+    refuse_on_kafka07,
+    timestamps_column,
+)
+from spark_kafka_wire.cli.produce_input import (
+    Chunk,
+    InputError,
+    decode_jsonl,
+    decode_lines,
+    line_chunks,
+    split_line,
+    unescape,
+)
+from spark_kafka_wire.cli.record_format import compile_format
 from spark_kafka_wire.cli.records import (
     CSV_HEADER,
     Record,
@@ -24,7 +43,20 @@ from spark_kafka_wire.cli.records import (
     to_csv,
     to_json,
 )
+from spark_kafka_wire.cli.start_offsets import (
+    ABSOLUTE,
+    BEGINNING,
+    END,
+    LAST,
+    TIME,
+    StartSpec,
+    parse_start,
+    spec_for,
+    start_offset,
+)
 from spark_kafka_wire.cli.times import When, WhenType, format_ms
+from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.sink.options import parse_sink_options
 from tests.cli.conftest import run_cli
 
 
@@ -48,23 +80,28 @@ def test_lines_split_at_the_first_separator_and_keyless_without_it() -> None:
     assert split_line(b"\tv", b"\t") == (b"", b"v")  # an empty key is a key
     assert split_line(b"k\tv", None) == (None, b"k\tv")
     data = io.BytesIO(b"a\t1\nb\n\nlast-without-newline")
-    [(keys, values, size)] = list(line_chunks(data, b"\t", keep_empty=True))
-    assert keys == [b"a", None, None, None]
-    assert values == [b"1", b"b", b"", b"last-without-newline"]
-    assert size == len(data.getvalue())
+    [lines] = list(line_chunks(data, b"\t", keep_empty=True))
+    assert lines.keys == [b"a", None, None, None]
+    assert lines.values == [b"1", b"b", b"", b"last-without-newline"]
+    assert lines.size == len(data.getvalue())
+    assert lines.numbers == [1, 2, 3, 4]
 
 
 def test_empty_lines_are_skipped_unless_kept_and_crlf_is_a_line_end() -> None:
     data = b"one\r\n\r\n\ntwo\rstill two\r\n\nk\t\r\n"
-    [(keys, values, size)] = list(line_chunks(io.BytesIO(data), b"\t"))
+    [lines] = list(line_chunks(io.BytesIO(data), b"\t"))
+    keys, values = lines.keys, lines.values
     # as Kafka's console producer: no record for an empty line, no \r from a CRLF end; a \r
     # inside a line is data
     assert values == [b"one", b"two\rstill two", b""] and keys == [None, None, b"k"]
-    assert size == len(data)  # skipped lines count as read (the progress bar's bytes)
-    [(_, kept, _)] = list(line_chunks(io.BytesIO(data), b"\t", keep_empty=True))
+    assert lines.size == len(data)  # skipped lines count as read (the progress bar's bytes)
+    assert lines.numbers == [1, 4, 6]  # line numbers count the skipped lines (errors name them)
+    [kept_lines] = list(line_chunks(io.BytesIO(data), b"\t", keep_empty=True))
+    kept = kept_lines.values
     assert kept == [b"one", b"", b"", b"two\rstill two", b"", b""]
     # only empty lines: one chunk without records, so the bytes read are still reported
-    assert list(line_chunks(io.BytesIO(b"\n\r\n"), None)) == [([], [], 3)]
+    [blank] = list(line_chunks(io.BytesIO(b"\n\r\n"), None))
+    assert (blank.values, blank.size, blank.numbers) == ([], 3, [])
 
 
 @pytest.mark.parametrize(("typed", "ms"), [
@@ -249,8 +286,11 @@ def test_missing_command_config_file_is_a_usage_error(tmp_path) -> None:
 
 
 def test_last_and_from_beginning_exclude_each_other() -> None:
-    result = run_cli("-b", "127.0.0.1:1", "tail", "t", "-n", "3", "--from-beginning")
-    assert result.exit_code == 2 and "not both" in result.stderr
+    for both in (("-n", "3", "--from-beginning"), ("-n", "3", "-o", "5"),
+                 ("--from-beginning", "-o", "end")):
+        result = run_cli("-b", "127.0.0.1:1", "tail", "t", *both)
+        assert result.exit_code == 2
+        assert "give one of -n/--last, --from-beginning and -o/--offset" in result.stderr
 
 
 def test_unknown_command_config_key_is_warned_of_and_unused_known_ones_are_not(tmp_path):
@@ -281,3 +321,186 @@ def test_misspelt_security_key_in_command_config_is_an_error(tmp_path, typo, int
     assert result.stderr.count("\n") == 1, result.stderr
     assert f"'{typo}'" in result.stderr and f"did you mean '{intended}'" in result.stderr
     assert "SSL-secret-value" not in result.output
+
+
+# --------------------------------------------------------------------------- produce's input
+
+
+def _records(decode, data: bytes, separator: bytes | None = None, *, key_format: str = "utf8",
+             value_format: str = "utf8", tombstone: bool = False) -> list:
+    chunks = list(decode(line_chunks(io.BytesIO(data), separator), key_format, value_format,
+                         tombstone))
+    out = []
+    for c in chunks:
+        for i in range(len(c.values)):
+            out.append((c.keys[i], c.values[i],
+                        None if c.headers is None else c.headers[i],
+                        None if c.partitions is None else c.partitions[i],
+                        None if c.timestamps is None else c.timestamps[i]))
+    return out
+
+
+def test_plain_lines_in_each_field_format_and_tombstones() -> None:
+    data = b"6b31:aGVsbG8=\n:\n00ff:AAE=\n"
+    got = _records(decode_lines, data, b":", key_format="hex", value_format="base64")
+    assert [(k, v) for k, v, *_ in got] == [(b"k1", b"hello"), (b"", b""),
+                                            (b"\x00\xff", b"\x00\x01")]
+    # -Z: an empty value is null, an empty key stays a key
+    got = _records(decode_lines, b"k:\n:v\nnosep\n", b":", tombstone=True)
+    assert [(k, v) for k, v, *_ in got] == [(b"k", None), (b"", b"v"), (None, b"nosep")]
+    # json is checked, and kept as typed (bytes unchanged)
+    got = _records(decode_lines, b'{"a": 1}\n[1, 2]\n', value_format="json")
+    assert [v for _, v, *_ in got] == [b'{"a": 1}', b"[1, 2]"]
+
+
+@pytest.mark.parametrize(("data", "fmt", "message"), [
+    (b"0a0b\n\nzz\n", "hex", "line 3: the value is not hex"),
+    (b"aGk=\n\n\nnot base64!\n", "base64", "line 4: the value is not base64"),
+    (b'{"a": 1}\n{"a": \n', "json", "line 2: the value is not json"),
+])
+def test_a_field_that_does_not_decode_names_its_line(data, fmt, message) -> None:
+    with pytest.raises(InputError, match=message):
+        _records(decode_lines, data, value_format=fmt)
+
+
+def test_the_lines_before_a_failing_one_are_records() -> None:
+    """So a write without a transaction holds exactly the lines before the bad one."""
+    got = []
+    chunks = decode_lines(line_chunks(io.BytesIO(b"00\n01\n\nzz\n02\n"), None), "utf8", "hex",
+                          False)
+    with pytest.raises(InputError, match="line 4"):
+        for chunk in chunks:
+            got += chunk.values
+    assert got == [b"\x00", b"\x01"]
+
+
+def test_json_lines_read_what_tail_prints() -> None:
+    """tail --format json | produce --input-format jsonl: every field that is the record's
+    own comes back exactly, bytes that are not UTF-8 included."""
+    written = [
+        Record("t", 1, 7, 1_700_000_000_123, 0, b"\xff\x00k", b"v\xc3\xa5",
+               (("h", b"one"), ("h", b"\x80"), ("empty", None))),
+        Record("t", 0, 8, 5, 1, None, None, ()),
+        Record("t", 2, 9, 0, 0, b"", b"", ()),
+    ]
+    data = "".join(to_json(r) + "\n" for r in written).encode()
+    got = _records(decode_jsonl, data)
+    assert got == [(r.key, r.value, list(r.headers), r.partition, r.timestamp)
+                   for r in written]
+
+
+def test_json_lines_fields_formats_and_refusals() -> None:
+    data = (b'{"key": "6b", "value": {"n": [1, 2]}, "headers": {"a": "1", "b": null}, '
+            b'"timestamp": "2026-01-02T03:04:05Z"}\n'
+            b'{"value": "", "partition": 3}\n')
+    got = _records(decode_jsonl, data, key_format="hex", value_format="json", tombstone=True)
+    assert got == [(b"k", b'{"n":[1,2]}', [("a", b"1"), ("b", None)], None,
+                    1_767_323_045_000),
+                   (None, b'""', [], 3, None)]  # in json format "" is a JSON string
+    got = _records(decode_jsonl, b'{"value": ""}\n{"value": "", "value_encoding": "base64"}\n',
+                   tombstone=True)
+    assert [v for _, v, *_ in got] == [None, None]  # -Z: an empty value is null
+    for line, message in [
+        (b'{"vaule": "x"}', "line 1: unknown field 'vaule'"),
+        (b'[1]', "line 1: a JSON list, not an object"),
+        (b'{"value": 5}', "line 1: the value is a JSON int; give a string"),
+        (b'{"partition": -1}', "line 1: partition must be a partition number"),
+        (b'{"timestamp": "yesterday"}', "line 1: timestamp 'yesterday' is not an ISO-8601"),
+        (b'{"headers": [{"key": 1}]}', "line 1: a header key must be a string"),
+        (b'{"value": "%%", "value_encoding": "base64"}', "line 1: the value is not base64"),
+        (b'{"value": "x", "value_encoding": "rot13"}', "value_encoding 'rot13' is none of"),
+        (b"not json", "line 1: not a JSON object"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            _records(decode_jsonl, line + b"\n")
+
+
+def test_produce_options_become_columns() -> None:
+    assert header_option("a=b=c") == ("a", b"b=c")
+    assert header_option("bare") == ("bare", None)
+    with pytest.raises(click.BadParameter):
+        header_option("=v")
+    chunk = Chunk([b"k", None], [b"v", b"w"], 4, headers=[[("own", b"1")], []],
+                  partitions=[None, 1], timestamps=[None, 99])
+    column = headers_column(chunk, [("all", None)])
+    assert column.to_pylist() == [[{"key": "all", "value": None}, {"key": "own", "value": b"1"}],
+                                  [{"key": "all", "value": None}]]
+    assert headers_column(Chunk([None], [b"v"], 1), []) is None
+    assert timestamps_column(chunk, 5).tolist() == [5, 99]
+    sink = parse_sink_options({"kafka.bootstrap.servers": "h:1", "topic": "t"})
+    keys = pa.array(chunk.keys, pa.binary())
+    assert partitions_column(chunk, 0, keys, 2, random.Random(1), sink).tolist() == [0, 1]
+    with pytest.raises(InputError, match="line 2: partition 2, but the topic has partitions 0-1"):
+        list(decode_jsonl(line_chunks(io.BytesIO(b'{}\n{"partition": 2}\n'), None), "utf8",
+                          "utf8", False, 2))
+    with pytest.raises(ConfigurationError, match="-H/--header, --txn-id: a Kafka 0.7 message"):
+        refuse_on_kafka07(("a=b",), None, False, "lines", "tx")
+    refuse_on_kafka07((), None, False, "lines", None)  # plain lines: fine
+
+
+# --------------------------------------------------------------------------- tail / consume
+
+
+@pytest.mark.parametrize(("typed", "spec"), [
+    ("beginning", StartSpec(BEGINNING)), ("earliest", StartSpec(BEGINNING)),
+    ("END", StartSpec(END)), ("latest", StartSpec(END)),
+    ("1500", StartSpec(ABSOLUTE, 1500)), ("-5", StartSpec(LAST, 5)),
+    ("@1700000000000", StartSpec(TIME, 1_700_000_000_000)),
+    ("s@2026-01-02T03:04:05Z", StartSpec(TIME, 1_767_323_045_000)),
+    ("2:-1", StartSpec(LAST, 1, 2)), ("0:end", StartSpec(END, 0, 0)),
+])
+def test_start_specs_read_as_kcat_o(typed, spec) -> None:
+    assert parse_start(typed) == spec
+
+
+@pytest.mark.parametrize("typed", ["", "begin", "1.5", "@yesterday", "x:5", "--3"])
+def test_bad_start_specs_say_what_is_expected(typed) -> None:
+    with pytest.raises(ValueError, match="is not beginning, end|ISO-8601"):
+        parse_start(typed)
+
+
+def test_start_offsets_per_partition_within_the_log() -> None:
+    specs = (StartSpec(ABSOLUTE, 7), StartSpec(LAST, 2, 1), StartSpec(TIME, 99, 2))
+    default = StartSpec(LAST, 10)
+    assert spec_for(specs, 0, default) == StartSpec(ABSOLUTE, 7)
+    assert spec_for(specs, 1, default) == StartSpec(LAST, 2, 1)
+    assert spec_for((StartSpec(END, 0, 3),), 0, default) == default
+    # clamped to [lo, hi]: past the end starts at the end, before the start at the start
+    assert start_offset(StartSpec(ABSOLUTE, 7), 10, 20, None) == 10
+    assert start_offset(StartSpec(ABSOLUTE, 70), 10, 20, None) == 20
+    assert start_offset(StartSpec(LAST, 2), 10, 20, None) == 18
+    assert start_offset(StartSpec(LAST, 50), 10, 20, None) == 10
+    assert start_offset(StartSpec(TIME, 99), 10, 20, 15) == 15
+    assert start_offset(StartSpec(TIME, 99), 10, 20, None) == 20  # no record that new
+    assert start_offset(StartSpec(BEGINNING), 10, 20, None) == 10
+    assert start_offset(StartSpec(END), 10, 20, None) == 20
+
+
+def test_format_strings_are_kcats() -> None:
+    r = Record("orders", 2, 41, 1_700_000_000_123, 0, b"k\xff", b"v 1",
+               (("a", b"1"), ("b", None)))
+    render = compile_format("%t|%p|%o|%k|%s|%K|%S|%T|%h|100%%\\n")
+    assert render(r, "text", "text") == \
+        b"orders|2|41|k\xff|v 1|2|3|1700000000123|a=1,b=|100%\n"
+    null = Record("t", 0, 0, -1, 0, None, None, ())
+    assert compile_format("[%k][%s] %K %S %T\\t")(null, "text", "text") == b"[][] -1 -1 -1\t"
+    assert compile_format("%k %s")(r, "hex", "base64") == b"6bff diAx"
+    with pytest.raises(click.BadParameter, match="%x in"):
+        compile_format("%k %x")
+    with pytest.raises(click.BadParameter, match="% in"):
+        compile_format("trailing %")
+
+
+def test_keys_and_values_shown_in_each_format() -> None:
+    r = Record("t", 0, 5, 0, 0, b"\xff\x01", b'{"a": [1, "\xc3\xa5"]}', ())
+    obj = json.loads(to_json(r, "hex", "json"))
+    assert (obj["key"], obj["key_encoding"]) == ("ff01", "hex")
+    assert (obj["value"], obj["value_encoding"]) == ({"a": [1, "å"]}, "json")
+    assert json.loads(to_json(r, "base64", "text"))["key"] == "/wE="
+    assert table_cells(r, "text", "json")[3:5] == ("base64:/wE=", '{"a":[1,"å"]}')
+    assert table_cells(r, "hex", "text")[3] == "ff01"
+    assert next(csv.reader([to_csv(r, "hex", "json")]))[4:8] == \
+        ["ff01", "hex", '{"a":[1,"å"]}', "json"]
+    with pytest.raises(click.ClickException, match="the key of the record at offset 5 of t-0 "
+                       "is not JSON"):
+        to_json(r, "json", "text")
