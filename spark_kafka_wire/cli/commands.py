@@ -39,6 +39,9 @@ COMMANDS: dict[str, CommandEntry] = {
     "describe": CommandEntry(
         "spark_kafka_wire.cli.topics", "describe",
         "Leader, replicas, ISR and offsets of each partition of a topic."),
+    "groups": CommandEntry(
+        "spark_kafka_wire.cli.groups", "groups",
+        "List consumer groups; describe, reset the offsets of and delete one."),
     "lag": CommandEntry(
         "spark_kafka_wire.cli.lag", "lag",
         "Committed offset, end offset and lag of a consumer group."),

@@ -729,3 +729,68 @@ class DescribeConfigsResponseResults(TypedDict):
 class DescribeConfigsResponse(TypedDict):
     throttle_time_ms: int
     results: list[DescribeConfigsResponseResults]
+
+
+class ListGroupsRequest(TypedDict, total=False):
+    states_filter: Sequence[str]
+    types_filter: Sequence[str]
+
+
+class ListGroupsResponseGroups(TypedDict):
+    group_id: str
+    protocol_type: str
+    group_state: str
+    group_type: str
+
+
+class ListGroupsResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    groups: list[ListGroupsResponseGroups]
+
+
+class DescribeGroupsRequestRequired(TypedDict):
+    groups: Sequence[str]
+
+
+class DescribeGroupsRequest(DescribeGroupsRequestRequired, total=False):
+    include_authorized_operations: bool
+
+
+class DescribeGroupsResponseGroupsMembers(TypedDict):
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    member_metadata: memoryview
+    member_assignment: memoryview
+
+
+class DescribeGroupsResponseGroups(TypedDict):
+    error_code: int
+    error_message: str | None
+    group_id: str
+    group_state: str
+    protocol_type: str
+    protocol_data: str
+    members: list[DescribeGroupsResponseGroupsMembers]
+    authorized_operations: int
+
+
+class DescribeGroupsResponse(TypedDict):
+    throttle_time_ms: int
+    groups: list[DescribeGroupsResponseGroups]
+
+
+class DeleteGroupsRequest(TypedDict):
+    groups_names: Sequence[str]
+
+
+class DeleteGroupsResponseResults(TypedDict):
+    group_id: str
+    error_code: int
+
+
+class DeleteGroupsResponse(TypedDict):
+    throttle_time_ms: int
+    results: list[DeleteGroupsResponseResults]

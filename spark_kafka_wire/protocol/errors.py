@@ -84,6 +84,8 @@ class ErrorCode(IntEnum):
     KAFKA_STORAGE_ERROR = 56
     SASL_AUTHENTICATION_FAILED = 58
     UNKNOWN_PRODUCER_ID = 59
+    NON_EMPTY_GROUP = 68
+    GROUP_ID_NOT_FOUND = 69
     FETCH_SESSION_ID_NOT_FOUND = 70
     INVALID_FETCH_SESSION_EPOCH = 71
     LISTENER_NOT_FOUND = 72
@@ -780,6 +782,10 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.SASL_AUTHENTICATION_FAILED, hint="Check the SASL mechanism and "
                   "credentials"), AuthenticationError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_PRODUCER_ID), ProducerStateError),
+    (ErrorSpec.of(ErrorCode.NON_EMPTY_GROUP, hint="Stop the group's members first (a group with "
+                  "members cannot be deleted)"), InvalidRequestError),
+    (ErrorSpec.of(ErrorCode.GROUP_ID_NOT_FOUND, hint="Check the group name (kafkawire groups "
+                  "lists them)"), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.FETCH_SESSION_ID_NOT_FOUND, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_FETCH_SESSION_EPOCH, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.LISTENER_NOT_FOUND, _R, _M), InvalidMetadataError),

@@ -655,8 +655,81 @@ CONFIG_SOURCES = {0: "unknown", 1: "topic", 2: "broker", 3: "cluster default", 4
                   5: "default", 6: "broker logger", 7: "client metrics", 8: "group"}
 DEFAULT_CONFIG_SOURCE = 5
 
+# ---- ListGroups (16) -----------------------------------------------------------------------
+# Every group a broker coordinates (``kafkawire groups``: client/groups.py asks every broker).
+# v3 is flexible; v4 filters by state and answers each group's state (KIP-518); v5 filters by
+# type and answers it (classic, consumer, share: KIP-848).
+LIST_GROUPS: ApiSpec[b.ListGroupsRequest, b.ListGroupsResponse] = ApiSpec(
+    key=16, name="ListGroups", min_version=0, max_version=5, flexible_from=3,
+    request=(
+        F("states_filter", "[]string", "4+", default=[]),
+        F("types_filter", "[]string", "5+", default=[]),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+        F("groups", "[]", fields=(
+            F("group_id", "string"),
+            F("protocol_type", "string"),
+            F("group_state", "string", "4+", default=""),
+            F("group_type", "string", "5+", default=""),
+        )),
+    ),
+)
+
+# ---- DescribeGroups (15) -------------------------------------------------------------------
+# A classic group's state, protocol and members, at its coordinator. A member's metadata and
+# assignment are the embedding protocol's bytes (for consumers: client/groups.py reads them as
+# Kafka's ConsumerProtocolSubscription / ConsumerProtocolAssignment); both are filled only while
+# the group is Stable. v3 answers authorized operations on request; v4 static members'
+# group.instance.id (KIP-345); v5 is flexible; v6 an error message (KIP-1043).
+DESCRIBE_GROUPS: ApiSpec[b.DescribeGroupsRequest, b.DescribeGroupsResponse] = ApiSpec(
+    key=15, name="DescribeGroups", min_version=0, max_version=6, flexible_from=5,
+    request=(
+        F("groups", "[]string"),
+        F("include_authorized_operations", "bool", "3+", default=False),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("groups", "[]", fields=(
+            F("error_code", "int16"),
+            F("error_message", "string", "6+", nullable="6+", default=None),
+            F("group_id", "string"),
+            F("group_state", "string"),
+            F("protocol_type", "string"),
+            F("protocol_data", "string"),
+            F("members", "[]", fields=(
+                F("member_id", "string"),
+                F("group_instance_id", "string", "4+", nullable="4+", default=None),
+                F("client_id", "string"),
+                F("client_host", "string"),
+                F("member_metadata", "bytes"),
+                F("member_assignment", "bytes"),
+            )),
+            F("authorized_operations", "int32", "3+", default=-2147483648),
+        )),
+    ),
+)
+
+# ---- DeleteGroups (42) ---------------------------------------------------------------------
+# Deletes empty groups and their committed offsets, at each group's coordinator (Kafka 1.1+).
+DELETE_GROUPS: ApiSpec[b.DeleteGroupsRequest, b.DeleteGroupsResponse] = ApiSpec(
+    key=42, name="DeleteGroups", min_version=0, max_version=2, flexible_from=2,
+    request=(
+        F("groups_names", "[]string"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("results", "[]", fields=(
+            F("group_id", "string"),
+            F("error_code", "int16"),
+        )),
+    ),
+)
+
 ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS,
-                                             DESCRIBE_CONFIGS)})
+                                             DESCRIBE_CONFIGS, LIST_GROUPS, DESCRIBE_GROUPS,
+                                             DELETE_GROUPS)})
 
 # KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
 # once, with ``throttle_time_ms``, and expects the client to send nothing more on that

@@ -14,6 +14,14 @@ from typing import Any
 
 import pytest
 from kafka.protocol.admin import DescribeConfigsRequest, DescribeConfigsResponse
+from kafka.protocol.admin.groups import (
+    DeleteGroupsRequest,
+    DeleteGroupsResponse,
+    DescribeGroupsRequest,
+    DescribeGroupsResponse,
+    ListGroupsRequest,
+    ListGroupsResponse,
+)
 from kafka.protocol.admin.topics import (
     CreatePartitionsRequest,
     CreatePartitionsResponse,
@@ -106,6 +114,9 @@ ORACLE = {
     28: (TxnOffsetCommitRequest, TxnOffsetCommitResponse),
     37: (CreatePartitionsRequest, CreatePartitionsResponse),
     32: (DescribeConfigsRequest, DescribeConfigsResponse),
+    16: (ListGroupsRequest, ListGroupsResponse),
+    15: (DescribeGroupsRequest, DescribeGroupsResponse),
+    42: (DeleteGroupsRequest, DeleteGroupsResponse),
 }
 
 
@@ -187,8 +198,9 @@ def test_layout_matches_kafka_python(spec: ApiSpec, version: int, kind: str) -> 
 
 
 def _from_kafka_python(spec: ApiSpec, fields, theirs: dict) -> dict:
-    """Undo kafka-python's presentation choices: empty record sets shown as '', and Metadata's
-    *_authorized_operations renamed to authorized_operations and shown as a list of bits."""
+    """Undo kafka-python's presentation choices: empty record sets shown as '', Metadata's
+    *_authorized_operations renamed to authorized_operations and shown as a list of bits, as
+    DescribeGroups' authorized_operations are."""
 
     def bits_to_int(bits: list[int] | None) -> int:
         if bits is None:  # kafka-python's view of -2^31, "not requested"
@@ -199,8 +211,9 @@ def _from_kafka_python(spec: ApiSpec, fields, theirs: dict) -> dict:
     def walk(fs, obj, ops_name):
         if not isinstance(obj, dict):
             return
-        if spec.key == 3 and "authorized_operations" in obj:
-            obj[ops_name] = bits_to_int(obj.pop("authorized_operations"))
+        if spec.key in (3, 15) and "authorized_operations" in obj:  # Metadata, DescribeGroups
+            name = ops_name if spec.key == 3 else "authorized_operations"
+            obj[name] = bits_to_int(obj.pop("authorized_operations"))
         for f in fs:
             if f.name not in obj:
                 continue

@@ -1,0 +1,218 @@
+"""``kafkawire groups``: consumer groups as ``kafka-consumer-groups`` shows and changes them.
+
+``groups`` lists every group (ListGroups at every broker); ``groups describe GROUP`` shows per
+partition the committed offset, the end, the lag and the member assigned to it (DescribeGroups
+at the coordinator, the members' assignments read as Kafka's consumer protocol);
+``groups reset-offsets`` moves a group's committed offsets (a dry run unless ``--execute``, as
+Kafka's tool, and only while the group has no members: a live consumer would overwrite them
+at its next commit); ``groups delete`` deletes empty groups and their offsets. Groups live at
+a coordinator, so these need Kafka 0.9+ (ZooKeeper-era groups: ``kafkawire lag --zookeeper``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from spark_kafka_wire.cli.commands import summary
+from spark_kafka_wire.cli.lag import kafka_committed
+from spark_kafka_wire.cli.output import print_table, stdout_is_terminal
+from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.times import EpochMsType
+from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
+from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.cluster_adapters import KafkaCluster
+from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
+from spark_kafka_wire.client.group_offsets import commit_offsets
+from spark_kafka_wire.client.groups import (
+    DEAD,
+    GroupDescription,
+    delete_groups,
+    describe_group,
+    list_groups,
+)
+from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
+
+#: States in which a group has no members, so its offsets may be reset (Kafka's tool's rule).
+INACTIVE_STATES = ("Empty", DEAD)
+
+
+@click.group(short_help=summary("groups"), invoke_without_command=True)
+@click.pass_context
+def groups(ctx: click.Context) -> None:
+    """List consumer groups; describe, reset the offsets of and delete one.
+
+    \b
+    kafkawire groups                                   every group, its state and type
+    kafkawire groups describe my-group                 lag and member per partition
+    kafkawire groups reset-offsets my-group --topic orders --to-earliest --execute
+    kafkawire groups delete my-group
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(list_command)
+
+
+@groups.command("list")
+@click.pass_context
+def list_command(ctx: click.Context) -> None:
+    """Every group of the cluster: state, type and coordinator."""
+    g = ctx.find_object(GlobalOptions)
+    assert g is not None, "the kafkawire group sets the global options"
+    with connected(g.client_config(), "kafkawire groups") as client:
+        found = list_groups(client)
+    print_table(("group", "state", "protocol", "type", "coordinator"),
+                [(x.group_id, x.state or None, x.protocol_type or None, x.type or None,
+                  x.coordinator) for x in found])
+
+
+def owners(desc: GroupDescription) -> dict[TopicPartition, tuple[str, str, str]]:
+    """partition -> (member id, host, client id) of the member assigned to it."""
+    return {tp: (m.member_id, m.client_host, m.client_id)
+            for m in desc.members for tp in m.assignment}
+
+
+@groups.command("describe")
+@click.argument("group")
+@click.option("--members", "members_only", is_flag=True,
+              help="Print the members (id, client id, host, assigned partitions) instead.")
+@click.pass_obj
+def describe(g: GlobalOptions, group: str, members_only: bool) -> None:
+    """Per partition of GROUP: committed offset, end, lag and the member assigned to it."""
+    with connected(g.client_config(), "kafkawire groups describe") as client:
+        desc = describe_group(client, group)
+        assigned = owners(desc)
+        cluster = KafkaCluster(client)
+        committed = kafka_committed(cluster, group, []) if not members_only else {}
+        every = sorted(set(committed) | set(assigned))
+        ends = cluster_offsets(cluster, {tp: LATEST for tp in every}) if every else {}
+    title = (f"group {group}: {desc.state}"
+             + (f", {desc.protocol_type} protocol {desc.protocol}" if desc.protocol else "")
+             + f", coordinator {desc.coordinator}")
+    if members_only or (stdout_is_terminal() and desc.members):
+        print_table(("member", "instance", "client", "host", "partitions"),
+                    [(m.member_id, m.instance_id, m.client_id, m.client_host,
+                      ", ".join(f"{t}-{p}" for t, p in m.assignment) or None)
+                     for m in desc.members], title=title if members_only else None)
+        if members_only:
+            return
+    if not every and desc.state == DEAD:
+        raise click.ClickException(f"group {group!r} does not exist (no members, no committed "
+                                   "offsets; kafkawire groups lists them)")
+    rows = []
+    total = 0
+    for tp in every:
+        c = committed.get(tp, -1)
+        behind = ends[tp] - c if c >= 0 else None
+        total += behind or 0
+        member, host, client_id = assigned.get(tp, (None, None, None))
+        rows.append((tp[0], tp[1], c if c >= 0 else None, ends[tp], behind, member, host,
+                     client_id))
+    print_table(("topic", "partition", "committed", "end", "lag", "member", "host", "client"),
+                rows, title=f"{title}; lag {total:,}")
+
+
+def new_offsets(client: KafkaClient, group: str, tps: list[TopicPartition],
+                current: dict[TopicPartition, int], to: str, value: int | None
+                ) -> dict[TopicPartition, int]:
+    """Where each partition's commit goes: earliest, latest, an offset or a time (clamped to
+    the partition's offsets, a time past every record to the end), or shifted from the
+    current commit (which must exist, as Kafka's tool requires)."""
+    cluster = KafkaCluster(client)
+    lo = cluster_offsets(cluster, {tp: EARLIEST for tp in tps})
+    hi = cluster_offsets(cluster, {tp: LATEST for tp in tps})
+    if to == "earliest":
+        return lo
+    if to == "latest":
+        return hi
+    assert value is not None
+    if to == "datetime":
+        found = cluster.offsets_for_times({tp: value for tp in tps}, READ_UNCOMMITTED)
+        return {tp: hi[tp] if (at := found[tp]) is None else at for tp in tps}
+    out = {}
+    for tp in tps:
+        if to == "shift":
+            if current.get(tp, -1) < 0:
+                raise ConfigurationError(
+                    f"--shift-by: group {group!r} has no committed offset for {tp[0]}-{tp[1]} "
+                    "to shift; reset it with --to-earliest, --to-latest or --to-offset first",
+                    condition=INVALID_VALUE)
+            target = current[tp] + value
+        else:
+            target = value
+        out[tp] = min(max(target, lo[tp]), hi[tp])
+    return out
+
+
+@groups.command("reset-offsets")
+@click.argument("group")
+@click.option("--topic", "-t", "topics", multiple=True, help="Reset this topic (repeatable).")
+@click.option("--all-topics", is_flag=True, help="Reset every topic the group committed.")
+@click.option("--partition", "-p", "partitions", type=click.IntRange(min=0), multiple=True,
+              help="Only this partition of each topic (repeatable).")
+@click.option("--to-earliest", "to", flag_value="earliest", help="To each partition's start.")
+@click.option("--to-latest", "to", flag_value="latest", help="To each partition's end.")
+@click.option("--to-offset", type=click.IntRange(min=0), default=None,
+              help="To this offset (within each partition's offsets).")
+@click.option("--to-datetime", type=EpochMsType(), default=None,
+              help="To the first record at or after this time (ISO-8601 or ms).")
+@click.option("--shift-by", type=int, default=None,
+              help="By N from the committed offset (negative: back).")
+@click.option("--execute", is_flag=True,
+              help="Commit the new offsets (without it: a dry run showing them).")
+@click.pass_obj
+def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_topics: bool,
+                  partitions: tuple[int, ...], to: str | None, to_offset: int | None,
+                  to_datetime: int | None, shift_by: int | None, execute: bool) -> None:
+    """Move GROUP's committed offsets (a dry run unless --execute; the group must have no
+    members)."""
+    chosen = [(name, v) for name, v in (("earliest", to == "earliest"),
+                                       ("latest", to == "latest"),
+                                       ("offset", to_offset), ("datetime", to_datetime),
+                                       ("shift", shift_by)) if v not in (None, False)]
+    if len(chosen) != 1:
+        raise click.UsageError("give one of --to-earliest, --to-latest, --to-offset, "
+                               "--to-datetime and --shift-by")
+    if bool(topics) == all_topics:
+        raise click.UsageError("give --topic (repeatable) or --all-topics")
+    how, raw = chosen[0]
+    value = None if isinstance(raw, bool) else raw
+    with connected(g.client_config(), "kafkawire groups reset-offsets") as client:
+        cluster = KafkaCluster(client)
+        desc = describe_group(client, group)
+        if execute and desc.state not in INACTIVE_STATES:
+            raise ConfigurationError(
+                f"group {group!r} is {desc.state} with {len(desc.members)} member(s): its "
+                "consumers would overwrite reset offsets at their next commit; stop them "
+                "first (a dry run, without --execute, shows the offsets)",
+                condition=INVALID_VALUE)
+        current = kafka_committed(cluster, group, [])
+        if all_topics:
+            tps = sorted(current)
+        else:
+            tps = [(t, p) for t in dict.fromkeys(topics)
+                   for p in sorted(existing_topic(cluster, t).partitions)]
+        if partitions:
+            tps = [tp for tp in tps if tp[1] in partitions]
+        if not tps:
+            raise ConfigurationError(f"group {group!r}: no partition to reset (it committed "
+                                     "none; name them with --topic)", condition=INVALID_VALUE)
+        target = new_offsets(client, group, tps, current, how, value)
+        if execute:
+            commit_offsets(client, group, target)
+    print_table(("topic", "partition", "current", "new"),
+                [(t, p, current.get((t, p)) if current.get((t, p), -1) >= 0 else None,
+                  target[(t, p)]) for t, p in tps],
+                title=f"group {group}: offsets {'reset' if execute else 'to reset'}")
+    if not execute:
+        click.echo("dry run: nothing committed; add --execute to commit these offsets",
+                   err=True)
+
+
+@groups.command("delete")
+@click.argument("group", nargs=-1, required=True)
+@click.pass_obj
+def delete(g: GlobalOptions, group: tuple[str, ...]) -> None:
+    """Delete GROUP (one or more) and its committed offsets; a group must have no members."""
+    with connected(g.client_config(), "kafkawire groups delete") as client:
+        delete_groups(client, group)
+    for name in dict.fromkeys(group):
+        click.echo(f"group {name} deleted")
