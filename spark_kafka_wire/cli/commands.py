@@ -57,6 +57,9 @@ COMMANDS: dict[str, CommandEntry] = {
     "topics": CommandEntry(
         "spark_kafka_wire.cli.topics", "topics",
         "List, create and delete topics; add partitions."),
+    "transactions": CommandEntry(
+        "spark_kafka_wire.cli.transactions", "transactions",
+        "List transactional ids; describe one; abort what a dead producer left open."),
 }
 
 

@@ -794,3 +794,48 @@ class DeleteGroupsResponseResults(TypedDict):
 class DeleteGroupsResponse(TypedDict):
     throttle_time_ms: int
     results: list[DeleteGroupsResponseResults]
+
+
+class DescribeTransactionsRequest(TypedDict):
+    transactional_ids: Sequence[str]
+
+
+class DescribeTransactionsResponseTransactionStatesTopics(TypedDict):
+    topic: str
+    partitions: list[int]
+
+
+class DescribeTransactionsResponseTransactionStates(TypedDict):
+    error_code: int
+    transactional_id: str
+    transaction_state: str
+    transaction_timeout_ms: int
+    transaction_start_time_ms: int
+    producer_id: int
+    producer_epoch: int
+    topics: list[DescribeTransactionsResponseTransactionStatesTopics]
+
+
+class DescribeTransactionsResponse(TypedDict):
+    throttle_time_ms: int
+    transaction_states: list[DescribeTransactionsResponseTransactionStates]
+
+
+class ListTransactionsRequest(TypedDict, total=False):
+    state_filters: Sequence[str]
+    producer_id_filters: Sequence[int]
+    duration_filter: int
+    transactional_id_pattern: str | None
+
+
+class ListTransactionsResponseTransactionStates(TypedDict):
+    transactional_id: str
+    producer_id: int
+    transaction_state: str
+
+
+class ListTransactionsResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    unknown_state_filters: list[str]
+    transaction_states: list[ListTransactionsResponseTransactionStates]

@@ -100,6 +100,7 @@ class ErrorCode(IntEnum):
     PRODUCER_FENCED = 90
     UNKNOWN_TOPIC_ID = 100
     INCONSISTENT_TOPIC_ID = 103
+    TRANSACTIONAL_ID_NOT_FOUND = 105
     TRANSACTION_ABORTABLE = 120
 
 
@@ -803,6 +804,8 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
                   "failed"), KafkaError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_TOPIC_ID, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.INCONSISTENT_TOPIC_ID, _R, _M), InvalidMetadataError),
+    (ErrorSpec.of(ErrorCode.TRANSACTIONAL_ID_NOT_FOUND, hint="Check the transactional id "
+                  "(kafkawire transactions lists them)"), InvalidRequestError),
     # KIP-890: the transaction can only be aborted now (e.g. the broker could not verify that
     # a partition is in it); the write fails and the driver aborts every task's transaction
     (ErrorSpec.of(ErrorCode.TRANSACTION_ABORTABLE, hint="The transaction can only be aborted; "

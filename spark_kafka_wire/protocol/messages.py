@@ -727,9 +727,60 @@ DELETE_GROUPS: ApiSpec[b.DeleteGroupsRequest, b.DeleteGroupsResponse] = ApiSpec(
     ),
 )
 
+# ---- DescribeTransactions (65) -------------------------------------------------------------
+# A transactional id's state at its transaction coordinator (KIP-664, Kafka 3.0+): Ongoing with
+# the partitions written so far and when it began, or Empty / CompleteCommit / CompleteAbort.
+DESCRIBE_TRANSACTIONS: ApiSpec[b.DescribeTransactionsRequest,
+                               b.DescribeTransactionsResponse] = ApiSpec(
+    key=65, name="DescribeTransactions", min_version=0, max_version=0, flexible_from=0,
+    request=(
+        F("transactional_ids", "[]string"),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("transaction_states", "[]", fields=(
+            F("error_code", "int16"),
+            F("transactional_id", "string"),
+            F("transaction_state", "string"),
+            F("transaction_timeout_ms", "int32"),
+            F("transaction_start_time_ms", "int64"),
+            F("producer_id", "int64"),
+            F("producer_epoch", "int16"),
+            F("topics", "[]", fields=(
+                F("topic", "string"),
+                F("partitions", "[]int32"),
+            )),
+        )),
+    ),
+)
+
+# ---- ListTransactions (66) -----------------------------------------------------------------
+# The transactional ids a broker coordinates (KIP-664, Kafka 3.0+); v1 filters by how long a
+# transaction has run (KIP-994), v2 by a regular expression on the id (KIP-1152).
+LIST_TRANSACTIONS: ApiSpec[b.ListTransactionsRequest, b.ListTransactionsResponse] = ApiSpec(
+    key=66, name="ListTransactions", min_version=0, max_version=2, flexible_from=0,
+    request=(
+        F("state_filters", "[]string", default=[]),
+        F("producer_id_filters", "[]int64", default=[]),
+        F("duration_filter", "int64", "1+", default=-1),
+        F("transactional_id_pattern", "string", "2+", nullable="2+", default=None),
+    ),
+    response=(
+        F("throttle_time_ms", "int32"),
+        F("error_code", "int16"),
+        F("unknown_state_filters", "[]string"),
+        F("transaction_states", "[]", fields=(
+            F("transactional_id", "string"),
+            F("producer_id", "int64"),
+            F("transaction_state", "string"),
+        )),
+    ),
+)
+
 ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREATE_PARTITIONS,
                                              DESCRIBE_CONFIGS, LIST_GROUPS, DESCRIBE_GROUPS,
-                                             DELETE_GROUPS)})
+                                             DELETE_GROUPS, DESCRIBE_TRANSACTIONS,
+                                             LIST_TRANSACTIONS)})
 
 # KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
 # once, with ``throttle_time_ms``, and expects the client to send nothing more on that

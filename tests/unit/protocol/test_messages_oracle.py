@@ -32,6 +32,12 @@ from kafka.protocol.admin.topics import (
     DeleteTopicsRequest,
     DeleteTopicsResponse,
 )
+from kafka.protocol.admin.transactions import (
+    DescribeTransactionsRequest,
+    DescribeTransactionsResponse,
+    ListTransactionsRequest,
+    ListTransactionsResponse,
+)
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
 from kafka.protocol.consumer.group import (
@@ -117,6 +123,8 @@ ORACLE = {
     16: (ListGroupsRequest, ListGroupsResponse),
     15: (DescribeGroupsRequest, DescribeGroupsResponse),
     42: (DeleteGroupsRequest, DeleteGroupsResponse),
+    65: (DescribeTransactionsRequest, DescribeTransactionsResponse),
+    66: (ListTransactionsRequest, ListTransactionsResponse),
 }
 
 
