@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit test-tansu test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
+.PHONY: demo test unit test-tansu test-notebooks test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
 	check-java clean
 
 $(STAMP): pyproject.toml
@@ -40,6 +40,12 @@ unit: $(STAMP)
 
 test-tansu: check-java $(STAMP)
 	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25
+
+# The notebooks tier (tests/notebooks, marker notebooks; `make test` neither collects nor runs
+# it, CI runs it after `make test`): notebooks/ top to bottom in a Jupyter kernel, each with its
+# own SparkSession; about four minutes.
+test-notebooks: check-java $(STAMP)
+	$(PY) -m pytest -q -m notebooks --durations=25 tests/notebooks
 
 # The fault tier (tests/faults, marker faults; `make test` neither collects nor runs it, CI runs
 # it after `make test`): brokers killed -9 and restarted, connections cut by a fault proxy,

@@ -548,6 +548,19 @@ def test_ci_runs_the_fault_tier_after_the_suite() -> None:
     assert '"faults" not in expression and "soak" not in expression' in conftest
 
 
+def test_ci_runs_the_notebooks_tier_after_the_suite() -> None:
+    """The notebooks (tests/notebooks: each notebook in a Jupyter kernel with its own
+    SparkSession) run in CI right after ``make test``, which does not collect them (their
+    conftest keeps them out unless ``-m`` names the tier), for the suite's time budget."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci.index("make test") < ci.index("make test-notebooks") < ci.index("make test-faults")
+    recipe = " ".join(_make_recipe("test-notebooks"))
+    assert "-m pytest -q -m notebooks" in recipe and recipe.rstrip().endswith("tests/notebooks")
+    conftest = (ROOT / "tests" / "notebooks" / "conftest.py").read_text()
+    assert '"notebooks" not in (config.option.markexpr or "")' in conftest
+
+
 def test_ci_runs_the_parity_tier_after_the_suite() -> None:
     """Spark's own ``kafka`` format against kafkawire (tests/parity) runs in CI after
     ``make test``, in the Python whose pyspark has its connector on Maven Central
