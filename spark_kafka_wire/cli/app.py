@@ -20,7 +20,7 @@ from typing import Any
 import click
 
 from spark_kafka_wire import __version__
-from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, COMMANDS
+from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, COMMANDS, OUTPUTS
 
 EXIT_FAILURE = 1
 EXIT_CONFIGURATION = 2  # click's status for bad usage: a bad option is the same mistake
@@ -112,12 +112,14 @@ class KafkawireGroup(click.Group):
               help="Find the brokers registered in this ZooKeeper (zookeeper.connect, as in "
               "queries and the brokers' own config) instead of --bootstrap-server; the way to "
               "reach a Kafka 0.7 cluster [default: zookeeper.connect of --command-config].")
+@click.option("--output", type=click.Choice(OUTPUTS), default="table", show_default=True,
+              help="json: every table as JSON lines, one object per row keyed by column.")
 @click.option("--debug", is_flag=True, help="Show tracebacks and the client's log.")
 @click.version_option(__version__, "--version", "-V", prog_name="kafkawire",
                       message="%(prog)s (spark-kafka-wire) %(version)s")
 @click.pass_context
 def cli(ctx: click.Context, bootstrap_server: str | None, command_config: str | None,
-        zookeeper: str | None, debug: bool) -> None:
+        zookeeper: str | None, output: str, debug: bool) -> None:
     """Look at Kafka topics and write to them from the shell, over kafkawire's own Kafka
     client (no Spark, no JVM)."""
     from spark_kafka_wire.cli.settings import GlobalOptions  # noqa: PLC0415 (see module doc)

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 #: The environment variable ``--bootstrap-server`` falls back to (as the test suite's).
 BOOTSTRAP_ENV = "KAFKA_BOOTSTRAP_SERVERS"
+#: What ``--output`` accepts: tables as drawn (or TSV for a pipe), or JSON lines
+#: (``output.print_table``).
+OUTPUTS = ("table", "json")
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,15 @@ one line on stderr.
 A table goes to a terminal as a rich table and to a pipe or file as tab-separated lines with a
 header line (like ``ls`` and ``git``, which also print differently for a pipe): rich shortens
 cells to fit a terminal's width, which a script reading the output must never see, and
-``cut``/``awk`` read TSV as it is. The streams are looked up at each call, not at import, so
+``cut``/``awk`` read TSV as it is. ``kafkawire --output json`` prints every table as JSON
+lines instead, one object per row keyed by the column names (numbers as numbers, a missing
+value as null), wherever stdout goes: what ``jq`` and programs read without parsing text. The streams are looked up at each call, not at import, so
 click's test runner (which swaps them) sees everything.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Sequence
@@ -25,6 +28,12 @@ if TYPE_CHECKING:
 Cell = str | int | None
 
 
+def output_format() -> str:
+    """The ``--output`` of the running command (``table`` outside one, as in a test)."""
+    ctx = click.get_current_context(silent=True)
+    return (ctx.find_root().params.get("output") if ctx else None) or "table"
+
+
 def _isatty(stream: object) -> bool:
     isatty = getattr(stream, "isatty", None)
     try:
@@ -34,8 +43,10 @@ def _isatty(stream: object) -> bool:
 
 
 def stdout_is_terminal() -> bool:
-    """Whether standard output is a terminal (tables) rather than a pipe or file (TSV)."""
-    return _isatty(sys.stdout)
+    """Whether standard output is a terminal (tables, and the extra tables a command shows
+    people) rather than a pipe or file (TSV, one table per run); never with ``--output json``,
+    whose reader is a program."""
+    return _isatty(sys.stdout) and output_format() != "json"
 
 
 def stdout_console() -> Console:
@@ -61,7 +72,12 @@ def cell_text(value: Cell) -> str:
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Cell]], title: str | None = None,
                 console: Console | None = None, show_header: bool = True) -> None:
-    """``rows`` as a rich table on a terminal, else as TSV (``title`` only on a terminal)."""
+    """``rows`` as a rich table on a terminal, else as TSV (``title`` only on a terminal);
+    JSON lines with ``--output json``."""
+    if output_format() == "json":
+        for row in rows:
+            click.echo(json.dumps(dict(zip(headers, row, strict=True)), ensure_ascii=False))
+        return
     if console is None and stdout_is_terminal():
         console = stdout_console()
     if console is not None and console.is_terminal:

@@ -4,6 +4,7 @@ executed) are what the consumer reads as committed, and deleting refuses a live 
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -79,6 +80,11 @@ def test_list_and_describe_agree_with_librdkafka(kw, bootstrap, live_group) -> N
     assert {r["member"] for r in rows} == {member.member_id} == {consumer.memberid()}
     assert {r["client"] for r in rows} == {"rd-member"}
     assert {r["host"] for r in rows} == {member.host}
+
+    as_json = [json.loads(line) for line in
+               kw("--output", "json", "groups", "describe", group).stdout.splitlines()]
+    assert [(o["topic"], o["partition"], o["committed"], o["lag"], o["member"])
+            for o in as_json] == [(topic, p, 4, 6, member.member_id) for p in range(3)]
 
     members = tsv(kw("groups", "describe", group, "--members").stdout)
     assert [(m["member"], m["client"]) for m in members] == [(member.member_id, "rd-member")]

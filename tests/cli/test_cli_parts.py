@@ -504,3 +504,26 @@ def test_keys_and_values_shown_in_each_format() -> None:
     with pytest.raises(click.ClickException, match="the key of the record at offset 5 of t-0 "
                        "is not JSON"):
         to_json(r, "json", "text")
+
+
+def test_output_json_prints_every_table_as_json_lines() -> None:
+    """--output json (the root command's option, as kafkawire's): one object per row keyed by
+    column, numbers as numbers, a missing value as null, tabs kept; the title left out."""
+    import click as _click
+
+    from spark_kafka_wire.cli.output import print_table
+
+    @_click.command()
+    @_click.option("--output", default="table")
+    def show(output: str) -> None:
+        print_table(("topic", "partitions", "leader"), [("a\tb", 3, None), ("c", 1, 2)],
+                    title="ignored in JSON")
+
+    from click.testing import CliRunner
+
+    out = CliRunner().invoke(show, ["--output", "json"]).output
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"topic": "a\tb", "partitions": 3, "leader": None},
+        {"topic": "c", "partitions": 1, "leader": 2}]
+    tsv_out = CliRunner().invoke(show, []).output
+    assert tsv_out.splitlines()[0] == "topic\tpartitions\tleader"

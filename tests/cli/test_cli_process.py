@@ -147,3 +147,28 @@ def test_lines_typed_at_a_terminal_are_sent_as_typed(bootstrap, new_topic) -> No
         os.close(controller)
     assert proc.returncode == 0, err
     assert out.decode().strip() == f"1 record written to {topic}"
+
+
+@pytest.mark.parametrize(("words", "expected"), [
+    ("kafkawire gro", {"groups"}),
+    ("kafkawire groups re", {"reset-offsets"}),
+    ("kafkawire transactions a", {"abort"}),
+    ("kafkawire consume --value-f", {"--value-format"}),
+    ("kafkawire --out", {"--output"}),
+])
+def test_shell_completion_of_commands_and_options(words: str, expected: set[str]) -> None:
+    """click's completion, as the README's ``eval "$(_KAFKAWIRE_COMPLETE=bash_source
+    kafkawire)"`` installs it: the shell asks the program with these variables."""
+    env = {**os.environ, "_KAFKAWIRE_COMPLETE": "bash_complete", "COMP_WORDS": words,
+           "COMP_CWORD": str(len(words.split()) - 1),
+           "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [
+               os.environ.get("PYTHONPATH")])])}
+    done = subprocess.run([sys.executable, "-m", "spark_kafka_wire"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    offered = {line.split(",", 1)[1] for line in done.stdout.splitlines()}
+    assert offered == expected, done.stdout
+    script = subprocess.run([sys.executable, "-m", "spark_kafka_wire"], cwd=ROOT,
+                            env={**env, "_KAFKAWIRE_COMPLETE": "bash_source"},
+                            capture_output=True, text=True, timeout=60)
+    assert "_kafkawire_completion" in script.stdout
