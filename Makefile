@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test unit test-tansu test-notebooks test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
+.PHONY: demo test unit test-tansu test-notebooks test-deploy test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
 	check-java clean
 
 $(STAMP): pyproject.toml
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# editable, and still visible to Spark's lookup of pyspark_kafkawire without register()
-	# (pyproject.toml's package-dir; tests/spark/test_install.py)
+	# (pyproject.toml's package-dir; tests/deploy/test_install.py)
 	$(PY) -m pip install --quiet -e '.[test]'
 	# gssapi compiles against MIT Kerberos: only where its headers are (.ci/run installs them)
 	@if command -v krb5-config >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[test,kerberos]' \
@@ -46,6 +46,13 @@ test-tansu: check-java $(STAMP)
 # own SparkSession; about four minutes.
 test-notebooks: check-java $(STAMP)
 	$(PY) -m pytest -q -m notebooks --durations=25 tests/notebooks
+
+# The deploy tier (tests/deploy, marker deploy; `make test` neither collects nor runs it, CI
+# runs it after `make test`): pip install into a fresh venv, Spark finding kafkawire without
+# register(), Spark Connect in process and through a Connect server, `make demo`; about five
+# minutes of processes started.
+test-deploy: check-java $(STAMP)
+	$(PY) -m pytest -q -m deploy --durations=25 tests/deploy
 
 # The fault tier (tests/faults, marker faults; `make test` neither collects nor runs it, CI runs
 # it after `make test`): brokers killed -9 and restarted, connections cut by a fault proxy,

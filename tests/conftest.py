@@ -35,8 +35,8 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 #: pyproject.toml, so a folder added later is a tier at once), and ``pytest -m unit`` runs the
 #: unit tier alone. A tier is where a test lives, not a promise to remember: a test that needs a
 #: broker, Spark or a JVM cannot sit in tests/unit unmarked, because it does not sit there at all.
-TIERS = ("unit", "integration", "spark", "cli", "faults", "notebooks", "compat", "parity",
-         "cluster")
+TIERS = ("unit", "integration", "spark", "cli", "faults", "notebooks", "deploy", "compat",
+         "parity", "cluster")
 TESTS = Path(__file__).resolve().parent
 
 

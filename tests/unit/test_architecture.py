@@ -561,6 +561,19 @@ def test_ci_runs_the_notebooks_tier_after_the_suite() -> None:
     assert '"notebooks" not in (config.option.markexpr or "")' in conftest
 
 
+def test_ci_runs_the_deploy_tier_after_the_suite() -> None:
+    """Installs, Spark Connect and ``make demo`` (tests/deploy: each in processes of its own)
+    run in CI after ``make test``, which does not collect them (their conftest keeps them out
+    unless ``-m`` names the tier), for the suite's time budget."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci.index("make test") < ci.index("make test-deploy") < ci.index("make test-faults")
+    recipe = " ".join(_make_recipe("test-deploy"))
+    assert "-m pytest -q -m deploy" in recipe and recipe.rstrip().endswith("tests/deploy")
+    conftest = (ROOT / "tests" / "deploy" / "conftest.py").read_text()
+    assert '"deploy" not in (config.option.markexpr or "")' in conftest
+
+
 def test_ci_runs_the_parity_tier_after_the_suite() -> None:
     """Spark's own ``kafka`` format against kafkawire (tests/parity) runs in CI after
     ``make test``, in the Python whose pyspark has its connector on Maven Central
