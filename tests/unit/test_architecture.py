@@ -26,6 +26,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 import spark_kafka_wire
 import spark_kafka_wire.errors
 
@@ -548,30 +550,19 @@ def test_ci_runs_the_fault_tier_after_the_suite() -> None:
     assert '"faults" not in expression and "soak" not in expression' in conftest
 
 
-def test_ci_runs_the_notebooks_tier_after_the_suite() -> None:
-    """The notebooks (tests/notebooks: each notebook in a Jupyter kernel with its own
-    SparkSession) run in CI right after ``make test``, which does not collect them (their
-    conftest keeps them out unless ``-m`` names the tier), for the suite's time budget."""
+@pytest.mark.parametrize("tier", ["notebooks", "deploy"])
+def test_ci_runs_the_slow_tiers_after_the_suite(tier: str) -> None:
+    """The notebooks (each in a Jupyter kernel with its own SparkSession) and the deploy tier
+    (installs, Spark Connect, ``make demo``: processes of their own) run in CI right after
+    ``make test``, which does not collect them (their conftest keeps them out unless ``-m``
+    names the tier), for the suite's time budget."""
     ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
           if line.strip() and not line.lstrip().startswith("#")]
-    assert ci.index("make test") < ci.index("make test-notebooks") < ci.index("make test-faults")
-    recipe = " ".join(_make_recipe("test-notebooks"))
-    assert "-m pytest -q -m notebooks" in recipe and recipe.rstrip().endswith("tests/notebooks")
-    conftest = (ROOT / "tests" / "notebooks" / "conftest.py").read_text()
-    assert '"notebooks" not in (config.option.markexpr or "")' in conftest
-
-
-def test_ci_runs_the_deploy_tier_after_the_suite() -> None:
-    """Installs, Spark Connect and ``make demo`` (tests/deploy: each in processes of its own)
-    run in CI after ``make test``, which does not collect them (their conftest keeps them out
-    unless ``-m`` names the tier), for the suite's time budget."""
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
-    assert ci.index("make test") < ci.index("make test-deploy") < ci.index("make test-faults")
-    recipe = " ".join(_make_recipe("test-deploy"))
-    assert "-m pytest -q -m deploy" in recipe and recipe.rstrip().endswith("tests/deploy")
-    conftest = (ROOT / "tests" / "deploy" / "conftest.py").read_text()
-    assert '"deploy" not in (config.option.markexpr or "")' in conftest
+    assert ci.index("make test") < ci.index(f"make test-{tier}") < ci.index("make test-faults")
+    recipe = " ".join(_make_recipe(f"test-{tier}"))
+    assert f"-m pytest -q -m {tier}" in recipe and recipe.rstrip().endswith(f"tests/{tier}")
+    conftest = (ROOT / "tests" / tier / "conftest.py").read_text()
+    assert f'"{tier}" not in (config.option.markexpr or "")' in conftest
 
 
 def test_ci_runs_the_parity_tier_after_the_suite() -> None:
