@@ -164,17 +164,17 @@ def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_top
                   to_datetime: int | None, shift_by: int | None, execute: bool) -> None:
     """Move GROUP's committed offsets (a dry run unless --execute; the group must have no
     members)."""
-    chosen = [(name, v) for name, v in (("earliest", to == "earliest"),
-                                       ("latest", to == "latest"),
-                                       ("offset", to_offset), ("datetime", to_datetime),
-                                       ("shift", shift_by)) if v not in (None, False)]
+    # (0 is a value here: --to-offset 0 and --shift-by 0 are given, not absent)
+    chosen: list[tuple[str, int | None]] = [(name, None) for name in ("earliest", "latest")
+                                            if to == name]
+    chosen += [(name, v) for name, v in (("offset", to_offset), ("datetime", to_datetime),
+                                         ("shift", shift_by)) if v is not None]
     if len(chosen) != 1:
         raise click.UsageError("give one of --to-earliest, --to-latest, --to-offset, "
                                "--to-datetime and --shift-by")
     if bool(topics) == all_topics:
         raise click.UsageError("give --topic (repeatable) or --all-topics")
-    how, raw = chosen[0]
-    value = None if isinstance(raw, bool) else raw
+    how, value = chosen[0]
     with connected(g.client_config(), "kafkawire groups reset-offsets") as client:
         cluster = KafkaCluster(client)
         desc = describe_group(client, group)

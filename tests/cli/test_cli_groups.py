@@ -120,7 +120,9 @@ def test_reset_offsets_each_way(kw, bootstrap, live_group) -> None:
         assert result.exit_code == 0, result.stderr
         return rd_committed(bootstrap, group, topic)
 
+    assert reset("--to-offset", "0") == {0: 0, 1: 0, 2: 0}  # 0 is an offset, not absent
     assert reset("--to-offset", "2") == {0: 2, 1: 2, 2: 2}
+    assert reset("--shift-by", "0") == {0: 2, 1: 2, 2: 2}
     assert reset("--shift-by", "3") == {0: 5, 1: 5, 2: 5}
     assert reset("--shift-by", "-100") == {0: 0, 1: 0, 2: 0}  # clamped to the start
     assert reset("--to-latest") == {0: 10, 1: 10, 2: 10}
