@@ -17,6 +17,14 @@ from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.lag import kafka_committed
 from spark_kafka_wire.cli.output import print_table, stdout_is_terminal
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.start_offsets import (
+    ABSOLUTE,
+    BEGINNING,
+    END,
+    TIME,
+    StartSpec,
+    start_offset,
+)
 from spark_kafka_wire.cli.times import EpochMsType
 from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
@@ -113,33 +121,31 @@ def describe(g: GlobalOptions, group: str, members_only: bool) -> None:
 def new_offsets(client: KafkaClient, group: str, tps: list[TopicPartition],
                 current: dict[TopicPartition, int], to: str, value: int | None
                 ) -> dict[TopicPartition, int]:
-    """Where each partition's commit goes: earliest, latest, an offset or a time (clamped to
-    the partition's offsets, a time past every record to the end), or shifted from the
+    """Where each partition's commit goes: earliest, latest, an offset or a time, resolved
+    and clamped to the partition's offsets as ``consume -o`` resolves them
+    (``start_offsets.start_offset``; a time past every record: the end), or shifted from the
     current commit (which must exist, as Kafka's tool requires)."""
     cluster = KafkaCluster(client)
     lo = cluster_offsets(cluster, {tp: EARLIEST for tp in tps})
     hi = cluster_offsets(cluster, {tp: LATEST for tp in tps})
-    if to == "earliest":
-        return lo
-    if to == "latest":
-        return hi
-    assert value is not None
+    if to == "shift":
+        assert value is not None
+        missing = [tp for tp in tps if current.get(tp, -1) < 0]
+        if missing:
+            t, p = missing[0]
+            raise ConfigurationError(
+                f"--shift-by: group {group!r} has no committed offset for {t}-{p} to shift; "
+                "reset it with --to-earliest, --to-latest or --to-offset first",
+                condition=INVALID_VALUE)
+        specs = {tp: StartSpec(ABSOLUTE, current[tp] + value) for tp in tps}
+    else:
+        kind = {"earliest": BEGINNING, "latest": END, "offset": ABSOLUTE, "datetime": TIME}[to]
+        specs = {tp: StartSpec(kind, value or 0) for tp in tps}
+    at: dict[TopicPartition, int | None] = {}
     if to == "datetime":
-        found = cluster.offsets_for_times({tp: value for tp in tps}, READ_UNCOMMITTED)
-        return {tp: hi[tp] if (at := found[tp]) is None else at for tp in tps}
-    out = {}
-    for tp in tps:
-        if to == "shift":
-            if current.get(tp, -1) < 0:
-                raise ConfigurationError(
-                    f"--shift-by: group {group!r} has no committed offset for {tp[0]}-{tp[1]} "
-                    "to shift; reset it with --to-earliest, --to-latest or --to-offset first",
-                    condition=INVALID_VALUE)
-            target = current[tp] + value
-        else:
-            target = value
-        out[tp] = min(max(target, lo[tp]), hi[tp])
-    return out
+        assert value is not None
+        at = cluster.offsets_for_times({tp: value for tp in tps}, READ_UNCOMMITTED)
+    return {tp: start_offset(specs[tp], lo[tp], hi[tp], at.get(tp)) for tp in tps}
 
 
 @groups.command("reset-offsets")

@@ -21,7 +21,6 @@ the start of the log's last segment (OFFSETS lists segment starts,
 
 from __future__ import annotations
 
-import re
 import sys
 import time
 from collections import deque
@@ -55,9 +54,10 @@ from spark_kafka_wire.cli.start_offsets import (
 from spark_kafka_wire.cli.topics import (
     cluster_offsets,
     existing_topic,
+    name_matcher,
     partitions_of,
 )
-from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
@@ -155,22 +155,18 @@ def last_records(cluster: Cluster, topic: str, p: int, n: int, lo: int, hi: int,
     return list(last)
 
 
-def matching_topics(client: Cluster, names: tuple[str, ...], pattern: str | None) -> list[str]:
+def matching_topics(client: Cluster, names: tuple[str, ...], pattern: str | None
+                    ) -> list[TopicInfo]:
     """The topics named (each must exist) and those whose whole name matches ``pattern`` (a
     regular expression, as ``subscribePattern``; internal topics left out), each once."""
-    found = list(dict.fromkeys(names))
-    for name in found:
-        existing_topic(client, name)
+    found = [existing_topic(client, name) for name in dict.fromkeys(names)]
     if pattern is not None:
-        try:
-            matches = re.compile(pattern).fullmatch
-        except re.error as exc:
-            raise ConfigurationError(f"--pattern {pattern!r}: not a regular expression ({exc})",
-                                     condition=INVALID_VALUE) from None
+        matches = name_matcher(pattern, "--pattern")
+        named = {t.name for t in found}
         md = client.fetch_metadata()
-        found += sorted(t.name for t in md.topics.values()
-                        if t.error_code == 0 and not t.is_internal and matches(t.name)
-                        and t.name not in found)
+        found += sorted((t for t in md.topics.values()
+                         if t.error_code == 0 and not t.is_internal and matches(t.name)
+                         and t.name not in named), key=lambda t: t.name)
         if not found:
             raise ConfigurationError(f"--pattern {pattern!r} matches no topic (kafkawire topics "
                                      "lists them)", condition=INVALID_VALUE)
@@ -223,10 +219,9 @@ def run(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     settings = g.fetch_settings(None if isolation is None else
                                 {"kafka.isolation.level": isolation})
     with connected_any(g.client_config()) as client:
-        names = matching_topics(client, topic, pattern)
-        tps = [(t, p) for t in names
-               for p in partitions_of(existing_topic(client, t), partition)]
-        printer = Printer(fmt, count, key_format, value_format, len(names))
+        infos = matching_topics(client, topic, pattern)
+        tps = [(t.name, p) for t in infos for p in partitions_of(t, partition)]
+        printer = Printer(fmt, count, key_format, value_format, len(infos))
         # A table is printed whole, so its columns line up; the others stream.
         pending: list[Record] = []
         sink = pending.extend if fmt == "table" else printer.print

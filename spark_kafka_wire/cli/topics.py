@@ -15,6 +15,7 @@ holding it) and byte offsets.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 import click
@@ -81,11 +82,7 @@ def list_topics(ctx: click.Context, pattern: str | None, internal: bool) -> None
     g = ctx.find_object(GlobalOptions)
     assert g is not None, "the kafkawire group sets the global options"
     internal = internal or bool(ctx.parent and ctx.parent.params.get("internal"))
-    try:
-        matches = re.compile(pattern).fullmatch if pattern is not None else None
-    except re.error as exc:
-        raise ConfigurationError(f"topics {pattern!r}: not a regular expression ({exc})",
-                                 condition=INVALID_VALUE) from None
+    matches = name_matcher(pattern, "topics") if pattern is not None else None
     with connected_any(g.client_config()) as client:
         md = client.fetch_metadata()
     rows = [(t.name, t.num_partitions) for t in sorted(md.topics.values(), key=lambda t: t.name)
@@ -163,6 +160,16 @@ def add_partitions(g: GlobalOptions, name: str, count: int) -> None:
         before = existing_topic(KafkaCluster(client), name).num_partitions
         create_partitions(client, {name: before + count})
     click.echo(f"topic {name}: {before} -> {before + count} partitions")
+
+
+def name_matcher(pattern: str, what: str) -> Callable[[str], object]:
+    """Whether a whole topic name matches ``pattern`` (as ``subscribePattern``'s regex);
+    a bad regex is a ConfigurationError naming ``what`` gave it."""
+    try:
+        return re.compile(pattern).fullmatch
+    except re.error as exc:
+        raise ConfigurationError(f"{what} {pattern!r}: not a regular expression ({exc})",
+                                 condition=INVALID_VALUE) from None
 
 
 def existing_topic(client: Cluster, topic: str) -> TopicInfo:
