@@ -6,17 +6,27 @@ at the coordinator, the members' assignments read as Kafka's consumer protocol);
 ``groups reset-offsets`` moves a group's committed offsets (a dry run unless ``--execute``, as
 Kafka's tool, and only while the group has no members: a live consumer would overwrite them
 at its next commit); ``groups delete`` deletes empty groups and their offsets. Groups live at
-a coordinator, so these need Kafka 0.9+ (ZooKeeper-era groups: ``kafkawire lag --zookeeper``).
+a coordinator from Kafka 0.9 on.
+
+With ``--zookeeper`` each subcommand works on the groups of ZooKeeper-era consumers instead
+(Kafka 0.8's high-level consumer, 0.7's, and queries committing with
+``commitOffsets=zookeeper``): ``/consumers/<group>`` holding ``offsets/<topic>/<partition>``
+and the live consumers under ``ids`` (``client.zookeeper``), as Kafka's own
+``kafka-consumer-groups --zookeeper`` listed, described and deleted them before Kafka 2.0
+removed that mode. The member of each partition is then the consumer stream the range
+assignment gives it (``cli.lag.stream_owners``); a Kafka 0.7 cluster's groups are only there.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import click
 
 from spark_kafka_wire.cli.commands import summary
-from spark_kafka_wire.cli.lag import kafka_committed
+from spark_kafka_wire.cli.lag import kafka_committed, zookeeper_committed
 from spark_kafka_wire.cli.output import print_table, stdout_is_terminal
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.settings import ZOOKEEPER_KEY, GlobalOptions, connected, connected_any
 from spark_kafka_wire.cli.start_offsets import (
     ABSOLUTE,
     BEGINNING,
@@ -27,8 +37,9 @@ from spark_kafka_wire.cli.start_offsets import (
 )
 from spark_kafka_wire.cli.times import EpochMsType
 from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster
+from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
 from spark_kafka_wire.client.group_offsets import commit_offsets
 from spark_kafka_wire.client.groups import (
@@ -39,9 +50,30 @@ from spark_kafka_wire.client.groups import (
     list_groups,
 )
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
+from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
 
 #: States in which a group has no members, so its offsets may be reset (Kafka's tool's rule).
 INACTIVE_STATES = ("Empty", DEAD)
+#: A ZooKeeper-era group's state as Kafka's states name it: consumers registered or none.
+ZK_STABLE, ZK_EMPTY = "Stable", "Empty"
+#: The type ``groups list --zookeeper`` shows for a ZooKeeper-era group.
+ZK_TYPE = "zookeeper"
+
+
+def zookeeper_option(command: Callable) -> Callable:
+    """``--zookeeper`` of every ``groups`` subcommand."""
+    return click.option(
+        "--zookeeper", metavar="HOST:PORT[/CHROOT]", default=None,
+        help="Work on the group of ZooKeeper-era consumers (and commitOffsets=zookeeper) under "
+        "/consumers/GROUP in this ensemble instead of Kafka's group coordinator.")(command)
+
+
+def zookeeper_store(g: GlobalOptions, zookeeper: str) -> ZooKeeperOffsetStore:
+    """The ensemble reached as ``lag --zookeeper`` reaches it: zookeeper.* security from the
+    config file, the connect bounded as a broker's (``kafka.socket.connection.setup.timeout.ms``)."""
+    extra = {ZOOKEEPER_KEY: zookeeper}
+    timeout_s = g.client_config(extra=extra).connect_timeout_ms / 1000
+    return ZooKeeperOffsetStore(zookeeper, timeout_s, g.zookeeper_security(extra))
 
 
 @click.group(short_help=summary("groups"), invoke_without_command=True)
@@ -60,11 +92,18 @@ def groups(ctx: click.Context) -> None:
 
 
 @groups.command("list")
+@zookeeper_option
 @click.pass_context
-def list_command(ctx: click.Context) -> None:
+def list_command(ctx: click.Context, zookeeper: str | None = None) -> None:
     """Every group of the cluster: state, type and coordinator."""
     g = ctx.find_object(GlobalOptions)
     assert g is not None, "the kafkawire group sets the global options"
+    if zookeeper:
+        with zookeeper_store(g, zookeeper) as store:
+            rows = [(name, ZK_STABLE if store.members(name) else ZK_EMPTY, None, ZK_TYPE,
+                     zookeeper) for name in store.groups()]
+        print_table(("group", "state", "protocol", "type", "coordinator"), rows)
+        return
     with connected(g.client_config(), "kafkawire groups") as client:
         found = list_groups(client)
     print_table(("group", "state", "protocol", "type", "coordinator"),
@@ -82,9 +121,14 @@ def owners(desc: GroupDescription) -> dict[TopicPartition, tuple[str, str, str]]
 @click.argument("group")
 @click.option("--members", "members_only", is_flag=True,
               help="Print the members (id, client id, host, assigned partitions) instead.")
+@zookeeper_option
 @click.pass_obj
-def describe(g: GlobalOptions, group: str, members_only: bool) -> None:
+def describe(g: GlobalOptions, group: str, members_only: bool,
+             zookeeper: str | None = None) -> None:
     """Per partition of GROUP: committed offset, end, lag and the member assigned to it."""
+    if zookeeper:
+        describe_zookeeper(g, group, members_only, zookeeper)
+        return
     with connected(g.client_config(), "kafkawire groups describe") as client:
         desc = describe_group(client, group)
         assigned = owners(desc)
@@ -118,14 +162,50 @@ def describe(g: GlobalOptions, group: str, members_only: bool) -> None:
                 rows, title=f"{title}; lag {total:,}")
 
 
-def new_offsets(client: KafkaClient, group: str, tps: list[TopicPartition],
+def describe_zookeeper(g: GlobalOptions, group: str, members_only: bool, zookeeper: str) -> None:
+    """``describe --zookeeper``: the group's offsets in ZooKeeper, the cluster's ends (its
+    brokers found in that ensemble unless a bootstrap server is given) and the consumer
+    stream the range assignment gives each partition."""
+    extra = {ZOOKEEPER_KEY: zookeeper}
+    with connected_any(g.client_config(extra=extra)) as cluster:
+        with zookeeper_store(g, zookeeper) as store:
+            members = store.members(group)
+        committed, assigned = zookeeper_committed(cluster, zookeeper, group, [],
+                                                  g.zookeeper_security(extra))
+        every = sorted(set(committed) | set(assigned))
+        ends = cluster_offsets(cluster, {tp: LATEST for tp in every}) if every else {}
+    state = ZK_STABLE if members else ZK_EMPTY
+    title = f"group {group}: {state}, ZooKeeper at {zookeeper}"
+    if members_only:
+        print_table(("member", "instance", "client", "host", "partitions"),
+                    [(cid, None, None, None,
+                      ", ".join(f"{t}-{p}" for (t, p), thread in sorted(assigned.items())
+                                if thread.rsplit("-", 1)[0] == cid) or None)
+                     for cid in sorted(members)])
+        return
+    if not every:
+        raise click.ClickException(f"group {group!r} does not exist in ZooKeeper at "
+                                   f"{zookeeper} (no consumers, no offsets; kafkawire groups "
+                                   "list --zookeeper lists them)")
+    rows = []
+    total = 0
+    for tp in every:
+        c = committed.get(tp, -1)
+        behind = ends[tp] - c if c >= 0 else None
+        total += behind or 0
+        rows.append((tp[0], tp[1], c if c >= 0 else None, ends[tp], behind, assigned.get(tp),
+                     None, None))
+    print_table(("topic", "partition", "committed", "end", "lag", "member", "host", "client"),
+                rows, title=f"{title}; lag {total:,}")
+
+
+def new_offsets(cluster: Cluster, group: str, tps: list[TopicPartition],
                 current: dict[TopicPartition, int], to: str, value: int | None
                 ) -> dict[TopicPartition, int]:
     """Where each partition's commit goes: earliest, latest, an offset or a time, resolved
     and clamped to the partition's offsets as ``consume -o`` resolves them
     (``start_offsets.start_offset``; a time past every record: the end), or shifted from the
     current commit (which must exist, as Kafka's tool requires)."""
-    cluster = KafkaCluster(client)
     lo = cluster_offsets(cluster, {tp: EARLIEST for tp in tps})
     hi = cluster_offsets(cluster, {tp: LATEST for tp in tps})
     if to == "shift":
@@ -148,6 +228,24 @@ def new_offsets(client: KafkaClient, group: str, tps: list[TopicPartition],
     return {tp: start_offset(specs[tp], lo[tp], hi[tp], at.get(tp)) for tp in tps}
 
 
+def partitions_to_reset(cluster: Cluster, group: str, current: dict[TopicPartition, int],
+                        topics: tuple[str, ...], partitions: tuple[int, ...]
+                        ) -> list[TopicPartition]:
+    """The partitions of ``topics`` (every partition of each), else the ones the group
+    committed (``--all-topics``), narrowed to ``partitions`` when given."""
+    if topics:
+        tps = [(t, p) for t in dict.fromkeys(topics)
+               for p in sorted(existing_topic(cluster, t).partitions)]
+    else:
+        tps = sorted(tp for tp, offset in current.items() if offset >= 0)
+    if partitions:
+        tps = [tp for tp in tps if tp[1] in partitions]
+    if not tps:
+        raise ConfigurationError(f"group {group!r}: no partition to reset (it committed "
+                                 "none; name them with --topic)", condition=INVALID_VALUE)
+    return tps
+
+
 @groups.command("reset-offsets")
 @click.argument("group")
 @click.option("--topic", "-t", "topics", multiple=True, help="Reset this topic (repeatable).")
@@ -164,10 +262,12 @@ def new_offsets(client: KafkaClient, group: str, tps: list[TopicPartition],
               help="By N from the committed offset (negative: back).")
 @click.option("--execute", is_flag=True,
               help="Commit the new offsets (without it: a dry run showing them).")
+@zookeeper_option
 @click.pass_obj
 def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_topics: bool,
                   partitions: tuple[int, ...], to: str | None, to_offset: int | None,
-                  to_datetime: int | None, shift_by: int | None, execute: bool) -> None:
+                  to_datetime: int | None, shift_by: int | None, execute: bool,
+                  zookeeper: str | None = None) -> None:
     """Move GROUP's committed offsets (a dry run unless --execute; the group must have no
     members)."""
     # (0 is a value here: --to-offset 0 and --shift-by 0 are given, not absent)
@@ -181,29 +281,40 @@ def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_top
     if bool(topics) == all_topics:
         raise click.UsageError("give --topic (repeatable) or --all-topics")
     how, value = chosen[0]
-    with connected(g.client_config(), "kafkawire groups reset-offsets") as client:
-        cluster = KafkaCluster(client)
-        desc = describe_group(client, group)
-        if execute and desc.state not in INACTIVE_STATES:
-            raise ConfigurationError(
-                f"group {group!r} is {desc.state} with {len(desc.members)} member(s): its "
-                "consumers would overwrite reset offsets at their next commit; stop them "
-                "first (a dry run, without --execute, shows the offsets)",
-                condition=INVALID_VALUE)
-        current = kafka_committed(cluster, group, [])
-        if all_topics:
-            tps = sorted(current)
-        else:
-            tps = [(t, p) for t in dict.fromkeys(topics)
-                   for p in sorted(existing_topic(cluster, t).partitions)]
-        if partitions:
-            tps = [tp for tp in tps if tp[1] in partitions]
-        if not tps:
-            raise ConfigurationError(f"group {group!r}: no partition to reset (it committed "
-                                     "none; name them with --topic)", condition=INVALID_VALUE)
-        target = new_offsets(client, group, tps, current, how, value)
-        if execute:
-            commit_offsets(client, group, target)
+    if zookeeper:
+        extra = {ZOOKEEPER_KEY: zookeeper}
+        with connected_any(g.client_config(extra=extra)) as cluster, \
+                zookeeper_store(g, zookeeper) as store:
+            members = store.members(group)
+            if execute and members:
+                raise ConfigurationError(
+                    f"group {group!r} has {len(members)} consumer(s) registered in ZooKeeper "
+                    f"at {zookeeper}: they would overwrite reset offsets at their next "
+                    "commit; stop them first (a dry run, without --execute, shows the "
+                    "offsets)", condition=INVALID_VALUE)
+            current, _ = zookeeper_committed(cluster, zookeeper, group, [],
+                                             g.zookeeper_security(extra))
+            tps = partitions_to_reset(cluster, group, current, topics, partitions)
+            target = new_offsets(cluster, group, tps, current, how, value)
+            if execute:
+                layout = cluster.partition_names({t for t, _ in target})
+                store.commit(group, target, None if layout is None
+                             else {(t, p): layout[t][p] for t, p in target})
+    else:
+        with connected(g.client_config(), "kafkawire groups reset-offsets") as client:
+            cluster = KafkaCluster(client)
+            desc = describe_group(client, group)
+            if execute and desc.state not in INACTIVE_STATES:
+                raise ConfigurationError(
+                    f"group {group!r} is {desc.state} with {len(desc.members)} member(s): its "
+                    "consumers would overwrite reset offsets at their next commit; stop them "
+                    "first (a dry run, without --execute, shows the offsets)",
+                    condition=INVALID_VALUE)
+            current = kafka_committed(cluster, group, [])
+            tps = partitions_to_reset(cluster, group, current, topics, partitions)
+            target = new_offsets(cluster, group, tps, current, how, value)
+            if execute:
+                commit_offsets(client, group, target)
     print_table(("topic", "partition", "current", "new"),
                 [(t, p, current.get((t, p)) if current.get((t, p), -1) >= 0 else None,
                   target[(t, p)]) for t, p in tps],
@@ -215,9 +326,19 @@ def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_top
 
 @groups.command("delete")
 @click.argument("group", nargs=-1, required=True)
+@zookeeper_option
 @click.pass_obj
-def delete(g: GlobalOptions, group: tuple[str, ...]) -> None:
+def delete(g: GlobalOptions, group: tuple[str, ...], zookeeper: str | None = None) -> None:
     """Delete GROUP (one or more) and its committed offsets; a group must have no members."""
+    if zookeeper:
+        with zookeeper_store(g, zookeeper) as store:
+            for name in dict.fromkeys(group):
+                if not store.delete_group(name):
+                    raise ConfigurationError(
+                        f"group {name!r} does not exist in ZooKeeper at {zookeeper} (kafkawire "
+                        "groups list --zookeeper lists them)", condition=INVALID_VALUE)
+                click.echo(f"group {name} deleted")
+        return
     with connected(g.client_config(), "kafkawire groups delete") as client:
         delete_groups(client, group)
     for name in dict.fromkeys(group):

@@ -376,6 +376,47 @@ class ZooKeeperOffsetStore:
             out[cid] = parse_registration(data, group, cid)
         return out
 
+    def groups(self) -> list[str]:
+        """Every group ZooKeeper-era consumers made: the children of ``/consumers`` (a group
+        appears there with its first registered consumer or offset, as Kafka's old
+        ``ConsumerGroupCommand --zookeeper --list`` saw them)."""
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+
+        zk = self._client()
+        try:
+            return sorted(zk.get_children("/consumers"))
+        except NoNodeError:
+            return []
+        except KazooException as exc:
+            raise ZooKeeperError(f"listing the groups under /consumers in ZooKeeper at "
+                                 f"{self.connect} failed: {exc!r}") from exc
+
+    def delete_group(self, group: str) -> bool:
+        """Remove ``/consumers/<group>`` and everything under it (its offsets, owners and
+        ids); False where there was no such node. Refused while a consumer is registered
+        under ``ids``: a live ZooKeeper-era consumer would recreate its nodes and commit over
+        the deletion (Kafka's old tool refused the same)."""
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+
+        offset_path(group, "t", 0)  # checks the group name
+        members = self.members(group)
+        if members:
+            raise ConfigurationError(
+                f"group {group!r} has {len(members)} consumer(s) registered in ZooKeeper at "
+                f"{self.connect} (/consumers/{group}/ids: {', '.join(sorted(members))}); "
+                "stop them before deleting the group", condition=INVALID_VALUE)
+        zk = self._client()
+        try:
+            if zk.exists(f"/consumers/{group}") is None:
+                return False
+            zk.delete(f"/consumers/{group}", recursive=True)
+        except NoNodeError:
+            return False
+        except KazooException as exc:
+            raise ZooKeeperError(f"deleting group {group!r} from ZooKeeper at {self.connect} "
+                                 f"failed: {exc!r}") from exc
+        return True
+
     def close(self) -> None:
         zk, self._zk = self._zk, None
         if zk is not None:
