@@ -12,14 +12,16 @@ versions it speaks at least, from a few versions each release introduced (below)
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
 
 import click
 
 from spark_kafka_wire.cli.commands import summary
-from spark_kafka_wire.cli.output import print_table
+from spark_kafka_wire.cli.output import output_format, print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.producer.transactions import transaction_v2_level
@@ -37,6 +39,8 @@ from spark_kafka_wire.protocol.messages import (
 )
 from spark_kafka_wire.protocol.versions import choose_version
 
+#: The columns of a broker's API table (and the keys of its rows under ``--output json``).
+API_COLUMNS = ("api", "key", "broker", "kafkawire", "uses")
 REQUIRED = (METADATA.key, LIST_OFFSETS.key, FETCH.key, PRODUCE.key)
 # What each optional API is for, shown where a broker lacks it.
 NEEDED_FOR = {
@@ -135,19 +139,44 @@ def check(g: GlobalOptions) -> None:
         md = client.fetch_metadata()
         reports = [broker_report(client, node, addr) for node, addr in sorted(md.brokers.items())]
     servers = ",".join(format_address(h, p) for h, p in config.bootstrap_servers)
-    click.echo(f"bootstrap: {servers} ({security_line(config)}): connected")
-    click.echo(f"cluster: id {md.cluster_id or '-'}, controller {md.controller_id}, "
-               f"{len(md.brokers)} broker(s), {len(md.topics)} topic(s)")
     problems = []
     for r in reports:
         if r.error is not None:
-            click.echo(f"broker {r.node_id} at {r.address}: unreachable: {r.error}")
             problems.append(f"broker {r.node_id} is unreachable")
-            continue
-        click.echo(f"broker {r.node_id} at {r.address}: {r.release}")
-        print_table(("api", "key", "broker", "kafkawire", "uses"), r.rows)
         problems += [f"broker {r.node_id} has no common {name} version" for name in r.missing]
+    if output_format() == "json":
+        click.echo(json.dumps(check_document(servers, security_line(config), md, reports,
+                                             problems), ensure_ascii=False))
+    else:
+        click.echo(f"bootstrap: {servers} ({security_line(config)}): connected")
+        click.echo(f"cluster: id {md.cluster_id or '-'}, controller {md.controller_id}, "
+                   f"{len(md.brokers)} broker(s), {len(md.topics)} topic(s)")
+        for r in reports:
+            if r.error is not None:
+                click.echo(f"broker {r.node_id} at {r.address}: unreachable: {r.error}")
+                continue
+            click.echo(f"broker {r.node_id} at {r.address}: {r.release}")
+            print_table(API_COLUMNS, r.rows)
+        if problems:
+            click.echo("not usable: " + "; ".join(problems))
+        else:
+            click.echo("usable: kafkawire can read and write through this cluster")
     if problems:
-        click.echo("not usable: " + "; ".join(problems))
         raise click.exceptions.Exit(1)
-    click.echo("usable: kafkawire can read and write through this cluster")
+
+
+def check_document(servers: str, security: str, md: ClusterMetadata,
+                   reports: list[BrokerReport], problems: list[str]) -> dict[str, Any]:
+    """What ``check`` found as one JSON object (``--output json``): the lines above and each
+    broker's API table (its rows keyed by API_COLUMNS, as ``print_table`` keys JSON rows), so
+    a program reads one document instead of text around tables."""
+    return {
+        "bootstrap": servers, "security": security, "cluster_id": md.cluster_id,
+        "controller": md.controller_id, "brokers_count": len(md.brokers),
+        "topics_count": len(md.topics),
+        "brokers": [{"node_id": r.node_id, "address": r.address,
+                     "release": r.release if r.error is None else None, "error": r.error,
+                     "apis": [dict(zip(API_COLUMNS, row, strict=True)) for row in r.rows]}
+                    for r in reports],
+        "usable": not problems, "problems": problems,
+    }

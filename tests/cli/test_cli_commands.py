@@ -495,6 +495,20 @@ def test_check_plaintext(kw, bootstrap, broker_kind) -> None:
                                            "cluster")
 
 
+def test_check_as_one_json_document(kw, bootstrap) -> None:
+    """``--output json``: one JSON object, no text lines around the API tables."""
+    result = kw("--output", "json", "check")
+    assert result.exit_code == 0, result.stderr
+    assert len(result.stdout.splitlines()) == 1
+    doc = json.loads(result.stdout)
+    brokers = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=20).brokers
+    assert sorted(b["node_id"] for b in doc["brokers"]) == sorted(brokers)
+    assert (doc["usable"], doc["problems"], doc["security"]) == (True, [], "PLAINTEXT")
+    assert doc["bootstrap"] == bootstrap
+    fetch = next(row for row in doc["brokers"][0]["apis"] if row["api"] == "Fetch")
+    assert (fetch["key"], doc["brokers"][0]["error"]) == (1, None)
+    assert set(fetch) == {"api", "key", "broker", "kafkawire", "uses"}
+
 def test_produce_shows_progress_on_a_terminal_only(bootstrap, new_topic) -> None:
     """A progress bar when stderr is a terminal (a pty here); none in a pipe, even with
     FORCE_COLOR, which asks for colours, not for a terminal's output."""
