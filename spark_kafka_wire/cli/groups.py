@@ -19,7 +19,7 @@ assignment gives it (``cli.lag.stream_owners``); a Kafka 0.7 cluster's groups ar
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import click
 
@@ -149,6 +149,15 @@ def describe(g: GlobalOptions, group: str, members_only: bool,
     if not every and desc.state == DEAD:
         raise click.ClickException(f"group {group!r} does not exist (no members, no committed "
                                    "offsets; kafkawire groups lists them)")
+    print_lag_table(every, committed, ends, assigned, title)
+
+
+def print_lag_table(every: list[TopicPartition], committed: dict[TopicPartition, int],
+                    ends: dict[TopicPartition, int],
+                    assigned: Mapping[TopicPartition, tuple[str | None, str | None, str | None]],
+                    title: str) -> None:
+    """``describe``'s table: per partition the commit (-1: none), the end, the lag and the
+    (member, host, client) assigned to it; the title ends with the total lag."""
     rows = []
     total = 0
     for tp in every:
@@ -187,16 +196,8 @@ def describe_zookeeper(g: GlobalOptions, group: str, members_only: bool, zookeep
         raise click.ClickException(f"group {group!r} does not exist in ZooKeeper at "
                                    f"{zookeeper} (no consumers, no offsets; kafkawire groups "
                                    "list --zookeeper lists them)")
-    rows = []
-    total = 0
-    for tp in every:
-        c = committed.get(tp, -1)
-        behind = ends[tp] - c if c >= 0 else None
-        total += behind or 0
-        rows.append((tp[0], tp[1], c if c >= 0 else None, ends[tp], behind, assigned.get(tp),
-                     None, None))
-    print_table(("topic", "partition", "committed", "end", "lag", "member", "host", "client"),
-                rows, title=f"{title}; lag {total:,}")
+    print_lag_table(every, committed, ends,
+                    {tp: (thread, None, None) for tp, thread in assigned.items()}, title)
 
 
 def new_offsets(cluster: Cluster, group: str, tps: list[TopicPartition],
