@@ -102,13 +102,15 @@ docs: $(STAMP)
 
 # python -m bench runs on Apache Kafka 4 with Spark's own kafka format as the first peer, so in
 # the Python whose pyspark has its connector on Maven Central (as test-parity does); py-spy for
-# `python -m bench.profile` is the extra [bench].
+# `python -m bench.profile` is the extra [bench]. bench.plots then draws docs/img/bench-*.png
+# from the rows/s the run wrote to bench/results/bench.json (docs/benchmarks.md).
 bench: check-java $(STAMP)
 	$(PY) -m bench.decode
 	$(PY) -m bench.requests
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
 	  $$parity_py -m bench && $$parity_py -m bench.avro_spark && \
 	  $$parity_py -m bench.protobuf_spark
+	$(PY) -m bench.plots
 
 # Planning at scale on the cluster tier's test hosts (issue 31 item 5; needs root and iproute2
 # like test-cluster, not part of `make test`): batch planning time, the driver's peak RSS, a
