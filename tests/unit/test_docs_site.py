@@ -125,6 +125,9 @@ def test_readme_is_a_short_landing_page_whose_links_exist() -> None:
     for needed in ("pip install spark-kafka-wire", "`make demo`", "`make test`", "`make docs`",
                    "<!-- example:landing -->"):
         assert needed in text, needed
+    example = text.split("<!-- example:landing -->\n```python\n", 1)[1].split("\n```", 1)[0]
+    assert len(example.splitlines()) <= 12, example  # the ~10-line example the issue asks for
+    compile(example, "README.md", "exec")  # tests/spark/test_readme_examples.py runs it
     targets = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
     assert targets
     for target in targets:
