@@ -14,9 +14,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	# editable, and still visible to Spark's lookup of pyspark_kafkawire without register()
 	# (pyproject.toml's package-dir; tests/deploy/test_install.py)
-	$(PY) -m pip install --quiet -e '.[test]'
+	# [docs]: MkDocs and its Material theme, for `make docs`
+	$(PY) -m pip install --quiet -e '.[test,docs]'
 	# gssapi compiles against MIT Kerberos: only where its headers are (.ci/run installs them)
-	@if command -v krb5-config >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[test,kerberos]' \
+	@if command -v krb5-config >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[test,docs,kerberos]' \
 	  || echo "WARNING: could not install gssapi; the GSSAPI tests will be skipped"; \
 	  else echo "krb5-config not found (apt-get install libkrb5-dev): the GSSAPI tests will be skipped"; fi
 	@touch $(STAMP)
@@ -89,20 +90,27 @@ lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts
 	$(PY) -m mypy
 
-# The README's option tables, from the table in spark_kafka_wire/options/table.py (a test checks
-# them).
+# The documentation site (mkdocs.yml, docs/): the generated references first, the option
+# reference from spark_kafka_wire/options/table.py and the command-line reference from the click
+# commands (tests/unit/test_docs_site.py checks the committed pages are what these write), then
+# MkDocs strictly into site/: a broken link or anchor fails. Not -q: MkDocs then drops the
+# warnings that --strict counts, and a broken link passes.
 docs: $(STAMP)
-	$(PY) -m spark_kafka_wire.option_tables README.md
+	$(PY) -m spark_kafka_wire.option_tables docs/reference/options.md
+	$(PY) -m spark_kafka_wire.cli.reference docs/reference/cli.md
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
 # python -m bench runs on Apache Kafka 4 with Spark's own kafka format as the first peer, so in
 # the Python whose pyspark has its connector on Maven Central (as test-parity does); py-spy for
-# `python -m bench.profile` is the extra [bench].
+# `python -m bench.profile` is the extra [bench]. bench.plots then draws docs/img/bench-*.png
+# from the rows/s the run wrote to bench/results/bench.json (docs/benchmarks.md).
 bench: check-java $(STAMP)
 	$(PY) -m bench.decode
 	$(PY) -m bench.requests
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
 	  $$parity_py -m bench && $$parity_py -m bench.avro_spark && \
 	  $$parity_py -m bench.protobuf_spark
+	$(PY) -m bench.plots
 
 # Planning at scale on the cluster tier's test hosts (issue 31 item 5; needs root and iproute2
 # like test-cluster, not part of `make test`): batch planning time, the driver's peak RSS, a

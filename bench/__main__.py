@@ -104,6 +104,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 
 from bench import many_partitions, streaming
 from bench.broker import BROKERS, bench_broker
@@ -129,6 +130,23 @@ def rss_text(r: dict) -> str:
     if "process" in kb:
         return f"{kb['process'] / 1024:.0f}"
     return f"w {kb['worker'] / 1024:.0f} / d {kb['driver'] / 1024:.0f} / jvm {kb['jvm'] / 1024:.0f}"
+
+
+#: The main table of the last run as JSON (not committed: a run's figures belong to its
+#: machine), read by ``python -m bench.plots`` to draw the documentation's charts.
+RESULTS = Path(__file__).resolve().parent / "results" / "bench.json"
+
+
+def write_results(path: Path, table: list[Row], broker: str) -> None:
+    """The main table's rows/s per implementation (None where not measured or failed), so the
+    charts are drawn from what the run measured rather than copied by hand from its output."""
+    rows = [{"name": row.name, "rows": row.rows, "kafkawire": rate(row.kafkawire),
+             "jvm": rate(row.jvm), "peer": rate(row.peer), "peer_name": row.peer_name,
+             "limit": rate(row.limit)} for row in table]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"broker": broker, "jvm": JVM, "machine": platform.machine(),
+                                "nproc": os.cpu_count(), "rows": rows}, indent=1) + "\n")
+    print(f"rows/s of the main table written to {path}")
 
 
 def rate(r: dict | None) -> float | None:
@@ -162,6 +180,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="measured window of each spark-stream run")
     ap.add_argument("--stream-warmup", type=float, default=15.0,
                     help="seconds of each spark-stream run before the window")
+    ap.add_argument("--results", default=str(RESULTS),
+                    help="where the main table's rows/s go as JSON, for bench.plots (make bench "
+                         "draws docs/img/ from it)")
     ap.add_argument("--stream-runs", default=",".join(str(i + 1) for i in range(len(STREAM_RUNS))),
                     help="which spark-stream rows to run, by number (see above)")
     args = ap.parse_args(argv)
@@ -233,6 +254,7 @@ def main(argv: list[str] | None = None) -> None:
             took["spark-many-partitions"] = time.perf_counter() - t0
     if table:
         print_table(table)
+        write_results(Path(args.results), table, args.broker)
     if memory:
         print_memory(memory)
     if stream:

@@ -37,7 +37,7 @@ Option names and meanings are Spark's kafka format's (keys are case-insensitive;
 ``kafka.``-prefixed keys are the Java client's settings), so switching from
 ``format("kafka")`` means changing one string. ``help(KafkaWireDataSource)`` lists every
 option by group, generated from the option table (``spark_kafka_wire.options``) like the
-README's tables. Errors derive from ``spark_kafka_wire.errors.KafkaWireError`` and name the
+option reference (docs/reference/options.md). Errors derive from ``spark_kafka_wire.errors.KafkaWireError`` and name the
 topic, partition, offset or broker concerned.
 
 How it runs: planner processes build readers and writers and plan partitions; executor

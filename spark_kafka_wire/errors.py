@@ -5,7 +5,7 @@ Catch :class:`KafkaWireError` for all of them, a family (``KafkaError``, ``Retri
 on Kafka errors and connection errors tell whether retrying (after a metadata refresh) can
 help. Each error's ``condition`` (``KAFKA_DATA_LOSS.PARTITIONS_DELETED``,
 ``KAFKA_BROKER_ERROR.NOT_CONTROLLER``; the first words of its message) is what to match on;
-the README's error table lists them all. Each class is defined in the layer that raises it
+the error table of docs/errors.md lists them all. Each class is defined in the layer that raises it
 (``protocol.errors``, ``protocol.compression``, ``client.errors``, ``formats.errors``) and re-exported here::
 
     KafkaWireError

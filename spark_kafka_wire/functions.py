@@ -23,7 +23,7 @@ settles the written schema when it is called if the registry gives it (``value.s
 ``use.latest.version``, ``value.schema.version``); otherwise the schema is derived in the
 task from the column's type as Spark hands it to Python (every field nullable: a union with
 null) and registered (or looked up) there, once per worker process. ``"protobuf"`` encodes a
-struct column as one message (the derived schema a proto3 file, README "Protobuf").
+struct column as one message (the derived schema a proto3 file, docs/schema-registry.md, "Protobuf").
 """
 
 from __future__ import annotations

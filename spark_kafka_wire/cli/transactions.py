@@ -3,7 +3,7 @@ left open (``client.transaction_states``).
 
 An open transaction holds every read_committed reader of its partitions at its first offset
 (the last stable offset) until it ends or ``transaction.timeout.ms`` passes; a job killed
-between its writes and its commit leaves one (README, Exactly-once writes). ``abort`` ends it
+between its writes and its commit leaves one (docs/exactly-once.md). ``abort`` ends it
 now: InitProducerId with the id aborts it and fences the producer that held it (a producer
 still running with that id fails at its next request), on any Kafka 0.11+; where the broker
 offers DescribeTransactions (Kafka 3.0+) the state is shown before and after.

@@ -1,7 +1,7 @@
 """Client settings, named after the Java client's (the ``kafka.`` prefix removed).
 
 Their defaults are the option table's (``options/table.py``), so a ClientConfig built here
-connects as a query given no such option does, and the README says what the code does.
+connects as a query given no such option does, and the option reference (docs/reference/options.md) says what the code does.
 """
 
 from __future__ import annotations

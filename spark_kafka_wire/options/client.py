@@ -99,10 +99,10 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     security = (
         ("kafka.sasl.", sasl_on, "SASL_PLAINTEXT or SASL_SSL to log in with SASL",
          "is not supported yet (kafkawire logs in with PLAIN, SCRAM, OAUTHBEARER and GSSAPI, "
-         "see the README's SASL options)"),
+         "see docs/security.md, SASL)"),
         ("kafka.ssl.", tls_on, "SSL or SASL_SSL to connect with TLS",
          "is not supported (kafkawire's TLS takes the trust and key stores, PEM files, "
-         "protocols, cipher suites and host name check of the README's TLS options)"),
+         "protocols, cipher suites and host name check of docs/security.md, TLS)"),
     )
     for key in opts:
         for prefix, on, protocols, implemented in security:
@@ -199,8 +199,8 @@ def check_unused_kafka_keys(opts: Mapping[str, str], use: Use) -> None:
                                                 else f" (did you mean 'kafka.{close}'?)"))
         raise ConfigurationError(
             "unknown Kafka client option(s): " + ", ".join(hints)
-            + ": no Kafka client has such a setting. See the README for the kafka.* settings "
-            "kafkawire understands", condition=UNKNOWN_OPTION)
+            + ": no Kafka client has such a setting. See docs/reference/options.md for the "
+            "kafka.* settings kafkawire understands", condition=UNKNOWN_OPTION)
     if given_keys:
         side = "read" if use & SOURCE else "write"
         _log.warning("Kafka client settings a kafkawire %s does not use, accepted without "

@@ -5,7 +5,7 @@ The registry settings are Confluent's serializer and deserializer names, unprefi
 (``schema.registry.url``, ``basic.auth.credentials.source``, ``basic.auth.user.info``,
 ``bearer.auth.*``, ``schema.registry.ssl.*``, ``*.subject.name.strategy``,
 ``auto.register.schemas``, ``use.latest.version``), so a Confluent client's configuration reads
-the same here. What a query names is not trusted (README "Security model"): the registry's URL
+the same here. What a query names is not trusted (docs/security.md, "Security model"): the registry's URL
 is like ``kafka.bootstrap.servers``, a place the query chooses to talk to, and only http and
 https are spoken (``client/schema_registry.py`` refuses any other scheme, follows no redirect
 and bounds what it reads); the TLS stores named are read here, on the driver, like Kafka's.

@@ -4,7 +4,7 @@ and its documentation (:data:`OPTIONS`), and nothing else.
 This is the one place an option and its default are declared. It is a leaf (the standard
 library and constants of the protocol layer only) so that every layer can take its defaults
 from here: the client's settings (``client/config.py``), the producer's, and the sides'
-parsed options, as well as the README's option tables (``option_tables.py``). Parsers read
+parsed options, as well as the option reference page (``option_tables.py``). Parsers read
 options through :func:`option`, which raises KeyError for a name the table does not hold, so
 a misspelt key fails in the tests instead of being silently unset.
 """
@@ -56,7 +56,7 @@ EVERYWHERE = SOURCE | SINK
 
 
 class Kind(Enum):
-    """What an option's value is, for the shared parsers and the README's default column."""
+    """What an option's value is, for the shared parsers and the option reference's default column."""
 
     TEXT = "text"  # read by the option's own code: names, lists, JSON, durations
     BOOL = "boolean"  # true or false, any case
@@ -71,7 +71,7 @@ class Option:
 
     ``uses`` says where kafkawire reads it; for an option with a ``refused`` reason, where it
     is refused. ``ignored_in`` says where it is accepted without effect (a key Spark's kafka
-    format takes, or one side's setting given to the other). ``doc`` is the README's meaning
+    format takes, or one side's setting given to the other). ``doc`` is the option reference's meaning
     cell (Markdown, one line); ``stream_default`` / ``stream_doc`` replace the default and the
     doc in streaming reads where the option means something else there.
     """
@@ -85,13 +85,13 @@ class Option:
     # INT, BYTES and COUNT; None: the Java type's range, Integer.MAX_VALUE for INT and BYTES
     # (most are Java ints, and those sent to brokers are int32 fields), Long.MAX_VALUE for COUNT
     maximum: int | None = None
-    default_doc: str | None = None  # the README's default cell when ``default`` cannot say it
+    default_doc: str | None = None  # the option reference's default cell when ``default`` cannot say it
     kafkawire_only: bool = False  # not an option of Spark's kafka format
     stream_default: str | None = None
     stream_doc: str | None = None
     ignored_in: Use = NOWHERE
     refused: str | None = None
-    # the README table and help() group of options that are not connection, read or write
+    # the option reference's table and help() group of options that are not connection, read or write
     # settings of Spark's kafka format: "formats" (value formats and the Schema Registry)
     section: str = ""
 
@@ -356,7 +356,7 @@ OPTIONS: tuple[Option, ...] = (
            "ZooKeeper. With both, `kafka.bootstrap.servers` wins and no lookup is made. "
            "Stream reads with `commitOffsets` `zookeeper` or `both` also commit here. A Kafka "
            "0.7 cluster (0.7's registrations) is found only this way: its topics' partitions "
-           "are read from ZooKeeper on the driver (see the README's Kafka 0.7 section)"),
+           "are read from ZooKeeper on the driver (see docs/zookeeper-and-0.7.md, Kafka 0.7 clusters)"),
     # ---------------------------------------- ZooKeeper security (Kafka's broker settings)
     Option("zookeeper.ssl.client.enable", EVERYWHERE, kind=Kind.BOOL, default=False,
            kafkawire_only=True,
@@ -861,7 +861,7 @@ _BY_KEY = {o.key: o for o in OPTIONS}
 
 def option(name: str) -> Option:
     """The table's entry for ``name``, spelled as in the table; KeyError for any other name,
-    so a parser cannot read an option the table (and so the README) does not declare."""
+    so a parser cannot read an option the table (and so the option reference) does not declare."""
     found = _BY_KEY.get(name.lower())
     if found is None or found.name != name:
         raise KeyError(f"option {name!r} is not in spark_kafka_wire.options.OPTIONS"
@@ -881,7 +881,7 @@ def accepted_kafka_keys(use: Use) -> set[str]:
 
 
 # The defaults, typed, for the code that declares a setting's default (dataclass fields): each
-# is the table's, so the README says what the code does.
+# is the table's, so the option reference says what the code does.
 
 
 def entry(name: Option | str) -> Option:

@@ -285,7 +285,7 @@ class KafkaWireError(Exception):
     ``KAFKA_BROKER_ERROR.NOT_CONTROLLER``): a class attribute, which an instance may narrow
     (a broker error to its code, a data loss to its kind). Programs and tests match on it
     rather than on the English of the message, which may improve; ``str(error)`` begins with
-    ``[CONDITION] `` so that logs show it too. The README's error table lists every one.
+    ``[CONDITION] `` so that logs show it too. The error table of docs/errors.md lists every one.
     """
 
     condition: str = "KAFKAWIRE_ERROR"

@@ -2,7 +2,7 @@
 
 Offsets are resolved to numbers here, once, so every task reads a fixed [start, end) range
 and a retried task reads exactly the same rows. (Spark's kafka source leaves earliest/latest
-ends of its ranges for each task to resolve when it starts; kafkawire does not, see README.)
+ends of its ranges for each task to resolve when it starts; kafkawire does not, see docs/reading.md.)
 
 Which partitions: Spark's ConsumerStrategy. ``subscribe`` names topics that must exist;
 ``subscribePattern`` matches every topic the cluster lists with ``re.search``; ``assign``

@@ -58,7 +58,7 @@ def rd_watermarks(bootstrap: str, topic: str, partitions: int, records: int
                   ) -> dict[int, tuple[int, int]]:
     """(earliest, latest) per partition from the records librdkafka reads: its own
     get_watermark_offsets asks ListOffsets(latest), which Tansu answers with the start of the
-    last batch + 1 (README, Compatibility)."""
+    last batch + 1 (docs/compatibility.md)."""
     got = rd_consume_all(bootstrap, topic, partitions, records)
     offsets = {p: [m.offset() for m in got if m.partition() == p] for p in range(partitions)}
     return {p: (min(o, default=0), max(o, default=-1) + 1) for p, o in offsets.items()}

@@ -83,7 +83,7 @@ RUN_AND_REPORT_ALL = RUN_AND_REPORT.replace(
                                      ["offsets", "{topic}"], ["lag", "g", "-t", "{topic}"]])
 def test_metadata_commands_import_no_record_decoding(bootstrap, new_topic, command) -> None:
     """``topics``, ``describe``, ``offsets`` and ``lag`` over a plaintext connection, printing
-    to a pipe, import none of NOT_FOR_METADATA (a time is not asserted: the README reports
+    to a pipe, import none of NOT_FOR_METADATA (a time is not asserted: docs/cli.md reports
     measured times)."""
     topic = new_topic(1, "cli-light")
     done = run("-b", bootstrap, *(a.format(topic=topic) for a in command),
@@ -157,7 +157,7 @@ def test_lines_typed_at_a_terminal_are_sent_as_typed(bootstrap, new_topic) -> No
     ("kafkawire --out", {"--output"}),
 ])
 def test_shell_completion_of_commands_and_options(words: str, expected: set[str]) -> None:
-    """click's completion, as the README's ``eval "$(_KAFKAWIRE_COMPLETE=bash_source
+    """click's completion, as docs/cli.md's ``eval "$(_KAFKAWIRE_COMPLETE=bash_source
     kafkawire)"`` installs it: the shell asks the program with these variables."""
     env = {**os.environ, "_KAFKAWIRE_COMPLETE": "bash_complete", "COMP_WORDS": words,
            "COMP_CWORD": str(len(words.split()) - 1),

@@ -81,7 +81,7 @@ def test_64_partitions_read_by_the_four_executor_cores(run_job, cluster_kafka, e
 def test_mutual_tls_stores_only_on_the_driver(run_job, cluster_kafka, cluster_pki,
                                               executor_env, test_hosts, spark_cluster,
                                               cluster_dir):
-    """The README says TLS stores are read on the driver and travel with the plan: a PKCS12
+    """docs/spark-connect-and-clusters.md says TLS stores are read on the driver and travel with the plan: a PKCS12
     truststore and a PKCS12 client keystore in a directory the Workers do not have (an empty
     tmpfs covers it there; the tasks check) serve a write and a read over Kafka's MTLS
     listener (client certificate required), whose certificate names the Kafka host's
@@ -107,7 +107,7 @@ def test_mutual_tls_stores_only_on_the_driver(run_job, cluster_kafka, cluster_pk
 def test_gssapi_with_a_keytab_only_on_the_driver(run_job, cluster_kafka, cluster_kdc,
                                                  executor_env, test_hosts, spark_cluster,
                                                  cluster_dir):
-    """The README says a GSSAPI keytab named in the JAAS config is read on the driver and
+    """docs/spark-connect-and-clusters.md says a GSSAPI keytab named in the JAAS config is read on the driver and
     travels with the plan: alice's keytab, in a directory the Workers do not have (the tasks
     check), serves a write and a read over Kafka's GSSAPI listener (Kafka 4's own Kerberos
     acceptor, ``kafka/<its address>``). Only ``krb5.conf`` is on every host

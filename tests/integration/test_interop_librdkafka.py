@@ -5,7 +5,7 @@
 * records written by our producer path are read byte for byte by librdkafka, and every keyed
   record sits in the partition librdkafka's ``murmur2_random`` partitioner chooses;
 * "latest" resolves to the true end of a partition even after multi-record batches (Tansu's
-  ListOffsets answers the base offset of the last batch + 1 there; see the README's
+  ListOffsets answers the base offset of the last batch + 1 there; see docs/compatibility.md's
   compatibility table).
 
 No Spark here: the client layer is exercised directly.

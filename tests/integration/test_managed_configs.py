@@ -1,7 +1,7 @@
-"""Every options block of the README's "Connecting to managed Kafka" section works.
+"""Every options block of the "Connecting to managed Kafka" section (docs/security.md) works.
 
 Each block follows a ``<!-- managed:NAME -->`` marker and assigns a dict literal to
-``options``. This test reads the blocks from README.md, swaps their placeholders, host names and
+``options``. This test reads the blocks from docs/security.md, swaps their placeholders, host names and
 file paths for a test broker's (and adds the test CA where a block relies on the system's CAs),
 then kafkawire writes and reads records that librdkafka reads and writes, through the same
 broker. So a block that names a wrong option, a wrong mechanism or a JAAS line the parser does
@@ -15,7 +15,6 @@ import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ import pytest
 from spark_kafka_wire.client.admin import create_topics
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
+from tests.support.docs_pages import page
 from tests.support.kafkawire_io import read_records, write_records
 from tests.support.librdkafka import consume, produce
 from tests.support.sasl_mechanisms import Credentials
@@ -36,7 +36,7 @@ from tests.support.security_env import (
 
 pytestmark = pytest.mark.broker
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DOCS_PAGE = page("security.md")  # the section moved there from the README
 SECTION = "## Connecting to managed Kafka"
 RECORDS = [(f"k{i}".encode(), f"managed-{i}".encode() * (1 + i % 3)) for i in range(25)]
 USER = "alice"
@@ -45,7 +45,7 @@ EVENT_HUBS_USER = "$ConnectionString"
 
 def readme_blocks() -> dict[str, dict[str, str]]:
     """{marker name: the options dict of the python block after it}, from the section."""
-    text = README.read_text()
+    text = DOCS_PAGE.read_text()
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
     section = text[start:end if end >= 0 else None]
@@ -193,7 +193,7 @@ def test_readme_block_writes_and_reads_like_librdkafka(name: str, request, monke
         _aws_environment(monkeypatch)
     fixtures = {f: request.getfixturevalue(f) for f in FIXTURES[name]}
     pki = fixtures.get("pki")
-    if "token_endpoint" in fixtures:  # the operator lists the token URL (README, OAUTHBEARER)
+    if "token_endpoint" in fixtures:  # the operator lists the token URL (docs/security.md, OAUTHBEARER)
         monkeypatch.setenv("KAFKAWIRE_SASL_OAUTHBEARER_ALLOWED_URLS",
                            fixtures["token_endpoint"].url)
     target = CASES[name](fixtures)

@@ -2,8 +2,8 @@
 topics, DataFrames compared row for row (schema, types and nullability included).
 
 Topics are made once per module and shared; records come from librdkafka. The task split of a
-read may differ (kafkawire packs small ranges into shared tasks, README "Parity"): rows are
-compared, and the task layouts only where the README promises them equal. Errors and the
+read may differ (kafkawire packs small ranges into shared tasks, docs/parity.md): rows are
+compared, and the task layouts only where docs/parity.md promises them equal. Errors and the
 deliberate differences are in test_batch_read_errors.py.
 """
 
@@ -275,7 +275,7 @@ def test_splitting_keeps_the_rows(spark, bootstrap, split_topic, options, same_l
 
 
 def test_max_records_per_partition_with_a_latest_end(spark, bootstrap, split_topic):
-    """Difference kept on purpose (README "Parity"): Spark sizes ranges for
+    """Difference kept on purpose (docs/parity.md): Spark sizes ranges for
     maxRecordsPerPartition before it resolves latest ends, so a read ending at latest is not
     split; kafkawire resolves first and caps every range."""
     spark_df, wire_df = read_both(spark, bootstrap, subscribe=split_topic,

@@ -197,7 +197,7 @@ def test_blanks_around_numbers_and_booleans(spark, bootstrap, topic, options):
 
 
 def test_java_only_pattern_syntax(spark, bootstrap, topic):
-    """Kept on purpose (README): subscribePattern is Python's re; Java's named group
+    """Kept on purpose (docs/parity.md): subscribePattern is Python's re; Java's named group
     (?<name>...) is refused with the Python spelling, which Spark in turn refuses."""
     java, python = f"(?<t>{topic[:6]})-.*", f"(?P<t>{topic[:6]})-.*"
     assert read(spark, "kafka", bootstrap, subscribePattern=java).filter(
@@ -229,7 +229,7 @@ def test_user_schema(spark, bootstrap, topic):
 
 
 def test_dataframe_reuse(spark, bootstrap, client):
-    """Kept on purpose (README): a kafkawire DataFrame keeps the ranges planned at its first
+    """Kept on purpose (docs/parity.md): a kafkawire DataFrame keeps the ranges planned at its first
     action; Spark's resolves earliest/latest again at every action. New records are seen by
     Spark's DataFrame only; after the topic is deleted Spark's fails at planning
     (UnknownTopicOrPartition, whatever failOnDataLoss says) while kafkawire's planned ranges

@@ -8,7 +8,7 @@ both), its key, value and headers, and the order within a partition (one Spark t
 the rows in order). Null-key rows are placed by each client's own partitioner (Java's sticky
 partitioner in Spark, ``murmur2_random`` here), so only their contents are compared.
 
-Differences kept on purpose, asserted as such below (the README's parity table says why):
+Differences kept on purpose, asserted as such below (the parity table of docs/parity.md says why):
 Spark 4.2's sink ignores a ``timestamp`` column (every record is stamped when sent) where
 kafkawire honours it as Spark's newer sink does; Spark's sink takes save mode
 ``errorifexists`` and stream output mode ``update``, which Spark refuses for Python data

@@ -1,6 +1,8 @@
-"""The README's examples run as written, in the order a newcomer meets them, on a fresh broker
-of their own (no topic exists yet): the Quick start, the command-line walk-through, the
-exactly-once write. A block is marked ``<!-- example:NAME -->`` on the line before its fence;
+"""The documentation's examples run as written, in the order a newcomer meets them, on a fresh
+broker of their own (no topic exists yet): the README's landing example, the Quick start
+(docs/getting-started.md), the command-line walk-through (docs/cli.md), the exactly-once write
+(docs/exactly-once.md) and the Avro example (docs/schema-registry.md). A block is marked
+``<!-- example:NAME -->`` on the line before its fence, in the README or any page of docs/;
 ``localhost:9092`` in it stands for the broker, which is the only substitution made."""
 
 from __future__ import annotations
@@ -13,21 +15,30 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.docs_pages import README, all_pages
+
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 PLACEHOLDER = "localhost:9092"
 _BLOCK = re.compile(r"<!-- example:(?P<name>[\w-]+) -->\n```(?P<lang>\w+)\n(?P<code>.*?)\n```",
                     re.S)
 
 
 def examples() -> dict[str, tuple[str, str]]:
-    return {m["name"]: (m["lang"], m["code"]) for m in _BLOCK.finditer(README.read_text())}
+    """{name: (language, code)} of every marked block of the README and the docs pages; a name
+    used twice fails, as one of the two would silently never run."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in all_pages():
+        for m in _BLOCK.finditer(path.read_text()):
+            assert m["name"] not in found, f"example {m['name']} is marked twice ({path.name})"
+            found[m["name"]] = (m["lang"], m["code"])
+    return found
 
 
 def test_the_marked_examples_exist() -> None:
     found = examples()
-    assert {"quickstart", "cli", "exactly-once", "avro"} <= set(found), sorted(found)
+    assert {"landing", "quickstart", "cli", "exactly-once", "avro"} <= set(found), sorted(found)
+    assert "<!-- example:landing -->" in README.read_text(), "the README's own example moved"
     for name, (_, code) in found.items():
         assert PLACEHOLDER in code, f"{name}: no {PLACEHOLDER} to point at the test broker"
 
@@ -35,7 +46,7 @@ def test_the_marked_examples_exist() -> None:
 @pytest.fixture(scope="module")
 def fresh_broker():
     if os.environ.get("KAFKA_BOOTSTRAP_SERVERS"):
-        pytest.skip("the README's examples create topics with fixed names: they run on a fresh "
+        pytest.skip("the documentation's examples create topics with fixed names: they run on a fresh "
                     "embedded broker, not on the external cluster of KAFKA_BOOTSTRAP_SERVERS")
     from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
@@ -47,13 +58,17 @@ def fresh_broker():
 
 
 def _python(code: str, namespace: dict, servers: str, capsys) -> str:
-    exec(compile(code.replace(PLACEHOLDER, servers), "README.md", "exec"), namespace)
+    exec(compile(code.replace(PLACEHOLDER, servers), "<docs example>", "exec"), namespace)
     return capsys.readouterr().out
 
 
 def test_readme_examples_in_order(spark, fresh_broker, tmp_path, capsys) -> None:
     found = examples()
     namespace: dict = {"spark": spark}
+
+    # the README's landing example: written, then read back as the table it shows
+    out = _python(found["landing"][1], {"spark": spark}, fresh_broker, capsys)
+    assert "hello" in out and "world" in out and "alice" in out, out
 
     out = _python(found["quickstart"][1], namespace, fresh_broker, capsys)
     assert "2 apples" in out and "a gift" in out, out
@@ -78,7 +93,7 @@ def test_readme_examples_in_order(spark, fresh_broker, tmp_path, capsys) -> None
     assert count == namespace["df"].count() > 0
 
 
-#: The README's Avro example names its Schema Registry at this URL (Confluent's default port).
+#: The Avro example (docs/schema-registry.md) names its Schema Registry at this URL (Confluent's default port).
 REGISTRY_PLACEHOLDER = "http://localhost:8081"
 
 

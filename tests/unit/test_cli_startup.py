@@ -1,7 +1,7 @@
 """``kafkawire --help`` and ``--version`` start in a blink (issue 33): the command group lists
 its commands from ``cli/commands.py`` and imports a command's module only when it runs, so
 these import click and this package's lightest modules only. Checked on the modules a fresh
-process holds afterwards, not on a time (the README reports measured times)."""
+process holds afterwards, not on a time (docs/cli.md reports measured times)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """conf/: every deployment's .properties loads through options_from_properties and passes the
 source and sink option parsers with the security it announces; spark-defaults.conf names only
-settings that Spark defines; the README points at every file."""
+settings that Spark defines; the documentation (docs/security.md, Config files) points at every
+file."""
 
 from __future__ import annotations
 
@@ -22,18 +23,19 @@ from tests.support.conf_properties import (
     check_properties_file,
     environment,
 )
+from tests.support.docs_pages import page
 from tests.support.errors import raises_condition
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+CONF_PAGE = page("security.md")  # its "Config files" section, moved from the README
 #: the files the unit tier parses: all but kerberos.properties, which needs a KDC
 UNIT_PROPERTIES = [p for p in PROPERTIES if NEEDS.get(p.stem) != "kdc"]
 
 
-def test_every_file_is_expected_and_in_the_readme() -> None:
+def test_every_file_is_expected_and_in_the_docs() -> None:
     assert sorted(p.stem for p in PROPERTIES) == sorted(EXPECTED)
-    readme = README.read_text()
+    docs = CONF_PAGE.read_text()
     for path in [*PROPERTIES, CONF / "spark-defaults.conf"]:
-        assert f"conf/{path.name}" in readme, f"README does not mention conf/{path.name}"
+        assert f"conf/{path.name}" in docs, f"{CONF_PAGE.name} does not mention conf/{path.name}"
 
 
 @pytest.mark.parametrize("path", UNIT_PROPERTIES, ids=[p.stem for p in UNIT_PROPERTIES])

@@ -1,6 +1,6 @@
 """Every kafkawire error has a stable condition that users can match on, documented once.
 
-The README's error table and the code's conditions are the same set; each class's condition
+The error table of docs/errors.md and the code's conditions are the same set; each class's condition
 is unique (families of broker errors share the prefix their instances narrow); every error's
 text begins with ``[CONDITION] `` and is built from its module's template table.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pickle
 import re
-from pathlib import Path
 
 import pytest
 
@@ -48,9 +47,10 @@ from spark_kafka_wire.protocol.errors import (
     error_for_code,
     kafka07_error_for_code,
 )
+from tests.support.docs_pages import page
 from tests.support.errors import assert_condition, raises_condition
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ERRORS_PAGE = page("errors.md")  # the error table, moved from the README
 CONDITION = re.compile(r"[A-Z][A-Z0-9_]*(\.[A-Z][A-Z0-9_]*)*")
 
 
@@ -71,22 +71,22 @@ def _code_conditions() -> set[str]:
     return found
 
 
-def _readme_rows() -> list[list[str]]:
-    section = README.read_text(encoding="utf-8").split("\n## Errors\n", 1)[1]
+def _docs_rows() -> list[list[str]]:
+    section = ERRORS_PAGE.read_text(encoding="utf-8").split("# Errors\n", 1)[1]
     section = section.split("\n## ", 1)[0]
     rows = [[cell.strip() for cell in line.strip("|").split("|")]
             for line in section.splitlines() if line.startswith("| `")]
-    assert rows, "the README has no error table"
+    assert rows, "docs/errors.md has no error table"
     return rows
 
 
-def test_the_readme_table_lists_exactly_the_conditions_of_the_code() -> None:
-    rows = _readme_rows()
+def test_the_docs_error_table_lists_exactly_the_conditions_of_the_code() -> None:
+    rows = _docs_rows()
     listed = [row[0].strip("`") for row in rows]
     assert len(listed) == len(set(listed)), "a condition is listed twice"
     assert set(listed) == _code_conditions()
     for row in rows:
-        assert len(row) == 4 and all(row), f"README error row without class, when or what: {row}"
+        assert len(row) == 4 and all(row), f"error row without class, when or what: {row}"
 
 
 def test_every_exception_class_has_a_condition_unique_to_it() -> None:

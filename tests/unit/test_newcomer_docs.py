@@ -1,5 +1,5 @@
 """What a newcomer reads first says what is true: the Makefile checks Java before the long
-install, the README's API table lists every API kafkawire speaks with its versions, generated
+install, the API table (docs/compatibility.md) lists every API kafkawire speaks with its versions, generated
 files stay out of git, and conf/ and docker/ describe what they hold."""
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from spark_kafka_wire.protocol.messages import ALL_APIS
+from tests.support.docs_pages import all_text, page
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+COMPATIBILITY = page("compatibility.md").read_text()  # the API table, moved from the README
+SECURITY = page("security.md").read_text()  # the Security model, moved from the README
 
 
 @pytest.mark.parametrize("target", ["demo", "test"])
@@ -28,9 +30,9 @@ def test_make_checks_java_before_installing(target) -> None:
     assert java < install, plan
 
 
-def test_readme_api_table_lists_every_api_and_its_versions() -> None:
+def test_docs_api_table_lists_every_api_and_its_versions() -> None:
     rows = {}
-    for line in README.splitlines():
+    for line in COMPATIBILITY.splitlines():
         m = re.match(r"\| ((?:\w+ \(\d+\)(?: / )?)+) \| ([\d–/ ]+) \|", line)
         if m:
             names = re.findall(r"(\w+) \((\d+)\)", m[1])
@@ -39,9 +41,9 @@ def test_readme_api_table_lists_every_api_and_its_versions() -> None:
             for (name, key), versions in zip(names, ranges, strict=True):
                 rows[int(key)] = (name, versions)
     for key, spec in ALL_APIS.items():
-        assert key in rows, f"README's API table lacks {spec.name} ({key})"
+        assert key in rows, f"the API table lacks {spec.name} ({key})"
         assert rows[key] == (spec.name, f"{spec.min_version}–{spec.max_version}"), spec.name
-    assert "a later release" not in README, "the README still promises a feature that exists"
+    assert "a later release" not in all_text(), "the docs still promise a feature that exists"
 
 
 def test_generated_files_stay_out_of_git() -> None:
@@ -65,7 +67,7 @@ def test_compose_comments_match_the_notebooks_variable() -> None:
 
 
 def _security_section() -> str:
-    return README.split("## Security model", 1)[1].split("\n## ", 1)[0]
+    return SECURITY.split("## Security model", 1)[1].split("\n## ", 1)[0]
 
 
 def test_security_model_names_real_operator_settings() -> None:
@@ -79,7 +81,7 @@ def test_security_model_names_real_operator_settings() -> None:
     code = "\n".join(p.read_text() for p in (ROOT / "spark_kafka_wire").rglob("*.py"))
     for setting, env in pairs:
         assert env == env_name(setting), setting
-        assert f'"{setting}"' in code, f"{setting} is named in the README but read nowhere"
+        assert f'"{setting}"' in code, f"{setting} is named in the docs but read nowhere"
 
 
 def test_security_model_spark_settings_exist() -> None:

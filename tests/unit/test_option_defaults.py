@@ -1,5 +1,5 @@
 """Every default is the option table's: the settings the client layer, the source and the sink
-build take theirs from spark_kafka_wire.options.table, so the README (rendered from the table)
+build take theirs from spark_kafka_wire.options.table, so the option reference (rendered from the table)
 says what the code does, and a default changed in the table changes everywhere.
 
 Three checks: options parsed from nothing equal the settings' own defaults; each field fed by

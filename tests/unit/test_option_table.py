@@ -1,6 +1,6 @@
 """The option table (spark_kafka_wire.options.OPTIONS, in options/table.py): every option the parsers read is in
 it, every entry in it is read or handled and documented, the table is consistent with itself,
-and the README's option tables are exactly what it generates."""
+and the option reference page (docs/reference/options.md) is exactly what it generates."""
 
 from __future__ import annotations
 
@@ -31,10 +31,12 @@ from spark_kafka_wire.options.table import REFUSED_VALUES
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
+from tests.support.docs_pages import page
 from tests.support.errors import raises_condition
 
 PACKAGE = Path(spark_kafka_wire.__file__).parent
-README = Path(__file__).resolve().parents[2] / "README.md"
+#: the generated option reference, where the README's option tables moved
+REFERENCE = page("reference/options.md")
 # The modules that parse options; other modules may use the same words for other things
 # (the writer's `topic` column).
 PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options/client.py",
@@ -286,13 +288,26 @@ def test_defaults_of_the_table_are_what_parsing_yields() -> None:
     assert sink.partitioner == option("kafka.partitioner").default
 
 
-# ------------------------------------------------------------------------------- README
+# ------------------------------------------------------------------------ the reference page
 
 
-def test_readme_option_tables_are_what_the_table_generates() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_reference_option_tables_are_what_the_table_generates() -> None:
+    text = REFERENCE.read_text(encoding="utf-8")
     assert option_tables.update(text) == text, (
-        "the README's option tables differ from spark_kafka_wire/options/table.py: run `make docs`")
+        "the option reference's tables differ from spark_kafka_wire/options/table.py: "
+        "run `make docs`")
+    assert option_tables.reference_page() == text, (
+        "docs/reference/options.md is not what `make docs` writes: run `make docs`")
+
+
+def test_guide_pages_link_to_every_table_of_the_reference() -> None:
+    """The hand-written pages hold no copy of a generated table (one could drift), and every
+    table of the reference is linked from the guide, where its prose is."""
+    guide = "\n".join(p.read_text(encoding="utf-8") for p in REFERENCE.parents[1].glob("*.md"))
+    assert "<!-- options:" not in guide
+    for heading, _, _ in option_tables.REFERENCE_PARTS:
+        anchor = re.sub(r"[^\w\s-]", "", heading.lower()).strip().replace(" ", "-")
+        assert f"reference/options.md#{anchor}" in guide, heading
 
 
 @pytest.mark.parametrize("o", OPTIONS, ids=lambda o: o.name)
@@ -311,15 +326,15 @@ def test_generated_tables_show_defaults_as_users_write_them() -> None:
 
 
 def test_docs_rewrites_stale_tables_and_needs_every_marker(tmp_path: Path) -> None:
-    text = README.read_text(encoding="utf-8")
+    text = REFERENCE.read_text(encoding="utf-8")
     stale = text.replace(option_tables.write_table(), "| option | default | meaning |\n")
     assert stale != text
-    readme = tmp_path / "README.md"
-    readme.write_text(stale, encoding="utf-8")
-    assert option_tables.main(["--check", str(readme)]) == 1
-    assert readme.read_text(encoding="utf-8") == stale
-    assert option_tables.main([str(readme)]) == 0
-    assert readme.read_text(encoding="utf-8") == text
+    written = tmp_path / "options.md"
+    written.write_text(stale, encoding="utf-8")
+    assert option_tables.main(["--check", str(written)]) == 1
+    assert written.read_text(encoding="utf-8") == stale
+    assert option_tables.main([str(written)]) == 0
+    assert written.read_text(encoding="utf-8") == text
     with pytest.raises(ValueError, match="option table markers"):
         option_tables.update(text.replace("<!-- /options:read -->", ""))
 

@@ -1,4 +1,4 @@
-"""The README's parity table names, per row, the tests of tests/parity that prove it (Spark's
+"""The parity table (docs/parity.md) names, per row, the tests of tests/parity that prove it (Spark's
 ``kafka`` format and kafkawire run side by side): each named test must exist, so a renamed or
 deleted test cannot leave a row claiming a proof it no longer has."""
 
@@ -7,13 +7,15 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from tests.support.docs_pages import page
+
 ROOT = Path(__file__).resolve().parents[2]
 PARITY = ROOT / "tests" / "parity"
 
 
 def _rows() -> list[list[str]]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Parity with Spark's `kafka` format", 1)[1].split("\n## ", 1)[0]
+    text = page("parity.md").read_text(encoding="utf-8")
+    section = text.split("# Parity with Spark's `kafka` format", 1)[1].split("\n## ", 1)[0]
     lines = [ln for ln in section.splitlines() if ln.startswith("| ")]
     header, rows = lines[0], lines[1:]
     assert header.rstrip(" |").endswith("proven by tests/parity"), header

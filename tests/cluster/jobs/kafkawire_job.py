@@ -26,7 +26,7 @@ Where a task ran is told by a Python UDF evaluated in the same task as kafkawire
 writer: the address its host uses towards the broker (a UDP socket's own address after
 ``connect``, which sends nothing), the file ``spark_kafka_wire`` was imported from, the
 Python running it, and whether ``probe`` exists there. kafkawire is registered with
-``spark.dataSource.register`` as the README tells users to.
+``spark.dataSource.register`` as docs/spark-connect-and-clusters.md tells users to.
 """
 
 from __future__ import annotations

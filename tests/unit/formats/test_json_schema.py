@@ -1,4 +1,4 @@
-"""JSON Schema values (formats/json_schema.py): the mapping table of the README, values
+"""JSON Schema values (formats/json_schema.py): the mapping table of docs/schema-registry.md, values
 decoded against ``json.loads`` of the same bytes, round trips through the encoder, framed
 columns through ``decode_framed`` with the framing errors Avro gives."""
 
