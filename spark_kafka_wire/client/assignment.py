@@ -16,6 +16,13 @@ a broker's partitions together, as the design document asks ("so partitions on t
 are clustered together"). Consumer ids are sorted as strings, as Kafka sorts member ids.
 Pure computation, no I/O: the CLI's ``lag`` uses it to show which live consumer of a
 ZooKeeper-era group owns each partition, and users may call it to plan their own readers.
+
+The leader of a classic group (``kafkawire consume --group``, client/group_member.py) assigns
+with :func:`assign`: ``range`` as above, or ``roundrobin`` (Kafka's RoundRobinAssignor: every
+subscribed partition of every topic, sorted by topic and partition, dealt in turn to the
+sorted members, each skipping the members not subscribed to its topic). The names are the
+protocol names Java's and librdkafka's consumers join with, so a kafkawire member shares a
+group with them when they use the same ``partition.assignment.strategy``.
 """
 
 from __future__ import annotations
@@ -56,6 +63,46 @@ def range_assign_topics(subscriptions: Mapping[str, Sequence[str]],
         for t in topics:
             members.setdefault(t, []).append(consumer)
     return {t: range_assign(partitions.get(t, ()), cs) for t, cs in sorted(members.items())}
+
+
+#: The assignors a kafkawire member offers, by their protocol names.
+RANGE, ROUNDROBIN = "range", "roundrobin"
+ASSIGNORS = (RANGE, ROUNDROBIN)
+
+
+def roundrobin_assign(subscriptions: Mapping[str, Sequence[str]],
+                      partitions: Mapping[str, Iterable[int]]) -> dict[str, list[tuple[str, int]]]:
+    """Kafka's RoundRobinAssignor: each member id of ``subscriptions`` -> its (topic,
+    partition) pairs. Partitions of all subscribed topics in (topic, partition) order go to
+    the sorted members in turn; a member not subscribed to a partition's topic is passed
+    over (the turn moves on to the next that is)."""
+    members = sorted(subscriptions)
+    out: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    subscribed = {m: set(subscriptions[m]) for m in members}
+    topics = sorted(set().union(*subscribed.values())) if members else []
+    turn = 0
+    for topic in topics:
+        for p in sorted(set(partitions.get(topic, ()))):
+            while topic not in subscribed[members[turn % len(members)]]:
+                turn += 1
+            out[members[turn % len(members)]].append((topic, p))
+            turn += 1
+    return out
+
+
+def assign(assignor: str, subscriptions: Mapping[str, Sequence[str]],
+           partitions: Mapping[str, Iterable[int]]) -> dict[str, list[tuple[str, int]]]:
+    """A group leader's assignment: member id -> its (topic, partition) pairs, sorted; every
+    member is a key. ``partitions``: each topic's partition ids (a topic missing has none)."""
+    if assignor == ROUNDROBIN:
+        return roundrobin_assign(subscriptions, partitions)
+    if assignor != RANGE:
+        raise ValueError(f"unknown assignor {assignor!r}; kafkawire offers {', '.join(ASSIGNORS)}")
+    out: dict[str, list[tuple[str, int]]] = {m: [] for m in subscriptions}
+    for topic, by_member in range_assign_topics(subscriptions, partitions).items():
+        for m, ps in by_member.items():
+            out[m] += [(topic, p) for p in ps]
+    return {m: sorted(tps) for m, tps in out.items()}
 
 
 def owners(assignment: Mapping[str, Sequence[P]]) -> dict[P, str]:

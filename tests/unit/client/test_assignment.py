@@ -8,8 +8,9 @@ from types import SimpleNamespace
 
 import pytest
 from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
-from spark_kafka_wire.client.assignment import owners, range_assign, range_assign_topics
+from spark_kafka_wire.client.assignment import assign, owners, range_assign, range_assign_topics
 
 
 def test_design_document_example_three_consumers_two_brokers() -> None:
@@ -69,3 +70,56 @@ def test_same_as_kafkas_range_assignor(seed: int) -> None:
     theirs = _kafka_python(subscriptions, partitions)
     assert set(ours) == {t for ts in subscriptions.values() for t in ts}
     assert ours == theirs
+
+
+def test_kafkas_documented_range_example() -> None:
+    # Kafka's RangeAssignor javadoc: C0 and C1 both subscribe to t0 and t1, 3 partitions each
+    got = assign("range", {"C1": ["t0", "t1"], "C0": ["t0", "t1"]}, {"t0": [0, 1, 2],
+                                                                     "t1": [0, 1, 2]})
+    assert got == {"C0": [("t0", 0), ("t0", 1), ("t1", 0), ("t1", 1)],
+                   "C1": [("t0", 2), ("t1", 2)]}
+
+
+def test_kafkas_documented_roundrobin_examples() -> None:
+    # Kafka's RoundRobinAssignor javadoc: same subscriptions ...
+    got = assign("roundrobin", {"C0": ["t0", "t1"], "C1": ["t0", "t1"]},
+                 {"t0": [0, 1, 2], "t1": [0, 1, 2]})
+    assert got == {"C0": [("t0", 0), ("t0", 2), ("t1", 1)],
+                   "C1": [("t0", 1), ("t1", 0), ("t1", 2)]}
+    # ... and different ones: C0 [t0], C1 [t0, t1], C2 [t0, t1, t2]; t0 1, t1 2, t2 3
+    got = assign("roundrobin", {"C0": ["t0"], "C1": ["t0", "t1"], "C2": ["t0", "t1", "t2"]},
+                 {"t0": [0], "t1": [0, 1], "t2": [0, 1, 2]})
+    assert got == {"C0": [("t0", 0)], "C1": [("t1", 0)],
+                   "C2": [("t1", 1), ("t2", 0), ("t2", 1), ("t2", 2)]}
+
+
+def test_unknown_assignor_and_members_without_partitions() -> None:
+    with pytest.raises(ValueError, match="unknown assignor 'sticky'"):
+        assign("sticky", {"a": ["t"]}, {"t": [0]})
+    for name in ("range", "roundrobin"):
+        assert assign(name, {"a": ["t"], "b": ["t"], "c": ["gone"]}, {"t": [0]}) == \
+            {"a": [("t", 0)], "b": [], "c": []}
+
+
+@pytest.mark.parametrize("name", ["range", "roundrobin"])
+def test_random_groups_match_kafka_python(name: str) -> None:
+    """For random subscriptions, the assignment kafka-python's assignor of the same name
+    (Kafka's rules, written independently) computes. Its round robin passes over a member
+    not subscribed to a partition's topic wrongly (it takes the cycle's (instance id, member
+    id) pair for a member id, a KeyError), so there every member subscribes to the same
+    topics; the javadoc examples above cover different subscriptions."""
+    oracle = RangePartitionAssignor if name == "range" else RoundRobinPartitionAssignor
+    rnd = random.Random(name)
+    for _ in range(200):
+        topics = {f"t{i}": list(range(rnd.randint(0, 7))) for i in range(rnd.randint(1, 4))}
+        same = rnd.sample(sorted(topics), rnd.randint(1, len(topics)))
+        members = {f"m-{rnd.randint(0, 999):03d}": same if name == "roundrobin" else
+                   rnd.sample(sorted(topics), rnd.randint(1, len(topics)))
+                   for _ in range(rnd.randint(1, 5))}
+        cluster = SimpleNamespace(partitions_for_topic=lambda t, ts=topics: set(ts[t]))
+        theirs = oracle.assign(cluster, [
+            SimpleNamespace(member_id=m, group_instance_id=None,
+                            metadata=SimpleNamespace(topics=ts)) for m, ts in members.items()])
+        expected = {m: sorted((t, p) for t, ps in a.assigned_partitions for p in ps)
+                    for m, a in theirs.items()}
+        assert assign(name, members, topics) == expected
