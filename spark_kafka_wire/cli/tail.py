@@ -44,6 +44,7 @@ from spark_kafka_wire.cli.records import (
 from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.start_offsets import (
     BEGINNING,
+    END,
     LAST,
     TIME,
     StartSpec,
@@ -57,6 +58,7 @@ from spark_kafka_wire.cli.topics import (
     name_matcher,
     partitions_of,
 )
+from spark_kafka_wire.client.assignment import ASSIGNORS, RANGE
 from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
@@ -212,10 +214,22 @@ def read_records(client: Cluster, tps: list[TopicPartition], specs: tuple[StartS
 def run(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
         specs: tuple[StartSpec, ...], default: StartSpec, follow: bool, partition: int | None,
         fmt: str, count: int | None, key_format: str, value_format: str,
-        isolation: str | None) -> None:
-    """What ``tail`` and ``consume`` do once their options are read."""
+        isolation: str | None, group: tuple[str | None, str] = (None, RANGE),
+        group_default: StartSpec | None = None) -> None:
+    """What ``tail`` and ``consume`` do once their options are read; with ``group`` (name,
+    assignor) as a member of that consumer group (cli/group_consume.py), a partition without
+    a commit starting at ``group_default`` (else ``default``) unless ``-o`` names it."""
     if not topic and pattern is None:
         raise click.UsageError("name a topic, or give --pattern")
+    if group[0] is not None:
+        if partition is not None:
+            raise click.UsageError("--partition and --group exclude each other: the group "
+                                   "assigns the partitions")
+        from spark_kafka_wire.cli.group_consume import run_group  # noqa: PLC0415 (a cycle)
+
+        run_group(g, topic, pattern, group[0], group[1], specs, group_default or default,
+                  not follow, fmt, count, key_format, value_format, isolation)
+        return
     settings = g.fetch_settings(None if isolation is None else
                                 {"kafka.isolation.level": isolation})
     with connected_any(g.client_config()) as client:
@@ -271,6 +285,16 @@ def _read_options(command: Callable) -> Callable:
                      "read_uncommitted]."),
         click.option("-c", "--count", type=click.IntRange(min=1), default=None,
                      help="Exit after printing this many records."),
+        click.option("-G", "--group", default=None, metavar="GROUP",
+                     help="Read as a member of this consumer group (kcat -G): the topics are "
+                     "the subscription, the group assigns the partitions, each starts at the "
+                     "group's committed offset (-o applies where none is), what is printed is "
+                     "committed (every 5 s, on rebalance, on exit); Ctrl-C leaves the group."),
+        click.option("--assignor", type=click.Choice(ASSIGNORS), default=RANGE,
+                     show_default=True,
+                     help="With --group: how the group leader assigns partitions (Kafka's "
+                     "partition.assignment.strategy; members of one group need one in "
+                     "common)."),
     ]):
         command = option(command)
     return command
@@ -295,8 +319,8 @@ def _check_format(fmt: str) -> None:
 @click.pass_obj
 def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
          specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
-         value_format: str, isolation: str | None, count: int | None, last: int | None,
-         from_beginning: bool, follow: bool) -> None:
+         value_format: str, isolation: str | None, count: int | None, group: str | None,
+         assignor: str, last: int | None, from_beginning: bool, follow: bool) -> None:
     """Print the last records of each partition of TOPIC (one or more), optionally following.
 
     \b
@@ -304,6 +328,7 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     kafkawire tail orders -o @2026-05-01T12:00Z -c 100
     kafkawire tail orders -o 0:1500 -p 0 --format '%o %k=%s\\n'
     kafkawire tail --pattern 'orders-.*' -f --format json
+    kafkawire tail orders --group audit -f      a member of group audit, from its commits
     """
     _check_format(fmt)
     if sum(bool(x) for x in (last is not None, from_beginning, specs)) > 1:
@@ -311,7 +336,7 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     default = StartSpec(BEGINNING) if from_beginning else StartSpec(LAST, 10 if last is None
                                                                      else last)
     run(g, topic, pattern, specs, default, follow, partition, fmt, count, key_format,
-        value_format, isolation)
+        value_format, isolation, (group, assignor))
 
 
 @click.command(short_help=summary("consume"))
@@ -321,15 +346,20 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
 @click.pass_obj
 def consume(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
             specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
-            value_format: str, isolation: str | None, count: int | None,
-            exit_at_end: bool) -> None:
+            value_format: str, isolation: str | None, count: int | None, group: str | None,
+            assignor: str, exit_at_end: bool) -> None:
     """Print the records of TOPIC (one or more) from the beginning and follow it, as kcat -C.
 
     \b
     kafkawire consume orders -e                       everything there is, then exit
     kafkawire consume orders -o end                   only what is written from now on
     kafkawire consume orders -o -5 --value-format json --format json
+    kafkawire consume orders -G billing           a member of group billing (kcat -G)
+
+    With --group a partition the group has no commit for starts at its end, as
+    kafka-console-consumer and kcat -G start (auto.offset.reset=latest); -o beginning reads
+    it from its start.
     """
     _check_format(fmt)
     run(g, topic, pattern, specs, StartSpec(BEGINNING), not exit_at_end, partition, fmt,
-        count, key_format, value_format, isolation)
+        count, key_format, value_format, isolation, (group, assignor), StartSpec(END))
