@@ -66,8 +66,10 @@ def range_assign_topics(subscriptions: Mapping[str, Sequence[str]],
 
 
 #: The assignors a kafkawire member offers, by their protocol names.
-RANGE, ROUNDROBIN = "range", "roundrobin"
-ASSIGNORS = (RANGE, ROUNDROBIN)
+RANGE, ROUNDROBIN, COOPERATIVE_STICKY = "range", "roundrobin", "cooperative-sticky"
+ASSIGNORS = (RANGE, ROUNDROBIN, COOPERATIVE_STICKY)
+#: The assignors whose members keep their partitions through a rebalance (KIP-429).
+COOPERATIVE = (COOPERATIVE_STICKY,)
 
 
 def roundrobin_assign(subscriptions: Mapping[str, Sequence[str]],
@@ -90,12 +92,82 @@ def roundrobin_assign(subscriptions: Mapping[str, Sequence[str]],
     return out
 
 
+def _claims(subscriptions: Mapping[str, Sequence[str]], wanted: set[tuple[str, int]],
+            owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]]
+            ) -> dict[tuple[str, int], str]:
+    """partition -> the member that owns it now: a partition still subscribed to, claimed by
+    the member of the latest generation (ties: the first member id)."""
+    claims: dict[tuple[str, int], str] = {}
+    for m in sorted(owned, key=lambda m: (-owned[m][0], m)):
+        if m not in subscriptions:
+            continue
+        for tp in owned[m][1]:
+            if tp in wanted and tp[0] in subscriptions[m]:
+                claims.setdefault(tp, m)
+    return claims
+
+
+def sticky_assign(subscriptions: Mapping[str, Sequence[str]],
+                  partitions: Mapping[str, Iterable[int]],
+                  owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]]
+                  ) -> dict[str, list[tuple[str, int]]]:
+    """A balanced assignment that moves as few owned partitions as it can (module
+    docstring); ``owned``: member -> (generation, partitions it owns)."""
+    members = sorted(subscriptions)
+    topics = {m: set(subscriptions[m]) for m in members}
+    wanted = {(t, p) for t in set().union(*topics.values()) if members
+              for p in set(partitions.get(t, ()))}
+    plan: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
+    for tp, m in _claims(subscriptions, wanted, owned).items():
+        plan[m].add(tp)
+
+    def fewest(tp: tuple[str, int]) -> str | None:
+        able = [m for m in members if tp[0] in topics[m]]
+        return min(able, key=lambda m: (len(plan[m]), m)) if able else None
+
+    for tp in sorted(wanted - set().union(*plan.values())):
+        taker = fewest(tp)
+        if taker is not None:
+            plan[taker].add(tp)
+    moved = True
+    while moved:  # move single partitions from the fullest while that narrows the gap
+        moved = False
+        for giver in sorted(members, key=lambda m: (-len(plan[m]), m)):
+            for tp in sorted(plan[giver], reverse=True):
+                taker = fewest(tp)
+                if taker is not None and len(plan[taker]) + 1 < len(plan[giver]):
+                    plan[giver].remove(tp)
+                    plan[taker].add(tp)
+                    moved = True
+                    break
+            if moved:
+                break
+    return {m: sorted(ps) for m, ps in plan.items()}
+
+
+def cooperative_assign(subscriptions: Mapping[str, Sequence[str]],
+                       partitions: Mapping[str, Iterable[int]],
+                       owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]]
+                       ) -> dict[str, list[tuple[str, int]]]:
+    """KIP-429's first round: the sticky plan without the partitions that move from one
+    member to another (their owners give them up; the next rebalance assigns them)."""
+    plan = sticky_assign(subscriptions, partitions, owned)
+    wanted = {tp for ps in plan.values() for tp in ps}
+    now = _claims(subscriptions, wanted, owned)
+    return {m: [tp for tp in ps if now.get(tp, m) == m] for m, ps in plan.items()}
+
+
 def assign(assignor: str, subscriptions: Mapping[str, Sequence[str]],
-           partitions: Mapping[str, Iterable[int]]) -> dict[str, list[tuple[str, int]]]:
+           partitions: Mapping[str, Iterable[int]],
+           owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]] | None = None
+           ) -> dict[str, list[tuple[str, int]]]:
     """A group leader's assignment: member id -> its (topic, partition) pairs, sorted; every
-    member is a key. ``partitions``: each topic's partition ids (a topic missing has none)."""
+    member is a key. ``partitions``: each topic's partition ids (a topic missing has none);
+    ``owned``: member -> (generation, partitions owned), which cooperative-sticky keeps."""
     if assignor == ROUNDROBIN:
         return roundrobin_assign(subscriptions, partitions)
+    if assignor == COOPERATIVE_STICKY:
+        return cooperative_assign(subscriptions, partitions, owned or {})
     if assignor != RANGE:
         raise ValueError(f"unknown assignor {assignor!r}; kafkawire offers {', '.join(ASSIGNORS)}")
     out: dict[str, list[tuple[str, int]]] = {m: [] for m in subscriptions}

@@ -28,7 +28,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from spark_kafka_wire.client.assignment import RANGE, assign
+from spark_kafka_wire.client.assignment import COOPERATIVE, RANGE, assign
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import BrokerConnectionError, CoordinatorMovedError
@@ -61,8 +61,10 @@ from spark_kafka_wire.protocol.messages import HEARTBEAT, JOIN_GROUP, LEAVE_GROU
 log = logging.getLogger(__name__)
 
 #: The subscription version kafkawire writes: v1 carries the partitions owned (KIP-429);
-#: every consumer since Kafka 2.4 (and librdkafka 1.6) reads it.
+#: every consumer since Kafka 2.4 (and librdkafka 1.6) reads it. A cooperative member writes
+#: v2, whose generation tells a leader which of two claims to a partition is current.
 SUBSCRIPTION_VERSION = 1
+COOPERATIVE_SUBSCRIPTION_VERSION = 2
 #: Answers that mean "this generation is over: join again" (the member id still holds).
 _REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
 #: Answers that mean "the coordinator forgot this member: join again as a new one".
@@ -119,7 +121,11 @@ class GroupMember:
         return self._rejoin.is_set()
 
     def join(self) -> list[TopicPartition]:
-        """Join (or rejoin) the group and return the partitions assigned to this member."""
+        """Join (or rejoin) the group and return the partitions assigned to this member.
+        Under a cooperative assignor a member whose assignment lost partitions must join
+        again at once (KIP-429: the second rebalance gives them to their new owner), so
+        ``needs_rejoin`` is then already true."""
+        before = set(self.assignment)
         what = f"joining {coordinated(self.settings.group)}"
         deadline = time.monotonic() + max(self.client.config.request_timeout_ms / 1000, 60)
         with self._lock:
@@ -134,6 +140,8 @@ class GroupMember:
                     log.info("%s: %s; trying again", what, exc)
                     time.sleep(self.client.config.retry_backoff_ms / 1000)
         self._rejoin.clear()
+        if self.settings.assignor in COOPERATIVE and before - set(self.assignment):
+            self._rejoin.set()
         if self._thread is None:
             self._thread = threading.Thread(target=self._heartbeats, daemon=True,
                                             name=f"kafkawire-heartbeat-{self.settings.group}")
@@ -166,7 +174,7 @@ class GroupMember:
                                 coordinated(self.settings.group), exc.spec.name)
                     self._rejoin.set()
                     if exc.spec.code in _FORGOTTEN:
-                        self.member_id = ""
+                        self._forget()
                     return False
                 raise
 
@@ -203,8 +211,10 @@ class GroupMember:
         """One JoinGroup and SyncGroup; True when an assignment came, False to join again."""
         s = self.settings
         conn = self._conn()
-        subscription = encode_subscription(sorted(s.topics), self.assignment, self.generation,
-                                           SUBSCRIPTION_VERSION)
+        subscription = encode_subscription(
+            sorted(s.topics), self.assignment, self.generation,
+            COOPERATIVE_SUBSCRIPTION_VERSION if s.assignor in COOPERATIVE
+            else SUBSCRIPTION_VERSION)
         body: JoinGroupRequest = {
             "group_id": s.group, "session_timeout_ms": s.session_timeout_ms,
             "rebalance_timeout_ms": s.rebalance_timeout_ms, "member_id": self.member_id,
@@ -217,7 +227,7 @@ class GroupMember:
             self.member_id = joined["member_id"]  # KIP-394: join again with this id
             return False
         if code in _FORGOTTEN:
-            self.member_id = ""
+            self._forget()
             return False
         if code in _REJOIN:
             return False
@@ -236,7 +246,7 @@ class GroupMember:
         synced = conn.request(SYNC_GROUP, sync)
         code = synced["error_code"]
         if code in _FORGOTTEN:
-            self.member_id = ""
+            self._forget()
             return False
         if code in _REJOIN:
             return False
@@ -245,6 +255,10 @@ class GroupMember:
         log.info("joined %s, generation %d (%s): %s", coordinated(s.group), self.generation,
                  "leader" if self.leader else "follower", self.assignment)
         return True
+
+    def _forget(self) -> None:
+        """The coordinator no longer knows this member: it owns nothing and joins as new."""
+        self.member_id, self.generation, self.assignment = "", -1, []
 
     def _assign(self, protocol: str, members: list[JoinGroupResponseMembers]
                 ) -> list[SyncGroupRequestAssignments]:
@@ -255,7 +269,8 @@ class GroupMember:
         md = self.client.fetch_metadata(topics)
         partitions = {t: sorted(md.topics[t].partitions) for t in topics
                       if t in md.topics and md.topics[t].error_code == 0}
-        plan = assign(protocol, {m: sub.topics for m, sub in subs.items()}, partitions)
+        plan = assign(protocol, {m: sub.topics for m, sub in subs.items()}, partitions,
+                      {m: (sub.generation_id, sub.owned) for m, sub in subs.items()})
         return [{"member_id": m, "assignment": encode_assignment(
             plan[m], min(subs[m].version, MAX_VERSION))} for m in sorted(subs)]
 
@@ -300,7 +315,7 @@ class GroupMember:
         code = conn.request(HEARTBEAT, body)["error_code"]
         if code in _REJOIN | _FORGOTTEN:
             if code in _FORGOTTEN:
-                self.member_id = ""
+                self._forget()
             self._rejoin.set()
             return
         if code in _MOVED:

@@ -189,6 +189,33 @@ def test_a_member_beside_librdkafka_and_taking_over_when_it_leaves(
     assert sorted(later) == [(p, o) for p in range(4) for o in range(5, 7)]
 
 
+def test_cooperative_sticky_members_split_in_two_rebalances(
+        kw, bootstrap, new_topic, members) -> None:
+    """KIP-429: the first member keeps two of its partitions through the rebalance the
+    second one's join starts, gives up two, and the second rebalance hands them over."""
+    topic = new_topic(4, "cli-group-coop")
+    group = f"kw-coop-{uuid.uuid4().hex[:8]}"
+    a = members(topic, "--group", group, "--assignor", "cooperative-sticky")
+    wait_for("assignment", lambda: len(owners(kw, group)) == 4)
+    [first] = set(owners(kw, group).values())
+    produce(bootstrap, topic, 2)
+    wait_for("records", lambda: len(a.records) >= 8)
+    b = members(topic, "--group", group, "--assignor", "cooperative-sticky")
+    wait_for("split", lambda: len(owners(kw, group)) == 4
+             and len(set(owners(kw, group).values())) == 2)
+    kept = {p for p, m in owners(kw, group).items() if m == first}
+    assert len(kept) == 2
+    produce(bootstrap, topic, 3, start=2)
+    wait_for("records", lambda: len(a.records) + len(b.records) >= 8 + 12)
+    time.sleep(1)
+    a.stop()
+    b.stop()
+    assert {p for p, o in a.positions() if o >= 2} == kept
+    assert {p for p, _ in b.positions()} == set(range(4)) - kept
+    both = sorted((r["partition"], r["offset"]) for r in a.records + b.records)
+    assert both == [(p, o) for p in range(4) for o in range(5)]  # exactly once
+
+
 def test_exit_at_end_commits_and_a_second_run_starts_there(kw, bootstrap, new_topic) -> None:
     topic = new_topic(4, "cli-group-e")
     group = f"kw-e-{uuid.uuid4().hex[:8]}"

@@ -123,3 +123,69 @@ def test_random_groups_match_kafka_python(name: str) -> None:
         expected = {m: sorted((t, p) for t, ps in a.assigned_partitions for p in ps)
                     for m, a in theirs.items()}
         assert assign(name, members, topics) == expected
+
+
+def _two_rounds(subs, parts, owned):
+    """KIP-429's two rebalances: members keep the first round's assignment (the owners of
+    withheld partitions gave them up), the second hands out what was withheld."""
+    first = assign("cooperative-sticky", subs, parts, owned)
+    second = assign("cooperative-sticky", subs, parts,
+                    {m: (owned.get(m, (0, []))[0] + 1, ps) for m, ps in first.items()})
+    return first, second
+
+
+def test_cooperative_sticky_withholds_what_moves_then_hands_it_out() -> None:
+    parts = {"t": [0, 1, 2, 3]}
+    subs = {"A": ["t"], "B": ["t"]}
+    first, second = _two_rounds(subs, parts, {"A": (1, [("t", p) for p in range(4)])})
+    # A keeps two of its partitions, gives up two; B gets them only in the second round
+    assert len(first["A"]) == 2 and first["B"] == []
+    assert second["A"] == first["A"]
+    assert sorted(second["A"] + second["B"]) == [("t", p) for p in range(4)]
+    # a new group: nothing owned, nothing withheld
+    assert assign("cooperative-sticky", subs, parts) == {
+        "A": [("t", 0), ("t", 2)], "B": [("t", 1), ("t", 3)]}
+
+
+def test_cooperative_sticky_claims_of_the_later_generation_win() -> None:
+    got = assign("cooperative-sticky", {"A": ["t"], "B": ["t"]}, {"t": [0, 1]},
+                 {"A": (3, [("t", 0)]), "B": (2, [("t", 0), ("t", 1)])})
+    assert got == {"A": [("t", 0)], "B": [("t", 1)]}
+
+
+def test_cooperative_sticky_drops_partitions_no_longer_subscribed_or_gone() -> None:
+    got = assign("cooperative-sticky", {"A": ["t"], "B": ["t", "u"]}, {"t": [0], "u": [0]},
+                 {"A": (1, [("u", 0), ("t", 5)]), "B": (1, [])})
+    assert sorted(tp for ps in got.values() for tp in ps) == [("t", 0), ("u", 0)]
+    assert ("u", 0) in got["B"]
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_cooperative_sticky_is_balanced_sticky_and_never_shares(seed: int) -> None:
+    rnd = random.Random(seed)
+    topics = {f"t{i}": list(range(rnd.randint(0, 9))) for i in range(rnd.randint(1, 3))}
+    every = [(t, p) for t, ps in topics.items() for p in ps]
+    members = [f"m{i}" for i in range(rnd.randint(1, 5))]
+    subs = {m: sorted(topics) for m in members}
+    owned = {m: (rnd.randint(1, 3), rnd.sample(every, rnd.randint(0, len(every))))
+             for m in members if rnd.random() < 0.8}
+    first, second = _two_rounds(subs, topics, owned)
+    for plan in (first, second):
+        flat = [tp for ps in plan.values() for tp in ps]
+        assert len(flat) == len(set(flat))  # no partition twice
+    # the second round assigns everything, balanced
+    assert sorted(tp for ps in second.values() for tp in ps) == sorted(every)
+    sizes = [len(ps) for ps in second.values()]
+    assert max(sizes) - min(sizes) <= 1
+    # the first round never gives a partition to a member while another owns it
+    claims = {}
+    for m in sorted(owned, key=lambda m: (-owned[m][0], m)):
+        for tp in owned[m][1]:
+            claims.setdefault(tp, m)
+    for m, ps in first.items():
+        assert all(claims.get(tp, m) == m for tp in ps)
+    # sticky: a member keeps what it owned up to its fair share
+    quota = len(every) // len(members)
+    for m, ps in first.items():
+        mine = {tp for tp, owner in claims.items() if owner == m}
+        assert len(mine & set(ps)) >= min(len(mine), quota)
