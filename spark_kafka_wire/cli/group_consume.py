@@ -23,16 +23,16 @@ import logging
 import time
 from collections.abc import Mapping
 
-from spark_kafka_wire.cli.records import Record
-from spark_kafka_wire.cli.settings import GlobalOptions, connected
-from spark_kafka_wire.cli.start_offsets import StartSpec
-from spark_kafka_wire.cli.tail import (
+from spark_kafka_wire.cli.reading import (
     FOLLOW_POLL_S,
     Printer,
     matching_topics,
     read_ranges,
     start_offsets,
 )
+from spark_kafka_wire.cli.records import Record
+from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.start_offsets import StartSpec
 from spark_kafka_wire.cli.topics import cluster_offsets
 from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster
