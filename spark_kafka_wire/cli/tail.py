@@ -5,7 +5,8 @@ topics, from where ``-o`` says, in a table, JSON, CSV or a kcat format string.
 following). ``consume`` is kcat ``-C``: from the beginning, following until Ctrl-C unless
 ``-e`` (exit at the end). Both take the same options; start offsets are
 ``cli/start_offsets.py``, format strings ``cli/record_format.py``, key and value formats
-``cli/records.py``.
+``cli/records.py``, the printer and range reads ``cli/reading.py``; ``--group`` reads as a
+member of a consumer group (``cli/group_consume.py``).
 
 Ranges are read with ``Cluster.read_range`` (on 0.8+ ``client.fetcher.fetch_range``, the
 reader a Spark task uses), between
@@ -21,123 +22,42 @@ the start of the log's last segment (OFFSETS lists segment starts,
 
 from __future__ import annotations
 
-import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 
 import click
 
 from spark_kafka_wire.cli.commands import summary
-from spark_kafka_wire.cli.output import print_table
-from spark_kafka_wire.cli.record_format import compile_format, is_format_string
-from spark_kafka_wire.cli.records import (
-    CSV_HEADER,
-    SHOWN_FORMATS,
-    TABLE_HEADER,
-    Record,
-    records_of,
-    table_cells,
-    to_csv,
-    to_json,
+from spark_kafka_wire.cli.group_consume import run_group
+from spark_kafka_wire.cli.reading import (
+    FOLLOW_POLL_S,
+    Printer,
+    matching_topics,
+    partition_chunks,
+    read_ranges,
+    start_offsets,
 )
+from spark_kafka_wire.cli.record_format import compile_format, is_format_string
+from spark_kafka_wire.cli.records import SHOWN_FORMATS, Record, records_of
 from spark_kafka_wire.cli.settings import GlobalOptions, connected_any
 from spark_kafka_wire.cli.start_offsets import (
     BEGINNING,
+    END,
     LAST,
-    TIME,
     StartSpec,
     StartType,
     spec_for,
-    start_offset,
 )
-from spark_kafka_wire.cli.topics import (
-    cluster_offsets,
-    existing_topic,
-    name_matcher,
-    partitions_of,
-)
-from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
+from spark_kafka_wire.cli.topics import cluster_offsets, partitions_of
+from spark_kafka_wire.client.assignment import ASSIGNORS, RANGE
+from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
-from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 FORMATS = ("table", "json", "csv")
 ISOLATIONS = ("read_uncommitted", "read_committed")
-FOLLOW_POLL_S = 0.5  # how often --follow asks for each partition's end
-
-
-class Printer:
-    """Prints records in one format and counts them; ``done`` once ``limit`` were printed.
-    ``fmt`` is table, json, csv or a kcat format string; a table names each record's topic
-    when ``topics`` is more than one."""
-
-    def __init__(self, fmt: str, limit: int | None, key_format: str = "text",
-                 value_format: str = "text", topics: int = 1) -> None:
-        self.fmt, self.limit = fmt, limit
-        self.key_format, self.value_format = key_format, value_format
-        self.with_topic = topics > 1
-        self.template: Callable[[Record, str, str], bytes] | None = \
-            compile_format(fmt) if is_format_string(fmt) else None
-        self.printed = 0
-        self.header_shown = False
-
-    @property
-    def done(self) -> bool:
-        return self.limit is not None and self.printed >= self.limit
-
-    def take(self, records: Iterable[Record]) -> list[Record]:
-        out: list[Record] = []
-        for r in records:
-            if self.limit is not None and self.printed + len(out) >= self.limit:
-                break
-            out.append(r)
-        return out
-
-    def print(self, records: Iterable[Record]) -> None:
-        batch = self.take(records)
-        self.printed += len(batch)
-        kf, vf = self.key_format, self.value_format
-        template = self.template
-        if template is not None:
-            out = sys.stdout.buffer  # raw bytes: a key or value is written as it is
-            out.write(b"".join([template(r, kf, vf) for r in batch]))
-            out.flush()
-        elif self.fmt == "json":
-            for r in batch:
-                click.echo(to_json(r, kf, vf))
-        elif self.fmt == "csv":
-            if not self.header_shown:
-                click.echo(",".join(CSV_HEADER))
-            for r in batch:
-                click.echo(to_csv(r, kf, vf))
-        elif batch or not self.header_shown:
-            header = (("topic", *TABLE_HEADER) if self.with_topic else TABLE_HEADER)
-            rows = [((r.topic, *table_cells(r, kf, vf)) if self.with_topic
-                     else table_cells(r, kf, vf)) for r in batch]
-            print_table(header, rows, show_header=not self.header_shown)
-        self.header_shown = True
-
-
-def partition_chunks(client: Cluster, topic: str, p: int, start: int, end: int,
-                     settings: FetchSettings) -> Iterator[DecodedRecords]:
-    """The records of [start, end) of one partition, chunk by chunk, data loss skipped."""
-    return client.read_range((topic, p), start, end, settings, fail_on_data_loss=False)
-
-
-def read_ranges(client: Cluster, ranges: dict[TopicPartition, tuple[int, int]],
-                settings: FetchSettings, sink: Callable[[list[Record]], None],
-                stop: Callable[[], bool]) -> None:
-    """Records of each partition's [start, end), partition by partition, chunk by chunk."""
-    for (topic, p), (start, end) in sorted(ranges.items()):
-        if start >= end:
-            continue
-        for chunk in partition_chunks(client, topic, p, start, end, settings):
-            sink(list(records_of(topic, p, chunk)))
-            if stop():
-                return
 
 
 def last_records(cluster: Cluster, topic: str, p: int, n: int, lo: int, hi: int,
@@ -154,33 +74,6 @@ def last_records(cluster: Cluster, topic: str, p: int, n: int, lo: int, hi: int,
             break
     return list(last)
 
-
-def matching_topics(client: Cluster, names: tuple[str, ...], pattern: str | None
-                    ) -> list[TopicInfo]:
-    """The topics named (each must exist) and those whose whole name matches ``pattern`` (a
-    regular expression, as ``subscribePattern``; internal topics left out), each once."""
-    found = [existing_topic(client, name) for name in dict.fromkeys(names)]
-    if pattern is not None:
-        matches = name_matcher(pattern, "--pattern")
-        named = {t.name for t in found}
-        md = client.fetch_metadata()
-        found += sorted((t for t in md.topics.values()
-                         if t.error_code == 0 and not t.is_internal and matches(t.name)
-                         and t.name not in named), key=lambda t: t.name)
-        if not found:
-            raise ConfigurationError(f"--pattern {pattern!r} matches no topic (kafkawire topics "
-                                     "lists them)", condition=INVALID_VALUE)
-    return found
-
-
-def start_offsets(client: Cluster, tps: list[TopicPartition], specs: tuple[StartSpec, ...],
-                  default: StartSpec, lo: dict[TopicPartition, int],
-                  hi: dict[TopicPartition, int], isolation: int) -> dict[TopicPartition, int]:
-    """Where each partition's read starts (0.8+), as its ``-o`` spec says."""
-    chosen = {tp: spec_for(specs, tp[1], default) for tp in tps}
-    times = {tp: s.value for tp, s in chosen.items() if s.kind == TIME}
-    at = client.offsets_for_times(times, isolation) if times else {}
-    return {tp: start_offset(s, lo[tp], hi[tp], at.get(tp)) for tp, s in chosen.items()}
 
 
 def read_records(client: Cluster, tps: list[TopicPartition], specs: tuple[StartSpec, ...],
@@ -212,10 +105,20 @@ def read_records(client: Cluster, tps: list[TopicPartition], specs: tuple[StartS
 def run(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
         specs: tuple[StartSpec, ...], default: StartSpec, follow: bool, partition: int | None,
         fmt: str, count: int | None, key_format: str, value_format: str,
-        isolation: str | None) -> None:
-    """What ``tail`` and ``consume`` do once their options are read."""
+        isolation: str | None, group: tuple[str | None, str] = (None, RANGE),
+        group_default: StartSpec | None = None) -> None:
+    """What ``tail`` and ``consume`` do once their options are read; with ``group`` (name,
+    assignor) as a member of that consumer group (cli/group_consume.py), a partition without
+    a commit starting at ``group_default`` (else ``default``) unless ``-o`` names it."""
     if not topic and pattern is None:
         raise click.UsageError("name a topic, or give --pattern")
+    if group[0] is not None:
+        if partition is not None:
+            raise click.UsageError("--partition and --group exclude each other: the group "
+                                   "assigns the partitions")
+        run_group(g, topic, pattern, group[0], group[1], specs, group_default or default,
+                  not follow, fmt, count, key_format, value_format, isolation)
+        return
     settings = g.fetch_settings(None if isolation is None else
                                 {"kafka.isolation.level": isolation})
     with connected_any(g.client_config()) as client:
@@ -271,6 +174,16 @@ def _read_options(command: Callable) -> Callable:
                      "read_uncommitted]."),
         click.option("-c", "--count", type=click.IntRange(min=1), default=None,
                      help="Exit after printing this many records."),
+        click.option("-G", "--group", default=None, metavar="GROUP",
+                     help="Read as a member of this consumer group (kcat -G): the topics are "
+                     "the subscription, the group assigns the partitions, each starts at the "
+                     "group's committed offset (-o applies where none is), what is printed is "
+                     "committed (every 5 s, on rebalance, on exit); Ctrl-C leaves the group."),
+        click.option("--assignor", type=click.Choice(ASSIGNORS), default=RANGE,
+                     show_default=True,
+                     help="With --group: how the group leader assigns partitions (Kafka's "
+                     "partition.assignment.strategy; members of one group need one in "
+                     "common)."),
     ]):
         command = option(command)
     return command
@@ -295,8 +208,8 @@ def _check_format(fmt: str) -> None:
 @click.pass_obj
 def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
          specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
-         value_format: str, isolation: str | None, count: int | None, last: int | None,
-         from_beginning: bool, follow: bool) -> None:
+         value_format: str, isolation: str | None, count: int | None, group: str | None,
+         assignor: str, last: int | None, from_beginning: bool, follow: bool) -> None:
     """Print the last records of each partition of TOPIC (one or more), optionally following.
 
     \b
@@ -304,6 +217,7 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     kafkawire tail orders -o @2026-05-01T12:00Z -c 100
     kafkawire tail orders -o 0:1500 -p 0 --format '%o %k=%s\\n'
     kafkawire tail --pattern 'orders-.*' -f --format json
+    kafkawire tail orders --group audit -f      a member of group audit, from its commits
     """
     _check_format(fmt)
     if sum(bool(x) for x in (last is not None, from_beginning, specs)) > 1:
@@ -311,7 +225,7 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     default = StartSpec(BEGINNING) if from_beginning else StartSpec(LAST, 10 if last is None
                                                                      else last)
     run(g, topic, pattern, specs, default, follow, partition, fmt, count, key_format,
-        value_format, isolation)
+        value_format, isolation, (group, assignor))
 
 
 @click.command(short_help=summary("consume"))
@@ -321,15 +235,20 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
 @click.pass_obj
 def consume(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
             specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
-            value_format: str, isolation: str | None, count: int | None,
-            exit_at_end: bool) -> None:
+            value_format: str, isolation: str | None, count: int | None, group: str | None,
+            assignor: str, exit_at_end: bool) -> None:
     """Print the records of TOPIC (one or more) from the beginning and follow it, as kcat -C.
 
     \b
     kafkawire consume orders -e                       everything there is, then exit
     kafkawire consume orders -o end                   only what is written from now on
     kafkawire consume orders -o -5 --value-format json --format json
+    kafkawire consume orders -G billing           a member of group billing (kcat -G)
+
+    With --group a partition the group has no commit for starts at its end, as
+    kafka-console-consumer and kcat -G start (auto.offset.reset=latest); -o beginning reads
+    it from its start.
     """
     _check_format(fmt)
     run(g, topic, pattern, specs, StartSpec(BEGINNING), not exit_at_end, partition, fmt,
-        count, key_format, value_format, isolation)
+        count, key_format, value_format, isolation, (group, assignor), StartSpec(END))

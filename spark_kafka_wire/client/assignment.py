@@ -16,6 +16,13 @@ a broker's partitions together, as the design document asks ("so partitions on t
 are clustered together"). Consumer ids are sorted as strings, as Kafka sorts member ids.
 Pure computation, no I/O: the CLI's ``lag`` uses it to show which live consumer of a
 ZooKeeper-era group owns each partition, and users may call it to plan their own readers.
+
+The leader of a classic group (``kafkawire consume --group``, client/group_member.py) assigns
+with :func:`assign`: ``range`` as above, or ``roundrobin`` (Kafka's RoundRobinAssignor: every
+subscribed partition of every topic, sorted by topic and partition, dealt in turn to the
+sorted members, each skipping the members not subscribed to its topic). The names are the
+protocol names Java's and librdkafka's consumers join with, so a kafkawire member shares a
+group with them when they use the same ``partition.assignment.strategy``.
 """
 
 from __future__ import annotations
@@ -56,6 +63,118 @@ def range_assign_topics(subscriptions: Mapping[str, Sequence[str]],
         for t in topics:
             members.setdefault(t, []).append(consumer)
     return {t: range_assign(partitions.get(t, ()), cs) for t, cs in sorted(members.items())}
+
+
+#: The assignors a kafkawire member offers, by their protocol names.
+RANGE, ROUNDROBIN, COOPERATIVE_STICKY = "range", "roundrobin", "cooperative-sticky"
+ASSIGNORS = (RANGE, ROUNDROBIN, COOPERATIVE_STICKY)
+#: The assignors whose members keep their partitions through a rebalance (KIP-429).
+COOPERATIVE = (COOPERATIVE_STICKY,)
+
+
+def roundrobin_assign(subscriptions: Mapping[str, Sequence[str]],
+                      partitions: Mapping[str, Iterable[int]]) -> dict[str, list[tuple[str, int]]]:
+    """Kafka's RoundRobinAssignor: each member id of ``subscriptions`` -> its (topic,
+    partition) pairs. Partitions of all subscribed topics in (topic, partition) order go to
+    the sorted members in turn; a member not subscribed to a partition's topic is passed
+    over (the turn moves on to the next that is)."""
+    members = sorted(subscriptions)
+    out: dict[str, list[tuple[str, int]]] = {m: [] for m in members}
+    subscribed = {m: set(subscriptions[m]) for m in members}
+    topics = sorted(set().union(*subscribed.values())) if members else []
+    turn = 0
+    for topic in topics:
+        for p in sorted(set(partitions.get(topic, ()))):
+            while topic not in subscribed[members[turn % len(members)]]:
+                turn += 1
+            out[members[turn % len(members)]].append((topic, p))
+            turn += 1
+    return out
+
+
+def _claims(subscriptions: Mapping[str, Sequence[str]], wanted: set[tuple[str, int]],
+            owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]]
+            ) -> dict[tuple[str, int], str]:
+    """partition -> the member that owns it now: a partition still subscribed to, claimed by
+    the member of the latest generation (ties: the first member id)."""
+    claims: dict[tuple[str, int], str] = {}
+    for m in sorted(owned, key=lambda m: (-owned[m][0], m)):
+        if m not in subscriptions:
+            continue
+        for tp in owned[m][1]:
+            if tp in wanted and tp[0] in subscriptions[m]:
+                claims.setdefault(tp, m)
+    return claims
+
+
+def sticky_assign(subscriptions: Mapping[str, Sequence[str]],
+                  partitions: Mapping[str, Iterable[int]],
+                  owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]]
+                  ) -> dict[str, list[tuple[str, int]]]:
+    """A balanced assignment that moves as few owned partitions as it can (module
+    docstring); ``owned``: member -> (generation, partitions it owns)."""
+    members = sorted(subscriptions)
+    topics = {m: set(subscriptions[m]) for m in members}
+    wanted = {(t, p) for t in set().union(*topics.values()) if members
+              for p in set(partitions.get(t, ()))}
+    plan: dict[str, set[tuple[str, int]]] = {m: set() for m in members}
+    for tp, m in _claims(subscriptions, wanted, owned).items():
+        plan[m].add(tp)
+
+    def fewest(tp: tuple[str, int]) -> str | None:
+        able = [m for m in members if tp[0] in topics[m]]
+        return min(able, key=lambda m: (len(plan[m]), m)) if able else None
+
+    for tp in sorted(wanted - set().union(*plan.values())):
+        taker = fewest(tp)
+        if taker is not None:
+            plan[taker].add(tp)
+    moved = True
+    while moved:  # move single partitions from the fullest while that narrows the gap
+        moved = False
+        for giver in sorted(members, key=lambda m: (-len(plan[m]), m)):
+            for tp in sorted(plan[giver], reverse=True):
+                taker = fewest(tp)
+                if taker is not None and len(plan[taker]) + 1 < len(plan[giver]):
+                    plan[giver].remove(tp)
+                    plan[taker].add(tp)
+                    moved = True
+                    break
+            if moved:
+                break
+    return {m: sorted(ps) for m, ps in plan.items()}
+
+
+def cooperative_assign(subscriptions: Mapping[str, Sequence[str]],
+                       partitions: Mapping[str, Iterable[int]],
+                       owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]]
+                       ) -> dict[str, list[tuple[str, int]]]:
+    """KIP-429's first round: the sticky plan without the partitions that move from one
+    member to another (their owners give them up; the next rebalance assigns them)."""
+    plan = sticky_assign(subscriptions, partitions, owned)
+    wanted = {tp for ps in plan.values() for tp in ps}
+    now = _claims(subscriptions, wanted, owned)
+    return {m: [tp for tp in ps if now.get(tp, m) == m] for m, ps in plan.items()}
+
+
+def assign(assignor: str, subscriptions: Mapping[str, Sequence[str]],
+           partitions: Mapping[str, Iterable[int]],
+           owned: Mapping[str, tuple[int, Sequence[tuple[str, int]]]] | None = None
+           ) -> dict[str, list[tuple[str, int]]]:
+    """A group leader's assignment: member id -> its (topic, partition) pairs, sorted; every
+    member is a key. ``partitions``: each topic's partition ids (a topic missing has none);
+    ``owned``: member -> (generation, partitions owned), which cooperative-sticky keeps."""
+    if assignor == ROUNDROBIN:
+        return roundrobin_assign(subscriptions, partitions)
+    if assignor == COOPERATIVE_STICKY:
+        return cooperative_assign(subscriptions, partitions, owned or {})
+    if assignor != RANGE:
+        raise ValueError(f"unknown assignor {assignor!r}; kafkawire offers {', '.join(ASSIGNORS)}")
+    out: dict[str, list[tuple[str, int]]] = {m: [] for m in subscriptions}
+    for topic, by_member in range_assign_topics(subscriptions, partitions).items():
+        for m, ps in by_member.items():
+            out[m] += [(topic, p) for p in ps]
+    return {m: sorted(tps) for m, tps in out.items()}
 
 
 def owners(assignment: Mapping[str, Sequence[P]]) -> dict[P, str]:

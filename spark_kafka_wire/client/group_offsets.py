@@ -84,18 +84,23 @@ def _group_connection(client: KafkaClient, group: str, version_probe: BrokerConn
 
 
 def commit_offsets(
-    client: KafkaClient, group: str, offsets: Mapping[TopicPartition, int], metadata: str = ""
+    client: KafkaClient, group: str, offsets: Mapping[TopicPartition, int], metadata: str = "",
+    member: tuple[int, str] | None = None, retry: bool = True,
 ) -> None:
-    """Commit ``offsets`` (the next offset to consume, per partition) for ``group``."""
+    """Commit ``offsets`` (the next offset to consume, per partition) for ``group``: a
+    standalone commit, or with ``member`` (generation, member id) a member's commit, which
+    a group with members accepts only from a member of its current generation. ``retry``
+    False: one attempt (a member that must rejoin handles REBALANCE_IN_PROGRESS itself)."""
     if not offsets:
         return
+    generation, member_id = member if member is not None else (-1, "")
 
     def attempt() -> None:
         conn, version = _group_connection(client, group)
         body: OffsetCommitRequest = {
             "group_id": group,
-            "generation_id_or_member_epoch": -1,
-            "member_id": "",
+            "generation_id_or_member_epoch": generation,
+            "member_id": member_id,
             "retention_time_ms": -1,
             "topics": [
                 {"name": t, "partitions": [
@@ -110,7 +115,10 @@ def commit_offsets(
             for p in t["partitions"]:
                 _check(p["error_code"], group, t["name"], p["partition_index"], conn, "OffsetCommit")
 
-    client.retry(attempt, f"OffsetCommit for group {group!r}")
+    if retry:
+        client.retry(attempt, f"OffsetCommit for group {group!r}")
+    else:
+        attempt()
 
 
 def fetch_committed(

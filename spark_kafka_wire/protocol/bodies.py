@@ -839,3 +839,111 @@ class ListTransactionsResponse(TypedDict):
     error_code: int
     unknown_state_filters: list[str]
     transaction_states: list[ListTransactionsResponseTransactionStates]
+
+
+class JoinGroupRequestProtocols(TypedDict):
+    name: str
+    metadata: BytesLike
+
+
+class JoinGroupRequestRequired(TypedDict):
+    group_id: str
+    session_timeout_ms: int
+    member_id: str
+    protocol_type: str
+    protocols: Sequence[JoinGroupRequestProtocols]
+
+
+class JoinGroupRequest(JoinGroupRequestRequired, total=False):
+    rebalance_timeout_ms: int
+    group_instance_id: str | None
+    reason: str | None
+
+
+class JoinGroupResponseMembers(TypedDict):
+    member_id: str
+    group_instance_id: str | None
+    metadata: memoryview
+
+
+class JoinGroupResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    generation_id: int
+    protocol_type: str | None
+    protocol_name: str | None
+    leader: str
+    skip_assignment: bool
+    member_id: str
+    members: list[JoinGroupResponseMembers]
+
+
+class SyncGroupRequestAssignments(TypedDict):
+    member_id: str
+    assignment: BytesLike
+
+
+class SyncGroupRequestRequired(TypedDict):
+    group_id: str
+    generation_id: int
+    member_id: str
+    assignments: Sequence[SyncGroupRequestAssignments]
+
+
+class SyncGroupRequest(SyncGroupRequestRequired, total=False):
+    group_instance_id: str | None
+    protocol_type: str | None
+    protocol_name: str | None
+
+
+class SyncGroupResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    protocol_type: str | None
+    protocol_name: str | None
+    assignment: memoryview
+
+
+class HeartbeatRequestRequired(TypedDict):
+    group_id: str
+    generation_id: int
+    member_id: str
+
+
+class HeartbeatRequest(HeartbeatRequestRequired, total=False):
+    group_instance_id: str | None
+
+
+class HeartbeatResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+
+
+class LeaveGroupRequestMembersRequired(TypedDict):
+    member_id: str
+
+
+class LeaveGroupRequestMembers(LeaveGroupRequestMembersRequired, total=False):
+    group_instance_id: str | None
+    reason: str | None
+
+
+class LeaveGroupRequestRequired(TypedDict):
+    group_id: str
+
+
+class LeaveGroupRequest(LeaveGroupRequestRequired, total=False):
+    member_id: str
+    members: Sequence[LeaveGroupRequestMembers]
+
+
+class LeaveGroupResponseMembers(TypedDict):
+    member_id: str
+    group_instance_id: str | None
+    error_code: int
+
+
+class LeaveGroupResponse(TypedDict):
+    throttle_time_ms: int
+    error_code: int
+    members: list[LeaveGroupResponseMembers]

@@ -50,8 +50,10 @@ class ErrorCode(IntEnum):
     NOT_ENOUGH_REPLICAS_AFTER_APPEND = 20
     INVALID_REQUIRED_ACKS = 21
     ILLEGAL_GENERATION = 22
+    INCONSISTENT_GROUP_PROTOCOL = 23
     INVALID_GROUP_ID = 24
     UNKNOWN_MEMBER_ID = 25
+    INVALID_SESSION_TIMEOUT = 26
     REBALANCE_IN_PROGRESS = 27
     INVALID_COMMIT_OFFSET_SIZE = 28
     TOPIC_AUTHORIZATION_FAILED = 29
@@ -93,7 +95,10 @@ class ErrorCode(IntEnum):
     UNKNOWN_LEADER_EPOCH = 75
     UNSUPPORTED_COMPRESSION_TYPE = 76
     OFFSET_NOT_AVAILABLE = 78
+    MEMBER_ID_REQUIRED = 79
     PREFERRED_LEADER_NOT_AVAILABLE = 80
+    GROUP_MAX_SIZE_REACHED = 81
+    FENCED_INSTANCE_ID = 82
     INVALID_RECORD = 87
     UNSTABLE_OFFSET_COMMIT = 88
     THROTTLING_QUOTA_EXCEEDED = 89
@@ -748,8 +753,14 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
     (ErrorSpec.of(ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_REQUIRED_ACKS), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.ILLEGAL_GENERATION), KafkaError),
+    (ErrorSpec.of(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, hint="The group's members run another "
+                  "protocol type or no assignor in common (consumers in one group need the "
+                  "same partition.assignment.strategy)"), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.INVALID_GROUP_ID), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.UNKNOWN_MEMBER_ID), KafkaError),
+    (ErrorSpec.of(ErrorCode.INVALID_SESSION_TIMEOUT, hint="Use a session timeout within the "
+                  "broker's group.min.session.timeout.ms and group.max.session.timeout.ms"),
+     InvalidRequestError),
     (ErrorSpec.of(ErrorCode.REBALANCE_IN_PROGRESS, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.INVALID_COMMIT_OFFSET_SIZE), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.TOPIC_AUTHORIZATION_FAILED), TopicAuthorizationError),
@@ -796,6 +807,12 @@ _SPECS: list[tuple[ErrorSpec, type[KafkaError]]] = [
                   "does not allow this codec"), UnsupportedVersionError),
     (ErrorSpec.of(ErrorCode.OFFSET_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
     (ErrorSpec.of(ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, _R, _M), InvalidMetadataError),
+    # KIP-394: a first JoinGroup (v4+) is answered with the member id to join again with
+    (ErrorSpec.of(ErrorCode.MEMBER_ID_REQUIRED, _R), RetriableError),
+    (ErrorSpec.of(ErrorCode.GROUP_MAX_SIZE_REACHED, hint="The group has the broker's "
+                  "group.max.size members already"), KafkaError),
+    (ErrorSpec.of(ErrorCode.FENCED_INSTANCE_ID, hint="Another member joined with the same "
+                  "group.instance.id"), KafkaError),
     (ErrorSpec.of(ErrorCode.INVALID_RECORD), InvalidRequestError),
     (ErrorSpec.of(ErrorCode.UNSTABLE_OFFSET_COMMIT, _R), RetriableError),
     (ErrorSpec.of(ErrorCode.THROTTLING_QUOTA_EXCEEDED, _R), RetriableError),

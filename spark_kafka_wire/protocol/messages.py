@@ -782,6 +782,107 @@ ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREA
                                              DELETE_GROUPS, DESCRIBE_TRANSACTIONS,
                                              LIST_TRANSACTIONS)})
 
+# ---- JoinGroup (11), SyncGroup (14), Heartbeat (12), LeaveGroup (13) ----------------------
+# A classic group's membership (``kafkawire consume --group``, client/group_member.py): join
+# and learn the members (the leader) or nothing (the others), hand out the leader's
+# assignment and receive one's own, stay alive, leave. JoinGroup v4+ answers a first join with
+# MEMBER_ID_REQUIRED and the member id to join with (KIP-394); v5+ and SyncGroup/Heartbeat
+# v3+ carry static members' group.instance.id (KIP-345, never set by kafkawire); JoinGroup v7+
+# and SyncGroup v5+ repeat the protocol type and name; LeaveGroup v3+ leaves as a list of
+# members; v8/v5 add a reason.
+JOIN_GROUP: ApiSpec[b.JoinGroupRequest, b.JoinGroupResponse] = ApiSpec(
+    key=11, name="JoinGroup", min_version=0, max_version=9, flexible_from=6,
+    request=(
+        F("group_id", "string"),
+        F("session_timeout_ms", "int32"),
+        F("rebalance_timeout_ms", "int32", "1+", default=-1),
+        F("member_id", "string"),
+        F("group_instance_id", "string", "5+", nullable="5+", default=None),
+        F("protocol_type", "string"),
+        F("protocols", "[]", fields=(
+            F("name", "string"),
+            F("metadata", "bytes"),
+        )),
+        F("reason", "string", "8+", nullable="8+", default=None),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "2+"),
+        F("error_code", "int16"),
+        F("generation_id", "int32", default=-1),
+        F("protocol_type", "string", "7+", nullable="7+", default=None),
+        F("protocol_name", "string", nullable="7+"),
+        F("leader", "string"),
+        F("skip_assignment", "bool", "9+", default=False),
+        F("member_id", "string"),
+        F("members", "[]", fields=(
+            F("member_id", "string"),
+            F("group_instance_id", "string", "5+", nullable="5+", default=None),
+            F("metadata", "bytes"),
+        )),
+    ),
+)
+
+SYNC_GROUP: ApiSpec[b.SyncGroupRequest, b.SyncGroupResponse] = ApiSpec(
+    key=14, name="SyncGroup", min_version=0, max_version=5, flexible_from=4,
+    request=(
+        F("group_id", "string"),
+        F("generation_id", "int32"),
+        F("member_id", "string"),
+        F("group_instance_id", "string", "3+", nullable="3+", default=None),
+        F("protocol_type", "string", "5+", nullable="5+", default=None),
+        F("protocol_name", "string", "5+", nullable="5+", default=None),
+        F("assignments", "[]", fields=(
+            F("member_id", "string"),
+            F("assignment", "bytes"),
+        )),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+        F("protocol_type", "string", "5+", nullable="5+", default=None),
+        F("protocol_name", "string", "5+", nullable="5+", default=None),
+        F("assignment", "bytes"),
+    ),
+)
+
+HEARTBEAT: ApiSpec[b.HeartbeatRequest, b.HeartbeatResponse] = ApiSpec(
+    key=12, name="Heartbeat", min_version=0, max_version=4, flexible_from=4,
+    request=(
+        F("group_id", "string"),
+        F("generation_id", "int32"),
+        F("member_id", "string"),
+        F("group_instance_id", "string", "3+", nullable="3+", default=None),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+    ),
+)
+
+LEAVE_GROUP: ApiSpec[b.LeaveGroupRequest, b.LeaveGroupResponse] = ApiSpec(
+    key=13, name="LeaveGroup", min_version=0, max_version=5, flexible_from=4,
+    request=(
+        F("group_id", "string"),
+        F("member_id", "string", "0-2"),
+        F("members", "[]", "3+", fields=(
+            F("member_id", "string"),
+            F("group_instance_id", "string", nullable="3+", default=None),
+            F("reason", "string", "5+", nullable="5+", default=None),
+        )),
+    ),
+    response=(
+        F("throttle_time_ms", "int32", "1+"),
+        F("error_code", "int16"),
+        F("members", "[]", "3+", fields=(
+            F("member_id", "string"),
+            F("group_instance_id", "string", nullable="3+"),
+            F("error_code", "int16"),
+        )),
+    ),
+)
+
+ALL_APIS.update({spec.key: spec for spec in (JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP)})
+
 # KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
 # once, with ``throttle_time_ms``, and expects the client to send nothing more on that
 # connection before the time has passed (Java's AbstractResponse.shouldClientThrottle:

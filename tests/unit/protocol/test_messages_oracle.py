@@ -41,10 +41,18 @@ from kafka.protocol.admin.transactions import (
 from kafka.protocol.api_message import ApiMessage
 from kafka.protocol.consumer.fetch import FetchRequest, FetchResponse
 from kafka.protocol.consumer.group import (
+    HeartbeatRequest,
+    HeartbeatResponse,
+    JoinGroupRequest,
+    JoinGroupResponse,
+    LeaveGroupRequest,
+    LeaveGroupResponse,
     OffsetCommitRequest,
     OffsetCommitResponse,
     OffsetFetchRequest,
     OffsetFetchResponse,
+    SyncGroupRequest,
+    SyncGroupResponse,
 )
 from kafka.protocol.consumer.offsets import ListOffsetsRequest, ListOffsetsResponse
 from kafka.protocol.metadata.api_versions import ApiVersionsRequest, ApiVersionsResponse
@@ -125,6 +133,10 @@ ORACLE = {
     42: (DeleteGroupsRequest, DeleteGroupsResponse),
     65: (DescribeTransactionsRequest, DescribeTransactionsResponse),
     66: (ListTransactionsRequest, ListTransactionsResponse),
+    11: (JoinGroupRequest, JoinGroupResponse),
+    14: (SyncGroupRequest, SyncGroupResponse),
+    12: (HeartbeatRequest, HeartbeatResponse),
+    13: (LeaveGroupRequest, LeaveGroupResponse),
 }
 
 
