@@ -5,13 +5,15 @@ The classic group protocol (Kafka's "consumer" protocol type): FindCoordinator, 
 until the coordinator has heard from every member (a first join of v4+ is answered
 MEMBER_ID_REQUIRED with the id to join again with, KIP-394); the member the coordinator names
 leader receives every member's subscription, assigns the partitions with the assignor the
-group agreed on (client/assignment.py: ``range`` or ``roundrobin``, the names Java's and
-librdkafka's consumers use, so they can share a group with kafkawire) and hands the
-assignments out in its SyncGroup; the others send an empty one and receive theirs. Heartbeats
-keep the membership alive; a REBALANCE_IN_PROGRESS (or a generation the coordinator no longer
-knows) answered to one means: commit what was consumed and join again. The assignors are
-eager: a rebalance takes every partition away and hands them out again, so a member commits
-all it consumed before rejoining and reads the committed offsets after.
+group agreed on (client/assignment.py: ``range``, ``roundrobin`` or ``cooperative-sticky``,
+the names Java's and librdkafka's consumers use, so they can share a group with kafkawire) and
+hands the assignments out in its SyncGroup; the others send an empty one and receive theirs.
+Heartbeats keep the membership alive; a REBALANCE_IN_PROGRESS (or a generation the coordinator
+no longer knows) answered to one means: commit what was consumed and join again. ``range`` and
+``roundrobin`` are eager: a rebalance takes every partition away and hands them out again, so
+a member commits all it consumed before rejoining and reads the committed offsets after.
+``cooperative-sticky`` (KIP-429) keeps a member's partitions where balance allows and hands
+the moving ones over in a second rebalance (``join``).
 
 Heartbeats go from a thread of their own, so a member whose output is slow (a pipe, a table
 printed whole) is not thrown out of the group; it and the caller's commits share the
