@@ -329,3 +329,58 @@ def test_offsets_and_consume_from_agree_with_kafka_get_offsets(kafka_tool, kw,
     assert first_offsets("-o", "-2") == {p: [end - 2, end - 1] for p, end in their["-1"].items()}
     assert first_offsets("-p", "2", "-o", "@" + str(at)) == {
         2: list(range(their[str(at)][2], their["-1"][2]))}
+
+
+def test_a_consumer_protocol_group_agrees_with_kafka_consumer_groups(kafka_tool, kw, bootstrap,
+                                                                     new_topic) -> None:
+    """A group of KIP-848's consumer protocol (librdkafka's group.protocol=consumer): Kafka's
+    tool describes its members with ConsumerGroupDescribe; DescribeGroups answers "not a
+    classic group" for it, which had left kafkawire's describe without members (and
+    reset-offsets --execute unguarded)."""
+    topic = new_topic(3, "cli-ktools-848")
+    rd_produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": i % 3} for i in range(30)])
+    group = f"cli-ktools-848-{uuid.uuid4().hex[:8]}"
+    consumer = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group,
+                            "group.protocol": "consumer", "client.id": "rd-848",
+                            "enable.auto.commit": False, "auto.offset.reset": "earliest",
+                            "log_level": 0})
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(consumer.assignment()) < 3:
+            assert time.monotonic() < deadline, "librdkafka's consumer got no assignment"
+            consumer.poll(0.2)
+        consumer.commit(offsets=[ck.TopicPartition(topic, p, 3) for p in range(3)],
+                        asynchronous=False)
+
+        theirs = {int(r["PARTITION"]): r for r in columns(
+            kafka_tool(GROUP_COMMAND, "--describe", "--group", group))}
+        result = kw("groups", "describe", group)
+        assert result.exit_code == 0, result.stderr
+        mine = {int(r["partition"]): r for r in tsv(result.stdout)}
+        assert sorted(mine) == sorted(theirs) == [0, 1, 2]
+        for p, row in mine.items():
+            kafka = theirs[p]
+            assert (row["committed"], row["end"], row["lag"], row["member"], row["host"],
+                    row["client"]) == (
+                kafka["CURRENT-OFFSET"], kafka["LOG-END-OFFSET"], kafka["LAG"],
+                kafka["CONSUMER-ID"], kafka["HOST"], kafka["CLIENT-ID"])
+            assert (row["committed"], row["lag"], row["client"]) == ("3", "7", "rd-848")
+
+        [their_member] = columns(kafka_tool(GROUP_COMMAND, "--describe", "--group", group,
+                                            "--members", "--verbose"))
+        [my_member] = tsv(kw("groups", "describe", group, "--members").stdout)
+        assert (my_member["member"], my_member["host"], my_member["client"]) == (
+            their_member["CONSUMER-ID"], their_member["HOST"], their_member["CLIENT-ID"])
+        their_topic, _, their_partitions = their_member["CURRENT-ASSIGNMENT"].rpartition(":")
+        assert sorted(my_member["partitions"].split(", ")) == sorted(
+            f"{their_topic}-{p}" for p in their_partitions.split(","))
+        listed = {r["group"]: r for r in tsv(kw("groups").stdout)}
+        assert (listed[group]["state"], listed[group]["type"]) == ("Stable", "consumer")
+
+        refused = kw("groups", "reset-offsets", group, "--topic", topic, "--to-earliest",
+                     "--execute")
+        assert refused.exit_code == 2, refused.output
+        assert f"group {group!r} is Stable with 1 member(s)" in refused.stderr
+    finally:
+        consumer.close()
