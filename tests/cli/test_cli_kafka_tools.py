@@ -130,6 +130,13 @@ def test_topics_describe_agrees_with_kafka_topics(kafka_tool, kw, client) -> Non
         # the configs kafka-topics shows are those not at their default: kafkawire's too
         mine = {r["config"]: r["value"] for r in tsv(kw("describe", topic, "--configs").stdout)}
         assert mine == their["configs"], topic
+    # --list names internal topics unless --exclude-internal, kafkawire with --internal
+    # (__consumer_offsets exists once a group has committed: not yet on a fresh broker)
+    pattern = f"(__consumer_offsets|{prefix}-.*)"
+    their_names = set(kafka_tool(TOPIC_COMMAND, "--list", "--topic", pattern).split())
+    mine_names = {r["topic"] for r in tsv(kw("topics", "--internal", pattern).stdout)}
+    assert mine_names == their_names, (mine_names, their_names)
+    assert their_names >= {configured, plain}
     assert {k: theirs[configured]["configs"][k] for k in (
         "retention.ms", "cleanup.policy", "max.message.bytes")} == {
         "retention.ms": "604800000", "cleanup.policy": "compact,delete",
