@@ -14,8 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
+from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.group_offsets import check_coordinated, coordinated, find_coordinator
 from spark_kafka_wire.protocol.bodies import (
+    ConsumerGroupDescribeRequest,
     DeleteGroupsRequest,
     DescribeGroupsRequest,
     ListGroupsRequest,
@@ -26,7 +28,12 @@ from spark_kafka_wire.protocol.consumer_protocol import (
     decode_subscription,
 )
 from spark_kafka_wire.protocol.errors import ErrorCode, check_error
-from spark_kafka_wire.protocol.messages import DELETE_GROUPS, DESCRIBE_GROUPS, LIST_GROUPS
+from spark_kafka_wire.protocol.messages import (
+    CONSUMER_GROUP_DESCRIBE,
+    DELETE_GROUPS,
+    DESCRIBE_GROUPS,
+    LIST_GROUPS,
+)
 
 #: DescribeGroups' state of a group its coordinator does not know (it never existed, or its
 #: last member left and its offsets expired), as Kafka answers before v6's GROUP_ID_NOT_FOUND.
@@ -90,7 +97,10 @@ def describe_group(client: KafkaClient, group: str) -> GroupDescription:
         resp = conn.request(DESCRIBE_GROUPS, body)
         g = next((g for g in resp["groups"] if g["group_id"] == group), None)
         if g is None or g["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND:
-            return GroupDescription(group, DEAD, "", "", (), conn.name)
+            # a group of the consumer protocol (KIP-848) is "not a classic group" to
+            # DescribeGroups: ConsumerGroupDescribe describes it, as Kafka's admin client does
+            return (describe_consumer_group(conn, group)
+                    or GroupDescription(group, DEAD, "", "", (), conn.name))
         check_coordinated(g["error_code"], coordinated(group), None, None, conn,
                           "DescribeGroups", group=group)
         consumer = g["protocol_type"] == CONSUMER_PROTOCOL_TYPE
@@ -104,6 +114,34 @@ def describe_group(client: KafkaClient, group: str) -> GroupDescription:
                                 g["protocol_data"], members, conn.name)
 
     return client.retry(attempt, f"DescribeGroups for group {group!r}")
+
+
+def describe_consumer_group(conn: BrokerConnection, group: str) -> GroupDescription | None:
+    """A group of the consumer protocol (KIP-848, Kafka 4.0+) at its coordinator ``conn``:
+    ConsumerGroupDescribe, where the broker has it; None for a group it does not know (or no
+    such API). Its members' assignments come by topic name; ``protocol`` is the server-side
+    assignor (uniform, range)."""
+    if CONSUMER_GROUP_DESCRIBE.key not in conn.api_versions:
+        return None
+    body: ConsumerGroupDescribeRequest = {"group_ids": [group],
+                                          "include_authorized_operations": False}
+    resp = conn.request(CONSUMER_GROUP_DESCRIBE, body)
+    g = next((g for g in resp["groups"] if g["group_id"] == group), None)
+    if g is None or g["error_code"] == ErrorCode.GROUP_ID_NOT_FOUND:
+        return None
+    check_coordinated(g["error_code"], coordinated(group), None, None, conn,
+                      "ConsumerGroupDescribe", group=group)
+    members = tuple(
+        GroupMember(
+            m["member_id"], m["instance_id"], m["client_id"], m["client_host"],
+            tuple(m["subscribed_topic_names"]),
+            tuple(sorted((t["topic_name"], p)
+                         for t in (m["assignment"] or {"topic_partitions": []})[
+                             "topic_partitions"]
+                         for p in t["partitions"])))
+        for m in sorted(g["members"], key=lambda m: m["member_id"]))
+    return GroupDescription(group, g["group_state"], CONSUMER_PROTOCOL_TYPE,
+                            g["assignor_name"], members, conn.name)
 
 
 def delete_groups(client: KafkaClient, groups: Iterable[str]) -> None:

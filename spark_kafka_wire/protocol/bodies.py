@@ -782,6 +782,65 @@ class DescribeGroupsResponse(TypedDict):
     groups: list[DescribeGroupsResponseGroups]
 
 
+class ConsumerGroupDescribeRequestRequired(TypedDict):
+    group_ids: Sequence[str]
+
+
+class ConsumerGroupDescribeRequest(ConsumerGroupDescribeRequestRequired, total=False):
+    include_authorized_operations: bool
+
+
+class ConsumerGroupDescribeResponseGroupsMembersAssignmentTopicPartitions(TypedDict):
+    topic_id: UUID
+    topic_name: str
+    partitions: list[int]
+
+
+class ConsumerGroupDescribeResponseGroupsMembersAssignment(TypedDict):
+    topic_partitions: list[ConsumerGroupDescribeResponseGroupsMembersAssignmentTopicPartitions]
+
+
+class ConsumerGroupDescribeResponseGroupsMembersTargetAssignmentTopicPartitions(TypedDict):
+    topic_id: UUID
+    topic_name: str
+    partitions: list[int]
+
+
+class ConsumerGroupDescribeResponseGroupsMembersTargetAssignment(TypedDict):
+    topic_partitions: list[ConsumerGroupDescribeResponseGroupsMembersTargetAssignmentTopicPartitions]
+
+
+class ConsumerGroupDescribeResponseGroupsMembers(TypedDict):
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+    subscribed_topic_regex: str | None
+    assignment: ConsumerGroupDescribeResponseGroupsMembersAssignment | None
+    target_assignment: ConsumerGroupDescribeResponseGroupsMembersTargetAssignment | None
+    member_type: int
+
+
+class ConsumerGroupDescribeResponseGroups(TypedDict):
+    error_code: int
+    error_message: str | None
+    group_id: str
+    group_state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: list[ConsumerGroupDescribeResponseGroupsMembers]
+    authorized_operations: int
+
+
+class ConsumerGroupDescribeResponse(TypedDict):
+    throttle_time_ms: int
+    groups: list[ConsumerGroupDescribeResponseGroups]
+
+
 class DeleteGroupsRequest(TypedDict):
     groups_names: Sequence[str]
 

@@ -83,6 +83,18 @@ def kafka_libs(version: str = DEFAULT_VERSION, scala: str = SCALA) -> Path:
         what="Apache Kafka's jars", name=f"kafka_{scala}:{version}", stamp=version)
 
 
+def kafka_tools_libs(version: str = DEFAULT_VERSION) -> Path:
+    """The directory of Kafka's command-line tools' jars (``org.apache.kafka:kafka-tools``:
+    TopicCommand, ConsumerGroupCommand, TransactionsCommand, ConsoleConsumer, GetOffsetShell),
+    resolved once per version into a cache directory of their own, so that the broker's
+    (kafka_libs) is not resolved again. Put after the broker's jars on a classpath
+    (ApacheKafka.run_tool with ``tools=True``)."""
+    return maven_libs(
+        cache_dir() / "apache-kafka" / f"kafka-tools-{version}",
+        pom("tools", [("org.apache.kafka", "kafka-tools", version), *_log_bridge(version)]),
+        what="Apache Kafka's command-line tools", name=f"kafka-tools:{version}", stamp=version)
+
+
 def missing_tools(version: str = DEFAULT_VERSION, scala: str = SCALA) -> str | None:
     """Why no Apache Kafka broker can start here (tests skip with it), or None: Java is
     needed, and Maven unless the version's jars are already in the cache."""
@@ -400,14 +412,19 @@ class ApacheKafka(JavaProcess):
             raise RuntimeError("Kafka is still running: kill() or shutdown() it first")
         return self._launch()
 
-    def run_tool(self, main_class: str, *args: str, timeout: float = 120.0) -> str:
+    def run_tool(self, main_class: str, *args: str, timeout: float = 120.0,
+                 tools: bool = False) -> str:
         """Run one of Kafka's command-line tools (``org.apache.kafka.tools.ConfigCommand``, ...)
-        from the broker's jars; its output, or RuntimeError with it when it fails."""
-        libs = kafka_libs(self.version)
+        from the broker's jars (``tools``: and the kafka-tools artifact's, kafka_tools_libs,
+        where Kafka 4's TopicCommand, ConsumerGroupCommand, ... are); its output, or
+        RuntimeError with it when it fails."""
+        classpath = [f"{kafka_libs(self.version)}/*"]
+        if tools:
+            classpath.append(f"{kafka_tools_libs(self.version)}/*")
         done = subprocess.run(
             [java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
              f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J2}",
-             "-cp", f"{libs}/*", main_class, *args],
+             "-cp", os.pathsep.join(classpath), main_class, *args],
             capture_output=True, text=True, timeout=timeout)
         if done.returncode != 0:
             raise RuntimeError(f"{main_class} {' '.join(args)} failed ({done.returncode}):\n"
