@@ -715,11 +715,11 @@ DESCRIBE_GROUPS: ApiSpec[b.DescribeGroupsRequest, b.DescribeGroupsResponse] = Ap
 # A group of the consumer protocol (KIP-848, Kafka 4.0+: group.protocol=consumer), which
 # DescribeGroups does not describe (it answers GROUP_ID_NOT_FOUND, "not a classic group"): its
 # state, epochs and members, each with its assignment by topic id and name (no embedded bytes).
-# v1 says each member's type (KIP-1099: -1 unknown, 0 classic, 1 consumer). Not in ALL_APIS
-# yet: kafka-python, the oracle of tests/unit/protocol/test_messages_oracle.py, lacks it, and
-# README's API table (tests/unit/test_newcomer_docs.py) does not list it; its codec is checked
-# by tests/unit/protocol/test_consumer_group_describe.py and against Kafka 4.1 by
-# tests/cli/test_cli_kafka_tools.py.
+# v1 says each member's type (KIP-1099: -1 unknown, 0 classic, 1 consumer). kafka-python, the
+# layout oracle of tests/unit/protocol/test_messages_oracle.py, lacks this API: Kafka 4.1's
+# own answers are the oracle (tests/cli/test_cli_kafka_tools.py describes a KIP-848 group as
+# kafka-consumer-groups describes it), and tests/unit/protocol/test_consumer_group_describe.py
+# round-trips every version.
 _ASSIGNMENT = (
     F("topic_partitions", "[]", fields=(
         F("topic_id", "uuid"),
@@ -932,7 +932,8 @@ LEAVE_GROUP: ApiSpec[b.LeaveGroupRequest, b.LeaveGroupResponse] = ApiSpec(
     ),
 )
 
-ALL_APIS.update({spec.key: spec for spec in (JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP)})
+ALL_APIS.update({spec.key: spec for spec in (JOIN_GROUP, SYNC_GROUP, HEARTBEAT, LEAVE_GROUP,
+                                            CONSUMER_GROUP_DESCRIBE)})
 
 # KIP-219 (Kafka 2.0): from these versions on a broker answers a quota-throttled request at
 # once, with ``throttle_time_ms``, and expects the client to send nothing more on that

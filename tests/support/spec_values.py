@@ -42,7 +42,10 @@ def random_struct(fields: tuple[Field, ...], version: int, rnd: random.Random, d
             continue
         nullable = version in f._nv
         if f.type == "struct":
-            out[f.name] = None if rnd.random() < 0.3 else random_struct(f.fields, version, rnd, depth + 1)
+            # None (absent) only where the struct is a tagged field; a plain struct is always
+            # written (ConsumerGroupDescribe's member assignments)
+            absent = version in f._tv and rnd.random() < 0.3
+            out[f.name] = None if absent else random_struct(f.fields, version, rnd, depth + 1)
         elif f.type.startswith("[]"):
             if nullable and rnd.random() < 0.2:
                 out[f.name] = None

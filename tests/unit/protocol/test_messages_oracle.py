@@ -140,9 +140,25 @@ ORACLE = {
 }
 
 
+#: APIs kafka-python does not implement, each with the test that checks its layout instead.
+NO_ORACLE = {
+    # ConsumerGroupDescribe (KIP-848): Kafka 4.1's own answers, read back as its
+    # kafka-consumer-groups shows them (tests/cli/test_cli_kafka_tools.py), and every version
+    # round-tripped (tests/unit/protocol/test_consumer_group_describe.py)
+    69: "tests/cli/test_cli_kafka_tools.py",
+}
+
+
+def test_every_api_has_an_oracle_or_says_which_test_checks_it() -> None:
+    assert set(ALL_APIS) == set(ORACLE) | set(NO_ORACLE)
+    assert not set(ORACLE) & set(NO_ORACLE)
+
+
 def _cases() -> list[tuple[ApiSpec, int, str]]:
     cases = []
     for spec in ALL_APIS.values():
+        if spec.key in NO_ORACLE:
+            continue
         req_cls, _ = ORACLE[spec.key]
         # kafka-python decodes every version its specs describe, including those Kafka 4
         # removed (its validVersions start later, but the field versions still cover them).
