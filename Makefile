@@ -70,13 +70,14 @@ test-compat: check-java $(STAMP)
 
 # The parity tier (tests/parity, marker parity; `make test` neither collects nor runs it): the
 # same queries through Spark's own `kafka` format and through kafkawire on Apache Kafka 4,
-# compared row for row. Spark's connector (spark-sql-kafka-0-10 from Maven Central) must be
+# compared row for row, and the CLI beside Kafka's own tools (tests/cli/test_cli_kafka_tools.py).
+# Spark's connector (spark-sql-kafka-0-10 from Maven Central) must be
 # the running pyspark's release: tests/support/spark_kafka_connector.py prints the Python to
 # use, this venv's when Maven Central serves its pyspark's connector, else .venv-parity with
 # the newest pyspark whose connector it serves (created on first use).
 test-parity: check-java $(STAMP)
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
-	  $$parity_py -m pytest -q -m parity --durations=25 tests/parity
+	  $$parity_py -m pytest -q -m parity --durations=25 tests/cli/test_cli_kafka_tools.py tests/parity
 
 # The cluster tier (tests/cluster, marker cluster; `make test` neither collects nor runs it):
 # kafkawire on Spark's own standalone master and two workers, Apache Kafka and the driver, each

@@ -9,15 +9,14 @@ status 0. If Tansu itself exits, the command says so with the end of its log and
 from __future__ import annotations
 
 import re
-import signal
 import time
-from types import FrameType
 
 import click
 
 from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, summary
 from spark_kafka_wire.cli.local_broker import MEMORY_STORAGE, LocalBroker, shown_storage
 from spark_kafka_wire.cli.output import error_line
+from spark_kafka_wire.cli.signals import stopped_by_signals
 from spark_kafka_wire.client.errors import ConfigurationError
 
 #: Kafka's own default port, which clients try when given only a host.
@@ -40,10 +39,6 @@ def _last_line(path: str, storage_engine: str) -> str:
         return "(empty)"
     line = re.sub(r"\x1b\[[0-9;]*m", "", lines[-1])
     return line.replace(storage_engine, shown_storage(storage_engine))
-
-
-def _stop(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # SIGINT and SIGTERM: the same orderly stop
 
 
 @click.command(short_help=summary("broker"))
@@ -70,29 +65,26 @@ def broker(port: int, host: str, storage_engine: str) -> None:
     except RuntimeError as exc:
         raise ConfigurationError(f"the local broker did not start: {exc}"
                                  f"; its log ends: {_last_line(local.log_path, storage_engine)}") from None
-    # Both stop it, set here rather than inherited: a shell starts a background job
-    # (`kafkawire broker &`) with SIGINT ignored, and `kill -INT` must still stop it
-    previous = {signum: signal.signal(signum, _stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    # Ctrl-C and SIGTERM stop it, a background job (`kafkawire broker &`) too
     memory = storage_engine.startswith("memory:")
-    try:
-        click.echo(f"kafkawire broker: Tansu listening on {local.bootstrap_servers} "
-                   f"(storage {shown_storage(storage_engine)}"
-                   f"{': records are lost when it stops' if memory else ''}; log "
-                   f"{local.log_path})")
-        click.echo(f"  export {BOOTSTRAP_ENV}={local.bootstrap_servers}")
-        click.echo("Press Ctrl-C to stop it.")
-        process = local.process
-        assert process is not None
-        while process.poll() is None:
-            time.sleep(0.2)
-        click.echo(error_line(RuntimeError(
-            f"the broker exited with status {process.returncode}; its log ends: "
-            f"{_last_line(local.log_path, storage_engine)}")), err=True)
-        raise click.exceptions.Exit(1)
-    except KeyboardInterrupt:
-        local.stop()
-        click.echo("kafkawire broker: stopped")
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
-        local.stop()
+    with stopped_by_signals():
+        try:
+            click.echo(f"kafkawire broker: Tansu listening on {local.bootstrap_servers} "
+                       f"(storage {shown_storage(storage_engine)}"
+                       f"{': records are lost when it stops' if memory else ''}; log "
+                       f"{local.log_path})")
+            click.echo(f"  export {BOOTSTRAP_ENV}={local.bootstrap_servers}")
+            click.echo("Press Ctrl-C to stop it.")
+            process = local.process
+            assert process is not None
+            while process.poll() is None:
+                time.sleep(0.2)
+            click.echo(error_line(RuntimeError(
+                f"the broker exited with status {process.returncode}; its log ends: "
+                f"{_last_line(local.log_path, storage_engine)}")), err=True)
+            raise click.exceptions.Exit(1)
+        except KeyboardInterrupt:
+            local.stop()
+            click.echo("kafkawire broker: stopped")
+        finally:
+            local.stop()

@@ -32,6 +32,7 @@ from spark_kafka_wire.cli.reading import (
 )
 from spark_kafka_wire.cli.records import Record
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
+from spark_kafka_wire.cli.signals import stopped_by_signals
 from spark_kafka_wire.cli.start_offsets import StartSpec
 from spark_kafka_wire.cli.topics import cluster_offsets
 from spark_kafka_wire.client.cluster import TopicPartition
@@ -159,7 +160,8 @@ def run_group(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None, gro
         reader = GroupReader(cluster, member, printer, settings, specs, default,
                              fmt == "table")
         try:
-            reader.run(exit_at_end)
+            with stopped_by_signals():  # SIGTERM, and Ctrl-C of a background job, too
+                reader.run(exit_at_end)
         finally:
             # Ctrl-C too: commit what was printed, then leave so the others take over now
             try:

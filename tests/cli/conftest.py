@@ -4,11 +4,22 @@ tab-separated output (what it prints to a pipe)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
 
 from spark_kafka_wire.cli import cli
+
+#: Run by ``make test-parity`` beside Spark's own kafka format: kafkawire's output against
+#: Kafka's own tools (a JVM per tool run, about a minute), kept out of ``make test``'s budget.
+PARITY_FILES = ("test_cli_kafka_tools.py",)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if collection_path.name in PARITY_FILES and "parity" not in (config.option.markexpr or ""):
+        return True
+    return None
 
 
 def run_cli(*args: str, input: bytes | str | None = None, env: dict | None = None) -> Result:

@@ -21,6 +21,7 @@ import pytest
 
 from tests.cli.conftest import tsv
 from tests.cli.test_cli_commands import rd_produce
+from tests.cli.test_cli_groups import rd_group_state
 
 pytestmark = pytest.mark.broker
 
@@ -28,16 +29,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 class Member:
-    """``kafkawire -b BOOTSTRAP consume ...`` in its own process, its JSON lines collected."""
+    """``kafkawire -b BOOTSTRAP consume ...`` in its own process, its JSON lines collected;
+    ``background``: started as a shell starts ``... &``, with SIGINT ignored."""
 
-    def __init__(self, bootstrap: str, *args: str) -> None:
+    def __init__(self, bootstrap: str, *args: str, background: bool = False) -> None:
         env = {**os.environ, "PYTHONPATH": os.pathsep.join(
             [str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])}
         env.pop("KAFKA_BOOTSTRAP_SERVERS", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "spark_kafka_wire", "-b", bootstrap, "consume", *args,
              "--format", "json"], env=env, cwd=ROOT, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True)
+            stderr=subprocess.PIPE, text=True,
+            preexec_fn=(lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)) if background
+            else None)
         self.records: list[dict] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -50,9 +54,9 @@ class Member:
     def positions(self) -> set[tuple[int, int]]:
         return {(r["partition"], r["offset"]) for r in self.records}
 
-    def stop(self) -> str:
-        """Ctrl-C, as a user stops it; its stderr."""
-        self.proc.send_signal(signal.SIGINT)
+    def stop(self, signum: int = signal.SIGINT) -> str:
+        """Ctrl-C, as a user stops it (or ``signum``); its stderr."""
+        self.proc.send_signal(signum)
         _, err = self.proc.communicate(timeout=60)
         self._reader.join(10)
         return err
@@ -62,8 +66,8 @@ class Member:
 def members(bootstrap: str) -> Iterator[Callable[..., Member]]:
     started: list[Member] = []
 
-    def start(*args: str) -> Member:
-        started.append(Member(bootstrap, *args))
+    def start(*args: str, background: bool = False) -> Member:
+        started.append(Member(bootstrap, *args, background=background))
         return started[-1]
 
     yield start
@@ -253,6 +257,27 @@ def test_count_commits_only_what_was_printed(kw, bootstrap, new_topic) -> None:
     assert rest.exit_code == 0, rest.stderr
     assert [json.loads(line)["offset"] for line in rest.stdout.splitlines()] == \
         list(range(4, 10))
+
+
+@pytest.mark.parametrize("how", ["SIGTERM", "SIGINT to a background job"])
+def test_sigterm_and_a_background_jobs_sigint_commit_and_leave(kw, bootstrap, new_topic,
+                                                               members, how) -> None:
+    """``kill`` (SIGTERM: timeout, docker stop, systemd) and ``kill -INT`` of a job a shell
+    started in the background (SIGINT ignored, which Python keeps) stop a member as Ctrl-C
+    does: it commits what it printed and leaves the group at once."""
+    topic = new_topic(2, "cli-group-sig")
+    group = f"kw-sig-{uuid.uuid4().hex[:8]}"
+    background = how != "SIGTERM"
+    m = members(topic, "--group", group, "-o", "beginning", background=background)
+    wait_for("assignment", lambda: len(owners(kw, group)) == 2)
+    written = [{"value": b"v%d" % i, "partition": i % 2} for i in range(6)]
+    rd_produce(bootstrap, topic, written)
+    wait_for("records", lambda: len(m.records) >= 6)
+    m.stop(signal.SIGINT if background else signal.SIGTERM)
+    assert m.proc.returncode == 130
+    assert {(int(r["partition"]), r["committed"]) for r in described(kw, group)} == \
+        {(0, "3"), (1, "3")}
+    assert rd_group_state(bootstrap, group) == "EMPTY"  # left, not waiting for its session
 
 
 def test_group_usage_errors(kw, new_topic) -> None:

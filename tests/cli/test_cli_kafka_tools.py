@@ -4,7 +4,8 @@ kafka-console-consumer, kafka-get-offsets), both run against the same state of t
 Apache Kafka 4 broker: the facts each prints (partitions, leaders, replicas, ISR, topic
 configs; groups, their offsets, lag and members; reset-offsets' new offsets; transactions;
 records and offsets) are the same. Kafka's output is parsed, values compared, never
-formatting. Each JVM tool run costs seconds: a run answers several assertions."""
+formatting. Each JVM tool run costs seconds: a run answers several assertions. Part of the
+parity tier (``make test-parity``), as Spark's own format is the oracle of queries there."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from tests.cli.test_cli_groups import T0, live_group, rd_group_state  # noqa: F4
 # live_group is a fixture of test_cli_groups, found by pytest here; the tests ask for it by
 # getfixturevalue (a parameter of that name would shadow the import)
 
-pytestmark = pytest.mark.broker
+# the parity tier (make test-parity; tests/cli/conftest.py keeps it out of make test)
+pytestmark = [pytest.mark.broker, pytest.mark.parity]
 
 TOOLS = "org.apache.kafka.tools"
 TOPIC_COMMAND = f"{TOOLS}.TopicCommand"
