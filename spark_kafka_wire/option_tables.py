@@ -233,17 +233,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if the tables are not what OPTIONS generates")
     args = parser.parse_args(argv)
-    text = args.page.read_text(encoding="utf-8") if args.page.exists() else ""
-    fresh = reference_page()
+    return sync_page(args.page, reference_page(), args.check,
+                     "option tables differ from spark_kafka_wire.options", "option reference")
+
+
+def sync_page(page: Path, fresh: str, check: bool, differs: str, what: str) -> int:
+    """Write a generated documentation page (``make docs``), or with ``check`` only say
+    whether it is current: 0 when it is (or was written), 1 when ``check`` found it stale.
+    Both generated references (options, CLI) keep their pages this way."""
+    text = page.read_text(encoding="utf-8") if page.exists() else ""
     if fresh == text:
         return 0
-    if args.check:
-        print(f"{args.page}: option tables differ from spark_kafka_wire.options; "
-              "run `make docs`", file=sys.stderr)
+    if check:
+        print(f"{page}: {differs}; run `make docs`", file=sys.stderr)
         return 1
-    args.page.parent.mkdir(parents=True, exist_ok=True)
-    args.page.write_text(fresh, encoding="utf-8")
-    print(f"{args.page}: option reference written")
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(fresh, encoding="utf-8")
+    print(f"{page}: {what} written")
     return 0
 
 

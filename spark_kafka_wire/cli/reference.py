@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from spark_kafka_wire.cli.app import cli
+from spark_kafka_wire.option_tables import sync_page
 
 #: A fixed width for click's formatter, so the usage lines do not depend on the terminal that
 #: runs ``make docs``.
@@ -104,17 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true",
                         help="change nothing; exit 1 if the page is not what the commands generate")
     args = parser.parse_args(argv)
-    fresh = reference_page()
-    text = args.page.read_text(encoding="utf-8") if args.page.exists() else ""
-    if fresh == text:
-        return 0
-    if args.check:
-        print(f"{args.page}: differs from the click commands; run `make docs`", file=sys.stderr)
-        return 1
-    args.page.parent.mkdir(parents=True, exist_ok=True)
-    args.page.write_text(fresh, encoding="utf-8")
-    print(f"{args.page}: command-line reference written")
-    return 0
+    return sync_page(args.page, reference_page(), args.check,
+                     "differs from the click commands", "command-line reference")
 
 
 if __name__ == "__main__":
