@@ -24,7 +24,8 @@ from pathlib import Path
 
 from bench.security import SASL_MECHANISM, secured_endpoints
 
-BROKERS = ("kafka", "tansu")
+#: --broker's choices and their names in output and charts (bench/plots.py).
+BROKERS = {"kafka": "Apache Kafka", "tansu": "Tansu"}
 HEAP_MB = 1024
 
 

@@ -20,6 +20,9 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on CI machines and bench hosts
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from matplotlib.ticker import StrMethodFormatter  # noqa: E402
+
+from bench.broker import BROKERS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results" / "bench.json"
@@ -57,6 +60,7 @@ def draw(kind: str, rows: list[dict], out: Path, title_note: str) -> Path:
     ax.set_yticks([j + height * (len(series) - 1) / 2 for j in range(len(rows))])
     ax.set_yticklabels([r["name"][len(kind):].strip() or kind for r in rows])
     ax.invert_yaxis()
+    ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     ax.set_xlabel("rows/s (higher is better)")
     ax.set_title(f"{kind} ({title_note})")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
@@ -85,7 +89,8 @@ def main(argv: list[str] | None = None) -> int:
         if kind is not None:
             by_kind.setdefault(kind, []).append(row)
     args.out.mkdir(parents=True, exist_ok=True)
-    note = f"{data.get('broker', '?')} broker, {data.get('nproc', '?')} cores"
+    broker = BROKERS.get(data.get("broker", ""), data.get("broker", "?"))
+    note = f"{broker}, {data.get('nproc', '?')} cores"
     for kind in KINDS:
         if by_kind.get(kind):
             print(f"{draw(kind, by_kind[kind], args.out, note)} drawn")
