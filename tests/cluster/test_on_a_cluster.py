@@ -166,67 +166,47 @@ def _new_rows(oracle: list, before: list) -> list:
     return [r for r in oracle if tuple(r) not in old]
 
 
-def test_stream_checkpoint_on_a_shared_directory_resumed_by_a_new_driver(
+def test_stream_batches_commits_to_its_group_then_a_new_query_starts_there(
         run_job, cluster_kafka, executor_env, test_hosts, spark_cluster, cluster_dir):
     """An availableNow stream with maxOffsetsPerTrigger=300 over 4 partitions of 250 records
-    runs Spark's proportional micro-batches (300, 300, 300, 100) on the executors into a
-    parquet sink, its checkpoint and sink in a directory every host shares; a second driver
-    (a new spark-submit) on the same checkpoint reads only the 500 records written since, each
-    once."""
-    conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
-    topic = f"cluster-stream-{uuid.uuid4().hex[:10]}"
-    create_topic(conf, topic, 4)
-    produce_numbered(conf, topic, 4, 250)
-    shared = cluster_dir / "shared" / topic
-    shared.mkdir(parents=True)
-    spec = {"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
-            "shared": str(shared),
-            "read_options": {"maxOffsetsPerTrigger": "300", "startingOffsets": "earliest"}}
-    first = run_job(spec, executor_env.archive)
-    oracle, _ = oracle_rows(conf, topic)
-    assert sorted(first["read"]) == oracle
-    assert [b for b in first["batches"] if b] == [300, 300, 300, 100]
-    assert_ran_on_the_workers(first["read_where"], test_hosts, spark_cluster, "archive")
-
-    produce_numbered(conf, topic, 4, 125, 250)
-    second = run_job(spec, executor_env.archive)
-    now, _ = oracle_rows(conf, topic)
-    assert sorted(second["read"]) == _new_rows(now, oracle)
-    assert len(second["read"]) == 500
-    assert [b for b in second["batches"] if b] == [300, 200]
-
-
-def test_commit_offsets_then_starting_offsets_group(run_job, cluster_kafka, executor_env,
-                                                    test_hosts, spark_cluster, cluster_dir):
-    """A stream with ``commitOffsets=kafka`` commits what it read to its group (librdkafka
-    reads the group's offsets back); a new query on a new checkpoint with
-    ``startingOffsets=group`` starts there and reads only what was written since."""
+    runs Spark's proportional micro-batches (300, 300, 300, 100) on the executors, its
+    checkpoint and parquet sink in a directory every host shares, and with
+    ``commitOffsets=kafka`` commits what it read to its group (librdkafka reads the group's
+    offsets back). A new query (a new spark-submit) on a new checkpoint with
+    ``startingOffsets=group`` starts there and reads only the 500 records written since, in
+    (300, 200). A new driver resuming the same checkpoint is
+    test_faults_on_a_cluster.py::test_driver_killed_mid_stream_then_restarted_on_its_checkpoint."""
     conf = {"bootstrap.servers": cluster_kafka.bootstrap()}
     topic = f"cluster-group-{uuid.uuid4().hex[:10]}"
     group = f"g-{topic}"
-    create_topic(conf, topic, 2)
-    produce_numbered(conf, topic, 2, 200)
+    create_topic(conf, topic, 4)
+    produce_numbered(conf, topic, 4, 250)
     options = {"kafka.group.id": group, "commitOffsets": "kafka"}
     base = cluster_dir / "shared" / topic
 
     first = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                      "shared": str(base / "a"), "options": options,
-                     "read_options": {"startingOffsets": "earliest"}}, executor_env.archive)
+                     "read_options": {"startingOffsets": "earliest",
+                                      "maxOffsetsPerTrigger": "300"}}, executor_env.archive)
     oracle, _ = oracle_rows(conf, topic)
     assert sorted(first["read"]) == oracle
+    assert [b for b in first["batches"] if b] == [300, 300, 300, 100]
+    assert_ran_on_the_workers(first["read_where"], test_hosts, spark_cluster, "archive")
     consumer = confluent_kafka.Consumer({**conf, "group.id": group})
     try:
         committed = consumer.committed([confluent_kafka.TopicPartition(topic, p)
-                                        for p in range(2)], timeout=30)
+                                        for p in range(4)], timeout=30)
     finally:
         consumer.close()
-    assert [(c.partition, c.offset) for c in committed] == [(0, 200), (1, 200)]
+    assert [(c.partition, c.offset) for c in committed] == [(p, 250) for p in range(4)]
 
-    produce_numbered(conf, topic, 2, 50, 200)
+    produce_numbered(conf, topic, 4, 125, 250)
     second = run_job({"mode": "stream", "bootstrap": cluster_kafka.bootstrap(), "topic": topic,
                       "shared": str(base / "b"), "options": options,
-                      "read_options": {"startingOffsets": "group"}}, executor_env.archive)
+                      "read_options": {"startingOffsets": "group",
+                                       "maxOffsetsPerTrigger": "300"}}, executor_env.archive)
     now, _ = oracle_rows(conf, topic)
     assert sorted(second["read"]) == _new_rows(now, oracle)
-    assert len(second["read"]) == 100
+    assert len(second["read"]) == 500
+    assert [b for b in second["batches"] if b] == [300, 200]
     assert_ran_on_the_workers(second["read_where"], test_hosts, spark_cluster, "archive")

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.java_process import (
+    SHORT_LIVED_JVM,
     JavaProcess,
     cache_dir,
     java,
@@ -378,8 +379,7 @@ class ApacheKafka(JavaProcess):
 
             classpath += os.pathsep + observer_classes(self.version)
         return [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
-                "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-                f"-Dlog4j2.configurationFile=file:{log4j}",
+                *SHORT_LIVED_JVM, f"-Dlog4j2.configurationFile=file:{log4j}",
                 *(f"-D{k}={v}" for k, v in self._jvm_properties().items()), "-cp", classpath]
 
     def _launch(self, first: bool = False) -> ApacheKafka:
@@ -422,7 +422,7 @@ class ApacheKafka(JavaProcess):
         if tools:
             classpath.append(f"{kafka_tools_libs(self.version)}/*")
         done = subprocess.run(
-            [java(), "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            [java(), "-Xmx256m", *SHORT_LIVED_JVM,
              f"-Dlog4j2.configurationFile=file:{QUIET_LOG4J2}",
              "-cp", os.pathsep.join(classpath), main_class, *args],
             capture_output=True, text=True, timeout=timeout)

@@ -34,6 +34,7 @@ from pathlib import Path
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.apache_kafka import START_TIMEOUT_S, ApacheKafka, kafka_libs, missing_tools
 from tests.support.java_process import (
+    SHORT_LIVED_JVM,
     cache_dir,
     java,
     maven_libs,
@@ -168,8 +169,7 @@ class ZooKeeperKafka(ApacheKafka):
         log4j = write_log4j(os.path.join(self.directory, "log4j.properties"), self.log_path,
                             {"state.change.logger": "WARN", "org.apache.zookeeper": "WARN"})
         jvm = [java(), f"-Xmx{self.heap_mb}m", f"-Xms{min(self.heap_mb, 256)}m",
-               "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto",
-               f"-Dlog4j.configuration=file:{log4j}", *self.jvm_options,
+               *SHORT_LIVED_JVM, f"-Dlog4j.configuration=file:{log4j}", *self.jvm_options,
                "-cp", f"{libs}/*:{binding}/*"]
         began = time.monotonic()
         with open(os.path.join(self.directory, "stdout.log"), "wb") as out:
@@ -225,7 +225,7 @@ class ZooKeeperKafka(ApacheKafka):
         libs = kafka_libs(self.version)
         tls = ["-zk-tls-config-file", tls_config] if tls_config else []
         done = subprocess.run(
-            [java(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", *jvm_options,
+            [java(), "-Xmx128m", *SHORT_LIVED_JVM, *jvm_options,
              "-cp", f"{libs}/*", ZOOKEEPER_SHELL, "-server", connect or self.zookeeper, *tls],
             input="".join(f"{line}\n" for line in [*lines, "quit"]), capture_output=True,
             text=True, timeout=60)

@@ -25,6 +25,13 @@ from pathlib import Path
 STOP_TIMEOUT_S = 30.0
 MAVEN_TIMEOUT_S = 900.0
 
+#: The flags of the tests' Java servers (Kafka of every release, its tools and shell, the Schema
+#: Registry), which start, serve a few minutes and end: C1 alone, since C2's compilations cost
+#: more CPU than they win back in a JVM this short-lived on two cores, the serial collector (no
+#: GC threads competing with the test) and the JDK's class-data archive. The benchmark's broker
+#: (bench/broker.py) keeps the full JIT.
+SHORT_LIVED_JVM = ("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Xshare:auto")
+
 #: groupId, artifactId, version
 Coordinates = tuple[str, str, str]
 

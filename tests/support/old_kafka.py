@@ -34,6 +34,7 @@ from pathlib import Path
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.apache_kafka import kafka_libs
 from tests.support.java_process import (
+    SHORT_LIVED_JVM,
     JavaProcess,
     cache_dir,
     java,
@@ -236,8 +237,8 @@ class OldKafka(JavaProcess):
 
     @staticmethod
     def _jvm(heap_mb: int) -> list[str]:
-        return [java(), f"-Xmx{heap_mb}m", f"-Xms{min(heap_mb, 128)}m", "-XX:+UseSerialGC",
-                "-XX:TieredStopAtLevel=1", "-Djava.net.preferIPv4Stack=true"]
+        return [java(), f"-Xmx{heap_mb}m", f"-Xms{min(heap_mb, 128)}m", *SHORT_LIVED_JVM,
+                "-Djava.net.preferIPv4Stack=true"]
 
     def _wait_started(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S

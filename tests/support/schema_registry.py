@@ -41,7 +41,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from spark_kafka_wire.testing.embedded import free_port
-from tests.support.java_process import JavaProcess, cache_dir, java, maven_libs
+from tests.support.java_process import (
+    SHORT_LIVED_JVM,
+    JavaProcess,
+    cache_dir,
+    java,
+    maven_libs,
+)
 
 #: The Apicurio Registry release of the tests (KAFKAWIRE_TEST_APICURIO_VERSION overrides it).
 DEFAULT_VERSION = "3.3.3"
@@ -234,8 +240,8 @@ class ApicurioRegistry(JavaProcess):
         self.management_port = free_port()
         while self.management_port == self.port:
             self.management_port = free_port()
-        self.command = [registry_java(java_needed(jar)), f"-Xmx{self.heap_mb}m", "-XX:+UseSerialGC",
-                        "-XX:TieredStopAtLevel=1", "-Xshare:auto",
+        self.command = [registry_java(java_needed(jar)), f"-Xmx{self.heap_mb}m",
+                        *SHORT_LIVED_JVM,
                         *(f"-D{k}={v}" for k, v in self._properties().items()),
                         "-jar", str(jar)]
         self.launch(self.command, self.log_path, self._wait_started, append=True,
