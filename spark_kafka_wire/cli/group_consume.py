@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from spark_kafka_wire.cli.reading import (
     FOLLOW_POLL_S,
@@ -42,6 +43,9 @@ from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.group_member import GroupMember, MemberSettings
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
 from spark_kafka_wire.protocol.errors import KafkaWireError
+
+if TYPE_CHECKING:  # imported only when a registry format is chosen (reading.registry_decoder)
+    from spark_kafka_wire.cli.registry_decoding import RecordDecoder
 
 log = logging.getLogger(__name__)
 
@@ -147,14 +151,16 @@ class GroupReader:
 def run_group(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None, group: str,
               assignor: str, specs: tuple[StartSpec, ...], default: StartSpec,
               exit_at_end: bool, fmt: str, count: int | None, key_format: str,
-              value_format: str, isolation: str | None) -> None:
-    """What ``consume --group`` and ``tail --group`` do once their options are read."""
+              value_format: str, isolation: str | None,
+              decoder: RecordDecoder | None = None) -> None:
+    """What ``consume --group`` and ``tail --group`` do once their options are read;
+    ``decoder`` decodes the registry formats (reading.registry_decoder)."""
     settings = g.fetch_settings(None if isolation is None else
                                 {"kafka.isolation.level": isolation})
     with connected(g.client_config(), "--group") as client:
         cluster = KafkaCluster(client)
         infos = matching_topics(cluster, topic, pattern)
-        printer = Printer(fmt, count, key_format, value_format, len(infos))
+        printer = Printer(fmt, count, key_format, value_format, len(infos), decoder)
         member = GroupMember(client, MemberSettings(group, tuple(t.name for t in infos),
                                                     assignor))
         reader = GroupReader(cluster, member, printer, settings, specs, default,

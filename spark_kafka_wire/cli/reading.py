@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,6 +15,7 @@ from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.record_format import compile_format, is_format_string
 from spark_kafka_wire.cli.records import (
     CSV_HEADER,
+    REGISTRY_FORMATS,
     TABLE_HEADER,
     Record,
     records_of,
@@ -25,9 +27,17 @@ from spark_kafka_wire.cli.start_offsets import TIME, StartSpec, spec_for, start_
 from spark_kafka_wire.cli.topics import existing_topic, name_matcher
 from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
+from spark_kafka_wire.client.errors import (
+    CONFLICTING_OPTIONS,
+    INVALID_VALUE,
+    MISSING_OPTION,
+    ConfigurationError,
+)
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
+
+if TYPE_CHECKING:  # imported when a registry format is chosen (registry_decoder)
+    from spark_kafka_wire.cli.registry_decoding import RecordDecoder
 
 FOLLOW_POLL_S = 0.5  # how often --follow asks for each partition's end
 
@@ -35,11 +45,13 @@ FOLLOW_POLL_S = 0.5  # how often --follow asks for each partition's end
 class Printer:
     """Prints records in one format and counts them; ``done`` once ``limit`` were printed.
     ``fmt`` is table, json, csv or a kcat format string; a table names each record's topic
-    when ``topics`` is more than one."""
+    when ``topics`` is more than one. ``decoder`` decodes the fields of a registry format,
+    only the records printed (``registry_decoder``)."""
 
     def __init__(self, fmt: str, limit: int | None, key_format: str = "text",
-                 value_format: str = "text", topics: int = 1) -> None:
-        self.fmt, self.limit = fmt, limit
+                 value_format: str = "text", topics: int = 1,
+                 decoder: RecordDecoder | None = None) -> None:
+        self.fmt, self.limit, self.decoder = fmt, limit, decoder
         self.key_format, self.value_format = key_format, value_format
         self.with_topic = topics > 1
         self.template: Callable[[Record, str, str], bytes] | None = \
@@ -62,6 +74,8 @@ class Printer:
     def print(self, records: Iterable[Record]) -> None:
         batch = self.take(records)
         self.printed += len(batch)
+        if self.decoder is not None and batch:
+            batch = self.decoder.decode(batch)
         kf, vf = self.key_format, self.value_format
         template = self.template
         if template is not None:
@@ -82,6 +96,31 @@ class Printer:
                      else table_cells(r, kf, vf)) for r in batch]
             print_table(header, rows, show_header=not self.header_shown)
         self.header_shown = True
+
+
+def registry_decoder(key_format: str, value_format: str, url: str | None
+                     ) -> RecordDecoder | None:
+    """The decoder of the registry formats among ``key_format`` and ``value_format``, with
+    the registry at ``url`` (``--schema-registry``); None when neither is one. Built before
+    connecting, so a missing or bad URL fails first."""
+    chosen = [f"--{field}-format {fmt}" for field, fmt in (("key", key_format),
+                                                           ("value", value_format))
+              if fmt in REGISTRY_FORMATS]
+    if not chosen:
+        if url is not None:
+            raise ConfigurationError(
+                "--schema-registry is used by --key-format / --value-format "
+                f"{', '.join(REGISTRY_FORMATS)}: choose one, or leave it out",
+                condition=CONFLICTING_OPTIONS)
+        return None
+    if url is None:
+        raise ConfigurationError(
+            f"{' and '.join(chosen)}: records are decoded with their schemas from a Schema "
+            "Registry; add --schema-registry URL", condition=MISSING_OPTION)
+    # imported here: only a registry format loads the registry, Avro and Protobuf modules
+    from spark_kafka_wire.cli.registry_decoding import RecordDecoder  # noqa: PLC0415
+
+    return RecordDecoder(url, key_format, value_format)
 
 
 def partition_chunks(client: Cluster, topic: str, p: int, start: int, end: int,

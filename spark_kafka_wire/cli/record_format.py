@@ -6,7 +6,8 @@ null), ``%T`` timestamp (ms since the epoch, -1 for none), ``%h`` headers (``k=v
 ``,``), ``%%`` a percent sign, and the backslash escapes of ``produce -K`` (``\n``, ``\t``,
 ``\r``, ``\0``, ``\\``, ``\xHH``). As in kcat, nothing is added: end it with ``\n`` for one
 line per record. Keys and values are written as their raw bytes unless a field format asks
-for hex or base64; null is written as nothing.
+for hex or base64, or a registry format (avro, protobuf, json-schema) decoded them (their JSON,
+compact; base64 for a record that did not decode); null is written as nothing.
 """
 
 from __future__ import annotations
@@ -17,13 +18,17 @@ from collections.abc import Callable
 import click
 
 from spark_kafka_wire.cli.produce_input import unescape
-from spark_kafka_wire.cli.records import BASE64, HEX, Record
+from spark_kafka_wire.cli.records import BASE64, HEX, JSON, Record, compact
 
 _TOKENS = "tpoksKSTh%"
 
 
-def field_bytes(data: bytes | None, fmt: str) -> bytes:
-    """A key or value as a format string writes it: raw bytes, or hex / base64 text."""
+def field_bytes(data: bytes | None, fmt: str, view: tuple[object, str] | None = None) -> bytes:
+    """A key or value as a format string writes it: raw bytes, or hex / base64 text; a
+    registry format's ``view`` (``Record.value_view``) as its JSON or base64 text."""
+    if view is not None:
+        value, encoding = view
+        return compact(value).encode("utf-8") if encoding == JSON else str(value).encode()
     if data is None:
         return b""
     if fmt == HEX:
@@ -73,9 +78,9 @@ def compile_format(template: str) -> Callable[[Record, str, str], bytes]:
             elif part == "o":
                 out += b"%d" % r.offset
             elif part == "k":
-                out += field_bytes(r.key, key_format)
+                out += field_bytes(r.key, key_format, r.key_view)
             elif part == "s":
-                out += field_bytes(r.value, value_format)
+                out += field_bytes(r.value, value_format, r.value_view)
             elif part == "K":
                 out += b"%d" % (-1 if r.key is None else len(r.key))
             elif part == "S":

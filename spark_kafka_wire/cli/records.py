@@ -8,6 +8,13 @@ no byte is lost or guessed: a reader decodes base64 fields back to the exact byt
 ``base64`` show every record's bytes so; ``json`` parses them, so JSON output holds the value
 itself (an object, not a string of one) and a table shows it compact. Bytes that are not JSON
 fail the command naming topic, partition and offset.
+
+``avro``, ``protobuf`` and ``json-schema`` (with ``--schema-registry``) decode Confluent-framed
+records with their writer schemas when they are printed (cli/registry_decoding.py, which sets
+a record's ``key_view`` / ``value_view``), shown as ``json`` shows a value. A record that does
+not decode is not the command's end (a topic of such records often holds a few written by
+something else): it is warned of on stderr and its bytes are shown as base64, the fallback
+of ``text``, marked ``base64`` as there.
 """
 
 from __future__ import annotations
@@ -23,14 +30,21 @@ from typing import Any
 import click
 
 from spark_kafka_wire.cli.times import format_ms
+from spark_kafka_wire.options.table import VALUE_FORMATS
 from spark_kafka_wire.protocol.records import DecodedRecords
 
 TEXT = "utf-8"
 BASE64 = "base64"
 HEX = "hex"
 JSON = "json"
+#: The formats decoded with a Schema Registry's writer schemas (the read side's value.format
+#: names, raw left out).
+REGISTRY_FORMATS = tuple(f for f in VALUE_FORMATS if f != "raw")
 #: What --key-format / --value-format of tail and consume accept ("text": TEXT, else BASE64).
-SHOWN_FORMATS = ("text", HEX, BASE64, JSON)
+SHOWN_FORMATS = ("text", HEX, BASE64, JSON, *REGISTRY_FORMATS)
+#: The formats whose fields are base64 only where bytes could not be shown otherwise: a table
+#: cell or format string marks those (``base64:``).
+FALLBACK_FORMATS = ("text", *REGISTRY_FORMATS)
 # Java's TimestampType ids, as the record batch attributes carry them.
 TIMESTAMP_TYPES = {0: "CreateTime", 1: "LogAppendTime"}
 
@@ -45,6 +59,10 @@ class Record:
     key: bytes | None
     value: bytes | None
     headers: tuple[tuple[str, bytes | None], ...]
+    #: (shown value, its encoding) of a key / value in a registry format, set when the
+    #: record is printed (cli/registry_decoding.py); None: shown from the bytes
+    key_view: tuple[Any, str] | None = None
+    value_view: tuple[Any, str] | None = None
 
 
 def records_of(topic: str, partition: int, chunk: DecodedRecords) -> Iterator[Record]:
@@ -87,14 +105,33 @@ def shown(data: bytes | None, fmt: str, what: str) -> tuple[Any, str | None]:
     return as_text(data)
 
 
-def shown_text(data: bytes | None, fmt: str, what: str) -> str | None:
-    """A key or value as a table cell: base64 fields marked ``base64:`` in the text format."""
-    value, encoding = shown(data, fmt, what)
+def field_shown(r: Record, field: str, fmt: str) -> tuple[Any, str | None]:
+    """``shown`` of the record's ``field`` (key or value); in a registry format as it was
+    decoded when printed (``key_view`` / ``value_view``)."""
+    view = r.key_view if field == "key" else r.value_view
+    if view is not None:
+        return view
+    return shown(r.key if field == "key" else r.value, fmt, f"the {field} of {where(r)}")
+
+
+def compact(value: Any) -> str:
+    """A parsed or decoded value as one line of JSON (a table cell, a CSV field)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def cell(value: Any, encoding: str | None, fmt: str) -> str | None:
+    """A shown key or value as a table cell: base64 fields marked ``base64:`` where the
+    format shows base64 only as a fallback."""
     if value is None:
         return None
     if encoding == JSON:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return f"base64:{value}" if fmt == "text" and encoding == BASE64 else value
+        return compact(value)
+    return f"base64:{value}" if fmt in FALLBACK_FORMATS and encoding == BASE64 else value
+
+
+def shown_text(data: bytes | None, fmt: str, what: str) -> str | None:
+    """A key or value as a table cell (``cell``)."""
+    return cell(*shown(data, fmt, what), fmt)
 
 
 def from_text(text: str | None, encoding: str | None) -> bytes | None:
@@ -119,8 +156,8 @@ def where(r: Record) -> str:
 
 
 def to_json(r: Record, key_format: str = "text", value_format: str = "text") -> str:
-    key, key_enc = shown(r.key, key_format, f"the key of {where(r)}")
-    value, value_enc = shown(r.value, value_format, f"the value of {where(r)}")
+    key, key_enc = field_shown(r, "key", key_format)
+    value, value_enc = field_shown(r, "value", value_format)
     return json.dumps({
         "topic": r.topic, "partition": r.partition, "offset": r.offset,
         "timestamp": r.timestamp,
@@ -141,12 +178,12 @@ def to_csv(r: Record | None, key_format: str = "text", value_format: str = "text
     if r is None:
         writer.writerow(CSV_HEADER)
     else:
-        key, key_enc = shown(r.key, key_format, f"the key of {where(r)}")
-        value, value_enc = shown(r.value, value_format, f"the value of {where(r)}")
+        key, key_enc = field_shown(r, "key", key_format)
+        value, value_enc = field_shown(r, "value", value_format)
         if key_enc == JSON:
-            key = json.dumps(key, ensure_ascii=False, separators=(",", ":"))
+            key = compact(key)
         if value_enc == JSON:
-            value = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            value = compact(value)
         writer.writerow((r.topic, r.partition, r.offset, r.timestamp, key, key_enc, value,
                          value_enc, json.dumps(headers_json(r.headers), ensure_ascii=False)
                          if r.headers else ""))
@@ -161,5 +198,5 @@ def table_cells(r: Record, key_format: str = "text", value_format: str = "text"
     """Cells for people: base64 fields marked with a ``base64:`` prefix."""
     hdrs = ", ".join(f"{k}={shown_text(v, 'text', '')}" for k, v in r.headers)
     return (r.partition, r.offset, format_ms(r.timestamp),
-            shown_text(r.key, key_format, f"the key of {where(r)}"),
-            shown_text(r.value, value_format, f"the value of {where(r)}"), hdrs)
+            cell(*field_shown(r, "key", key_format), key_format),
+            cell(*field_shown(r, "value", value_format), value_format), hdrs)

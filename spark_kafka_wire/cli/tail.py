@@ -36,6 +36,7 @@ from spark_kafka_wire.cli.reading import (
     matching_topics,
     partition_chunks,
     read_ranges,
+    registry_decoder,
     start_offsets,
 )
 from spark_kafka_wire.cli.record_format import compile_format, is_format_string
@@ -106,25 +107,27 @@ def run(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
         specs: tuple[StartSpec, ...], default: StartSpec, follow: bool, partition: int | None,
         fmt: str, count: int | None, key_format: str, value_format: str,
         isolation: str | None, group: tuple[str | None, str] = (None, RANGE),
-        group_default: StartSpec | None = None) -> None:
+        group_default: StartSpec | None = None, registry: str | None = None) -> None:
     """What ``tail`` and ``consume`` do once their options are read; with ``group`` (name,
     assignor) as a member of that consumer group (cli/group_consume.py), a partition without
-    a commit starting at ``group_default`` (else ``default``) unless ``-o`` names it."""
+    a commit starting at ``group_default`` (else ``default``) unless ``-o`` names it;
+    ``registry``: the Schema Registry URL of the avro, protobuf and json-schema formats."""
     if not topic and pattern is None:
         raise click.UsageError("name a topic, or give --pattern")
+    decoder = registry_decoder(key_format, value_format, registry)
     if group[0] is not None:
         if partition is not None:
             raise click.UsageError("--partition and --group exclude each other: the group "
                                    "assigns the partitions")
         run_group(g, topic, pattern, group[0], group[1], specs, group_default or default,
-                  not follow, fmt, count, key_format, value_format, isolation)
+                  not follow, fmt, count, key_format, value_format, isolation, decoder)
         return
     settings = g.fetch_settings(None if isolation is None else
                                 {"kafka.isolation.level": isolation})
     with connected_any(g.client_config()) as client:
         infos = matching_topics(client, topic, pattern)
         tps = [(t.name, p) for t in infos for p in partitions_of(t, partition)]
-        printer = Printer(fmt, count, key_format, value_format, len(infos))
+        printer = Printer(fmt, count, key_format, value_format, len(infos), decoder)
         # A table is printed whole, so its columns line up; the others stream.
         pending: list[Record] = []
         sink = pending.extend if fmt == "table" else printer.print
@@ -165,9 +168,17 @@ def _read_options(command: Callable) -> Callable:
                      "\\n for a newline."),
         click.option("--key-format", type=click.Choice(SHOWN_FORMATS), default="text",
                      show_default=True,
-                     help="Keys as UTF-8 text (base64 where not), hex, base64 or parsed JSON."),
+                     help="Keys as UTF-8 text (base64 where not), hex, base64 or parsed JSON; "
+                     "avro, protobuf, json-schema: Confluent-framed, decoded with each "
+                     "record's writer schema from --schema-registry and shown as JSON (a "
+                     "record that does not decode: a warning, and its bytes in base64)."),
         click.option("--value-format", type=click.Choice(SHOWN_FORMATS), default="text",
                      show_default=True, help="Values, as --key-format."),
+        click.option("--schema-registry", "-r", "schema_registry", metavar="URL",
+                     default=None,
+                     help="The Schema Registry (Confluent's API; http(s)://[user:password@]"
+                     "host[:port][/path], comma-separated for several) the avro, protobuf "
+                     "and json-schema formats read schemas from, by id (kcat -r)."),
         click.option("--isolation", type=click.Choice(ISOLATIONS), default=None,
                      help="read_committed: skip aborted transactions and stop at the last "
                      "stable offset [default: isolation.level of --command-config, else "
@@ -208,8 +219,9 @@ def _check_format(fmt: str) -> None:
 @click.pass_obj
 def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
          specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
-         value_format: str, isolation: str | None, count: int | None, group: str | None,
-         assignor: str, last: int | None, from_beginning: bool, follow: bool) -> None:
+         value_format: str, schema_registry: str | None, isolation: str | None,
+         count: int | None, group: str | None, assignor: str, last: int | None,
+         from_beginning: bool, follow: bool) -> None:
     """Print the last records of each partition of TOPIC (one or more), optionally following.
 
     \b
@@ -225,7 +237,7 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     default = StartSpec(BEGINNING) if from_beginning else StartSpec(LAST, 10 if last is None
                                                                      else last)
     run(g, topic, pattern, specs, default, follow, partition, fmt, count, key_format,
-        value_format, isolation, (group, assignor))
+        value_format, isolation, (group, assignor), registry=schema_registry)
 
 
 @click.command(short_help=summary("consume"))
@@ -235,14 +247,15 @@ def tail(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
 @click.pass_obj
 def consume(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
             specs: tuple[StartSpec, ...], partition: int | None, fmt: str, key_format: str,
-            value_format: str, isolation: str | None, count: int | None, group: str | None,
-            assignor: str, exit_at_end: bool) -> None:
+            value_format: str, schema_registry: str | None, isolation: str | None,
+            count: int | None, group: str | None, assignor: str, exit_at_end: bool) -> None:
     """Print the records of TOPIC (one or more) from the beginning and follow it, as kcat -C.
 
     \b
     kafkawire consume orders -e                       everything there is, then exit
     kafkawire consume orders -o end                   only what is written from now on
     kafkawire consume orders -o -5 --value-format json --format json
+    kafkawire consume orders -e --value-format avro -r http://registry:8081
     kafkawire consume orders -G billing           a member of group billing (kcat -G)
 
     With --group a partition the group has no commit for starts at its end, as
@@ -251,4 +264,5 @@ def consume(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None,
     """
     _check_format(fmt)
     run(g, topic, pattern, specs, StartSpec(BEGINNING), not exit_at_end, partition, fmt,
-        count, key_format, value_format, isolation, (group, assignor), StartSpec(END))
+        count, key_format, value_format, isolation, (group, assignor), StartSpec(END),
+        schema_registry)

@@ -330,20 +330,21 @@ class JsonSchemaDecoder:
 # ---------------------------------------------------------------------------- encoding
 
 
-def _to_json(value: Any, arrow: pa.DataType) -> Any:
+def json_value(value: Any, arrow: pa.DataType) -> Any:
     """A Python value of Arrow type ``arrow`` (``to_pylist``) as a JSON-ready value:
     timestamps ISO-8601 (UTC with ``Z`` where the type has a zone), dates ISO, bytes base64,
-    decimals as numbers, maps as objects."""
+    decimals as numbers, maps as objects. The JSON Schema writer's form, and the one
+    ``kafkawire consume`` shows decoded registry records in (one rule for both)."""
     if value is None:
         return None
     if pa.types.is_struct(arrow):
-        return {arrow.field(i).name: _to_json(value.get(arrow.field(i).name),
+        return {arrow.field(i).name: json_value(value.get(arrow.field(i).name),
                                               arrow.field(i).type)
                 for i in range(arrow.num_fields)}
     if pa.types.is_map(arrow):
-        return {str(k): _to_json(v, arrow.item_type) for k, v in value}
+        return {str(k): json_value(v, arrow.item_type) for k, v in value}
     if pa.types.is_list(arrow) or pa.types.is_large_list(arrow):
-        return [_to_json(v, arrow.value_type) for v in value]
+        return [json_value(v, arrow.value_type) for v in value]
     if pa.types.is_timestamp(arrow):
         if arrow.tz is not None:
             return value.astimezone(dt.timezone.utc).isoformat().replace("+00:00", "Z")
@@ -369,7 +370,7 @@ class JsonSchemaEncoder:
         arrow = array.type
         dumps: Callable[[Any], str] = json.JSONEncoder(
             separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode
-        out = [None if v is None else dumps(_to_json(v, arrow)).encode("utf-8")
+        out = [None if v is None else dumps(json_value(v, arrow)).encode("utf-8")
                for v in array.to_pylist()]
         return pa.array(out, type=pa.binary())
 

@@ -25,19 +25,21 @@ import pyarrow.compute as pc
 from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, ConfigurationError
-from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.client.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
     shared_registry,
 )
-from spark_kafka_wire.formats.avro_codec import AvroDecoder, Decoded, decode_framed
+from spark_kafka_wire.formats.avro_codec import Decoded
 from spark_kafka_wire.formats.confluent import split_frames
 from spark_kafka_wire.formats.errors import UndecodableRecordError
-from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
-from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
-from spark_kafka_wire.formats.protobuf_codec import decode_framed as protobuf_decode_framed
 from spark_kafka_wire.options.formats import CORRUPT_COLUMN, ColumnFormat, FormatOptions
+from spark_kafka_wire.options.registry_decoders import (
+    SCHEMA_TYPE_OF_FORMAT,
+    RegistryDecoder,
+    decode_framed_values,
+    decoder_for,
+)
 
 #: The column metadata that carries a formatted column's reader schema into the plan.
 SCHEMA_ID_KEY = "kafkawire.schema.id"
@@ -51,7 +53,7 @@ class ColumnReader:
 
     column: str
     schema: RegisteredSchema
-    decoder: AvroDecoder | ProtobufDecoder | JsonSchemaDecoder
+    decoder: RegistryDecoder
 
 
 @dataclass(frozen=True)
@@ -87,30 +89,20 @@ def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
 
 
 def _decoder(schema: RegisteredSchema, formats: FormatOptions,
-             fmt: ColumnFormat) -> AvroDecoder | ProtobufDecoder | JsonSchemaDecoder:
+             fmt: ColumnFormat) -> RegistryDecoder:
     """The decoder of the column's format (``_checked`` made sure the registry's schema is
     of that format)."""
     assert formats.registry is not None
-    if fmt.format == "protobuf":
-        try:
-            # .proto text (Java's serializers register it) compiled here, on the driver: the
-            # decoder carries binary descriptors to the executors (client/proto_text)
-            main, references = binary_schemas(
-                schema.schema, shared_registry(formats.registry).imports(schema), schema.subject)
-            return ProtobufDecoder(main, references=references, message=fmt.message,
-                                   recursive_field_max_depth=formats.protobuf_max_depth)
-        except (ValueError, KeyError) as exc:
-            raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
-                                     f"cannot be read: {exc}",
-                                     condition=REFUSED_OPTION) from None
-    if fmt.format == "json-schema":
-        return JsonSchemaDecoder(schema.schema, shared_registry(formats.registry).imports(schema))
-    return AvroDecoder(schema.schema, stable_union_ids=formats.stable_union_ids,
-                       recursive_field_max_depth=formats.recursive_field_max_depth)
-
-
-#: the registry's schemaType of each value.format
-SCHEMA_TYPE_OF_FORMAT = {"avro": "AVRO", "json-schema": "JSON", "protobuf": "PROTOBUF"}
+    try:
+        return decoder_for(schema, fmt.format, shared_registry(formats.registry),
+                           message=fmt.message, stable_union_ids=formats.stable_union_ids,
+                           recursive_field_max_depth=formats.recursive_field_max_depth,
+                           protobuf_max_depth=formats.protobuf_max_depth)
+    except (ValueError, KeyError) as exc:
+        if fmt.format != "protobuf":
+            raise
+        raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
+                                 f"cannot be read: {exc}", condition=REFUSED_OPTION) from None
 
 
 def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:
@@ -194,15 +186,13 @@ def arrow_schema(base: pa.Schema, decoding: Decoding) -> pa.Schema:
     return pa.schema(fields)
 
 
-def decode_column(raw: pa.Array, decoder: AvroDecoder | ProtobufDecoder | JsonSchemaDecoder,
+def decode_column(raw: pa.Array, decoder: RegistryDecoder,
                   registry_config: RegistryConfig) -> Decoded:
-    """A column of Confluent-framed records decoded by its format's decoder: Avro with each
-    record's writer schema (by id), Protobuf with the reader's descriptor alone (unknown
-    fields skipped, missing ones null: it needs no writer schema)."""
-    if isinstance(decoder, ProtobufDecoder):
-        return protobuf_decode_framed(raw, decoder)
+    """A column of Confluent-framed records decoded by its format's decoder, writer schemas
+    fetched by id from the process's registry client (``decode_framed_values``)."""
     registry = shared_registry(registry_config)
-    return decode_framed(raw, decoder, lambda schema_id: registry.schema_by_id(schema_id).schema)
+    return decode_framed_values(raw, decoder,
+                                lambda schema_id: registry.schema_by_id(schema_id).schema)
 
 
 def decode_batch(batch: pa.RecordBatch, decoding: Decoding, topic: str,
