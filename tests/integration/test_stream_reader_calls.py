@@ -212,7 +212,10 @@ def test_a_topic_deleted_between_metadata_and_offsets_is_a_vanished_topic(
     kept, doomed = new_topic(1, "calls-kept"), new_topic(1, "calls-doomed")
     _produce(client, kept, 1, 3)
     _produce(client, doomed, 1, 2)
-    reader = _reader(bootstrap, subscribe=f"{kept},{doomed}", startingOffsets="earliest")
+    # the deleted topic's lookups are retried for up to kafka.request.timeout.ms before
+    # latestOffset looks at the topics again: 5 s here rather than the default 30 s
+    reader = _reader(bootstrap, subscribe=f"{kept},{doomed}", startingOffsets="earliest",
+                     **{"kafka.request.timeout.ms": "5000"})
     first = _wire(reader.latestOffset(_wire(reader.initialOffset()), ReadAllAvailable()))
     assert first[doomed] == {"0": 2}
     listed = module.assigned_partitions
