@@ -4,8 +4,17 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Test processes (pytest-xdist) for the tiers whose tests wait on brokers, JVMs and Spark: each
+# worker starts its own session servers (Kafka, SparkSession, registry), files are kept whole on
+# one worker (module fixtures start once). Three fit two cores and 24 GiB (docs/tests.md: make test
+# 9.4 min against 25 in one process, measured); `make test XDIST=` runs one process.
+XDIST ?= -n 3 --dist loadfile
+# The notebooks and the deploy tier have no module fixtures to keep together: single tests spread
+XDIST_SPREAD ?= -n 3
+# More pytest arguments for every tier: .ci/run's --durations=0 and JUnit XML per tier
+PYTEST_REPORT ?=
 
-.PHONY: demo test unit test-tansu test-notebooks test-deploy test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
+.PHONY: venv demo test unit test-tansu test-notebooks test-deploy test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
 	check-java clean
 
 $(STAMP): pyproject.toml
@@ -22,6 +31,11 @@ $(STAMP): pyproject.toml
 	  else echo "krb5-config not found (apt-get install libkrb5-dev): the GSSAPI tests will be skipped"; fi
 	@touch $(STAMP)
 
+# The virtualenv, and the parity tier's Python (.venv-parity when Maven Central lags PyPI's
+# pyspark: tests/support/spark_kafka_connector.py), made before any test runs: .ci/run times it
+venv: $(STAMP)
+	$(PY) -m tests.support.spark_kafka_connector >/dev/null
+
 check-java:
 	@$(PYTHON) scripts/check_java.py
 
@@ -32,7 +46,7 @@ demo: check-java $(STAMP)
 # Against Apache Kafka (tests/support/apache_kafka.py: jars from Maven Central); test-tansu runs
 # the same suite against the embedded Tansu broker of `make demo`.
 test: check-java $(STAMP)
-	$(PY) -m pytest -q --durations=25
+	$(PY) -m pytest -q --durations=25 $(XDIST) $(PYTEST_REPORT)
 
 # The unit tier (tests/unit, marker unit): no broker, Spark or JVM, in seconds; run it after
 # every edit. mypy is not in it: `make lint` runs ruff and mypy.
@@ -40,33 +54,33 @@ unit: $(STAMP)
 	$(PY) -m pytest -q -m unit tests/unit
 
 test-tansu: check-java $(STAMP)
-	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25
+	KAFKAWIRE_TEST_BROKER=tansu $(PY) -m pytest -q --durations=25 $(XDIST) $(PYTEST_REPORT)
 
 # The notebooks tier (tests/notebooks, marker notebooks; `make test` neither collects nor runs
 # it, CI runs it after `make test`): notebooks/ top to bottom in a Jupyter kernel, each with its
 # own SparkSession; about four minutes.
 test-notebooks: check-java $(STAMP)
-	$(PY) -m pytest -q -m notebooks --durations=25 tests/notebooks
+	$(PY) -m pytest -q -m notebooks --durations=25 $(XDIST_SPREAD) $(PYTEST_REPORT) tests/notebooks
 
 # The deploy tier (tests/deploy, marker deploy; `make test` neither collects nor runs it, CI
 # runs it after `make test`): pip install into a fresh venv, Spark finding kafkawire without
 # register(), Spark Connect in process and through a Connect server, `make demo`; about five
 # minutes of processes started.
 test-deploy: check-java $(STAMP)
-	$(PY) -m pytest -q -m deploy --durations=25 tests/deploy
+	$(PY) -m pytest -q -m deploy --durations=25 $(XDIST_SPREAD) $(PYTEST_REPORT) tests/deploy
 
 # The fault tier (tests/faults, marker faults; `make test` neither collects nor runs it, CI runs
 # it after `make test`): brokers killed -9 and restarted, connections cut by a fault proxy,
 # Spark drivers and tasks killed at each step of an exactly-once commit; about six minutes.
 # Its long variants (marker soak) run in `make soak`.
 test-faults: check-java $(STAMP)
-	$(PY) -m pytest -q -m faults --durations=25 tests/faults
+	$(PY) -m pytest -q -m faults --durations=25 $(PYTEST_REPORT) tests/faults
 
 # The older-releases matrix (tests/compat, marker compat; `make test` neither collects nor runs
 # it): real Kafka 2.8.2 back to 0.8.2.2 in ZooKeeper mode on Debian's ZooKeeper, jars from Maven
 # Central (tests/support/old_kafka.py). KAFKAWIRE_COMPAT_RELEASES=0.8.2.2,2.8.2 runs a part.
 test-compat: check-java $(STAMP)
-	$(PY) -m pytest -q -m compat --durations=25 tests/compat
+	$(PY) -m pytest -q -m compat --durations=25 $(PYTEST_REPORT) tests/compat
 
 # The parity tier (tests/parity, marker parity; `make test` neither collects nor runs it): the
 # same queries through Spark's own `kafka` format and through kafkawire on Apache Kafka 4,
@@ -77,7 +91,7 @@ test-compat: check-java $(STAMP)
 # the newest pyspark whose connector it serves (created on first use).
 test-parity: check-java $(STAMP)
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
-	  $$parity_py -m pytest -q -m parity --durations=25 tests/cli/test_cli_kafka_tools.py tests/parity
+	  $$parity_py -m pytest -q -m parity --durations=25 $(XDIST) $(PYTEST_REPORT) tests/cli/test_cli_kafka_tools.py tests/parity
 
 # The cluster tier (tests/cluster, marker cluster; `make test` neither collects nor runs it):
 # kafkawire on Spark's own standalone master and two workers, Apache Kafka and the driver, each
@@ -85,7 +99,7 @@ test-parity: check-java $(STAMP)
 # skip saying so), the executors' Python shipped as a venv-pack archive (cached under
 # ~/.cache/kafkawire).
 test-cluster: check-java $(STAMP)
-	$(PY) -m pytest -q -m cluster --durations=25 tests/cluster
+	$(PY) -m pytest -q -m cluster --durations=25 $(PYTEST_REPORT) tests/cluster
 
 lint: $(STAMP)
 	$(PY) -m ruff check spark_kafka_wire pyspark_kafkawire tests bench scripts

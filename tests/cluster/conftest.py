@@ -195,18 +195,17 @@ RunJob = Callable[..., dict]
 StartJob = Callable[..., RunningJob]
 
 
-@pytest.fixture
-def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> StartJob:
-    """Start tests/cluster/jobs/kafkawire_job.py with a spec on the driver's host through
-    ``spark-submit``, without waiting (``RunningJob.wait``, ``.kill``). The driver's Python
-    is this venv's with the checkout on PYTHONPATH; the executors' is
-    ``./environment/bin/python`` of the archive given. ``conf``: more Spark settings;
-    ``driver_env``: more of the driver's environment."""
+def _job_starter(request, test_hosts, spark_cluster, cluster_dir) -> StartJob:
+    """Start tests/cluster/jobs/kafkawire_job.py with a spec (or a list of specs: one
+    application) on the driver's host through ``spark-submit``, without waiting
+    (``RunningJob.wait``, ``.kill``). The driver's Python is this venv's with the checkout on
+    PYTHONPATH; the executors' is ``./environment/bin/python`` of the archive given. ``conf``:
+    more Spark settings; ``driver_env``: more of the driver's environment."""
     from tests.support.executor_env import unpacked_for_the_driver
 
     driver = test_hosts["driver"]
 
-    def start(spec: dict, archive: Path, py_files: Sequence[str] = (),
+    def start(spec: dict | list[dict], archive: Path, py_files: Sequence[str] = (),
               conf: dict[str, str] | None = None,
               driver_env: dict[str, str] | None = None) -> RunningJob:
         import json
@@ -218,7 +217,9 @@ def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) ->
         env = clean_env(PYSPARK_PYTHON="./environment/bin/python",
                         PYSPARK_DRIVER_PYTHON=sys.executable, PYTHONPATH=str(ROOT),
                         SPARK_LOCAL_IP=driver.address, **(driver_env or {}))
-        full = {"broker_host": test_hosts["kafka"].address, **spec}
+        host = {"broker_host": test_hosts["kafka"].address}
+        full = ([{**host, **one} for one in spec] if isinstance(spec, list)
+                else {**host, **spec})
         return launch(driver, spark_cluster, JOB, [json.dumps(full)], directory=directory,
                       archives=[f"{archive}#environment"], py_files=py_files, env=env,
                       conf=conf)
@@ -226,12 +227,11 @@ def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) ->
     return start
 
 
-@pytest.fixture
-def run_job(start_job, spark_cluster) -> RunJob:
+def _job_runner(start_job: StartJob, spark_cluster) -> RunJob:
     """``start_job`` and wait: the job's JSON results; the test fails with the driver's and
     the executors' logs when spark-submit does not exit 0."""
 
-    def run(spec: dict, archive: Path, py_files: Sequence[str] = (),
+    def run(spec: dict | list[dict], archive: Path, py_files: Sequence[str] = (),
             conf: dict[str, str] | None = None, driver_env: dict[str, str] | None = None,
             timeout: float = 420.0) -> dict:
         done: JobRun = start_job(spec, archive, py_files, conf, driver_env).wait(timeout)
@@ -245,6 +245,26 @@ def run_job(start_job, spark_cluster) -> RunJob:
         return done.result()
 
     return run
+
+
+@pytest.fixture
+def start_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> StartJob:
+    """A test's job starter (``_job_starter``)."""
+    return _job_starter(request, test_hosts, spark_cluster, cluster_dir)
+
+
+@pytest.fixture
+def run_job(start_job, spark_cluster) -> RunJob:
+    """A test's job runner (``_job_runner``)."""
+    return _job_runner(start_job, spark_cluster)
+
+
+@pytest.fixture(scope="module")
+def module_run_job(request, test_hosts, spark_cluster, cluster_kafka, cluster_dir) -> RunJob:
+    """A job runner for a module's fixture: one application shared by the module's tests
+    whose scenarios kill nothing (one spark-submit instead of one per test)."""
+    return _job_runner(_job_starter(request, test_hosts, spark_cluster, cluster_dir),
+                       spark_cluster)
 
 
 @pytest.fixture(scope="module")

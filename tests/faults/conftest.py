@@ -31,7 +31,7 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
     """The fault tier runs in ``make test-faults`` (and its long variants in ``make soak``),
     which CI's ``.ci/run`` runs after ``make test``: about six minutes of brokers killed and
     Spark drivers restarted, kept out of ``make test`` so that the suite stays within its
-    25-minute budget. ``-m faults`` or ``-m soak`` collects it."""
+    12-minute budget (docs/tests.md). ``-m faults`` or ``-m soak`` collects it."""
     expression = config.option.markexpr or ""
     if "faults" not in expression and "soak" not in expression:
         return True

@@ -1,7 +1,7 @@
 """The notebooks tier runs in ``make test-notebooks``, which CI's ``.ci/run`` runs after
 ``make test``: each notebook in notebooks/ top to bottom in a Jupyter kernel with its own
-SparkSession, about four minutes on two cores, kept out of ``make test`` so that the suite
-stays within its 25-minute budget (as the fault tier is). ``-m notebooks`` collects it."""
+SparkSession, about two minutes in three processes on two cores, kept out of ``make test`` so that the suite
+stays within its 12-minute budget (as the fault tier is). ``-m notebooks`` collects it."""
 
 from __future__ import annotations
 

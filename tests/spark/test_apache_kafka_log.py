@@ -100,8 +100,8 @@ def _wait_log_start(client: KafkaClient, topic: str, wanted: int, timeout_s: flo
 def test_batch_reads_after_delete_records(spark, kafka, kclient):
     """Records 0-9, then DeleteRecords below 4: a new read from earliest starts at the new
     log start (no data loss: earliest is resolved when the read is planned); a DataFrame
-    planned before the deletion (tests/spark/test_read_parity.py's
-    test_records_deleted_below_the_planned_start, which Tansu cannot run), or an explicit
+    planned before the deletion (which Tansu cannot run; tests/parity's
+    test_records_deleted_below_the_start compares it with Spark's), or an explicit
     start below the log start, is data loss: a typed error naming topic, partition and the
     lost offsets, or with failOnDataLoss=false the rows from the log start on."""
     topic = topic_on(kclient, 1, "delrec")

@@ -5,7 +5,6 @@ matters (timestamps, headers, transactions), so expectations follow from what wa
 from __future__ import annotations
 
 import json
-import re
 import uuid
 
 import numpy as np
@@ -18,7 +17,6 @@ from spark_kafka_wire import KafkaWireDataSource
 from spark_kafka_wire.client.admin import create_topics, delete_topics
 from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
-from spark_kafka_wire.protocol.messages import DELETE_RECORDS
 from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
 from spark_kafka_wire.source.options import parse_source_options
 from spark_kafka_wire.source.planning import (
@@ -33,7 +31,7 @@ from spark_kafka_wire.source.planning import (
 from spark_kafka_wire.source.schema import ARROW_SCHEMA_WITH_HEADERS, KAFKA_SCHEMA_WITH_HEADERS
 from tests.support.librdkafka import produce_records as produce
 from tests.support.librdkafka import produce_timestamped
-from tests.support.transactions import committed_aborted_committed, committed_then_open
+from tests.support.transactions import committed_aborted_committed
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
 
@@ -66,24 +64,6 @@ def fails(df_or_fn, pattern: str) -> None:
 
 
 # ---------------------------------------------------------------------------- strategies
-
-
-def test_subscribe_pattern_reads_every_matching_non_internal_topic(spark, bootstrap, client):
-    uid = uuid.uuid4().hex[:10]
-    # "__pat...": a user topic, not flagged internal: read, as by Spark (tests/parity)
-    a, b, other, user = f"pat{uid}.a", f"eu.pat{uid}.b", f"pat{uid}.c", f"__pat{uid}.a"
-    create_topics(client, [(a, 2), (b, 1), (other, 1), (user, 1)])
-    for t in (a, b, other, user):
-        produce(bootstrap, t, [{"value": t.encode(), "partition": 0}])
-    df = load(spark, bootstrap, subscribePattern=f"pat{re.escape(uid)}\\.[ab]")
-    assert_df_equality(rows(df, "topic", "partition", "value"),
-                       expected(spark, [(a, 0, a), (b, 0, b), (user, 0, user)],
-                                "topic string, partition int, value string"),
-                       ignore_row_order=True)
-    # Kafka's own topics are never read, whatever the pattern
-    assert load(spark, bootstrap, subscribePattern="^__consumer_offsets$").count() == 0
-    # A pattern that matches nothing reads nothing, as in Spark.
-    assert load(spark, bootstrap, subscribePattern=f"^nothing-{uid}$").count() == 0
 
 
 def test_assign_reads_only_the_assigned_partitions(spark, bootstrap, client, new_topic):
@@ -129,18 +109,6 @@ def ts_rows(spark, ranges: dict[int, tuple[int, int]]):
                             for o in range(lo, hi)])
 
 
-def test_starting_timestamp(spark, bootstrap, ts_topic):
-    df = load(spark, bootstrap, subscribe=ts_topic, startingTimestamp=str(B + 300))
-    assert_df_equality(rows(df), ts_rows(spark, {0: (2, 9), 1: (2, 3)}), ignore_row_order=True)
-
-
-def test_ending_timestamp_without_a_match_is_latest(spark, bootstrap, ts_topic):
-    # p0: the first record at or after 700 is offset 6 (800; offset 7 holds 700, later).
-    # p1: no record at or after 700: latest.
-    df = load(spark, bootstrap, subscribe=ts_topic, endingTimestamp=str(B + 700))
-    assert_df_equality(rows(df), ts_rows(spark, {0: (0, 6), 1: (0, 3)}), ignore_row_order=True)
-
-
 def test_offsets_by_timestamp_maps(spark, bootstrap, ts_topic):
     df = load(spark, bootstrap, subscribe=ts_topic,
               startingOffsetsByTimestamp=json.dumps({ts_topic: {"0": B + 250, "1": B}}),
@@ -150,17 +118,6 @@ def test_offsets_by_timestamp_maps(spark, bootstrap, ts_topic):
                startingOffsetsByTimestamp=json.dumps({ts_topic: {"0": B}})),
           rf"startingOffsetsByTimestamp must give a timestamp for every subscribed partition: "
           rf"it lacks {ts_topic}-1")
-
-
-def test_timestamp_precedence(spark, bootstrap, ts_topic):
-    df = load(spark, bootstrap, subscribe=ts_topic, startingTimestamp=str(B + 400),
-              startingOffsetsByTimestamp=json.dumps({ts_topic: {"0": B, "1": B}}),
-              startingOffsets="latest")  # would be refused if it were used
-    assert_df_equality(rows(df), ts_rows(spark, {0: (4, 9), 1: (2, 3)}), ignore_row_order=True)
-    df = load(spark, bootstrap, subscribe=ts_topic,
-              startingOffsetsByTimestamp=json.dumps({ts_topic: {"0": B + 800, "1": B + 400}}),
-              startingOffsets=json.dumps({ts_topic: {"0": 0, "1": 0}}))
-    assert_df_equality(rows(df), ts_rows(spark, {0: (6, 9), 1: (2, 3)}), ignore_row_order=True)
 
 
 def test_starting_timestamp_without_a_match(spark, bootstrap, ts_topic):
@@ -233,40 +190,6 @@ def test_shortened_partition_is_data_loss(spark, bootstrap, client, new_topic):
     fails(strict, rf"cannot read offsets \[2, 6\) of {topic}-0: the partition now ends at "
                   r"offset 2 but offsets up to 6 were planned")
     assert_df_equality(rows(lenient), expected(spark, [(0, 0, "new0"), (0, 1, "new1")]),
-                       ignore_row_order=True)
-
-
-def test_ending_offset_beyond_the_log_without_fail_on_data_loss(spark, bootstrap, new_topic):
-    topic = new_topic(1, "beyond")
-    produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": 0} for i in range(3)],
-            linger_ms=20)
-    df = load(spark, bootstrap, subscribe=topic, failOnDataLoss="false",
-              endingOffsets=json.dumps({topic: {"0": 50}}))
-    assert_df_equality(rows(df), expected(spark, [(0, i, f"v{i}") for i in range(3)]),
-                       ignore_row_order=True)
-
-
-def test_records_deleted_below_the_planned_start(spark, bootstrap, client, new_topic):
-    """Retention, simulated with DeleteRecords. Tansu does not implement DeleteRecords (its
-    memory storage panics "not yet implemented" and drops the connection): this runs against
-    a Kafka cluster (KAFKAWIRE_TEST_BROKER=kafka or KAFKA_BOOTSTRAP_SERVERS);
-    tests/spark/test_apache_kafka_log.py::test_batch_reads_after_delete_records always runs
-    it against Apache Kafka, tests/unit/client/test_fetcher.py covers the logic."""
-    topic = new_topic(1, "retention")
-    produce(bootstrap, topic, [{"value": b"v%d" % i, "partition": 0} for i in range(10)],
-            linger_ms=20)
-    strict = load(spark, bootstrap, subscribe=topic)
-    lenient = load(spark, bootstrap, subscribe=topic, failOnDataLoss="false")
-    assert strict.count() == 10 and lenient.count() == 10
-    conn = client.leader_connection(topic, 0)
-    try:
-        resp = conn.request(DELETE_RECORDS, {"topics": [{"name": topic, "partitions": [
-            {"partition_index": 0, "offset": 4}]}], "timeout_ms": 10_000})
-    except Exception as exc:  # noqa: BLE001 - the broker decides
-        pytest.skip(f"the broker does not implement DeleteRecords: {exc}")
-    assert resp["topics"][0]["partitions"][0]["error_code"] == 0
-    fails(strict, rf"cannot read offsets \[0, 4\) of {topic}-0: the log now starts at offset 4")
-    assert_df_equality(rows(lenient), expected(spark, [(0, i, f"v{i}") for i in range(4, 10)]),
                        ignore_row_order=True)
 
 
@@ -440,20 +363,6 @@ def test_headers_column(spark, bootstrap, new_topic):
 
 
 # ------------------------------------------------------------------------ isolation level
-
-
-def test_read_committed_stops_at_the_last_stable_offset(spark, bootstrap, client, new_topic):
-    topic = new_topic(1, "lso")
-    p = committed_then_open(bootstrap, topic)
-    try:
-        committed = load(spark, bootstrap, subscribe=topic,
-                         **{"kafka.isolation.level": "read_committed"})
-        assert_df_equality(rows(committed), expected(spark, [(0, i, f"c{i}") for i in range(3)]),
-                           ignore_row_order=True)
-        uncommitted = load(spark, bootstrap, subscribe=topic)
-        assert sorted(r.value for r in rows(uncommitted).collect()) == ["c0", "c1", "c2", "open"]
-    finally:
-        p.abort_transaction(20)
 
 
 def test_read_committed_never_returns_aborted_records(spark, bootstrap, client, new_topic):

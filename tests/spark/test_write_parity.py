@@ -20,7 +20,6 @@ from pyspark.sql.types import StringType, StructField, StructType
 from spark_kafka_wire import KafkaWireDataSource
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.protocol.murmur2 import partition_for_key
 from tests.support.legacy_broker import LegacyBroker
 from tests.support.write_support import consume, end_offsets, stored_batches
 
@@ -120,19 +119,6 @@ def test_string_or_binary_keys_and_values_and_extra_columns(spark, bootstrap, ne
     _write(df, bootstrap, topic=topic)  # offset, note, extra: ignored, as in Spark
     expected = df.select(F.col("key").cast("string").alias("key"), "value")
     assert_df_equality(_text(_read(spark, bootstrap, topic)), expected, ignore_row_order=True)
-
-
-def test_partition_column(spark, bootstrap, new_topic):
-    topic = new_topic(3, "part-col")
-    rows = [(f"key-{i}", f"v{i}", i % 3 if i % 2 else None) for i in range(40)]
-    df = spark.createDataFrame(rows, "key string, value string, partition int")
-    _write(df, bootstrap, topic=topic)
-    # explicit partitions are kept; null lets the partitioner (murmur2) decide
-    expected = spark.createDataFrame(
-        [(v, p if p is not None else partition_for_key(k.encode(), 3)) for k, v, p in rows],
-        "value string, partition int")
-    got = _read(spark, bootstrap, topic).select(F.col("value").cast("string"), "partition")
-    assert_df_equality(got, expected, ignore_row_order=True, ignore_nullable=True)
 
 
 @pytest.mark.parametrize("bad", [3, -1])

@@ -523,9 +523,8 @@ def test_ci_runs_the_linters_before_the_tests() -> None:
     lint = _make_recipe("lint")
     assert any("-m ruff check" in line for line in lint), lint
     assert any(line.endswith("-m mypy") for line in lint), lint
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
-    assert "set -euo pipefail" in ci, ci
+    ci = _ci_steps()
+    assert "set -euo pipefail" in _ci_lines()
     assert ci.index("make lint") < ci.index("make test"), ci
     # ruff's two layering rules: no relative import at all, no import hidden in a function
     # (without a noqa giving the reason)
@@ -539,8 +538,7 @@ def test_ci_builds_the_docs_after_the_linters_before_the_tests() -> None:
     """``make docs`` (the references regenerated, then MkDocs strictly: a broken link or
     anchor fails) runs in CI right after ``make lint``: it takes seconds, and a broken page
     fails CI before any broker starts."""
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
+    ci = _ci_steps()
     assert ci.index("make lint") + 1 == ci.index("make docs") < ci.index("make test"), ci
     recipe = " ".join(_make_recipe("docs"))
     assert "mkdocs build --strict" in recipe, recipe
@@ -550,8 +548,7 @@ def test_ci_runs_the_fault_tier_after_the_suite() -> None:
     """The fault tier (tests/faults) runs in CI right after ``make test``, which does not
     collect it (its conftest keeps it out unless ``-m`` names ``faults`` or ``soak``), so the
     suite keeps its time budget and the faults still gate every landing."""
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
+    ci = _ci_steps()
     assert ci.index("make test") < ci.index("make test-faults") < ci.index("make test-parity"), ci
     recipe = " ".join(_make_recipe("test-faults"))
     assert "-m pytest -q -m faults" in recipe and recipe.rstrip().endswith("tests/faults"), recipe
@@ -567,8 +564,7 @@ def test_ci_runs_the_slow_tiers_after_the_suite(tier: str) -> None:
     (installs, Spark Connect, ``make demo``: processes of their own) run in CI right after
     ``make test``, which does not collect them (their conftest keeps them out unless ``-m``
     names the tier), for the suite's time budget."""
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
+    ci = _ci_steps()
     assert ci.index("make test") < ci.index(f"make test-{tier}") < ci.index("make test-faults")
     recipe = " ".join(_make_recipe(f"test-{tier}"))
     assert f"-m pytest -q -m {tier}" in recipe and recipe.rstrip().endswith(f"tests/{tier}")
@@ -581,8 +577,7 @@ def test_ci_runs_the_parity_tier_after_the_suite() -> None:
     ``make test``, in the Python whose pyspark has its connector on Maven Central
     (tests/support/spark_kafka_connector.py); ``make test`` does not collect it (its session
     needs the connector's jars), its conftest keeps it out unless ``-m`` names the tier."""
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
+    ci = _ci_steps()
     assert ci.index("make test") < ci.index("make test-parity"), ci
     recipe = " ".join(_make_recipe("test-parity"))
     assert "-m tests.support.spark_kafka_connector" in recipe, recipe
@@ -595,15 +590,81 @@ def test_ci_runs_the_cluster_tier_after_the_parity_tier() -> None:
     """kafkawire on a Spark standalone cluster of test hosts (tests/cluster) runs in CI after
     the parity tier; ``make test`` does not collect it (its conftest keeps it out unless
     ``-m`` names the tier), and .ci/run installs iproute2, whose ``ip`` makes the hosts."""
-    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
-          if line.strip() and not line.lstrip().startswith("#")]
+    ci = _ci_steps()
     assert ci.index("make test-parity") < ci.index("make test-cluster"), ci
-    assert any("install" in line and "iproute2" in line for line in ci), ci
+    assert "install_system_packages" in ci, ci
+    assert "command -v ip >/dev/null 2>&1 || missing+=(iproute2)" in _ci_lines()
     recipe = " ".join(_make_recipe("test-cluster"))
     assert "-m pytest -q -m cluster" in recipe and recipe.rstrip().endswith("tests/cluster"), \
         recipe
     conftest = (ROOT / "tests" / "cluster" / "conftest.py").read_text()
     assert '"cluster" not in (config.option.markexpr or "")' in conftest
+
+
+def _ci_lines() -> list[str]:
+    """.ci/run's lines, stripped, without blank lines and comments."""
+    return [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _ci_steps() -> list[str]:
+    """The commands of .ci/run's timed steps, in order: ``step test tier test make test`` is
+    ``make test`` (``tier`` keeps a tier's whole output and JUnit XML in ci-reports/)."""
+    steps = []
+    for line in _ci_lines():
+        words = line.split()
+        if words[0] != "step":
+            continue
+        command = words[2:]
+        if command[0] == "tier":
+            command = command[2:]
+        steps.append(" ".join(command))
+    return steps
+
+
+def test_ci_ends_with_a_timing_table_of_every_step() -> None:
+    """Issue 44: every top-level command of .ci/run is a timed ``step``, and a table of the
+    steps' wall times (with CPU use and steal) ends the output on success and failure alike
+    (``trap table EXIT``); each tier runs through ``tier``, which keeps pytest's
+    ``--durations=0`` output and a JUnit XML under ci-reports/ (PYTEST_REPORT, which every
+    tier's recipe passes to pytest)."""
+    lines = _ci_lines()
+    assert "trap table EXIT" in lines, lines
+    body = (ROOT / ".ci" / "run").read_text()
+    assert 'PYTEST_REPORT="--durations=0 --junitxml=$REPORTS/$name.xml"' in body
+    top = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+           if line and not line[0].isspace() and not line.startswith(("#", "}"))
+           and "()" not in line]
+    commands = [line for line in top if not line.startswith(
+        ("set ", "cd ", "REPORTS=", "STEPS=", "START=", "mkdir ", "trap "))]
+    assert commands and all(line.startswith("step ") for line in commands), commands
+    tiers = [line.split()[1] for line in commands if line.split()[2] == "tier"]
+    assert tiers == ["test", "notebooks", "deploy", "faults", "parity", "cluster"], tiers
+    for line in commands:
+        words = line.split()
+        if words[2] == "tier":
+            assert words[1] == words[3], line  # the step and its reports named alike
+    for target in ("test", "test-tansu", "test-notebooks", "test-deploy", "test-faults",
+                   "test-compat", "test-parity", "test-cluster"):
+        assert any("$(PYTEST_REPORT)" in line for line in _make_recipe(target)), target
+
+
+def test_tiers_that_wait_run_in_parallel_processes_and_the_fault_tier_alone() -> None:
+    """Issue 44: ``make test``, the parity, notebooks and deploy tiers run in pytest-xdist
+    processes (XDIST, XDIST_SPREAD; pytest-xdist is a test dependency), the fault tier (kills
+    and recovery timing) and the cluster tier (one cluster whose cores each job takes) in
+    one."""
+    makefile = (ROOT / "Makefile").read_text()
+    assert "\nXDIST ?= -n 3 --dist loadfile\n" in makefile
+    assert "\nXDIST_SPREAD ?= -n 3\n" in makefile
+    for target in ("test", "test-tansu", "test-parity"):
+        assert any("$(XDIST)" in line for line in _make_recipe(target)), target
+    for target in ("test-notebooks", "test-deploy"):
+        assert any("$(XDIST_SPREAD)" in line for line in _make_recipe(target)), target
+    for target in ("test-faults", "test-cluster", "unit", "soak"):
+        assert not any("XDIST" in line or " -n " in line for line in _make_recipe(target)), \
+            target
+    assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()
 
 
 def _make_recipe(target: str) -> list[str]:

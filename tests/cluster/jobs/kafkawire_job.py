@@ -3,7 +3,8 @@ a JSON object saying what to do; its results are one line of JSON on stdout afte
 ``KAFKAWIRE-CLUSTER-RESULT `` (tests/support/spark_standalone.py reads it).
 
 ``{"mode": "write-read" | "read", "bootstrap": ..., "topic": ..., "rows": N, "options": {...},
-"read_options": {...}, "probe": "/a/driver-only/path" | null, "broker_host": "10.213.N.x"}``
+"read_options": {...}, "probe": "/a/driver-only/path" | null, "broker_host": "10.213.N.x"}``,
+or a JSON list of such objects run one after the other in one application (``main``)
 (``options`` for the write and the read, ``write_options`` for the write only,
 ``read_options`` for the read only; ``fault``: see ``_where_udf``; ``partition_by_task``: each
 write task's rows go to the partition of its number).
@@ -138,13 +139,37 @@ def _mark(path: str, facts: dict) -> None:
         os.fsync(f.fileno())
 
 
-def main(spec: dict) -> dict:
+def main(spec: dict | list[dict]) -> dict | list[dict]:
+    """One scenario (a spec), or several run one after the other in one application (a list:
+    one driver and one set of executors for scenarios that kill nothing, as the tests'
+    ``one_application`` fixture runs them). A scenario of a list that raises is reported as
+    ``{"error": traceback}`` and the next one still runs."""
+    import traceback
+
     from pyspark.sql import SparkSession
 
     from spark_kafka_wire import KafkaWireDataSource
 
-    spark = SparkSession.builder.appName(f"kafkawire-cluster-{spec['mode']}").getOrCreate()
+    specs = spec if isinstance(spec, list) else [spec]
+    spark = SparkSession.builder.appName(
+        "kafkawire-cluster-" + "+".join(s["mode"] for s in specs)).getOrCreate()
     spark.dataSource.register(KafkaWireDataSource)
+    if not isinstance(spec, list):
+        result = run(spark, spec)
+        spark.stop()
+        return result
+    results: list[dict] = []
+    for one in specs:
+        try:
+            results.append(run(spark, one))
+        except Exception:  # noqa: BLE001 - reported to the scenario's test, the rest go on
+            results.append({"error": traceback.format_exc()})
+    spark.stop()
+    return results
+
+
+def run(spark, spec: dict) -> dict:
+    """One scenario of ``spec["mode"]`` in the application's session."""
     sc = spark.sparkContext
     where = where_udf(spec.get("probe"), spec["broker_host"])
     # the fault goes to the write of ``write-read`` or to the stream, never to the read back
@@ -164,12 +189,10 @@ def main(spec: dict) -> dict:
 
     if spec["mode"] == "stream":
         result.update(stream_into_parquet(spark, spec, options, faulty))
-        spark.stop()
         return result
 
     if spec["mode"] == "stream-copy":
         result.update(_stream_copy(spark, spec, options, faulty))
-        spark.stop()
         return result
 
     def read(**more: str):
@@ -181,7 +204,6 @@ def main(spec: dict) -> dict:
     df = read(**spec.get("read_options", {}))
     result["read_tasks"] = df.rdd.getNumPartitions()
     result.update(collect_read(df, where))
-    spark.stop()
     return result
 
 
