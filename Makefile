@@ -81,6 +81,10 @@ test-faults: check-java $(STAMP)
 # Central (tests/support/old_kafka.py). KAFKAWIRE_COMPAT_RELEASES=0.8.2.2,2.8.2 runs a part.
 test-compat: check-java $(STAMP)
 	$(PY) -m pytest -q -m compat --durations=25 $(PYTEST_REPORT) tests/compat
+	# the Apache Kafka release make test ran on before its default (PREVIOUS_VERSION): the
+	# integration, CLI and Spark tiers on it (the unit tier starts no broker)
+	KAFKAWIRE_TEST_KAFKA_VERSION=$$($(PY) -c 'from tests.support.apache_kafka import PREVIOUS_VERSION as v; print(v)') \
+	  $(PY) -m pytest -q --durations=25 $(XDIST) $(PYTEST_REPORT) -m "integration or cli or spark" tests/integration tests/cli tests/spark
 
 # The parity tier (tests/parity, marker parity; `make test` neither collects nor runs it): the
 # same queries through Spark's own `kafka` format and through kafkawire on Apache Kafka 4,

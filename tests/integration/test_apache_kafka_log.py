@@ -158,7 +158,7 @@ def throttled_client(kafka):
     client_id = f"throttled-{uuid.uuid4().hex[:8]}"
     quota = ["--bootstrap-server", kafka.bootstrap_servers, "--entity-type", "clients",
              "--entity-name", client_id]
-    kafka.run_tool("kafka.admin.ConfigCommand", *quota, "--alter", "--add-config",
+    kafka.config_command(*quota, "--alter", "--add-config",
                    "consumer_byte_rate=25600")
     client = KafkaClient(ClientConfig.from_servers(kafka.bootstrap_servers,
                                                    request_timeout_ms=15_000,
@@ -167,7 +167,7 @@ def throttled_client(kafka):
         yield client
     finally:
         client.close()
-        kafka.run_tool("kafka.admin.ConfigCommand", *quota, "--alter", "--delete-config",
+        kafka.config_command(*quota, "--alter", "--delete-config",
                        "consumer_byte_rate")
 
 

@@ -38,7 +38,7 @@ def quota_client(apache_kafka):
     client_id = f"produce-quota-{uuid.uuid4().hex[:8]}"
     quota = ["--bootstrap-server", apache_kafka.bootstrap_servers, "--entity-type", "clients",
              "--entity-name", client_id]
-    apache_kafka.run_tool("kafka.admin.ConfigCommand", *quota, "--alter", "--add-config",
+    apache_kafka.config_command(*quota, "--alter", "--add-config",
                           f"producer_byte_rate={RATE}")
     client = KafkaClient(ClientConfig.from_servers(apache_kafka.bootstrap_servers,
                                                    request_timeout_ms=15_000,
@@ -47,7 +47,7 @@ def quota_client(apache_kafka):
         yield client
     finally:
         client.close()
-        apache_kafka.run_tool("kafka.admin.ConfigCommand", *quota, "--alter",
+        apache_kafka.config_command(*quota, "--alter",
                               "--delete-config", "producer_byte_rate")
 
 
