@@ -9,6 +9,12 @@ supplied by a tenant cannot make protoc read anything else (import paths that wo
 the directory are refused before protoc runs, and protoc itself refuses ``..`` imports).
 Results are cached per process by a hash of the schema and its references.
 
+A reference's name is the registry's answer, and it names a file protoc compiles: it is
+data, never part of protoc's command line (issue 45: names such as
+``--plugin=protoc-gen-x=/bin/sh`` ran a shell command). Names must be plain relative paths
+(``check_import_path``), and protoc's inputs are the written files' absolute paths, so no
+string from the registry stands where protoc reads an option.
+
 ``binary_schemas`` is what the source and the sink call: the registry's schema and references
 as base64 serialized FileDescriptorProtos, compiled on the driver when any is text, so the
 decoders and encoders that travel to the executors carry descriptors and never run protoc.
@@ -20,6 +26,7 @@ import base64
 import hashlib
 import importlib.resources
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -32,6 +39,16 @@ from google.protobuf import descriptor_pb2
 MAX_ERROR_CHARS = 2000
 #: protoc should take well under a second; a hung child must not hang a Spark task forever
 PROTOC_TIMEOUT_S = 120.0
+
+#: the longest reference name taken (an import path; a registry could send megabytes)
+MAX_IMPORT_PATH_CHARS = 512
+#: the longest segment of one (most file systems' limit on a file name)
+MAX_SEGMENT_CHARS = 255
+#: the most characters of a refused name shown in its error
+SHOWN_NAME_CHARS = 80
+#: one segment of an import path: letters, digits, '_', '-', '.', starting with neither
+#: '-' (protoc would read an option), '.' ('.', '..', the directory's own dot files) nor '@'
+_SEGMENT = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 _cache: dict[str, dict[str, descriptor_pb2.FileDescriptorProto]] = {}
 _lock = threading.Lock()
@@ -54,15 +71,71 @@ def synthetic_name(schema: str) -> str:
     return f"kafkawire_{hashlib.sha256(schema.encode()).hexdigest()[:16]}.proto"
 
 
-def check_import_path(name: str) -> None:
-    """Refuses a reference name that would be written outside the temporary directory or
-    that protoc could not import as written (absolute, ``..``, ``.``, empty parts, ``\\``)."""
-    parts = name.split("/")
-    if (not name or name.startswith("/") or "\\" in name or "\x00" in name
-            or any(p in ("", ".", "..") for p in parts) or (len(name) > 1 and name[1] == ":")):
-        raise ValueError(
-            f"Protobuf schema reference {name!r} is not a relative import path inside the "
-            "schema's directory: rename the reference in the registry (e.g. 'pkg/file.proto')")
+def _shown(text: str) -> str:
+    """``text`` quoted for a message: ASCII with escapes (a newline stays ``\\n``), at most
+    SHOWN_NAME_CHARS of its characters."""
+    cut = text[:SHOWN_NAME_CHARS]
+    return ascii(cut)[:-1] + ("...'" if len(text) > len(cut) else "'")
+
+
+class UnsafeImportPathError(ValueError):
+    """A Protobuf schema reference whose name is not a plain relative import path, refused
+    before any file is written or protoc runs. A ValueError, as every schema that cannot be
+    compiled here: the source and the sink report it as the column's configuration error.
+    ``name`` is the registry's name as given, ``subject`` the schema's (None: unknown),
+    ``reason`` what is wrong with the name."""
+
+    def __init__(self, name: str, subject: str | None, reason: str) -> None:
+        self.name, self.subject, self.reason = name, subject, reason
+        where = f" of subject {_shown(subject)}" if subject is not None else ""
+        super().__init__(
+            f"Protobuf schema reference {_shown(name)}{where} is not a relative import path "
+            f"kafkawire compiles: {reason}. Rename the reference in the registry to a path of "
+            "letters, digits, '_', '-' and '.' segments joined by '/' (e.g. "
+            "'pkg/file.proto'), no segment starting with '-', '.' or '@'")
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.name, self.subject, self.reason))
+
+
+def _import_path_problem(name: object) -> str | None:
+    """Why ``name`` is not a plain relative import path, or None when it is one."""
+    if not isinstance(name, str):
+        return f"it is a {type(name).__name__}, not a string"
+    if not name:
+        return "it is empty"
+    if len(name) > MAX_IMPORT_PATH_CHARS:
+        return f"it has {len(name)} characters, more than {MAX_IMPORT_PATH_CHARS}"
+    if any(not " " < c <= "~" for c in name):
+        return "it holds whitespace, a control character or a character that is not ASCII"
+    if name.startswith("/") or "\\" in name or ":" in name:
+        return "it is absolute or not a '/' path ('/', ':' or '\\')"
+    for part in name.split("/"):
+        if not part:
+            return "it has an empty segment ('//', or '/' at its end)"
+        if part in (".", ".."):
+            return f"it has a {part!r} segment"
+        if part[0] in "-@":
+            return f"a segment starts with {part[0]!r} (protoc reads such arguments as options)"
+        if part[0] == ".":
+            return "a segment starts with '.' (the compile directory's own files do)"
+        if len(part) > MAX_SEGMENT_CHARS:
+            return f"a segment has more than {MAX_SEGMENT_CHARS} characters"
+        if not _SEGMENT.fullmatch(part):
+            return "it holds a character other than letters, digits, '_', '-', '.' and '/'"
+    return None
+
+
+def check_import_path(name: str, subject: str | None = None) -> None:
+    """Refuses (UnsafeImportPathError) a reference name that is not a plain relative path
+    of letters, digits, ``_``, ``-`` and ``.`` segments joined by ``/``, at most
+    MAX_IMPORT_PATH_CHARS long: the name becomes a file in the temporary directory and
+    protoc's input, so it may neither leave the directory (absolute, ``..``) nor be read by
+    protoc as an option (a segment starting with ``-`` or ``@``), nor hold whitespace or
+    control characters (a newline ended a shell command's line in issue 45's exploit)."""
+    problem = _import_path_problem(name)
+    if problem is not None:
+        raise UnsafeImportPathError(str(name), subject, problem)
 
 
 def _well_known_dir() -> str:
@@ -90,30 +163,38 @@ def compile_text(schema: str | bytes, references: Mapping[str, str | bytes] | No
     if cached is not None:
         return main, cached
     binary = descriptor_pb2.FileDescriptorSet()
-    targets: list[str] = []
+    targets: list[str] = []  # protoc's inputs: absolute paths of files written under tmp
     if main_binary is not None:
         binary.file.append(main_binary)
-    else:
-        targets.append(main)
+    for name in refs:
+        # every name checked before anything is written or run
+        check_import_path(name, subject)
     with tempfile.TemporaryDirectory(prefix="kafkawire-proto-") as tmp:
         for name, text in refs.items():
-            check_import_path(name)
             fdp = binary_file_descriptor(text)
             if fdp is not None:
                 # a binary reference: protoc takes it from a descriptor set under its name
                 fdp.name = name
                 binary.file.append(fdp)
                 continue
-            if main_binary is not None:
-                targets.append(name)
             path = os.path.join(tmp, *name.split("/"))
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text if isinstance(text, str) else text.decode("utf-8"))
+            if main_binary is not None:
+                # its absolute path, under the include path (protoc names the file by its
+                # import name): a name is never where protoc reads options
+                targets.append(path)
+            try:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(text if isinstance(text, str) else text.decode("utf-8"))
+            except OSError as exc:  # 'a' and 'a/b.proto' both: a file where a directory is
+                raise UnsafeImportPathError(
+                    name, subject, f"its file cannot be written beside the other references "
+                                   f"({type(exc).__name__})") from None
         if main_binary is None:
             if main in refs:
                 raise ValueError(f"Protobuf schema reference name {main!r} is reserved")
-            with open(os.path.join(tmp, main), "w", encoding="utf-8") as f:
+            targets.append(os.path.join(tmp, main))
+            with open(targets[-1], "w", encoding="utf-8") as f:
                 f.write(schema)
         out = os.path.join(tmp, ".kafkawire-out.pb")
         cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-I{tmp}",

@@ -48,6 +48,7 @@ import json
 import logging
 import os
 import random
+import re
 import ssl
 import threading
 import time
@@ -121,14 +122,42 @@ def printable(value: object, limit: int = FIELD_SHOWN) -> str:
     return shown + ("..." if len(text) > limit else "")
 
 
+#: A URL scheme as RFC 3986 spells it (what may stand before ``://`` in a shown URL).
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*")
+#: What a shown URL holds in place of a host:port whose port is not a number.
+HIDDEN_AUTHORITY = "<host:port hidden>"
+#: How to write a password a URL's syntax would cut (the advice of the invalid-URL errors).
+ENCODE_USER_INFO = ("percent-encode '/', '?', '#', '@' and ',' in the user info as %2F, %3F, "
+                    "%23, %40 and %2C, or give the credentials in basic.auth.user.info")
+
+
 def shown_url(url: str) -> str:
-    """``url`` as it may be shown: without user info, query or fragment, printable."""
-    try:
-        parts = urlsplit(url.strip())
-    except ValueError:
-        return "<unparsable URL>"
-    host = parts.netloc.rpartition("@")[2]
-    return printable(urlunsplit((parts.scheme, host, parts.path, "", "")))
+    """``url`` as it may be shown: without user info, query or fragment, printable.
+
+    Parsed conservatively, not with ``urlsplit``: a password with ``/``, ``?`` or ``#``
+    (base64 API secrets hold ``/``) ends urlsplit's netloc inside the password, so the
+    user info it strips is only the part before, and the rest is shown (issue 45). Here
+    everything up to the last ``@`` after the scheme is user info, wherever it stands (an
+    ``@`` in a path hides a little more than needed, never less). A ``user:password``
+    without ``@`` (cut at a comma of the option, or given without the host) reads as
+    host:port, so a host:port whose port is not a number is not shown either."""
+    text = url.strip()
+    scheme, sep, rest = text.partition("://")
+    if not sep or not _SCHEME.fullmatch(scheme):
+        scheme, rest = "", text
+    rest = rest.rpartition("@")[2]
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    authority, path = rest[:end], rest[end:].split("?")[0].split("#")[0]
+    if authority.startswith("["):  # an IPv6 address: its colons are not the port's
+        port = authority.partition("]")[2]
+    else:
+        _, colon, number = authority.partition(":")
+        port = colon + number
+    if port not in ("", ":") and not (port[0] == ":" and port[1:].isascii()
+                                      and port[1:].isdigit()):
+        authority = HIDDEN_AUTHORITY
+    shown = f"{authority}{path}"
+    return printable(f"{scheme.lower()}://{shown}" if scheme else shown)
 
 
 def _bad_url(url: str, expected: str) -> ConfigurationError:
@@ -147,11 +176,19 @@ def split_url(url: str) -> tuple[str, str | None]:
         raise _bad_url(url, "a URL of printable ASCII characters without spaces")
     try:
         parts = urlsplit(text)
-        parts.port  # noqa: B018  (raises ValueError for a port that is not a number in range)
     except ValueError:
         raise _bad_url(url, "an http:// or https:// URL") from None
     if parts.scheme.lower() not in ("http", "https"):
         raise _bad_url(url, "an http:// or https:// URL (no other scheme is used)")
+    if "@" in parts.path + parts.query + parts.fragment:
+        # user info with a '/', '?' or '#', where the URL's syntax ends the host: as parsed,
+        # the host would be the user's name and the password part of the path (issue 45)
+        raise _bad_url(url, f"a URL with '@' only after its user info ({ENCODE_USER_INFO})")
+    try:
+        parts.port  # noqa: B018  (raises ValueError for a port that is not a number in range)
+    except ValueError:
+        raise _bad_url(url, "an http:// or https:// URL whose port is a number up to 65535 "
+                            f"(with user info: {ENCODE_USER_INFO})") from None
     if not parts.hostname:
         raise _bad_url(url, "a URL with a host")
     if parts.query or parts.fragment or text.endswith(("?", "#")):

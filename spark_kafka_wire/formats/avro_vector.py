@@ -151,7 +151,8 @@ class _Cursor:
     def fixed_bytes(self, rows: np.ndarray, size: int) -> np.ndarray:
         """``size`` bytes at each row's position as a (rows x size) matrix; advances."""
         pos = self.pos[rows]
-        over = pos + size > self.ends[rows]
+        # ``size > ends - pos``, never ``pos + size > ends``: see ``spans``
+        over = size > self.ends[rows] - pos
         self.bad[rows[over]] = True
         at = np.minimum(pos[:, None] + np.arange(size), max(len(self.data) - 1, 0))
         self.pos[rows] = pos + size
@@ -160,7 +161,13 @@ class _Cursor:
     def spans(self, rows: np.ndarray, lengths: np.ndarray) -> pa.Array:
         """A binary array of ``lengths[i]`` bytes at each row's position; advances."""
         pos = self.pos[rows]
-        over = (lengths < 0) | (pos + lengths > self.ends[rows])
+        # A length is the record's (a zigzag varint up to 2**63 - 1) or the writer schema's
+        # (a fixed size): ``pos + lengths`` would wrap negative in int64 for one near 2**63
+        # and pass the bound, and the lengths' sum could then wrap to a few bytes, so numpy
+        # would gather past its buffer (issue 45). ``ends - pos`` cannot wrap (both are
+        # positions in ``data``, pos at most a few bytes past its end), so the bound is
+        # taken that way round, negative lengths first.
+        over = (lengths < 0) | (lengths > self.ends[rows] - pos)
         self.bad[rows[over]] = True
         lengths = np.where(over, 0, lengths)
         offsets = np.zeros(len(rows) + 1, dtype=np.int64)

@@ -277,7 +277,9 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
             over[ld[lbad]] = True
             p[ld] += llen  # a body's position (size counts from there)
             size[ld] -= llen
-        over |= p + size > e
+        # ``size > e - p``, never ``p + size > e``: a sum near 2**63 would wrap (issue 45;
+        # a body's length is capped at 2**31 above, but the bound must not rely on it)
+        over |= size > e - p
         known = (number < top) & ~over
         k = np.flatnonzero(known)
         k = k[slot[number[k]] >= 0]

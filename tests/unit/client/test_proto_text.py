@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import base64
 import datetime
+import os
 import pickle
 import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -16,6 +18,8 @@ import pytest
 from google.protobuf import descriptor_pb2, message_factory
 
 from spark_kafka_wire.client.proto_text import (
+    MAX_IMPORT_PATH_CHARS,
+    UnsafeImportPathError,
     binary_file_descriptor,
     binary_schemas,
     check_import_path,
@@ -202,3 +206,101 @@ def test_detection_cache_and_stable_name() -> None:
     assert main == synthetic_name(ORDER) and main in files and "shop/common.proto" in files
     again = compile_text(ORDER, {"shop/common.proto": COMMON})
     assert again[1] is files  # cached per process by the texts' hash
+
+
+def _binary_main() -> str:
+    """A base64 binary main file: with it, text references are protoc's inputs by name."""
+    fdp = descriptor_pb2.FileDescriptorProto(name="main.proto", package="m", syntax="proto3")
+    fdp.message_type.add(name="M")
+    return base64.b64encode(fdp.SerializeToString()).decode()
+
+
+HOSTILE_NAMES = [
+    "--plugin=protoc-gen-x=/bin/sh", "--x_out=\nid > FILE; exit 0\n:.", "-Iroot.proto",
+    "@args.txt", "a/-b.proto", "a/@b.proto", "a b.proto", "a\tb.proto", "a\nb.proto",
+    "a\rb.proto", "a\x1bb.proto", "caf\u00e9.proto", "a:b.proto", "C:x.proto", "a;b.proto",
+    "$(id).proto", "a'b.proto", ".kafkawire-out.pb", "a/.hidden.proto", "x" * 300 + ".proto",
+    "a/" * (MAX_IMPORT_PATH_CHARS // 2) + "b.proto"]
+
+
+@pytest.mark.parametrize("name", HOSTILE_NAMES)
+def test_hostile_reference_names_are_refused_before_protoc_runs(name, monkeypatch) -> None:
+    """Issue 45 item 1: with a binary main file, text references' names were protoc's
+    arguments, and a name starting with '-' or '@' (newlines allowed) was read as an option:
+    --plugin=protoc-gen-x=/bin/sh with --x_out=<newline>command<newline>:. ran a shell
+    command. Names are plain relative paths of letters, digits, '_', '-', '.' and '/' now,
+    refused by a typed error naming the subject and the reference before protoc runs."""
+    def no_protoc(*args, **kwargs):
+        raise AssertionError(f"protoc ran with {args!r}")
+    monkeypatch.setattr(subprocess, "run", no_protoc)
+    with pytest.raises(UnsafeImportPathError, match="relative import path") as info:
+        check_import_path(name)
+    assert "\n" not in str(info.value) and len(str(info.value)) < 600
+    refs = {name: 'syntax = "proto3";\n', "ok.proto": 'syntax = "proto3";\n'}
+    for main in (_binary_main(), 'syntax = "proto3";\nmessage T { int32 x = 1; }\n'):
+        with pytest.raises(UnsafeImportPathError, match="subject 'victim-value'") as info:
+            binary_schemas(main, refs, "victim-value")
+        assert isinstance(info.value, ValueError)  # the callers' handling of schema errors
+        assert info.value.subject == "victim-value" and info.value.name == name
+        assert "\n" not in str(info.value)
+    again = pickle.loads(pickle.dumps(info.value))
+    assert (again.name, again.subject, str(again)) == (name, "victim-value", str(info.value))
+
+
+def test_the_reported_exploit_runs_nothing(tmp_path: Path) -> None:
+    """The registry answer of issue 45 item 1, against the real protoc: no command runs."""
+    marker = tmp_path / "ran"
+    refs = {"--plugin=protoc-gen-x=/bin/sh": "",
+            f"--x_out=\ntouch {marker}; exit 0\n:.": "",
+            "a.proto": 'syntax = "proto3";\n'}
+    with pytest.raises(UnsafeImportPathError):
+        binary_schemas(_binary_main(), refs, "victim-value")
+    assert not marker.exists()
+
+
+def test_protoc_gets_only_absolute_file_targets(monkeypatch) -> None:
+    """Whatever check_import_path allows, no registry string stands where protoc reads an
+    option: its inputs are the written files' absolute paths under the temporary proto_path;
+    the compiled files keep their import names."""
+    seen: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(cmd, *args, **kwargs):
+        seen.append(list(cmd))
+        return real_run(cmd, *args, **kwargs)
+    monkeypatch.setattr(subprocess, "run", spy)
+    common = COMMON.replace("package shop.common;", "package shop.common; // absolute")
+    main_pool, main_name = _pool(ORDER, {"shop/common.proto": COMMON})
+    main_fdp = descriptor_pb2.FileDescriptorProto()
+    main_pool.FindFileByName(main_name).CopyToProto(main_fdp)
+    main_fdp.name = "shop/order.proto"
+    binary_main = base64.b64encode(main_fdp.SerializeToString()).decode()
+    seen.clear()
+    _, files = compile_text(binary_main, {"shop/common.proto": common,
+                                          "shop/extra-1.0/x_y.proto": 'syntax = "proto3";'})
+    assert {"shop/order.proto", "shop/common.proto", "shop/extra-1.0/x_y.proto"} <= set(files)
+    text_main = ORDER.replace("message Order {", "message Order { // absolute")
+    _, files = compile_text(text_main, {"shop/common.proto": common})
+    assert synthetic_name(text_main) in files and "shop/common.proto" in files
+    assert len(seen) == 2
+    for cmd in seen:
+        protoc = cmd[cmd.index("grpc_tools.protoc") + 1:]
+        options = [a for a in protoc if a.startswith("-")]
+        assert all(a.startswith(("-I", "--descriptor_set_out=", "--descriptor_set_in="))
+                   or a == "--include_imports" for a in options), options
+        include = next(a[2:] for a in protoc if a.startswith("-I"))
+        targets = [a for a in protoc if not a.startswith("-")]
+        assert targets and all(os.path.isabs(t) and t.startswith(include + os.sep)
+                               for t in targets), targets
+
+
+def test_legitimate_reference_names_are_taken() -> None:
+    for name in ["a.proto", "shop/common.proto", "com/acme/v1_2/order-item.proto",
+                 "google/protobuf/timestamp.proto", "_p/x.y.z.proto", "A/B/C.PROTO"]:
+        check_import_path(name)
+
+
+def test_a_name_both_file_and_directory_is_a_typed_error() -> None:
+    text = 'syntax = "proto3";\n'
+    with pytest.raises(UnsafeImportPathError, match="cannot be written"):
+        binary_schemas(_binary_main(), {"a": text, "a/b.proto": text}, "s")

@@ -79,6 +79,42 @@ def test_a_shown_url_has_no_user_info_query_or_control_characters():
     assert shown_url("http://h/\x1b[31m") == "http://h/?[31m"
 
 
+@pytest.mark.parametrize("password", [
+    "AAAA/BBBB", "AAAA#BBBB", "AAAA?BBBB", "AAAA@BBBB", "AA/AA?BB#BB@CCCC", "AAAA,BBBB",
+    "/AAAA", "AAAA/", "AAAA:BBBB/CCCC"])
+def test_user_info_is_never_shown_whatever_characters_the_password_holds(password):
+    """Issue 45 item 3: a password with '/', '#' or '?' (base64 API secrets hold '/') ends
+    the URL's authority early for urlsplit, so user info taken from the netloc alone left the
+    password in the shown URL, and in the invalid-URL error. Neither the password nor the
+    user shows, whether the URL is refused or (with '@') taken."""
+    secrets = ("KEYID", "AAAA", "BBBB", "CCCC")
+    url = f"https://KEYID:{password}@registry.example.com:8081/apis/ccompat/v7"
+    for text in (url, url.replace("https://", ""), f"  HTTP://KEYID:{password}@h/  "):
+        shown = shown_url(text)
+        assert not any(s in shown for s in secrets), shown
+    for urls in ((url,), url):  # a tuple, or the comma-separated string of the option
+        try:
+            config = RegistryConfig(urls)  # type: ignore[arg-type]
+        except ConfigurationError as exc:
+            message = str(exc)
+            assert "schema.registry.url" in message and "percent-encode" in message, message
+        else:
+            message = repr(config)
+            assert config.urls[-1] == "https://registry.example.com:8081/apis/ccompat/v7"
+        assert not any(s in message for s in secrets), message
+
+
+def test_a_shown_url_keeps_what_helps_and_hides_a_port_that_is_not_one():
+    assert shown_url("http://registry:8081/x?y#z") == "http://registry:8081/x"
+    assert shown_url("HTTP://[::1]:8081/apis") == "http://[::1]:8081/apis"
+    assert shown_url("file:///etc/passwd") == "file:///etc/passwd"
+    assert shown_url("registry:8081") == "registry:8081"
+    # 'user:password' without a scheme or '@' reads as host:port: a port not a number is
+    # hidden, since it may be a password
+    assert "s3cret" not in shown_url("https://key:s3cret")
+    assert "s3cret" not in shown_url("key:s3cret")
+
+
 def test_a_comma_separated_string_is_several_urls():
     config = RegistryConfig("http://a:1, http://b:2/")  # type: ignore[arg-type]
     assert config.urls == ("http://a:1", "http://b:2")

@@ -11,6 +11,9 @@ from __future__ import annotations
 import decimal
 import io
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import fastavro
@@ -223,3 +226,53 @@ def test_a_column_that_does_not_fit_is_refused_naming_the_row() -> None:
     nulls = pa.array([{"suit": "SPADES", "n": None}], AvroDecoder(schema).arrow_type)
     with pytest.raises(ValueError, match="row 0 cannot be written"):
         AvroEncoder(schema).encode(nulls)
+
+
+#: Run in a child process: a numpy write past its buffer kills the process (SIGSEGV), which
+#: must fail the test, not pytest. Prints, per case, the failed mask and the errors' types.
+_HOSTILE_CHILD = r"""
+import json, sys
+import pyarrow as pa
+from spark_kafka_wire.formats.avro_codec import AvroDecoder
+
+def zigzag(n):
+    u, out = (n << 1) ^ (n >> 63), bytearray()
+    while u > 0x7F:
+        out.append((u & 0x7F) | 0x80)
+        u >>= 7
+    out.append(u)
+    return bytes(out)
+
+big = 2**63 - 1
+out = {}
+for kind in ("bytes", "string"):
+    schema = json.dumps({"type": "record", "name": "R", "fields": [{"name": "v", "type": kind}]})
+    # 17, 17 and 8 bytes: two lengths near 2**63 whose sum with the third wraps to 7
+    payloads = [zigzag(big) + b"x" * 7, zigzag(big) + b"y" * 7, zigzag(7) + b"z" * 7]
+    got = AvroDecoder(schema).decode(pa.array(payloads, pa.binary()), schema)
+    out[kind] = [got.failed.tolist(), repr(got.array.to_pylist()[2]), sorted(got.errors)]
+# a fixed size near 2**63 is a registry's answer too (the writer schema)
+schema = json.dumps({"type": "record", "name": "R", "fields": [
+    {"name": "v", "type": {"type": "fixed", "name": "F", "size": big}}]})
+got = AvroDecoder(schema).decode(pa.array([b"abc", b"defg", b""], pa.binary()), schema)
+out["fixed"] = [got.failed.tolist(), None, sorted(got.errors)]
+print(json.dumps(out))
+"""
+
+
+def test_lengths_near_2_63_fail_their_records_without_crashing_the_worker() -> None:
+    """Issue 45 item 2: a string or bytes length near 2**63 (a zigzag varint of 10 bytes)
+    made ``pos + length`` wrap negative in int64, passing the bound; the lengths' sum then
+    wrapped to a few bytes and numpy gathered past its buffer (SIGSEGV in ``spans``). Such
+    records, and a fixed size near 2**63 in a writer schema, are failed records."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run([sys.executable, "-c", _HOSTILE_CHILD], capture_output=True,
+                         text=True, timeout=120, env=env, check=False)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    for kind in ("bytes", "string"):
+        failed, third, errors = got[kind]
+        assert failed == [True, True, False], got
+        assert errors == [0, 1]
+        assert third == repr({"v": b"zzzzzzz" if kind == "bytes" else "zzzzzzz"})
+    assert got["fixed"][0] == [True, True, True] and got["fixed"][2] == [0, 1, 2]
