@@ -20,6 +20,20 @@ with ``throttle_time_ms``, and the connection sends nothing more to it before th
 passed (``BrokerConnection``). The broker said when to come back, so that wait is not held
 against the reader: the budget is lengthened by each throttle time an empty answer carried.
 An operation's deadline still caps everything: it is a promise to the caller.
+
+Backing off is not enough when the broker's answer is bounded by the request itself. Tansu
+on S3 (its ``dynostore``) lists every object of the partition (one per batch) on each Fetch
+and stops listing once the request's max_wait_ms has passed: when the listing takes longer it
+answers with no records below the high watermark, and asked again with the same max_wait_ms
+it does the same, for as long as the listing stays that slow (issue 44: the kill -9 stream
+fault test, Tansu on moto's S3 on two busy cores, FETCH_STALLED after 30 s; measured with a
+client alone: a partition of 10,000 batches answered empty at 500 ms, records at 1000).
+So the Fetch after an empty answer gives the broker longer: its max_wait_ms (0.8+ readers pass
+``kafka.fetch.max.wait.ms`` in) doubles after each one, from at least
+:data:`MIN_STALL_WAIT_MS`, never past the budget left after the pause, and stays grown for the
+rest of the read (the broker has shown it needs that long). A broker that holds records below
+the high watermark answers at once whatever the max_wait_ms (Kafka does), so the longer wait
+costs nothing there.
 """
 
 from __future__ import annotations
@@ -32,23 +46,33 @@ from spark_kafka_wire.client.connection import Deadline
 from spark_kafka_wire.client.errors import FetchStalledError
 
 REQUEST_TIMEOUT_SETTING = "kafka.request.timeout.ms"
+# The least max_wait_ms of a Fetch after an empty answer (Kafka's default fetch.max.wait.ms),
+# so that a read configured not to wait (kafka.fetch.max.wait.ms 0) grows a wait as well.
+MIN_STALL_WAIT_MS = 500
 
 
 class EmptyAnswers:
     """The empty answers in a row of one reader, and the wait they have cost."""
 
     def __init__(self, config: ClientConfig,
-                 deadline: Callable[[], Deadline | None] | None = None) -> None:
-        """``deadline``: the operation's deadline, asked at each empty answer."""
+                 deadline: Callable[[], Deadline | None] | None = None,
+                 max_wait_ms: int | None = None) -> None:
+        """``deadline``: the operation's deadline, asked at each empty answer.
+        ``max_wait_ms``: the max_wait_ms of the reader's Fetches (kafka.fetch.max.wait.ms),
+        grown after each empty answer (:attr:`max_wait_ms`); None for a reader whose requests
+        have none (Kafka 0.7)."""
         self.config = config
         self._deadline = deadline
+        self.configured_wait_ms = max_wait_ms
+        self.max_wait_ms = max_wait_ms  # the max_wait_ms of the next Fetch (module docstring)
         self.count = 0
         self._first = 0.0  # monotonic time of the first empty answer in a row
         self._paused = 0.0  # seconds of throttling the broker asked for since then
         self._backoff = 0.0
 
     def progressed(self) -> None:
-        """An answer carried data: the next empty one starts a new count and budget."""
+        """An answer carried data: the next empty one starts a new count and budget (the
+        grown max_wait_ms is kept: see the module docstring)."""
         self.count = 0
         self._paused = 0.0
 
@@ -98,4 +122,9 @@ class EmptyAnswers:
         first = self.config.retry_backoff_ms / 1000
         self._backoff = first if self._backoff == 0 else min(
             self._backoff * 2, self.config.retry_backoff_max_ms / 1000)
+        if self.max_wait_ms is not None and self.configured_wait_ms is not None:
+            # the broker may hold the next Fetch until the budget ends, not past it
+            left_ms = round((ends - now - pause) * 1000)
+            grown = 2 * max(self.max_wait_ms, MIN_STALL_WAIT_MS // 2)
+            self.max_wait_ms = max(self.configured_wait_ms, min(grown, left_ms))
         return pause

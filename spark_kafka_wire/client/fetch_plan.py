@@ -9,7 +9,8 @@ an error, ``log_bounds`` the bounds) and hands out the records ready to emit. It
 the next Fetch starts and whether one can be sent ahead while an answer decodes, when an
 answer means data loss (reported or raised, see ``fetcher``'s module docstring), when empty
 answers mean a stalled broker (``empty_answers``: the time of each answer is passed in, the
-back-off comes out as the request's ``pause_s``), when the budget must double for a batch
+back-off comes out as the request's ``pause_s`` and the longer wait it gives the broker as its
+``max_wait_ms``), when the budget must double for a batch
 larger than it, and under read_committed when the range is followed past its end for the
 transaction markers still missing. The I/O loop (``fetcher.py``) owns connections, retries,
 metadata, the pipelining and the clock; it sends what this says and feeds it what came back,
@@ -82,11 +83,14 @@ class FetchAnswer:
 class FetchRequest:
     """The single-partition Fetch to send next. ``past_end``: a walk for transaction markers
     past the range, read uncommitted (a marker may lie above the last stable offset) and
-    never sent ahead. ``pause_s``: back off this long first (empty answers)."""
+    never sent ahead. ``pause_s``: back off this long first (empty answers).
+    ``max_wait_ms``: the Fetch's max_wait_ms, None for kafka.fetch.max.wait.ms; longer once
+    the broker answered empty below the partition's end (``empty_answers``)."""
     offset: int
     max_bytes: int
     past_end: bool = False
     pause_s: float = 0.0
+    max_wait_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -123,7 +127,7 @@ class RangeFetch:
         self._config, self._deadline = config, deadline
         self.offset = start
         self.max_bytes = self._first_budget()
-        self.empty = EmptyAnswers(config, deadline)
+        self.empty = EmptyAnswers(config, deadline, settings.max_wait_ms)
         self.disappeared = 0
         self.past_end = False  # walking past the range for transaction markers
         self.done = False
@@ -148,7 +152,13 @@ class RangeFetch:
             return None
         if self._bounds_for is not None:
             return LogBoundsRequest(self.offset)
-        return FetchRequest(self.offset, self.max_bytes, self.past_end, self._pause)
+        return FetchRequest(self.offset, self.max_bytes, self.past_end, self._pause,
+                            self._max_wait_ms())
+
+    def _max_wait_ms(self) -> int | None:
+        """The max_wait_ms of the next Fetch when empty answers grew it, else None."""
+        wait = self.empty.max_wait_ms
+        return None if wait == self.settings.max_wait_ms else wait
 
     def prefetch(self, answer: FetchAnswer) -> FetchRequest | None:
         """The Fetch to send while ``answer`` decodes: the one its batch headers say comes
@@ -157,7 +167,7 @@ class RangeFetch:
             return None
         ahead = next_batch_offset(answer.records)
         if ahead is not None and self.offset < ahead < self.end:
-            return FetchRequest(ahead, self.max_bytes)
+            return FetchRequest(ahead, self.max_bytes, max_wait_ms=self._max_wait_ms())
         return None
 
     # ------------------------------------------------------------------------ what came back
@@ -298,8 +308,8 @@ class RangeFetch:
                                 True)
                 return self._finish()
             self.past_end = True  # from where the batches read end, with a fresh budget
-            self.max_bytes = self._first_budget()
-            self.empty = EmptyAnswers(self._config, self._deadline)
+            self.max_bytes = self._first_budget()  # (and the broker's wait as it grew)
+            self.empty = EmptyAnswers(self._config, self._deadline, self.empty.max_wait_ms)
             return []
         return self._finish()
 

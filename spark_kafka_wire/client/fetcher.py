@@ -86,16 +86,19 @@ class SentFetch:
 
 
 def send_fetch(
-    client: KafkaClient, topic: str, partition: int, offset: int, max_bytes: int, s: FetchSettings
+    client: KafkaClient, topic: str, partition: int, offset: int, max_bytes: int, s: FetchSettings,
+    max_wait_ms: int | None = None,
 ) -> SentFetch:
     """Send one single-partition Fetch to the partition's leader without waiting for it (the
     reader sends the next one before decoding the previous answer; the benchmark's limit
-    source sends the same request)."""
+    source sends the same request). ``max_wait_ms``: instead of the settings' (the longer
+    wait empty answers grew, ``empty_answers``)."""
     conn = client.leader_connection(topic, partition)
+    wait_ms = s.max_wait_ms if max_wait_ms is None else max_wait_ms
     # One partition per request: its budget is the request's too. (Same answer from Kafka;
     # Tansu ignores the partition budget and honours only the request's.)
     inflight = conn.send(FETCH, fetch_body({(topic, partition): offset}, max_bytes, max_bytes,
-                                           s.max_wait_ms, s.min_bytes, s.isolation_level))
+                                           wait_ms, s.min_bytes, s.isolation_level))
     return SentFetch(conn, inflight, offset, max_bytes)
 
 
@@ -189,7 +192,8 @@ def fetch_range(
                 time.sleep(want.pause_s)
             try:
                 answer = client.retry(
-                    partial(fetches.answer, want.offset, want.max_bytes, want.past_end),
+                    partial(fetches.answer, want.offset, want.max_bytes, want.past_end,
+                            want.max_wait_ms),
                     f"Fetch {topic}-{partition} at offset {want.offset}"
                     + (" (transaction markers)" if want.past_end else ""),
                 )
@@ -223,8 +227,10 @@ class PartitionFetches:
         self.ahead: SentFetch | None = None
         self.unknown = 0  # metadata answers in a row that the topic or partition is unknown
 
-    def answer(self, offset: int, max_bytes: int, beyond: bool = False) -> FetchAnswer:
-        """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch."""
+    def answer(self, offset: int, max_bytes: int, beyond: bool = False,
+               max_wait_ms: int | None = None) -> FetchAnswer:
+        """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch
+        (``max_wait_ms``: as in ``send_fetch``)."""
         settings = self.beyond if beyond else self.settings
         sent, self.ahead = self.ahead, None
         if sent is None or beyond or sent.offset != offset or sent.max_bytes != max_bytes:
@@ -232,7 +238,7 @@ class PartitionFetches:
                 sent.conn.abandon(sent.inflight)
             try:
                 sent = send_fetch(self.client, self.topic, self.partition, offset, max_bytes,
-                                  settings)
+                                  settings, max_wait_ms)
             except UnknownTopicOrPartitionError as exc:
                 raise self._unknown(exc) from None
         self.unknown = 0
@@ -255,7 +261,7 @@ class PartitionFetches:
         """Send ``request`` now, for ``answer`` to use when it is asked for next."""
         try:
             self.ahead = send_fetch(self.client, self.topic, self.partition, request.offset,
-                                    request.max_bytes, self.settings)
+                                    request.max_bytes, self.settings, request.max_wait_ms)
         except KafkaWireError:
             pass  # not sent ahead: answer() sends it, under the retry rule
 

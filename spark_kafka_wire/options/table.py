@@ -716,7 +716,10 @@ OPTIONS: tuple[Option, ...] = (
            f"{DECOMPRESSION_RATIO}x (typical topics compress 3-10x, logs and JSON up to "
            "20-50x); a task needs about three times this in memory at the worst"),
     Option("kafka.fetch.max.wait.ms", SOURCE, kind=Kind.INT, default=500,
-           doc="how long a broker may hold a Fetch waiting for `kafka.fetch.min.bytes`"),
+           doc="how long a broker may hold a Fetch waiting for `kafka.fetch.min.bytes`; after "
+           "an answer with no data below the partition's end the next Fetch allows twice as "
+           "long (at least 500 ms, within `kafka.request.timeout.ms`), for a broker whose "
+           "storage read is bounded by it (Tansu on S3)"),
     Option("kafka.fetch.min.bytes", SOURCE, kind=Kind.BYTES, default=1,
            doc="the bytes a broker waits for before answering a Fetch"),
     Option("kafka.check.crcs", SOURCE, kind=Kind.BOOL, default=True,

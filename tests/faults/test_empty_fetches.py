@@ -9,6 +9,9 @@ the wire by the fault proxy (``FaultProxy.rewrite_fetches``) in front of Tansu (
 - Empty answers carrying throttle_time_ms (KIP-219): the next Fetch reaches the broker no
   sooner than the throttle time after the answer left it, and that wait is not held against
   the budget (four throttles of 0.7 s read through a budget of 1.5 s).
+- Emptied only while the Fetch allows less than 2 s (a broker whose storage read is cut at
+  max_wait_ms, as Tansu on S3: issue 44): each empty answer doubles the next max_wait_ms, so
+  the read goes through.
 """
 
 from __future__ import annotations
@@ -119,3 +122,28 @@ def test_throttled_empty_answers_hold_the_next_fetch(proxied_tansu, record_fact)
     assert min(gaps) >= throttle_ms / 1000, gaps
     record_fact(f"throttled ({throttle_ms} ms) empty answers: next Fetch after "
                 f"{', '.join(f'{g:.3f}' for g in gaps)} s")
+
+
+def test_a_broker_whose_read_outlasts_max_wait_is_given_longer(proxied_tansu,
+                                                                record_fact) -> None:
+    """Tansu on S3 lists a partition's objects (one per batch) on each Fetch and stops at the
+    request's max_wait_ms: once the listing takes longer (a few thousand batches, a busy
+    machine) it answers empty below the high watermark for as long as it is asked with that
+    wait (issue 44: the kill -9 stream fault test failed with FETCH_STALLED after 30 s). Here
+    the proxy empties the answers to Fetches allowing less than 2 s: each empty answer
+    doubles the next Fetch's max_wait_ms (500, 1000, 2000 ms), so the read goes through
+    instead of asking with 500 ms until kafka.request.timeout.ms runs out."""
+    topic = _topic(proxied_tansu)
+    with _client(proxied_tansu, request_timeout_ms=5000, **FAST_BACKOFF) as client:
+        client.leader_connection(topic, 0)
+        proxy = proxied_tansu.proxy
+        skip = len(proxy.fetch_events())
+        proxy.rewrite_fetches(empty=True, below_wait_ms=2000)
+        began = time.monotonic()
+        values = _read(client, topic)
+        seconds = time.monotonic() - began
+    assert values == [id_bytes(i) for i in range(N)]
+    waits = [e.max_wait_ms for e in proxy.fetch_events()[skip:] if e.kind == "request"]
+    assert waits[:3] == [500, 1000, 2000] and set(waits[3:]) <= {2000}, waits
+    record_fact(f"answers emptied below max_wait_ms 2000: {N} records in {seconds:.2f} s, "
+                f"Fetches with max_wait_ms {waits}")

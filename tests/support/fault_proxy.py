@@ -82,20 +82,33 @@ class _FetchRewrite:
     empty: bool
     throttle_ms: int | None
     times: int | None
+    below_wait_ms: int | None = None  # only answers to Fetches that allowed less than this
 
 
 @dataclass(frozen=True)
 class FetchEvent:
     """A Fetch frame the proxy forwarded: when (monotonic), which way, on which connection,
-    and for an answer its throttle_time_ms."""
+    for an answer its throttle_time_ms and for a request its max_wait_ms (v4 to v11)."""
 
     at: float
     kind: str  # "request" (to the broker) or "response" (to the client)
     link: int
     throttle_ms: int | None = None
+    max_wait_ms: int | None = None
 
 
 FETCH_KEY = 1
+
+
+def fetch_request_max_wait_ms(frame: bytes, version: int) -> int | None:
+    """The max_wait_ms of a Fetch request frame (size prefix excluded), v4 to v11 (request
+    header v1: api key, version, correlation id, client id; then replica_id, max_wait_ms);
+    None for other versions."""
+    if not 4 <= version <= 11 or len(frame) < 10:
+        return None
+    (client_id,) = struct.unpack_from(">h", frame, 8)
+    pos = 10 + max(client_id, 0) + 4  # past the client id and replica_id
+    return struct.unpack_from(">i", frame, pos)[0] if len(frame) >= pos + 4 else None
 
 
 def rewrite_fetch_response(frame: bytes, version: int, empty: bool,
@@ -159,6 +172,7 @@ class _Link:
         self.broker_w: asyncio.StreamWriter | None = None
         # correlation id -> (API key, API version) of requests in flight
         self.pending: dict[int, tuple[int, int]] = {}
+        self.fetch_waits: dict[int, int | None] = {}  # correlation id -> Fetch max_wait_ms
         self.queue: asyncio.Queue[tuple[float, bytes, bool] | None] = asyncio.Queue()
         self.tasks: list[asyncio.Task] = []
         self.closed = False
@@ -189,17 +203,21 @@ class _Link:
                 if size < 0 or (limit is not None and size > limit):
                     break  # as Kafka closes on a frame over socket.request.max.bytes
                 body = await self.client_r.readexactly(size)
-                api_key = None
+                api_key = wait_ms = None
                 if size >= 8:
                     api_key, api_version, correlation = struct.unpack(">hhi", body[:8])
                     self.pending[correlation] = (api_key, api_version)
+                    if api_key == FETCH_KEY:
+                        wait_ms = fetch_request_max_wait_ms(body, api_version)
+                        self.fetch_waits[correlation] = wait_ms
                 if not await proxy._may_forward(api_key):
                     break  # a held frame dropped: the client "died" before it was sent
                 await proxy._requests_flow.wait()
                 self.broker_w.write(head + body)
                 await self.broker_w.drain()
                 if api_key == FETCH_KEY:
-                    proxy._fetch_events.append(FetchEvent(time.monotonic(), "request", self.id))
+                    proxy._fetch_events.append(FetchEvent(time.monotonic(), "request", self.id,
+                                                          max_wait_ms=wait_ms))
                 proxy._requests += 1
                 proxy._bytes_to_broker += 4 + size
         except (asyncio.IncompleteReadError, OSError):
@@ -290,7 +308,8 @@ class FaultProxy:
     - :meth:`hold_requests` / :meth:`release_held`: request frames of one API key are held
       (each holds its connection's later requests too) after ``after`` passed, until released,
       forwarded or dropped with their connections;
-    - :meth:`rewrite_fetches`: Fetch answers emptied of records and/or given a throttle time
+    - :meth:`rewrite_fetches`: Fetch answers emptied of records and/or given a throttle time,
+      optionally only those to Fetches allowing less than a max_wait_ms
       (:meth:`fetch_events` logs when each Fetch went by, for timing checks).
     """
 
@@ -465,15 +484,19 @@ class FaultProxy:
         self._add_frame_fault(_FrameFault("truncate", n_bytes, 0, skip, times, api_key))
 
     def rewrite_fetches(self, empty: bool = True, throttle_ms: int | None = None,
-                        times: int | None = None) -> None:
+                        times: int | None = None, below_wait_ms: int | None = None) -> None:
         """Rewrite the next ``times`` Fetch answers (None: all, until :meth:`pass_through`):
         with ``empty`` every partition's records are taken out (the rest, high watermark
         included, kept), as a broker whose storage lags its high watermark answers; with
         ``throttle_ms`` the answer's throttle_time_ms is set, as a quota-throttled broker
-        answers (KIP-219). Fetch v4 to v11 (see :func:`rewrite_fetch_response`)."""
+        answers (KIP-219). With ``below_wait_ms`` only the answers to Fetches whose
+        max_wait_ms is below it are rewritten (the others pass and do not count), as a broker
+        answers whose storage read is cut at the request's max_wait_ms and takes that long
+        (Tansu on S3 listing a large partition, issue 44). Fetch v4 to v11 (see
+        :func:`rewrite_fetch_response`)."""
 
         def arm() -> None:
-            self._fetch_rewrite = _FetchRewrite(empty, throttle_ms, times)
+            self._fetch_rewrite = _FetchRewrite(empty, throttle_ms, times, below_wait_ms)
 
         self._call_sync(arm)
 
@@ -586,13 +609,14 @@ class FaultProxy:
                       ) -> tuple[bytes, bool, int | None]:
         """The bytes to forward for one response frame, whether to close after them and, for
         a whole Fetch answer, the throttle time it carries (None otherwise)."""
-        api_key = version = None
+        api_key = version = wait_ms = None
         if whole and len(frame) >= 8:
-            api_key, version = link.pending.pop(struct.unpack(">i", frame[4:8])[0],
-                                                (None, None))
+            correlation = struct.unpack(">i", frame[4:8])[0]
+            api_key, version = link.pending.pop(correlation, (None, None))
+            wait_ms = link.fetch_waits.pop(correlation, None)
         throttle = None
         if api_key == FETCH_KEY and version is not None:
-            frame, throttle = self._rewrite_fetch(frame, version)
+            frame, throttle = self._rewrite_fetch(frame, version, wait_ms)
         data, close = frame, False
         for fault in list(self._frame_faults):
             if fault.api_key is not None and fault.api_key != api_key:
@@ -621,10 +645,17 @@ class FaultProxy:
                 cut.counted[link.id] = sent + len(data)
         return data, close, throttle
 
-    def _rewrite_fetch(self, frame: bytes, version: int) -> tuple[bytes, int | None]:
+    def _rewrite_fetch(self, frame: bytes, version: int, wait_ms: int | None
+                       ) -> tuple[bytes, int | None]:
         """A Fetch answer through the armed :meth:`rewrite_fetches` rule, and its throttle
-        time (None below v1, which has none)."""
+        time (None below v1, which has none); ``wait_ms``: its request's max_wait_ms."""
         rule = self._fetch_rewrite
+        if rule is not None and rule.below_wait_ms is not None:
+            if wait_ms is None:
+                raise ValueError(f"the fault proxy reads max_wait_ms of Fetch v4 to v11, not "
+                                 f"v{version}")
+            if wait_ms >= rule.below_wait_ms:
+                rule = None  # the broker had the time it needs: the answer passes
         if rule is not None:
             frame = rewrite_fetch_response(frame, version, rule.empty, rule.throttle_ms)
             self._faults += 1

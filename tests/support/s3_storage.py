@@ -13,7 +13,10 @@ Tansu's S3 storage lists a partition's objects (one per batch) on every Fetch, s
 ListObjectsV2 speed bounds a streamed read: moto 5.2 serializes each listed key's timestamp
 through dateutil, and a partition of a few thousand batches took 40-60 s per micro-batch
 against under a second on moto 5.1 (the kill -9 stream fault test could not drain; measured
-on two cores). pyproject.toml keeps moto below 5.2 for this.
+on two cores). pyproject.toml keeps moto below 5.2 for this. Tansu also stops listing when
+the Fetch's max_wait_ms has passed and then answers with no records below the high watermark:
+a 2-page listing (over 1,000 batches) with one slow page on a busy machine is enough, which
+is why kafkawire doubles max_wait_ms after such an answer (client/empty_answers.py, issue 44).
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from crc32c import crc32c
 
 from spark_kafka_wire.client import fetch_plan, fetcher
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.connection import Deadline
 from spark_kafka_wire.client.errors import FetchStalledError
 from spark_kafka_wire.client.fetch_plan import (
     MAX_FETCH_BYTES_LIMIT,
@@ -594,6 +595,63 @@ def test_a_failed_fetch_past_the_end_leaves_the_records_undecided() -> None:
     assert chunk.offsets.tolist() == [0] and lenient.next_request() is None
 
 
+# A budget long enough for the broker's wait to grow (client/empty_answers.py): Tansu on S3
+# answers empty while listing a partition's objects outlasts the Fetch's max_wait_ms (issue 44)
+LONG = ClientConfig.from_servers("stub:9092", request_timeout_ms=30_000, retry_backoff_ms=100,
+                                 retry_backoff_max_ms=1000)
+
+
+def test_empty_answers_below_the_end_give_the_broker_longer_to_answer() -> None:
+    """Each empty answer below the partition's end doubles the next Fetch's max_wait_ms, up to
+    the budget left after the pause: the broker may hold that Fetch until the budget ends,
+    not past it."""
+    p = RangeFetch("t", 0, 0, 8, FetchSettings(), True, LONG)  # kafka.fetch.max.wait.ms 500
+    assert p.next_request().max_wait_ms is None  # the configured wait
+    empty = answer(b"", hw=8)
+    waits = []
+    for now in (0.5, 1.5, 3.6, 7.8, 16.2):  # pauses 0, 0.1, 0.2, 0.4, 0.8 s
+        p.receive(empty, now)
+        waits.append(p.next_request().max_wait_ms)
+    assert waits == [1000, 2000, 4000, 8000, 13_500]  # the first empty answer came at 0.5 s
+    with raises_condition(FetchStalledError, "KAFKAWIRE_PROTOCOL.FETCH_STALLED",
+                          "answered 6 Fetches in a row with no data"):
+        p.receive(empty, 29.8)  # + the 1 s pause passes the 30 s from 0.5 s
+
+
+def test_the_longer_wait_is_kept_for_the_rest_of_the_read() -> None:
+    """The broker showed it needs that long: an answer with data starts a new stall budget but
+    keeps the wait, for the Fetches sent ahead too; the walk for markers past the range
+    keeps it as well."""
+    p = RangeFetch("t", 0, 0, 5, FetchSettings(isolation_level=1), True, LONG)
+    p.receive(answer(b"", hw=9, aborted=[]), 0.0)
+    p.receive(answer(b"", hw=9, aborted=[]), 0.1)
+    assert p.next_request().max_wait_ms == 2000
+    first = answer(data(0, 2) + data(2, 1, P2, True), hw=9, aborted=[])
+    assert p.prefetch(first) == FetchRequest(3, 1 << 20, max_wait_ms=2000)
+    p.receive(first, 0.2)
+    assert p.next_request() == FetchRequest(3, 1 << 20, max_wait_ms=2000)
+    p.receive(answer(data(3, 2), hw=9, aborted=[]), 0.3)  # the range is read, P2 is open
+    assert p.next_request() == FetchRequest(5, 1 << 20, past_end=True, max_wait_ms=2000)
+
+
+def test_a_read_configured_not_to_wait_grows_a_wait_as_well() -> None:
+    p = RangeFetch("t", 0, 0, 8, FetchSettings(max_wait_ms=0), True, LONG)
+    p.receive(answer(b"", hw=8), 0.0)
+    assert p.next_request().max_wait_ms == 500  # empty_answers.MIN_STALL_WAIT_MS
+    p.receive(answer(b"", hw=8), 0.0)
+    assert p.next_request().max_wait_ms == 1000
+
+
+def test_the_wait_never_outlasts_the_operation_deadline() -> None:
+    ends = Deadline(100.0 + 3.0, "kafka.delivery.timeout.ms")
+    p = RangeFetch("t", 0, 0, 8, FetchSettings(), True, LONG, lambda: ends)
+    p.receive(answer(b"", hw=8), 100.0)
+    p.receive(answer(b"", hw=8), 101.0)  # 2 s left, 0.1 s of pause: 1.9 s for the broker
+    assert p.next_request().max_wait_ms == 1900
+    p.receive(answer(b"", hw=8), 102.6)  # 0.2 s left after the pause: the configured 500
+    assert p.next_request().max_wait_ms is None
+
+
 # ------------------------------------------------ the I/O loop, with a fake connection
 
 
@@ -605,27 +663,31 @@ class _InFlight:
 
 
 class _Conn:
-    """Stands for the leader connection: serves ``script`` answers by fetch offset and
-    records what was sent (offset, isolation level, the answers read by then), read and
-    abandoned."""
+    """Stands for the leader connection: serves ``script`` answers by fetch offset (a list:
+    one after the other) and records what was sent (offset, isolation level, the answers
+    read by then; and max_wait_ms), read and abandoned."""
 
     name = "stub:9092"
     config = CONFIG
 
-    def __init__(self, script: dict[int, FetchAnswer]) -> None:
+    def __init__(self, script: dict[int, FetchAnswer | list[FetchAnswer]]) -> None:
         self.script = script
         self.sent: list[tuple[int, int, list[int]]] = []
+        self.waits: list[tuple[int, int]] = []  # (offset, max_wait_ms) of each Fetch sent
         self.read: list[int] = []
         self.abandoned: list[int] = []
 
     def send(self, api, body) -> _InFlight:
         offset = body["topics"][0]["partitions"][0]["fetch_offset"]
         self.sent.append((offset, body["isolation_level"], list(self.read)))
+        self.waits.append((offset, body["max_wait_ms"]))
         return _InFlight(offset)
 
     def receive(self, inflight: _InFlight) -> dict:
         self.read.append(inflight.offset)
         a = self.script[inflight.offset]
+        if isinstance(a, list):  # answers to the same offset, in turn
+            a = a.pop(0)
         return {"error_code": 0, "responses": [{"topic": "t", "partitions": [{
             "partition_index": 0, "error_code": 0, "records": a.records,
             "high_watermark": a.high_watermark, "last_stable_offset": a.last_stable_offset,
@@ -653,7 +715,7 @@ class _Client:
         return None
 
 
-def loop(script: dict[int, FetchAnswer]) -> tuple[_Client, _Conn]:
+def loop(script: dict[int, FetchAnswer | list[FetchAnswer]]) -> tuple[_Client, _Conn]:
     conn = _Conn(script)
     return _Client(conn), conn
 
@@ -721,6 +783,17 @@ def test_past_the_end_fetches_read_uncommitted_on_the_wire() -> None:
            for o in c.offsets.tolist()]
     assert got == [0, 1, 3, 4]
     assert [(offset, level) for offset, level, _ in conn.sent] == [(0, 1), (5, 0), (6, 0)]
+
+
+def test_the_longer_wait_goes_on_the_wire() -> None:
+    client, conn = loop({0: [answer(b"", hw=8), answer(b"", hw=8), answer(data(0, 4), hw=8)],
+                         4: answer(data(4, 4), hw=8)})
+    client.config = ClientConfig.from_servers("stub:9092", request_timeout_ms=30_000,
+                                              retry_backoff_ms=1, retry_backoff_max_ms=2)
+    got = [o for c in fetch_range(client, "t", 0, 0, 8) for o in c.offsets.tolist()]
+    assert got == list(range(8))
+    assert [(offset, wait) for offset, wait in conn.waits] == [
+        (0, 500), (0, 1000), (0, 2000), (4, 2000)]
 
 
 def test_a_topic_metadata_keeps_calling_unknown_is_deleted_after_a_few_answers() -> None:
