@@ -280,15 +280,25 @@ def get_offsets(text: str) -> dict[int, int]:
     return out
 
 
-def test_consume_agrees_with_kafka_console_consumer(kafka_tool, kw, timed_records) -> None:
+def formatter_property(version: str) -> str:
+    """ConsoleConsumer's option for its formatter's settings: ``--formatter-property`` from
+    Kafka 4.2 on (KIP-1147; 4.4 prints a deprecation line on stdout for the old one, which
+    4.1 alone knows), ``--property`` before."""
+    numeric = tuple(int(x) for x in version.split(".")[:2])
+    return "--formatter-property" if numeric >= (4, 2) else "--property"
+
+
+def test_consume_agrees_with_kafka_console_consumer(kafka_tool, kw, timed_records,
+                                                    apache_kafka) -> None:
     topic = timed_records
     theirs = []
+    option = formatter_property(apache_kafka.version)
     for line in kafka_tool(CONSOLE_CONSUMER, "--topic", topic, "--partition", "1",
                            "--offset", "3", "--max-messages", "4", "--timeout-ms", "30000",
-                           "--property", "print.timestamp=true",
-                           "--property", "print.partition=true",
-                           "--property", "print.offset=true",
-                           "--property", "print.key=true").splitlines():
+                           option, "print.timestamp=true",
+                           option, "print.partition=true",
+                           option, "print.offset=true",
+                           option, "print.key=true").splitlines():
         if line.strip():
             stamp, partition, offset, key, value = line.split("\t")
             theirs.append((int(partition.split(":")[1]), int(offset.split(":")[1]),
