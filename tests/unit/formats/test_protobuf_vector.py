@@ -295,14 +295,7 @@ import base64, json
 import pyarrow as pa
 from google.protobuf import descriptor_pb2
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
-
-def varint(n):
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+from tests.unit.formats.test_protobuf_vector import varint
 
 F = descriptor_pb2.FieldDescriptorProto
 fdp = descriptor_pb2.FileDescriptorProto(name="h.proto", package="h", syntax="proto3")
