@@ -182,11 +182,14 @@ def executor_env(cluster_dir):
 
 @pytest.fixture(scope="session")
 def deps_only_env(cluster_dir):
-    """kafkawire's dependencies without kafkawire, packed for the executors (cached)."""
+    """kafkawire's dependencies without kafkawire, packed for the executors (cached): the
+    archive ``executor_env``'s is made from (the same extras), so a run packs one."""
     from tests.support.executor_env import ExecutorEnv, packed_env
+    from tests.support.kdc import kerberos_missing
 
+    extras = ("kerberos",) if kerberos_missing() is None else ()
     made = _timed("deps-only env (venv-pack)",
-                  lambda: packed_env(cluster_dir / "build-deps", deps_only=True))
+                  lambda: packed_env(cluster_dir / "build-deps", deps_only=True, extras=extras))
     assert isinstance(made, ExecutorEnv)
     return made
 

@@ -5,9 +5,16 @@ as ``--archives env.tar.gz#environment`` with ``PYSPARK_PYTHON=./environment/bin
 The environment holds kafkawire's wheel (``pip wheel . --no-deps`` of this checkout) and its
 runtime dependencies, read from the wheel's own metadata, except pyspark: executors take
 pyspark from SPARK_HOME's ``python/lib/pyspark.zip``, as on a real cluster. ``deps_only``
-leaves kafkawire out (the ``--py-files`` test ships the wheel itself). Archives are cached
-under ``$KAFKAWIRE_CACHE`` (``~/.cache/kafkawire``) by a hash of the wheel's contents, the
-dependency list and the interpreter, so a run rebuilds one only after the code changed.
+leaves kafkawire out (the ``--py-files`` test ships the wheel itself).
+
+Archives are cached under ``$KAFKAWIRE_CACHE`` (``~/.cache/kafkawire``) in two layers keyed by
+what each depends on (issue 44): the dependencies' archive (a virtualenv, pip and venv-pack:
+the slow part) by the dependency list and the interpreter alone, so a commit that changes only
+kafkawire's code reuses it; kafkawire's archive is that one with the wheel's files added to
+its site-packages (a pure-Python wheel installs by unpacking: its console scripts are not
+needed by executors), keyed by the dependencies' key and the wheel's contents, made in
+seconds. Both tests share one dependencies' archive: the ``--py-files`` test's holds the same
+extras as kafkawire's.
 
 venv-pack does not pack the interpreter: ``bin/python`` stays a link to the base Python the
 virtualenv was made from, which must exist at the same path where the archive is unpacked
@@ -19,15 +26,18 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from tests.support.java_process import cache_dir
@@ -107,44 +117,106 @@ def packed_env(work: Path, deps_only: bool = False, extras: Sequence[str] = ()) 
     cache or made now; the wheel is built into ``work``."""
     wheel = build_wheel(work / "wheel")
     requirements = runtime_requirements(wheel, extras)
-    key = hashlib.sha256("\n".join([
-        "deps-only" if deps_only else wheel_digest(wheel), *requirements, base_python(),
-        sys.version]).encode()).hexdigest()[:20]
-    target = cache_dir() / "executor-env" / f"{'deps' if deps_only else 'kafkawire'}-{key}"
+    deps_key = hashlib.sha256("\n".join([*requirements, base_python(), sys.version])
+                              .encode()).hexdigest()[:20]
+    deps = _cached(cache_dir() / "executor-env" / f"deps-{deps_key}",
+                   lambda partial: _pack_dependencies(requirements, partial))
+    if deps_only:
+        return ExecutorEnv(deps, wheel, requirements, with_kafkawire=False)
+    key = hashlib.sha256(f"{deps_key}\n{wheel_digest(wheel)}".encode()).hexdigest()[:20]
+    archive = _cached(cache_dir() / "executor-env" / f"kafkawire-{key}",
+                      lambda partial: add_wheel(deps, wheel, partial))
+    return ExecutorEnv(archive, wheel, requirements, with_kafkawire=True)
+
+
+def _cached(target: Path, make: Callable[[Path], None]) -> Path:
+    """``target/env.tar.gz``, made by ``make(partial)`` under a lock the first time (processes
+    of parallel test runs wait for one another rather than building twice)."""
     archive = target / "env.tar.gz"
-    made = ExecutorEnv(archive, wheel, requirements, not deps_only)
     if archive.exists():
-        return made
+        return archive
     target.mkdir(parents=True, exist_ok=True)
     with open(target / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if archive.exists():
-            return made
-        with tempfile.TemporaryDirectory(prefix="kafkawire-executor-venv-") as scratch:
-            venv = Path(scratch) / "venv"
-            _run([base_python(), "-m", "venv", str(venv)], "making the executors' virtualenv")
-            python = str(venv / "bin" / "python")
-            _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                  *requirements], "installing kafkawire's dependencies for the executors")
-            if not deps_only:
-                _run([python, "-m", "pip", "install", "--quiet", "--no-deps",
-                      "--disable-pip-version-check", str(wheel)],
-                     "installing kafkawire's wheel for the executors")
-            found = _run([python, "-c", "import importlib.util as u; "
-                          "s = u.find_spec('spark_kafka_wire'); print(s and s.origin)"],
-                         "looking for kafkawire in the executors' virtualenv").strip()
-            inside = found.startswith(str(venv))
-            if inside == deps_only:
-                raise RuntimeError(f"the executors' virtualenv {venv} should "
-                                   f"{'not ' if deps_only else ''}hold kafkawire; "
-                                   f"spark_kafka_wire is {found}")
-            import venv_pack
-
+        if not archive.exists():
             partial = target / "env.tar.gz.partial"
-            venv_pack.pack(prefix=str(venv), output=str(partial), format="tar.gz", force=True,
-                           compress_level=1)
+            make(partial)
             partial.rename(archive)
-    return made
+    return archive
+
+
+def _pack_dependencies(requirements: Sequence[str], output: Path) -> None:
+    """A virtualenv of ``requirements`` (kafkawire not among them), packed to ``output``."""
+    with tempfile.TemporaryDirectory(prefix="kafkawire-executor-venv-") as scratch:
+        venv = Path(scratch) / "venv"
+        _run([base_python(), "-m", "venv", str(venv)], "making the executors' virtualenv")
+        python = str(venv / "bin" / "python")
+        _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+              *requirements], "installing kafkawire's dependencies for the executors")
+        found = _run([python, "-c", "import importlib.util as u; "
+                      "s = u.find_spec('spark_kafka_wire'); print(s and s.origin)"],
+                     "looking for kafkawire in the executors' virtualenv").strip()
+        if found.startswith(str(venv)):
+            raise RuntimeError(f"the executors' dependencies {venv} should not hold kafkawire; "
+                               f"spark_kafka_wire is {found}")
+        import venv_pack
+
+        venv_pack.pack(prefix=str(venv), output=str(output), format="tar.gz", force=True,
+                       compress_level=1)
+
+
+def site_packages(archive: Path) -> str:
+    """The site-packages folder inside a packed virtualenv (``lib/pythonX.Y/site-packages``),
+    found by where pip put its own package."""
+    with tarfile.open(archive, "r:gz") as tar:
+        for member in tar:
+            parts = member.name.split("/")
+            if "site-packages" in parts:
+                return "/".join(parts[:parts.index("site-packages") + 1])
+    raise RuntimeError(f"{archive} holds no site-packages folder: not a packed virtualenv")
+
+
+def add_wheel(deps: Path, wheel: Path, output: Path) -> None:
+    """``deps`` with the pure-Python ``wheel`` unpacked into its site-packages, written to
+    ``output``: what ``pip install --no-deps`` puts there, less the console scripts
+    (kafkawire's CLI), which executors never run. A wheel with anything to install elsewhere
+    (a ``.data`` folder) or compiled code is refused rather than half installed."""
+    with zipfile.ZipFile(wheel) as whl:
+        names = whl.namelist()
+        odd = [n for n in names if ".data/" in n or n.endswith((".so", ".pyd"))]
+        if odd:
+            raise RuntimeError(f"{wheel.name} is not a pure-Python wheel without data: {odd[:5]}")
+        where = site_packages(deps)
+        with tarfile.open(deps, "r:gz") as source, \
+                tarfile.open(output, "w:gz", compresslevel=1) as target:
+            for member in source:
+                if member.name.startswith(f"{where}/spark_kafka_wire"):
+                    raise RuntimeError(f"{deps} already holds kafkawire ({member.name})")
+                target.addfile(member, source.extractfile(member) if member.isfile() else None)
+            for info in whl.infolist():
+                if info.is_dir():
+                    continue
+                data = whl.read(info)
+                member = tarfile.TarInfo(f"{where}/{info.filename}")
+                member.size = len(data)
+                member.mode = 0o644
+                member.mtime = int(datetime(*info.date_time).timestamp())
+                target.addfile(member, io.BytesIO(data))
+            # who installed it (PEP 376), as pip would write "pip"
+            installer = tarfile.TarInfo(f"{where}/{_dist_info(names)}/INSTALLER")
+            installer.size, installer.mode = len(INSTALLER), 0o644
+            target.addfile(installer, io.BytesIO(INSTALLER))
+
+
+#: The dist-info INSTALLER line of the wheels add_wheel installs.
+INSTALLER = b"kafkawire-tests\n"
+
+
+def _dist_info(names: Sequence[str]) -> str:
+    found = {n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
+    if len(found) != 1:
+        raise RuntimeError(f"expected one .dist-info folder in the wheel, found {sorted(found)}")
+    return found.pop()
 
 
 #: Variables that would show the virtualenv's pip this process' packages: with the checkout

@@ -6,17 +6,19 @@ Connect server's command line."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.support.connect_cluster import checkpoint_batch_sizes, connect_server_argv
-from tests.support.executor_env import runtime_requirements, wheel_digest
+from tests.support.executor_env import INSTALLER, add_wheel, runtime_requirements, wheel_digest
 from tests.support.netns import leftovers
 
 
@@ -89,6 +91,52 @@ def _offsets(directory: Path, batch: int, source: dict) -> None:
     """One entry of Spark's offset log as a streaming query writes it."""
     (directory / str(batch)).write_text("\n".join(["v1", '{"batchWatermarkMs":0}',
                                                    json.dumps(source)]))
+
+
+def _packed_venv(path: Path, members: dict[str, bytes]) -> Path:
+    with tarfile.open(path, "w:gz") as tar:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_kafkawire_archive_is_the_dependencies_archive_with_the_wheel_in_site_packages(
+        tmp_path: Path) -> None:
+    """The dependencies' archive is packed once per dependency set; kafkawire's is made from
+    it by unpacking the wheel into its site-packages, everything else kept byte for byte."""
+    site = "lib/python3.11/site-packages"
+    deps = _packed_venv(tmp_path / "deps.tar.gz", {
+        "bin/python": b"link", f"{site}/pyarrow/__init__.py": b"arrow = 1\n",
+        "bin/activate": b"# venv-pack's\n"})
+    wheel = _wheel(tmp_path / "spark_kafka_wire-0.1.0-py3-none-any.whl",
+                   "Name: spark-kafka-wire\n", {
+                       "spark_kafka_wire/__init__.py": b"version = 1\n",
+                       "spark_kafka_wire-0.1.0.dist-info/RECORD": b""})
+    add_wheel(deps, wheel, tmp_path / "env.tar.gz")
+    with tarfile.open(tmp_path / "env.tar.gz") as tar:
+        got = {m.name: tar.extractfile(m).read() for m in tar if m.isfile()}  # type: ignore[union-attr]
+    assert got == {
+        "bin/python": b"link", f"{site}/pyarrow/__init__.py": b"arrow = 1\n",
+        "bin/activate": b"# venv-pack's\n", f"{site}/spark_kafka_wire/__init__.py": b"version = 1\n",
+        f"{site}/spark_kafka_wire-0.1.0.dist-info/METADATA": b"Name: spark-kafka-wire\n",
+        f"{site}/spark_kafka_wire-0.1.0.dist-info/RECORD": b"",
+        f"{site}/spark_kafka_wire-0.1.0.dist-info/INSTALLER": INSTALLER}
+
+
+def test_a_wheel_with_data_or_an_archive_already_holding_kafkawire_is_refused(
+        tmp_path: Path) -> None:
+    site = "lib/python3.11/site-packages"
+    deps = _packed_venv(tmp_path / "deps.tar.gz", {f"{site}/pyarrow/__init__.py": b""})
+    with_data = _wheel(tmp_path / "a.whl", "", {"x-0.1.0.data/scripts/run": b"#!/bin/sh\n"})
+    with pytest.raises(RuntimeError, match="not a pure-Python wheel"):
+        add_wheel(deps, with_data, tmp_path / "out.tar.gz")
+    holding = _packed_venv(tmp_path / "holding.tar.gz", {
+        f"{site}/spark_kafka_wire/__init__.py": b""})
+    plain = _wheel(tmp_path / "b.whl", "", {"spark_kafka_wire/__init__.py": b""})
+    with pytest.raises(RuntimeError, match="already holds kafkawire"):
+        add_wheel(holding, plain, tmp_path / "out2.tar.gz")
 
 
 def test_checkpoint_batch_sizes_from_the_offset_log(tmp_path: Path) -> None:
