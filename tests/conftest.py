@@ -6,6 +6,7 @@ embedded Tansu broker.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 from pathlib import Path
@@ -76,6 +77,50 @@ if TEST_BROKER not in ("kafka", "tansu"):
     raise pytest.UsageError(f"KAFKAWIRE_TEST_BROKER must be kafka or tansu, got {TEST_BROKER!r}")
 
 
+# ------------------------------------------------- servers shared by the run's processes (issue 44)
+# The broker, the registry and the PKI start once per run, whatever the number of xdist workers
+# or tiers (tests/support/shared_servers.py); the run's first process makes their directory and
+# stops them at its end.
+
+SHARED_MADE = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from tests.support import shared_servers
+
+    if not hasattr(config, "workerinput") and shared_servers.directory() is None:
+        config.stash[SHARED_MADE] = shared_servers.make_directory()
+
+
+SHARED_KEEP = pytest.StashKey[bool]()
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    session.config.stash[SHARED_KEEP] = session.testsfailed > 0 or exitstatus not in (0, 5)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's shared servers stop here, also after a run that ended before its session
+    (a usage error, a failed collection), their files kept when a test failed."""
+    from tests.support import shared_servers
+
+    made = config.stash.get(SHARED_MADE, None)
+    if made is None:
+        return
+    for path in shared_servers.stop_all(made, keep_files=config.stash.get(SHARED_KEEP, False)):
+        print(f"\na shared server's logs are kept in {path}")
+    os.environ.pop(shared_servers.ENV, None)
+
+
+def _shared(name: str, start):
+    """The run's shared server ``name`` (tests/support/shared_servers.py)."""
+    from tests.support import shared_servers
+
+    where = shared_servers.directory()
+    assert where is not None, "pytest_configure names the run's directory of shared servers"
+    return shared_servers.shared(where, name, start)
+
+
 @pytest.fixture(scope="session")
 def broker_kind() -> str:
     """What ``bootstrap`` is: "kafka", "tansu", or "external" (KAFKA_BOOTSTRAP_SERVERS, whose
@@ -85,18 +130,22 @@ def broker_kind() -> str:
 
 @pytest.fixture(scope="session")
 def apache_kafka(request):
-    """The session's Apache Kafka 4 broker (KRaft; PLAINTEXT, SSL, MTLS, SASL_PLAINTEXT and
-    SASL_SSL listeners; StandardAuthorizer). Its log directory is kept when a test failed."""
+    """The run's Apache Kafka 4 broker (KRaft; PLAINTEXT, SSL, MTLS, SASL_PLAINTEXT and
+    SASL_SSL listeners; StandardAuthorizer), shared by its processes. Its log directory is kept
+    when a test failed. Its ``process`` is None: a test may not stop or kill it."""
     from tests.support.apache_kafka import ApacheKafka, missing_tools
 
     missing = missing_tools()
     if missing:
         pytest.skip(missing)
-    from tests.support.kept_logs import logs_kept_on_failure
+    broker = ApacheKafka(pki=request.getfixturevalue("pki"))
 
-    broker = ApacheKafka(pki=request.getfixturevalue("pki")).start()
-    with logs_kept_on_failure(request, broker.stop, "Apache Kafka", lambda: broker.directory):
-        yield broker
+    def start():
+        broker.start()
+        assert broker.process is not None
+        return dataclasses.replace(broker, process=None), broker.process.pid, [broker.directory]
+
+    return _shared(f"apache-kafka-{broker.version}", start)
 
 
 @pytest.fixture(scope="session")
@@ -168,21 +217,23 @@ EXTERNAL_SCHEMA_REGISTRY = os.environ.get("SCHEMA_REGISTRY_URL")
 def schema_registry(request) -> str:
     """The URL of Confluent's Schema Registry API, as Confluent's clients and the
     ``schema.registry.url`` option take it, on a real registry: Apicurio Registry from Maven
-    Central with in-memory storage (tests/support/schema_registry.py), or SCHEMA_REGISTRY_URL.
-    Its log is kept when a test failed."""
+    Central with in-memory storage (tests/support/schema_registry.py), shared by the run's
+    processes, or SCHEMA_REGISTRY_URL. Its log is kept when a test failed."""
     if EXTERNAL_SCHEMA_REGISTRY:
         yield EXTERNAL_SCHEMA_REGISTRY
         return
-    from tests.support.kept_logs import logs_kept_on_failure
     from tests.support.schema_registry import ApicurioRegistry, missing_tools
 
     missing = missing_tools()
     if missing:
         pytest.skip(missing)
-    registry = ApicurioRegistry().start()
-    with logs_kept_on_failure(request, registry.stop, "Apicurio Registry",
-                              lambda: registry.log_path):
-        yield registry.url
+
+    def start():
+        registry = ApicurioRegistry().start()
+        assert registry.process is not None
+        return registry.url, registry.process.pid, [registry.directory]
+
+    yield _shared("apicurio-registry", start)
 
 
 @pytest.fixture(scope="session")
@@ -236,12 +287,15 @@ def _need_stunnel() -> None:
 
 @pytest.fixture(scope="session")
 def pki():
-    """TestPki: CA, server/wrong-host/expired/client certificates as PEM, PKCS12, JKS (0600)."""
-    from tests.support.certs import make_pki, remove_pki
+    """TestPki: CA, server/wrong-host/expired/client certificates as PEM, PKCS12, JKS (0600);
+    the run's one, as the shared broker presents its certificates to every process."""
+    from tests.support.certs import make_pki
 
-    made = make_pki()
-    yield made
-    remove_pki(made)
+    def start():
+        made = make_pki()
+        return made, None, [made.directory]
+
+    return _shared("pki", start)
 
 
 def _secure_zookeeper_server(**kwargs):

@@ -625,18 +625,21 @@ def _ci_steps() -> list[str]:
 def test_ci_ends_with_a_timing_table_of_every_step() -> None:
     """Issue 44: every top-level command of .ci/run is a timed ``step``, and a table of the
     steps' wall times (with CPU use and steal) ends the output on success and failure alike
-    (``trap table EXIT``); each tier runs through ``tier``, which keeps pytest's
-    ``--durations=0`` output and a JUnit XML under ci-reports/ (PYTEST_REPORT, which every
-    tier's recipe passes to pytest)."""
+    (``trap finish EXIT``, which stops the shared servers and prints the table); each tier
+    runs through ``tier``, which keeps pytest's ``--durations=0`` output and a JUnit XML under
+    ci-reports/ (PYTEST_REPORT, which every tier's recipe passes to pytest)."""
     lines = _ci_lines()
-    assert "trap table EXIT" in lines, lines
+    assert "trap finish EXIT" in lines, lines
     body = (ROOT / ".ci" / "run").read_text()
+    finish = body[body.index("finish() {"):body.index("trap finish EXIT")]
+    assert 'table "$rc"' in finish, finish
     assert 'PYTEST_REPORT="--durations=0 --junitxml=$REPORTS/$name.xml"' in body
     top = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
            if line and not line[0].isspace() and not line.startswith(("#", "}"))
            and "()" not in line]
     commands = [line for line in top if not line.startswith(
-        ("set ", "cd ", "REPORTS=", "STEPS=", "START=", "mkdir ", "trap "))]
+        ("set ", "cd ", "REPORTS=", "STEPS=", "START=", "mkdir ", "trap ",
+         "KAFKAWIRE_SHARED_SERVERS=", "export KAFKAWIRE_SHARED_SERVERS"))]
     assert commands and all(line.startswith("step ") for line in commands), commands
     tiers = [line.split()[1] for line in commands if line.split()[2] == "tier"]
     assert tiers == ["test", "notebooks", "deploy", "faults", "parity", "cluster"], tiers
@@ -665,6 +668,26 @@ def test_tiers_that_wait_run_in_parallel_processes_and_the_fault_tier_alone() ->
         assert not any("XDIST" in line or " -n " in line for line in _make_recipe(target)), \
             target
     assert '"pytest-xdist' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_the_broker_registry_and_pki_start_once_per_run() -> None:
+    """Issue 44: the session's Apache Kafka, Apicurio Registry and PKI are the run's shared
+    servers (tests/support/shared_servers.py), started once whatever the number of xdist
+    workers, and .ci/run names one directory of them for all its tiers before the first
+    tier runs, and stops them when it ends."""
+    conftest = (ROOT / "tests" / "conftest.py").read_text()
+    for fixture, name in (("apache_kafka", 'f"apache-kafka-{broker.version}"'),
+                          ("schema_registry", '"apicurio-registry"'), ("pki", '"pki"')):
+        body = conftest[conftest.index(f"def {fixture}("):]
+        body = body[:body.index("\n@pytest.fixture")]
+        assert f"_shared({name}, start)" in body, fixture
+    lines = _ci_lines()
+    exported = lines.index("export KAFKAWIRE_SHARED_SERVERS")
+    first_tier = next(i for i, line in enumerate(lines) if line.startswith("step test "))
+    assert exported < first_tier
+    body = (ROOT / ".ci" / "run").read_text()
+    finish = body[body.index("finish() {"):body.index("trap finish EXIT")]
+    assert "-m tests.support.shared_servers stop" in finish
 
 
 def _make_recipe(target: str) -> list[str]:
