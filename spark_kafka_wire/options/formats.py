@@ -204,12 +204,15 @@ def _basic_user_info(opts: Mapping[str, str]) -> str | None:
                 "user:password", condition=MISSING_OPTION)
         return info
     if source == "SASL_INHERIT":
-        sasl = sasl_config(opts)
-        if sasl.mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
+        # the mechanism alone decides, before the login is parsed: GSSAPI's (the default)
+        # would first ask for the Kerberos extra, which has nothing to do with the conflict
+        mechanism = text_value(opts, option("kafka.sasl.mechanism")).strip().upper()
+        if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
             raise ConfigurationError(
                 "basic.auth.credentials.source=SASL_INHERIT takes the user and password of a "
-                f"PLAIN or SCRAM Kafka login; kafka.sasl.mechanism is {sasl.mechanism}",
+                f"PLAIN or SCRAM Kafka login; kafka.sasl.mechanism is {mechanism}",
                 condition=CONFLICTING_OPTIONS)
+        sasl = sasl_config(opts)
         return f"{sasl.username}:{sasl.password}"
     raise ConfigurationError(
         f"basic.auth.credentials.source must be URL, USER_INFO or SASL_INHERIT, got "
