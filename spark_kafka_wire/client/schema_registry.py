@@ -492,7 +492,9 @@ class Deadline:
 
 def _shut(sock: socket.socket) -> None:
     try:
-        sock.shutdown(socket.SHUT_RDWR)  # wakes a read blocked in another thread
+        # socket's own shutdown, also for a TLS socket (whose shutdown would first drop its
+        # TLS state under a read in progress): wakes a read blocked in another thread
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
     except OSError:
         pass  # closed already: the request has ended
 
@@ -518,8 +520,24 @@ class _WatchedConnection(http.client.HTTPConnection):
 
 
 class _WatchedHTTPSConnection(http.client.HTTPSConnection, _WatchedConnection):
-    """HTTPSConnection.connect calls _WatchedConnection.connect (the MRO's next) for the TCP
-    socket, then wraps it in TLS."""
+    """An https connection whose TLS socket the Deadline watches from before the handshake
+    (wrapping detaches the TCP socket object, so watching that one would not do): connect
+    is HTTPSConnection's, with the handshake after the watch."""
+
+    def __init__(self, *args: Any, deadline: Deadline | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # HTTPSConnection's, which takes no deadline
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        _WatchedConnection.connect(self)  # TCP (and a proxy's CONNECT), watched
+        context: ssl.SSLContext = getattr(self, "_context")  # noqa: B009 (HTTPSConnection's)
+        host = getattr(self, "_tunnel_host", None) or self.host
+        tls = context.wrap_socket(self.sock, server_hostname=host,
+                                  do_handshake_on_connect=False)
+        self.sock = tls
+        if self._deadline is not None:
+            self._deadline.watch(tls)
+        tls.do_handshake()
 
 
 class _DeadlineHTTPHandler(urllib.request.HTTPHandler):

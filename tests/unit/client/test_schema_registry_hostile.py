@@ -15,11 +15,14 @@ import json
 import logging
 import os
 import re
+import socket
+import ssl
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +37,8 @@ from spark_kafka_wire.client.schema_registry import (
     SchemaReference,
     SchemaRegistryClient,
 )
+from spark_kafka_wire.client.tls import TlsConfig
+from tests.support.certs import make_pki, remove_pki
 
 pytestmark = pytest.mark.unit
 
@@ -60,7 +65,8 @@ class HostileRegistry:
     ``authorizations`` are what it was sent."""
 
     def __init__(self, route: Route | None = None,
-                 dribble: Callable[[Any, threading.Event], None] | None = None) -> None:
+                 dribble: Callable[[Any, threading.Event], None] | None = None,
+                 tls: ssl.SSLContext | None = None) -> None:
         self.requests: list[str] = []
         self.authorizations: list[str | None] = []
         self.stopped = threading.Event()
@@ -94,7 +100,10 @@ class HostileRegistry:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls is not None:
+            self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
+        scheme = "https" if tls is not None else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def __enter__(self) -> HostileRegistry:
@@ -279,6 +288,101 @@ def test_a_dribbled_answer_ends_at_the_request_timeout(dribble: Any) -> None:
             client.version("s1", 1)
         assert err.value.kind == "UNREACHABLE"
         assert len(registry.requests) == 1
+
+
+def test_https_answers_are_read_and_a_dribbled_one_ends_at_the_request_timeout() -> None:
+    """The deadline watches the TCP socket under TLS too."""
+    pki = make_pki(jks=False)
+    try:
+        server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server.load_cert_chain(pki.server.cert_pem, pki.server.key_pem)
+        tls = TlsConfig(cadata=Path(pki.ca_pem).read_text())
+        with HostileRegistry(endless_chain, tls=server) as registry:
+            client = SchemaRegistryClient(RegistryConfig((registry.url,), tls=tls,
+                                                         request_timeout_s=1.0))
+            assert client.version("s1", 1).references[0].subject == "s2"
+        with HostileRegistry(dribble=dribbled_body, tls=server) as registry:
+            client = SchemaRegistryClient(RegistryConfig((registry.url,), tls=tls,
+                                                         max_retries=0, request_timeout_s=1.0))
+            with pytest.raises(SchemaRegistryError, match=r"no answer within 1 s") as err:
+                client.version("s1", 1)
+            assert err.value.kind == "UNREACHABLE"
+    finally:
+        remove_pki(pki)
+
+
+class DribblingRelay:
+    """A TCP relay to ``target`` passing the target's bytes on one at a time, every 0.05 s
+    (for DRIBBLE_S, then at once): a TLS handshake dribbled, each byte within a read's
+    timeout."""
+
+    def __init__(self, target: str) -> None:
+        host, _, port = target.rpartition("//")[2].rpartition(":")
+        self.target = (host, int(port))
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.stopped = threading.Event()
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        try:
+            client, _ = self.listener.accept()
+        except OSError:
+            return
+        upstream = socket.create_connection(self.target)
+        threading.Thread(target=self._pump, args=(client, upstream), daemon=True).start()
+        end = time.monotonic() + DRIBBLE_S
+        try:
+            while not self.stopped.is_set():
+                data = upstream.recv(65536)
+                if not data:
+                    break
+                for i in range(len(data)):
+                    if time.monotonic() >= end or self.stopped.is_set():
+                        client.sendall(data[i:])
+                        break
+                    client.sendall(data[i:i + 1])
+                    time.sleep(0.05)
+        except OSError:
+            pass
+        finally:
+            client.close()
+            upstream.close()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+def test_a_dribbled_tls_handshake_ends_at_the_request_timeout() -> None:
+    """CPython bounds a handshake by the socket's timeout as a whole; the client's own
+    https connect (the handshake after the Deadline's watch) keeps it so."""
+    pki = make_pki(jks=False)
+    try:
+        server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server.load_cert_chain(pki.server.cert_pem, pki.server.key_pem)
+        tls = TlsConfig(cadata=Path(pki.ca_pem).read_text())
+        with HostileRegistry(endless_chain, tls=server) as registry:
+            relay = DribblingRelay(registry.url)
+            try:
+                client = SchemaRegistryClient(RegistryConfig(
+                    (f"https://127.0.0.1:{relay.port}",), tls=tls, max_retries=0,
+                    request_timeout_s=1.0))
+                with pytest.raises(SchemaRegistryError, match=r"no answer within 1 s") as err:
+                    client.version("s1", 1)
+                assert err.value.kind == "UNREACHABLE"
+            finally:
+                relay.close()
+    finally:
+        remove_pki(pki)
 
 
 def test_an_answer_within_the_deadline_is_read_as_before() -> None:
