@@ -64,7 +64,7 @@ from spark_kafka_wire.protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, KafkaWireError
+from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, KafkaWireError, shown
 from spark_kafka_wire.protocol.messages import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,8 @@ COOPERATIVE_SUBSCRIPTION_VERSION = 2
 _REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
 #: Answers that mean "the coordinator forgot this member: join again as a new one".
 _FORGOTTEN = {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID}
+#: How many dropped partitions a warning names (the rest are counted).
+_SHOWN = 10
 _MOVED = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
           ErrorCode.NOT_COORDINATOR}
 
@@ -262,10 +264,34 @@ class GroupMember:
         if code in _REJOIN:
             return False
         self._check(code, conn, "SyncGroup")
-        self.assignment = sorted(decode_assignment(synced["assignment"]))
+        self.assignment = self._subscribed(decode_assignment(synced["assignment"]))
         log.info("joined %s, generation %d (%s): %s", coordinated(s.group), self.generation,
                  "leader" if self.leader else "follower", self.assignment)
         return True
+
+    def _subscribed(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
+        """The partitions of the leader's assignment that this member subscribed to, sorted.
+        The leader is another client, whichever joined first, so its assignment is data: a
+        partition of a topic not subscribed to is dropped with a warning naming it, never
+        fetched or committed. Java's consumer instead takes none of such an assignment and
+        rejoins (ConsumerCoordinator.onJoinComplete: "received assignment ... does not match
+        the current subscription"), which suits its case, a subscription changed since the
+        join; kafkawire's topics are fixed when it starts, so a leader that assigned them
+        once would assign them again at every rejoin, and the group would rebalance without
+        end while no member read anything."""
+        topics = set(self.settings.topics)
+        kept = sorted({tp for tp in assigned if tp[0] in topics})
+        dropped = sorted({tp for tp in assigned if tp[0] not in topics})
+        if dropped:
+            # quoted and cut: a name from another client may hold anything (line breaks)
+            names = ", ".join(f"{shown(t, 60)} partition {p}" for t, p in dropped[:_SHOWN])
+            more = f" and {len(dropped) - _SHOWN} more" if len(dropped) > _SHOWN else ""
+            log.warning("the leader of %s assigned this member %d partitions of topics it did "
+                        "not subscribe to (%s%s); they are not read and no offset of theirs "
+                        "is committed. Subscribed: %s. Check the group's other members",
+                        coordinated(self.settings.group), len(dropped), names, more,
+                        ", ".join(sorted(topics)))
+        return kept
 
     def _forget(self) -> None:
         """The coordinator no longer knows this member: it owns nothing and joins as new."""
