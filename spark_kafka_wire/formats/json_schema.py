@@ -42,6 +42,8 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from spark_kafka_wire.formats.avro_codec import Decoded
+from spark_kafka_wire.formats.binary import binary_parts
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 #: draft of the schemas kafkawire derives for a write
@@ -254,6 +256,73 @@ def _convert(value: Any, m: JsonMapped) -> Any:
     return value
 
 
+#: JSON's bytes the depth scan looks for: ``[`` and ``{`` are 0x5B and 0x7B, ``]`` and ``}``
+#: 0x5D and 0x7D, so ``byte | 0x20`` tells each pair in one comparison
+_OPEN, _CLOSE, _QUOTE, _BACKSLASH = 0x7B, 0x7D, 0x22, 0x5C
+
+
+def _too_deep(payloads: pa.BinaryArray | pa.LargeBinaryArray, skip: int) -> np.ndarray:
+    """Which payloads (after ``skip`` bytes) nest arrays and objects deeper than
+    MAX_NESTING_DEPTH: such a record fails (issue 45) before ``json.loads``, whose recursion
+    a 2 KB ``[[[...]]]`` exhausted (RecursionError, failing the whole batch), and before
+    Arrow's reader, which would take it. A payload with no more ``[`` and ``{`` than the
+    bound cannot be deeper; the others are scanned together, by their brackets and quotes
+    only: a bracket counts outside strings, a quote ends a string unless an odd run of
+    backslashes escapes it. Bytes that are not JSON get some depth here, and fail in
+    ``json.loads`` if not here."""
+    parts = binary_parts(payloads)
+    offsets, data = parts.offsets, parts.data
+    ends = offsets[1:]
+    starts = np.minimum(offsets[:-1] + skip, ends)
+    deep = np.zeros(len(ends), dtype=bool)
+    rows = np.flatnonzero(parts.valid & (ends - starts > MAX_NESTING_DEPTH))
+    if not len(rows):
+        return deep
+    # the ``[`` and ``{`` of each payload: sums over [start, end), every other segment
+    folded = data | 0x20
+    opens = np.zeros(len(data) + 1, dtype=np.uint8)
+    opens[:-1] = folded == _OPEN
+    bounds = np.column_stack([starts[rows], ends[rows]]).ravel()
+    counts = np.add.reduceat(opens, bounds, dtype=np.int32)[::2]
+    rows = rows[counts > MAX_NESTING_DEPTH]
+    if not len(rows):
+        return deep
+    # the brackets and quotes of those payloads, one payload after another
+    marks = np.flatnonzero((folded == _OPEN) | (folded == _CLOSE) | (data == _QUOTE))
+    begin, end = starts[rows], ends[rows]
+    low = np.searchsorted(marks, begin)
+    count = np.searchsorted(marks, end) - low
+    first = np.zeros(len(rows), dtype=np.int64)  # where each payload's marks begin
+    np.cumsum(count[:-1], out=first[1:])
+    at = marks[np.repeat(low - first, count) + np.arange(int(count.sum()))]
+    row = np.repeat(np.arange(len(rows)), count)
+    byte = data[at]
+    quote = byte == _QUOTE
+    # a quote after a backslash: escaped if the run of backslashes before it (within its
+    # payload) is odd
+    slashed = np.flatnonzero(quote & (at > begin[row]))
+    slashed = slashed[data[at[slashed] - 1] == _BACKSLASH]
+    if len(slashed):
+        slashes = np.flatnonzero(data == _BACKSLASH)
+        new_run = np.ones(len(slashes), dtype=bool)
+        new_run[1:] = np.diff(slashes) != 1
+        run_start = slashes[np.maximum.accumulate(
+            np.where(new_run, np.arange(len(slashes)), 0))]
+        after = at[slashed]
+        run = after - np.maximum(run_start[np.searchsorted(slashes, after - 1)],
+                                 begin[row[slashed]])
+        quote[slashed[run % 2 == 1]] = False
+    # a bracket counts outside strings: after an even number of quotes in its payload
+    quotes = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(quote, out=quotes[1:])
+    outside = (quotes[:-1] - quotes[first][row]) % 2 == 0
+    step = np.where(outside & (byte != _QUOTE), np.where((byte | 0x20) == _OPEN, 1, -1), 0)
+    level = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(step, out=level[1:])
+    deep[rows] = np.maximum.reduceat(level[1:], first) - level[first] > MAX_NESTING_DEPTH
+    return deep
+
+
 class JsonSchemaDecoder:
     """Decodes JSON payloads to the Arrow type of a reader JSON Schema. The writer schema
     (the record's id) does not change how JSON text is read: fields are found by name, so
@@ -276,15 +345,18 @@ class JsonSchemaDecoder:
     def decode(self, payloads: pa.BinaryArray | pa.LargeBinaryArray, writer_schema: str = "",
                *, skip: int = 0) -> Decoded:
         """Each payload (after ``skip`` bytes) parsed and converted; a payload that is not
-        JSON (UTF-8) or does not fit the type fails, null in the result."""
+        JSON (UTF-8), nests deeper than MAX_NESTING_DEPTH or does not fit the type fails,
+        null in the result."""
         raws = payloads.to_pylist()
+        failed = _too_deep(payloads, skip)
+        errors = {int(i): f"JSON nested deeper than {MAX_NESTING_DEPTH} arrays and objects, "
+                          "the most a record may nest" for i in np.flatnonzero(failed)}
+        for i in errors:
+            raws[i] = None
         if self.native:
             fast = self._decode_native(raws, skip)
             if fast is not None:
-                return fast
-        n = len(payloads)
-        failed = np.zeros(n, dtype=bool)
-        errors: dict[int, str] = {}
+                return Decoded(fast.array, failed, errors)
         values: list[Any] = []
         for i, raw in enumerate(raws):
             if raw is None:
@@ -292,7 +364,9 @@ class JsonSchemaDecoder:
                 continue
             try:
                 values.append(_convert(json.loads(raw[skip:]), self.mapped))
-            except (ValueError, _Misfit) as exc:  # JSONDecodeError and UnicodeDecodeError too
+            # JSONDecodeError and UnicodeDecodeError are ValueErrors; RecursionError cannot
+            # happen below MAX_NESTING_DEPTH, and would fail this record alone
+            except (ValueError, _Misfit, RecursionError) as exc:
                 failed[i] = True
                 errors[i] = f"not JSON of the reader schema: {exc}"
                 values.append(None)
