@@ -43,7 +43,8 @@ import pyarrow.json as pa_json
 
 from spark_kafka_wire.formats.avro_codec import Decoded
 from spark_kafka_wire.formats.binary import binary_parts
-from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 #: draft of the schemas kafkawire derives for a write
@@ -69,8 +70,13 @@ _SCALARS: dict[str, tuple[str, Any, pa.DataType]] = {
 }
 
 
+#: the mapping of every node kept as JSON text: one object, shared (mappings are never
+#: changed once built)
+_JSON_TEXT = JsonMapped("json", "string", pa.string())
+
+
 def _json_text() -> JsonMapped:
-    return JsonMapped("json", "string", pa.string())
+    return _JSON_TEXT
 
 
 class _Resolver:
@@ -93,7 +99,7 @@ class _Resolver:
         node = doc
         for part in [p for p in pointer.split("/") if p]:
             part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, list):
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             elif isinstance(node, dict) and part in node:
                 node = node[part]
@@ -106,79 +112,164 @@ def _non_null(branches: list[Any]) -> list[Any]:
     return [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
 
 
-def _map(node: Any, res: _Resolver, doc: Any, seen: tuple[str, ...]) -> JsonMapped:
-    if node is True or node == {}:
+_KIND = "JSON Schema"
+
+
+class _Expansion:
+    """One schema being mapped. A ``$ref`` is expanded wherever it is used, so a 2 KB schema
+    whose definitions each use the next twice expanded to 2**21 nodes (13 s, 370 MiB at
+    planning; issue 45). A target's mapping is kept per ``$ref`` and used again where the
+    mapping cannot differ: when no recursive ``$ref`` was cut inside it (a cut depends on
+    which ``$ref``s enclose it). The expanded type's nodes are counted, memoised ones by
+    their size, and a schema beyond MAX_SCHEMA_NODES nodes or nesting deeper than
+    MAX_NESTING_DEPTH is refused (SchemaTooComplexError) while it is mapped. Chains of
+    ``$ref``, ``oneOf`` and ``allOf`` are followed in a loop, so Python recurses only per
+    nesting level of the Spark type."""
+
+    def __init__(self, res: _Resolver) -> None:
+        self.res = res
+        self.active: set[str] = set()  # the $refs being expanded: one met again is cut
+        self.memo: dict[str, tuple[JsonMapped, int, int]] = {}  # -> (mapping, nodes, height)
+        self.targets: dict[str, tuple[Any, Any]] = {}  # each $ref resolved once
+        self.nodes = 0
+        self.cuts = 0
+        self.reach = 0  # the deepest nesting reached by the mapping under way
+
+    def count(self, nodes: int) -> None:
+        self.nodes += nodes
+        if self.nodes > MAX_SCHEMA_NODES:
+            raise SchemaTooComplexError(
+                _KIND, f"its Spark type expands to more than {MAX_SCHEMA_NODES:,} nodes "
+                "(definitions used in many places by $ref)")
+
+    def nest(self, depth: int) -> None:
+        if depth > MAX_NESTING_DEPTH:
+            raise SchemaTooComplexError(
+                _KIND, f"its Spark type nests objects, arrays and maps deeper than "
+                f"{MAX_NESTING_DEPTH}")
+        self.reach = max(self.reach, depth)
+
+    def map(self, node: Any, doc: Any, depth: int) -> JsonMapped:
+        """``node`` (in ``doc``) mapped, ``depth`` objects, arrays and maps inside."""
+        chain: list[str] = []  # the $refs followed to the node mapped
+        nodes, cuts, outer = self.nodes, self.cuts, self.reach
+        self.reach = depth
+        try:
+            mapped = self._map(node, doc, depth, chain)
+        finally:
+            self.active.difference_update(chain)
+        if chain and self.cuts == cuts:
+            kept = (mapped, self.nodes - nodes, self.reach - depth)
+            self.memo.update((key, kept) for key in chain)
+        self.reach = max(self.reach, outer)
+        return mapped
+
+    def _map(self, node: Any, doc: Any, depth: int, chain: list[str]) -> JsonMapped:
+        while isinstance(node, dict) and node:
+            if "$ref" in node:
+                ref = node["$ref"]
+                key = f"{id(doc)}:{ref}"
+                if key in self.active:  # recursive: Spark types are finite, JSON text kept
+                    self.cuts += 1
+                    break
+                if key in self.memo:
+                    mapped, nodes, height = self.memo[key]
+                    self.nest(depth + height)
+                    self.count(nodes)
+                    return mapped
+                self.active.add(key)
+                chain.append(key)
+                if key not in self.targets:
+                    self.targets[key] = self.res.resolve(ref, doc)
+                node, doc = self.targets[key]
+                continue
+            combinator = next((c for c in ("oneOf", "anyOf") if c in node), None)
+            if combinator is not None:
+                branches = _non_null(node[combinator])
+                if len(branches) != 1:
+                    break
+                node = branches[0]
+                continue
+            if "allOf" in node:
+                if len(node["allOf"]) != 1:
+                    break
+                node = node["allOf"][0]
+                continue
+            return self._typed(node, doc, depth)
+        self.count(1)
         return _json_text()
-    if not isinstance(node, dict):
-        return _json_text()
-    if "$ref" in node:
-        ref = node["$ref"]
-        key = f"{id(doc)}:{ref}"
-        if key in seen:  # recursive: Spark types are finite, so the JSON text is kept
+
+    def _typed(self, node: dict[str, Any], doc: Any, depth: int) -> JsonMapped:
+        kind = node.get("type")
+        if isinstance(kind, list):
+            kinds = [k for k in kind if k != "null"]
+            if len(kinds) != 1:
+                self.count(1)
+                return _json_text()
+            kind = kinds[0]
+        if kind is None and "properties" in node:
+            kind = "object"
+        if kind is None and "items" in node:
+            kind = "array"
+        self.count(1)
+        if kind == "object":
+            props = node.get("properties")
+            if props:
+                self.nest(depth + 1)
+                fields = [(name, self.map(sub, doc, depth + 1)) for name, sub in props.items()]
+                return JsonMapped(
+                    "struct",
+                    {"type": "struct", "fields": [{"name": n, "type": m.spark, "nullable": True,
+                                                   "metadata": {}} for n, m in fields]},
+                    pa.struct([pa.field(n, m.arrow) for n, m in fields]), fields=fields)
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict) and extra:
+                self.nest(depth + 1)
+                item = self.map(extra, doc, depth + 1)
+                return JsonMapped("map", {"type": "map", "keyType": "string",
+                                          "valueType": item.spark, "valueContainsNull": True},
+                                  pa.map_(pa.field("key", pa.string(), False),
+                                          pa.field("value", item.arrow)), item=item)
             return _json_text()
-        target, target_doc = res.resolve(ref, doc)
-        return _map(target, res, target_doc, seen + (key,))
-    for combinator in ("oneOf", "anyOf"):
-        if combinator in node:
-            branches = _non_null(node[combinator])
-            return _map(branches[0], res, doc, seen) if len(branches) == 1 else _json_text()
-    if "allOf" in node:
-        return _map(node["allOf"][0], res, doc, seen) if len(node["allOf"]) == 1 \
-            else _json_text()
-    kind = node.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        if len(kinds) != 1:
-            return _json_text()
-        kind = kinds[0]
-    if kind is None and "properties" in node:
-        kind = "object"
-    if kind is None and "items" in node:
-        kind = "array"
-    if kind == "object":
-        props = node.get("properties")
-        if props:
-            fields = [(name, _map(sub, res, doc, seen)) for name, sub in props.items()]
-            return JsonMapped(
-                "struct",
-                {"type": "struct", "fields": [{"name": n, "type": m.spark, "nullable": True,
-                                               "metadata": {}} for n, m in fields]},
-                pa.struct([pa.field(n, m.arrow) for n, m in fields]), fields=fields)
-        extra = node.get("additionalProperties")
-        if isinstance(extra, dict) and extra:
-            item = _map(extra, res, doc, seen)
-            return JsonMapped("map", {"type": "map", "keyType": "string",
-                                      "valueType": item.spark, "valueContainsNull": True},
-                              pa.map_(pa.field("key", pa.string(), False),
-                                      pa.field("value", item.arrow)), item=item)
+        if kind == "array":
+            self.nest(depth + 1)
+            items = node.get("items")
+            if isinstance(items, dict):
+                item = self.map(items, doc, depth + 1)
+            else:
+                self.count(1)
+                item = _json_text()
+            return JsonMapped("array", {"type": "array", "elementType": item.spark,
+                                        "containsNull": True}, pa.list_(item.arrow), item=item)
+        if kind == "string":
+            fmt = node.get("format")
+            if fmt == "date":
+                return JsonMapped("date", "date", pa.date32())
+            if fmt == "date-time":
+                return JsonMapped("timestamp", "timestamp", pa.timestamp("us", tz="UTC"))
+            if node.get("contentEncoding") == "base64":
+                return JsonMapped("binary", "binary", pa.binary())
+            return JsonMapped("string", "string", pa.string())
+        if kind in _SCALARS:
+            k, spark, arrow = _SCALARS[kind]
+            return JsonMapped(k, spark, arrow)
+        if kind is None and "enum" in node and all(isinstance(v, str) for v in node["enum"]):
+            return JsonMapped("string", "string", pa.string())
         return _json_text()
-    if kind == "array":
-        items = node.get("items")
-        item = _map(items, res, doc, seen) if isinstance(items, dict) else _json_text()
-        return JsonMapped("array", {"type": "array", "elementType": item.spark,
-                                    "containsNull": True}, pa.list_(item.arrow), item=item)
-    if kind == "string":
-        fmt = node.get("format")
-        if fmt == "date":
-            return JsonMapped("date", "date", pa.date32())
-        if fmt == "date-time":
-            return JsonMapped("timestamp", "timestamp", pa.timestamp("us", tz="UTC"))
-        if node.get("contentEncoding") == "base64":
-            return JsonMapped("binary", "binary", pa.binary())
-        return JsonMapped("string", "string", pa.string())
-    if kind in _SCALARS:
-        k, spark, arrow = _SCALARS[kind]
-        return JsonMapped(k, spark, arrow)
-    if kind is None and "enum" in node and all(isinstance(v, str) for v in node["enum"]):
-        return JsonMapped("string", "string", pa.string())
-    return _json_text()
 
 
 def map_schema(schema: str | Any, references: Mapping[str, str] | None = None) -> JsonMapped:
     """The mapping of a JSON Schema (text or loaded). ``references``: the schemas a ``$ref``
-    may name (reference name as in the registry's ``references`` -> schema text)."""
-    root = json.loads(schema) if isinstance(schema, str) else schema
-    return _map(root, _Resolver(root, references or {}), root, ())
+    may name (reference name as in the registry's ``references`` -> schema text).
+    SchemaTooComplexError when it nests deeper than MAX_NESTING_DEPTH or expands to more
+    than MAX_SCHEMA_NODES nodes."""
+    try:
+        root = json.loads(schema) if isinstance(schema, str) else schema
+        expansion = _Expansion(_Resolver(root, references or {}))
+    except RecursionError:  # text nesting deeper than json.loads recurses
+        raise SchemaTooComplexError(_KIND, f"it nests deeper than {MAX_NESTING_DEPTH}") \
+            from None
+    return expansion.map(root, root, 0)
 
 
 #: the kinds Arrow's own JSON reader converts exactly as ``_convert`` does

@@ -22,7 +22,7 @@ from spark_kafka_wire.formats.json_schema import (
     json_schema_for,
     map_schema,
 )
-from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
 from tests.unit.formats.hostile import run_hostile
 
 UTC = dt.timezone.utc
@@ -324,3 +324,102 @@ def test_records_nested_deeper_than_the_limit_fail_alone() -> None:
     assert (topic, partition, offset, schema_id) == ("t", 3, 41, 7)
     assert "KAFKAWIRE_UNDECODABLE_RECORD" in message and "nested deeper than 100" in message
     assert got["permissive"] == [[{"a": 1}, None], [False, True]]
+
+
+_EXPANSION_CHILD = r"""
+import json, time
+import pyarrow as pa
+from spark_kafka_wire.client.schema_registry import RegisteredSchema
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
+from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
+from spark_kafka_wire.formats.limits import MAX_SCHEMA_NODES
+from spark_kafka_wire.options.registry_decoders import decoder_for
+
+def doubling(levels, last):
+    # definition i has two properties of definition i + 1: 2**levels leaves from 2 KB
+    defs = {f"D{i}": {"type": "object", "properties": {
+        "a": {"$ref": f"#/definitions/D{i + 1}"}, "b": {"$ref": f"#/definitions/D{i + 1}"}}}
+        for i in range(levels)}
+    defs[f"D{levels}"] = last
+    return json.dumps({"$ref": "#/definitions/D0", "definitions": defs})
+
+def nested(levels):
+    return json.dumps(json.loads('{"type": "array", "items": ' * levels + '{"type": "integer"}'
+                                 + "}" * levels))
+
+def refused(schema):
+    try:
+        JsonSchemaDecoder(schema)
+    except SchemaTooComplexError as exc:
+        return exc.reason
+    return None
+
+out = {}
+start = time.monotonic()
+out["2 KB, 2**21 nodes"] = [len(doubling(20, {"type": "integer"})) < 2500,
+                            refused(doubling(20, {"type": "integer"}))]
+# a cycle in every branch: nothing to memoise, the node count stops it (after as many
+# nodes as the bound: a smaller one here keeps the test quick)
+import spark_kafka_wire.formats.json_schema as json_schema
+json_schema.MAX_SCHEMA_NODES = 5000
+out["recursive"] = refused(doubling(20, {"$ref": "#/definitions/D0"}))
+json_schema.MAX_SCHEMA_NODES = MAX_SCHEMA_NODES
+out["101 deep"] = refused(nested(101))
+out["5000 deep text"] = refused('{"items": ' * 5000 + "{}" + "}" * 5000)
+out["seconds"] = time.monotonic() - start
+
+# near the limits: 2**16 - 1 nodes, 100 arrays deep, 5000 $refs one after another
+wide = JsonSchemaDecoder(doubling(14, {"type": "integer"}))
+def leaves(t):
+    return sum(leaves(f["type"]) for f in t["fields"]) if isinstance(t, dict) else 1
+path = "ab" * 7  # to a leaf, 14 levels down
+record = 1
+for key in reversed(path):
+    record = {key: record}
+got = wide.decode(pa.array([json.dumps(record).encode()], pa.binary()))
+value = got.array.to_pylist()[0]
+for key in path:
+    value = value[key]
+out["wide"] = [leaves(wide.spark_type_json), value]
+deep = JsonSchemaDecoder(nested(100))
+got = deep.decode(pa.array([b"[" * 100 + b"7" + b"]" * 100], pa.binary()))
+value = got.array.to_pylist()[0]
+for _ in range(100):
+    value = value[0]
+out["100 deep"] = value
+chain = {f"R{i}": {"$ref": f"#/definitions/R{i + 1}"} for i in range(5000)}
+chain["R5000"] = {"type": "integer"}
+out["chain"] = JsonSchemaDecoder(json.dumps({"$ref": "#/definitions/R0",
+                                             "definitions": chain})).spark_type_json
+
+class Registry:
+    def imports(self, schema):
+        return {}
+try:
+    decoder_for(RegisteredSchema(9, "JSON", doubling(20, {"type": "integer"}),
+                                 subject="t-value"), "json-schema", Registry())
+except SchemaTooComplexError as exc:
+    out["named"] = [exc.subject, exc.schema_id, str(exc)]
+print(json.dumps(out))
+"""
+
+
+def test_ref_expansion_is_memoised_and_bounded() -> None:
+    """Issue 45 item 10: each ``$ref`` was expanded wherever used, so a 2 KB schema whose
+    definitions each use the next twice, 20 deep, took 13 s and 370 MiB at planning (in a
+    child under 1 GiB: MemoryError). A ``$ref``'s mapping is reused, the expanded type
+    counted: beyond MAX_SCHEMA_NODES nodes (also when cycles leave nothing to reuse) or
+    MAX_NESTING_DEPTH levels, or text json.loads cannot nest, the schema is refused at
+    once with a typed error naming its subject and id; schemas near the limits read."""
+    got = run_hostile(_EXPANSION_CHILD)
+    nodes = f"more than {MAX_SCHEMA_NODES:,} nodes"
+    assert got["2 KB, 2**21 nodes"][0] and nodes in got["2 KB, 2**21 nodes"][1]
+    assert "more than 5,000 nodes" in got["recursive"]
+    assert "deeper than 100" in got["101 deep"] and "deeper than 100" in got["5000 deep text"]
+    assert got["seconds"] < 20  # generous: a few tenths on a laptop
+    assert got["wide"] == [2**14, 1]
+    assert got["100 deep"] == 7
+    assert got["chain"] == "long"
+    subject, schema_id, message = got["named"]
+    assert (subject, schema_id) == ("t-value", 9)
+    assert message.startswith("[KAFKAWIRE_SCHEMA_TOO_COMPLEX]") and "id 9" in message
