@@ -67,7 +67,7 @@ class UnencodableValueError(KafkaWireError, ValueError):
 
 
 class SchemaTooComplexError(KafkaWireError, ValueError):
-    """A schema (``kind``: "JSON Schema", "Protobuf schema") whose Spark type would expand
+    """A schema (``kind``: "Avro schema", "JSON Schema", "Protobuf schema") whose Spark type would expand
     beyond MAX_SCHEMA_NODES nodes or nest deeper than MAX_NESTING_DEPTH: refused while it is
     expanded, since a schema is data and a 2 KB one can expand exponentially. The subject and id are given where the schema was
     fetched (``naming``); the formats layer knows only the schema's text."""
