@@ -32,6 +32,7 @@ import binascii
 import datetime as dt
 import io
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -296,13 +297,27 @@ def _parse_timestamp(text: str) -> dt.datetime:
     return value
 
 
+def _text(value: str) -> str:
+    """``value`` if it is Unicode text: JSON's ``\\ud800`` escapes a lone UTF-16 surrogate,
+    which json.loads keeps and no UTF-8 string (an Arrow or Spark string) can hold; such a
+    record fails alone instead of failing the batch's ``pa.array``."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Misfit("a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                          "which is not Unicode text") from None
+    return value
+
+
 def _convert(value: Any, m: JsonMapped) -> Any:
     """A parsed JSON value as ``pa.array`` takes it for ``m``'s Arrow type."""
     if value is None:
         return None
     kind = m.kind
     if kind == "json":
-        return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        return _text(value) if isinstance(value, str) \
+            else json.dumps(value, separators=(",", ":"))  # ASCII: surrogates escaped
     if kind == "struct":
         if not isinstance(value, dict):
             raise _Misfit(f"expected an object, got {type(value).__name__}")
@@ -316,7 +331,7 @@ def _convert(value: Any, m: JsonMapped) -> Any:
         if not isinstance(value, dict):
             raise _Misfit(f"expected an object, got {type(value).__name__}")
         assert m.item is not None
-        return [(k, _convert(v, m.item)) for k, v in value.items()]
+        return [(_text(k), _convert(v, m.item)) for k, v in value.items()]
     if kind == "long":
         if isinstance(value, bool) or not isinstance(value, int):
             if not (isinstance(value, float) and value.is_integer()):
@@ -328,13 +343,17 @@ def _convert(value: Any, m: JsonMapped) -> Any:
     if kind == "double":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _Misfit(f"expected a number, got {value!r}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer of hundreds of digits: infinite, as Arrow's
+            return math.inf if value > 0 else -math.inf  # reader and Jackson read it
     if kind == "boolean":
         if not isinstance(value, bool):
             raise _Misfit(f"expected a boolean, got {value!r}")
         return value
     if not isinstance(value, str):
         raise _Misfit(f"expected a string, got {value!r}")
+    value = _text(value)
     try:
         if kind == "date":
             return dt.date.fromisoformat(value)

@@ -35,6 +35,7 @@ from spark_kafka_wire.formats.confluent import split_frames
 from spark_kafka_wire.formats.errors import SchemaTooComplexError
 from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
 from spark_kafka_wire.formats.protobuf_vector import FlatField, decode_flat, flat_fields
+from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 #: Spark's limits for ``recursive.fields.max.depth`` (values outside refuse recursion)
 MAX_RECURSIVE_DEPTH = 10
@@ -186,6 +187,18 @@ def _field(name: str, spark: Any, nullable: bool) -> dict[str, Any]:
     return {"name": name, "type": spark, "nullable": nullable, "metadata": {}}
 
 
+def _micros(m: Any) -> int:
+    """A Timestamp's or Duration's seconds and nanos as Spark's microseconds: a record whose
+    seconds do not fit 64 bits of microseconds (the wire allows any int64; valid Timestamps
+    end at year 9999) fails alone, as Spark's exact multiplication fails it, rather than
+    failing the batch's ``pa.array``."""
+    micros = m.seconds * 1_000_000 + m.nanos // 1000
+    if not -INT64_MAX - 1 <= micros <= INT64_MAX:
+        raise ValueError(f"{m.DESCRIPTOR.name} of {m.seconds} seconds does not fit Spark's "
+                         "64-bit microseconds")
+    return micros
+
+
 # a converter turns one parsed field value into the Python value pa.array takes
 Conv = Callable[[Any], Any]
 
@@ -277,11 +290,9 @@ class _Expansion:
             return "string", pa.string(), enum_name
         msg = fd.message_type
         if _is_pair(msg, "Duration"):
-            return ("interval day to second", pa.duration("us"),
-                    lambda m: m.seconds * 1_000_000 + m.nanos // 1000)
+            return "interval day to second", pa.duration("us"), _micros
         if _is_pair(msg, "Timestamp"):
-            return ("timestamp", pa.timestamp("us", tz="UTC"),
-                    lambda m: m.seconds * 1_000_000 + m.nanos // 1000)
+            return "timestamp", pa.timestamp("us", tz="UTC"), _micros
         if msg.GetOptions().map_entry:
             self.nest(depth + 1)  # an entry is a message on the wire
             k = self.field_type(msg.fields_by_name["key"], seen, depth + 1)

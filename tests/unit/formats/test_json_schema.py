@@ -144,6 +144,33 @@ def test_records_that_do_not_fit_fail(text, why):
     assert decoded.array.to_pylist()[1] is None
 
 
+@pytest.mark.parametrize("text", [
+    b'{"name": "\\ud800"}', b'{"tags": ["ok", "\\udfff"]}', b'{"attrs": {"\\ud83d": 1}}',
+    b'{"any": "x\\ud800y"}'])
+def test_a_lone_surrogate_fails_its_record_alone(text):
+    """Issue 45 (found by the formats fuzz tier): JSON may escape a lone UTF-16 surrogate,
+    which json.loads keeps and no UTF-8 string holds; it failed the whole batch's pa.array
+    with UnicodeEncodeError. A surrogate pair is one character and reads as such."""
+    pair = b'{"name": "\\ud83d\\ude00"}'
+    decoded = JsonSchemaDecoder(SCHEMA).decode(pa.array([pair, text, b"[1]"], pa.binary()))
+    assert decoded.failed.tolist() == [False, True, True]
+    assert "lone UTF-16 surrogate" in decoded.errors[1]
+    assert decoded.array.to_pylist()[0]["name"] == "\U0001f600"
+
+
+def test_a_number_beyond_a_double_reads_as_infinity_on_both_paths():
+    """Issue 45 (found by the formats fuzz tier): a 401-digit integer in a ``number`` field
+    failed the batch with OverflowError on the json.loads path while Arrow's reader read it
+    as infinity; both now read it as infinity (as Jackson, Spark's JSON parser, does)."""
+    huge = b'{"score": ' + b"9" * 401 + b'}'
+    negative = b'{"score": -' + b"9" * 401 + b'}'
+    fast = JsonSchemaDecoder(SCHEMA).decode(pa.array([huge, negative], pa.binary()))
+    slow = JsonSchemaDecoder(SCHEMA).decode(pa.array([huge, negative, b"[1]"], pa.binary()))
+    assert [r["score"] for r in fast.array.to_pylist()] == [float("inf"), float("-inf")]
+    assert [r["score"] for r in slow.array.to_pylist()[:2]] == [float("inf"), float("-inf")]
+    assert slow.failed.tolist() == [False, False, True]
+
+
 def test_encode_then_decode_round_trip_and_text_is_plain_json():
     arrow = JsonSchemaDecoder(SCHEMA).arrow_type
     rows = [{"id": 3, "name": "é", "score": 1.5, "ok": False, "day": dt.date(2020, 1, 1),

@@ -163,6 +163,26 @@ def test_values_match_runtime_parse() -> None:
     assert decode_framed(pa.array([wrong]), dec).failed[0]
 
 
+@pytest.mark.parametrize(("field", "seconds"), [
+    ("ts", -(2**63) + 1), ("ts", 2**63 - 1), ("dur", 2**62), ("dur", -(2**62))])
+def test_a_time_beyond_64_bits_of_microseconds_fails_its_record_alone(field: str,
+                                                                     seconds: int) -> None:
+    """Issue 45 (found by the formats fuzz tier): a Timestamp or Duration whose seconds do
+    not fit 64-bit microseconds failed the whole batch's pa.array with OverflowError; Spark
+    fails such a record (its exact multiplication), and so does kafkawire, alone."""
+    fdp = _file()
+    Rec = _cls(fdp)
+    ok, far = Rec(i32=1), Rec(i32=2)
+    getattr(far, field).seconds = seconds
+    dec = ProtobufDecoder(_schema(fdp), message="t.Rec")
+    framed = [b"\x00" + struct.pack(">I", 3) + write_message_indexes([1]) + m.SerializeToString()
+              for m in (ok, far, ok)]
+    out = decode_framed(pa.array(framed, pa.binary()), dec)
+    assert list(out.failed) == [False, True, False]
+    assert "64-bit microseconds" in out.errors[1]
+    assert [r and r["i32"] for r in out.array.to_pylist()] == [1, None, 1]
+
+
 def test_decoder_pickles() -> None:
     dec = ProtobufDecoder(_schema(_file()), message="t.Rec")
     back = pickle.loads(pickle.dumps(dec))
