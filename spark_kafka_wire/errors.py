@@ -69,6 +69,8 @@ the error table of docs/errors.md lists them all. Each class is defined in the l
     ├── UndecodableRecordError                a record its column's format cannot decode
     │                                         (value.format, mode=FAILFAST)
     ├── UnencodableValueError (also ValueError)  a column value its schema cannot take
+    ├── SchemaTooComplexError (also ValueError)  a schema whose Spark type would be too
+    │                                         large or deep to build (names subject, id)
     ├── DeliveryFailedError                   the producer gave up on a batch after
     │   │                                     kafka.retries attempts failed on its side
     │   │                                     (connections, its timeouts; no broker code)
@@ -109,7 +111,11 @@ from spark_kafka_wire.client.errors import (
     ZooKeeperError,
     ZooKeeperTlsError,
 )
-from spark_kafka_wire.formats.errors import UndecodableRecordError, UnencodableValueError
+from spark_kafka_wire.formats.errors import (
+    SchemaTooComplexError,
+    UndecodableRecordError,
+    UnencodableValueError,
+)
 from spark_kafka_wire.protocol.compression import (
     DecompressionBombError,
     DecompressionLimitError,
@@ -198,6 +204,7 @@ __all__ = [
     "RetriableError",
     "SaslAuthenticationError",
     "SchemaRegistryError",
+    "SchemaTooComplexError",
     "StartAfterEndError",
     "TlsHandshakeError",
     "TopicAlreadyExistsError",

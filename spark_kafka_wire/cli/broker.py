@@ -4,6 +4,10 @@ kafkawire (and any Kafka client) without a cluster.
 It is the broker ``make demo`` and the tests start (Tansu, ``cli/local_broker.py``), printed
 with the address clients use, and stopped by Ctrl-C (or SIGTERM), which ends the command with
 status 0. If Tansu itself exits, the command says so with the end of its log and status 1.
+
+A storage URL may hold a password, and a command line is readable by every local user
+(``ps``): ``--storage-engine`` falls back to the environment variable STORAGE_ENV, which only
+this user can read (issue 45).
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from spark_kafka_wire.client.errors import ConfigurationError
 DEFAULT_PORT = 9092
 #: How much of Tansu's log an unexpected exit shows.
 LOG_TAIL_BYTES = 2000
+#: The environment variable ``--storage-engine`` falls back to (a URL with a password stays
+#: out of the process list).
+STORAGE_ENV = "KAFKAWIRE_STORAGE_ENGINE"
 
 
 def _last_line(path: str, storage_engine: str) -> str:
@@ -47,9 +54,11 @@ def _last_line(path: str, storage_engine: str) -> str:
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on and to advertise to clients.")
 @click.option("--storage-engine", metavar="URL", default=MEMORY_STORAGE, show_default=True,
+              envvar=STORAGE_ENV, show_envvar=True,
               help="Tansu's storage: memory://tansu/ (lost when the broker stops), "
               "s3://BUCKET/ (with the AWS_* environment), or any URL the installed Tansu "
-              "takes.")
+              f"takes. A URL with a password: give it in {STORAGE_ENV}, which other users "
+              "cannot read, unlike the command line.")
 def broker(port: int, host: str, storage_engine: str) -> None:
     """Run a local Kafka-compatible broker (Tansu, the broker of `make demo`) in the
     foreground until Ctrl-C.

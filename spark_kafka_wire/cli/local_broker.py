@@ -10,11 +10,19 @@ not reach it before the command stops it) and stopped by its PID. Its storage is
 0.6.0) has no file, SQLite or PostgreSQL engine (``FeatureNotEnabled``), so there is no data
 directory to give. A storage URL may carry a password: it reaches Tansu by its environment,
 messages show it as ``***`` and Tansu's log (which prints it) is readable by this user only.
+
+The log is in a directory of its own (``mkdtemp``: a new name, mode 0700), opened without
+following a link: at a predictable path in the shared temporary directory (it was
+``/tmp/tansu-PORT.log``) another local user could plant a symbolic link there, and the log's
+open would truncate and rewrite the link's target with this user's rights (issue 45). The
+directory goes when the broker is stopped (``stop``); a broker that failed keeps it, so that
+the messages naming the log point at it.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -82,10 +90,17 @@ class LocalBroker:
         self.storage_engine = storage_engine
         self.environment = dict(environment or {})
         self.process: subprocess.Popen[bytes] | None = None
+        self._log_dir: str | None = None
+        self._new_log_dir()
+
+    def _new_log_dir(self) -> None:
+        """A private directory for the log (see the module docstring)."""
+        self._log_dir = tempfile.mkdtemp(prefix="kafkawire-broker-")
         self.log_path = self._log_path()
 
     def _log_path(self) -> str:
-        return os.path.join(tempfile.gettempdir(), f"tansu-{self.port}.log")
+        assert self._log_dir is not None
+        return os.path.join(self._log_dir, f"tansu-{self.port}.log")
 
     @property
     def bootstrap_servers(self) -> str:
@@ -119,11 +134,16 @@ class LocalBroker:
 
     def _start(self, timeout: float) -> LocalBroker:
         binary = tansu_binary()
+        if self._log_dir is None:  # removed when an earlier run was stopped
+            self._new_log_dir()
         url = f"tcp://{self.bootstrap_servers}"
         env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENVIRONMENT}
         env.update(self.environment)
-        # readable by this user only: Tansu logs its storage URL, password included
-        fd = os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # readable by this user only: Tansu logs its storage URL, password included; in a
+        # directory of this user's alone, and never through a link (the module docstring)
+        fd = os.open(self.log_path,
+                     os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
         os.fchmod(fd, 0o600)  # a log left by an earlier run keeps its mode otherwise
         with os.fdopen(fd, "wb") as log:
             # the storage URL by environment, not argv: it may hold a password, which any
@@ -150,15 +170,22 @@ class LocalBroker:
                 continue  # it exited after all: the check above says why
             except BrokerConnectionError:
                 if time.monotonic() > deadline:
-                    self.stop()
+                    self._end_process()  # the log stays: the message names it
                     raise RuntimeError(f"the broker did not answer within {timeout}s; see "
                                        f"{self.log_path}") from None
                 time.sleep(0.05)
 
     def stop(self) -> None:
+        """Stop the broker; when it was running, its log's directory goes with it."""
+        if self._end_process() and self._log_dir is not None:
+            shutil.rmtree(self._log_dir, ignore_errors=True)
+            self._log_dir = None
+
+    def _end_process(self) -> bool:
+        """Stop Tansu; False when it was not running (never started, or exited)."""
         proc, self.process = self.process, None
         if proc is None or proc.poll() is not None:
-            return
+            return False
         try:
             os.kill(proc.pid, signal.SIGTERM)
             proc.wait(timeout=5)
@@ -167,6 +194,7 @@ class LocalBroker:
             proc.wait(timeout=5)
         except ProcessLookupError:
             pass
+        return True
 
     def __enter__(self) -> LocalBroker:
         return self.start()

@@ -5,7 +5,9 @@
 Each record is decoded with its own writer schema (the id in its frame, fetched once per id:
 the registry's ids never change), with no reader schema: the command shows what was written,
 whatever version of the subject wrote it. Protobuf records name their message by Confluent's
-message indexes, so one decoder is kept per id and message. The decoders are the read side's
+message indexes, so one decoder is kept per id and message, READERS_KEPT of them at most (the
+least recently used go: ids and message indexes are the records' data, and a topic may carry
+any number of them). The decoders are the read side's
 (options/registry_decoders.py builds them as a query does), and a decoded value is shown as
 the JSON Schema writer shapes values (``json_value``): Spark's types, timestamps ISO-8601.
 
@@ -13,7 +15,13 @@ A record that does not decode (not framed, an id the registry does not have, a s
 another format, bytes the schema does not read) is one ``kafkawire: warning:`` line on stderr
 naming topic, partition, offset and schema id, and its bytes are shown in base64 (marked
 ``base64`` as ``text`` marks bytes that are not UTF-8); the command goes on. A registry that
-cannot be reached or refuses the credentials ends it: no record would decode.
+cannot be reached or refuses the credentials ends it: no record would decode. A schema whose
+references go beyond the registry client's limits (REFERENCE_LIMIT) fails the records of its
+id only, as an unknown id does.
+
+The registry's credentials may be given in the environment (USER_INFO_ENV, BEARER_TOKEN_ENV)
+instead of the URL's user info: a command line is readable by every local user (``ps``), a
+process's environment by its user only.
 
 Imported only when such a format is chosen (``kafkawire consume`` without one loads no
 registry, Avro or Protobuf module).
@@ -23,7 +31,9 @@ from __future__ import annotations
 
 import base64
 import logging
-from collections.abc import Callable, Sequence
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,6 +68,15 @@ log = logging.getLogger(__name__)
 REASON_SHOWN = 300
 #: Protobuf's message indexes of the file's first message (and of every Avro/JSON record)
 FIRST_MESSAGE = (0,)
+#: The most readers kept (per format), by schema id and message: Confluent's deserializers
+#: keep at most 1000 schemas per subject in their cache (max.schemas.per.subject).
+READERS_KEPT = 1000
+#: The registry's credentials from the environment: Confluent's basic.auth.user.info
+#: ("user:password") and bearer.auth.token, kept out of the command line.
+USER_INFO_ENV = "KAFKAWIRE_SCHEMA_REGISTRY_USER_INFO"
+BEARER_TOKEN_ENV = "KAFKAWIRE_SCHEMA_REGISTRY_BEARER_TOKEN"
+#: The registry client's errors that fail the records of one schema id, not the command.
+ID_FAILURES = ("NOT_FOUND", "REFERENCE_LIMIT")
 
 
 @dataclass(frozen=True)
@@ -137,17 +156,27 @@ def decode_values(values: Sequence[bytes | None], fmt: str, reader_of: ReaderOf
 
 class RegistryReaders:
     """The readers of one format, by schema id and message, from the registry; each built
-    once (an id's failure too: an unknown id is not asked again for every record)."""
+    once while kept (an id's failure too: an unknown id is not asked again for every
+    record), the READERS_KEPT most recently used."""
 
-    def __init__(self, registry: SchemaRegistryClient, fmt: str) -> None:
-        self.registry, self.fmt = registry, fmt
-        self._found: dict[tuple[int, tuple[int, ...]], Reader | str] = {}
+    def __init__(self, registry: SchemaRegistryClient, fmt: str,
+                 kept: int = READERS_KEPT) -> None:
+        self.registry, self.fmt, self.kept = registry, fmt, kept
+        self._found: OrderedDict[tuple[int, tuple[int, ...]], Reader | str] = OrderedDict()
 
     def __call__(self, schema_id: int, path: tuple[int, ...]) -> Reader | str:
         key = (schema_id, path)
-        if key not in self._found:
-            self._found[key] = self._reader(schema_id, path)
-        return self._found[key]
+        found = self._found.get(key)
+        if found is not None:
+            self._found.move_to_end(key)
+            return found
+        found = self._found[key] = self._reader(schema_id, path)
+        while len(self._found) > self.kept:
+            self._found.popitem(last=False)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._found)
 
     def _reader(self, schema_id: int, path: tuple[int, ...]) -> Reader | str:
         try:
@@ -163,8 +192,10 @@ class RegistryReaders:
                 decoder = ProtobufDecoder(decoder.schema, references=decoder.references,
                                           message=message.full_name)
         except SchemaRegistryError as exc:
-            if exc.kind != "NOT_FOUND":
+            if exc.kind not in ID_FAILURES:
                 raise  # the registry is down or refuses us: no record would decode
+            if exc.kind == "REFERENCE_LIMIT":
+                return f"schema id {schema_id} cannot be read: {exc}"
             return f"schema id {schema_id} is not in the registry {shown_url(exc.url)}"
         except (ValueError, KeyError, TypeError) as exc:
             return f"schema {schema_id} cannot be read as {self.fmt}: {exc}"
@@ -175,12 +206,18 @@ class RecordDecoder:
     """Decodes the keys and/or values of records about to be printed (``Printer``), in the
     formats chosen, and warns of each record that does not decode."""
 
-    def __init__(self, url: str, key_format: str, value_format: str) -> None:
+    def __init__(self, url: str, key_format: str, value_format: str,
+                 environ: Mapping[str, str] = os.environ) -> None:
+        user_info = environ.get(USER_INFO_ENV) or None
+        token = environ.get(BEARER_TOKEN_ENV) or None
+        given = [name for name, value in ((USER_INFO_ENV, user_info),
+                                          (BEARER_TOKEN_ENV, token)) if value is not None]
         try:
-            registry = SchemaRegistryClient(RegistryConfig(urls=tuple(url.split(","))))
+            registry = SchemaRegistryClient(RegistryConfig(
+                urls=tuple(url.split(",")), user_info=user_info, bearer_token=token))
         except ConfigurationError as exc:
-            raise ConfigurationError(f"--schema-registry: {exc}",
-                                     condition=exc.condition) from None
+            where = " and ".join(["--schema-registry", *given])
+            raise ConfigurationError(f"{where}: {exc}", condition=exc.condition) from None
         self.formats = {field: fmt for field, fmt in (("key", key_format),
                                                        ("value", value_format))
                         if fmt in REGISTRY_FORMATS}

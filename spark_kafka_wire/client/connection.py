@@ -39,6 +39,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, cast
 
+from spark_kafka_wire.client.answer_limits import (
+    LISTING_ANSWER_BYTES,
+    SMALL_ANSWER_BYTES,
+    answer_limit,
+    too_large,
+)
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import (
     KAFKA07_UNSUPPORTED,
@@ -81,6 +87,7 @@ class InFlight(Generic[ResponseT]):
     generation: int = 0  # the connection's generation when sent (it changes on close)
     abandoned: bool = False  # nobody will read the answer: the next receive() drops it
     throttle_ms: int = 0  # the answer's KIP-219 throttle time, if honoured (see receive())
+    max_answer: int = LISTING_ANSWER_BYTES  # the most bytes its answer may announce
 
 
 @dataclass(frozen=True)
@@ -245,7 +252,7 @@ class BrokerConnection:
 
     def receive_raw(self) -> bytes:
         """The broker's next raw SASL token (after SaslHandshake v0)."""
-        return bytes(self._read_frame("a SASL token"))
+        return bytes(self._read_frame("a SASL token", SMALL_ANSWER_BYTES))
 
     def operation_deadline(self) -> Deadline | None:
         """The deadline of the operation under way, if its client set one."""
@@ -386,7 +393,7 @@ class BrokerConnection:
         except (OSError, ValueError):
             return False
         size, answered = struct.unpack(">ii", head)
-        return answered == cid and 4 <= size <= framing.MAX_FRAME_SIZE
+        return answered == cid and 4 <= size <= SMALL_ANSWER_BYTES
 
     def _tls_error(self, exc: ssl.SSLError) -> TlsHandshakeError | BrokerConnectionError:
         """A TLS alert or protocol failure, with what to check. With TLS 1.3 a broker that
@@ -480,7 +487,8 @@ class BrokerConnection:
         frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
         self._send_bytes(frame, spec.name)
         self.requests_sent[spec.name] += 1
-        inflight = InFlight(cid, spec, version, expect_response, self._generation)
+        inflight = InFlight(cid, spec, version, expect_response, self._generation,
+                            max_answer=answer_limit(spec, version, cast(dict[str, Any], body)))
         if expect_response:
             self._in_flight.append(inflight)
         else:
@@ -542,8 +550,10 @@ class BrokerConnection:
 
     def receive_frame(self, what: str) -> memoryview:
         """The next frame's bytes after its size prefix (a Kafka 0.7 answer), read within
-        request.timeout.ms; ``what`` names the awaited answer in errors."""
-        return self._read_frame(what)
+        request.timeout.ms; ``what`` names the awaited answer in errors. Its size is checked
+        against framing's MAX_FRAME_SIZE only: a 0.7 answer's bound is its FETCH's size,
+        which the 0.7 client checks."""
+        return self._read_frame(what, framing.MAX_FRAME_SIZE)
 
     @staticmethod
     def _send_frame(sock: socket.socket, parts: list[Any], limit: _Limit) -> None:
@@ -588,7 +598,9 @@ class BrokerConnection:
             return
         try:
             sock.setblocking(False)
-            while True:
+            # no more than one answer's worth ahead: what a broker streams past that waits
+            # in the socket (the next receive() reads it), not in this buffer
+            while len(self._rbuf) < LISTING_ANSWER_BYTES:
                 try:
                     chunk = sock.recv(65536)
                 except (BlockingIOError, InterruptedError, ssl.SSLWantReadError):
@@ -615,6 +627,10 @@ class BrokerConnection:
             except ProtocolError as exc:
                 self.close()
                 raise ProtocolError(exc.reason, broker=self.name) from None
+            if size > LISTING_ANSWER_BYTES:
+                self.close()
+                raise ProtocolError(too_large("the Produce answer", size, LISTING_ANSWER_BYTES),
+                                    broker=self.name)
             if len(self._rbuf) < 4 + size:
                 break
             (cid,) = _CID.unpack_from(self._rbuf, 4)
@@ -670,7 +686,7 @@ class BrokerConnection:
     def _next_answer(self, inflight: InFlight) -> memoryview:
         """The next frame, skipping answers to requests sent as expecting none (acks=0)."""
         while True:
-            frame = self._read_frame(inflight.spec.name)
+            frame = self._read_frame(inflight.spec.name, inflight.max_answer)
             if len(frame) >= 4 and self._unanswered_set:
                 (cid,) = _CID.unpack_from(frame, 0)
                 if cid in self._unanswered_set and cid != inflight.correlation_id:
@@ -692,7 +708,9 @@ class BrokerConnection:
                 version: int | None = None) -> ResponseT:
         return self.receive(self.send(spec, body, version))
 
-    def _read_frame(self, what: str) -> memoryview:
+    def _read_frame(self, what: str, max_size: int) -> memoryview:
+        """The next frame's bytes; one announcing more than ``max_size`` bytes (the limit of
+        the answer awaited, ``answer_limits``) closes the connection before it is read."""
         sock = self._sock
         if sock is None:
             raise BrokerConnectionError(self.name, "connection is closed")
@@ -703,6 +721,10 @@ class BrokerConnection:
         except ProtocolError as exc:
             self.close()
             raise ProtocolError(exc.reason, broker=self.name) from None
+        if size > max_size:
+            self.close()
+            subject = what if " " in what else f"the {what} answer"
+            raise ProtocolError(too_large(subject, size, max_size), broker=self.name)
         return self._read_exact(sock, size, limit, what)
 
     def _read_exact(self, sock: socket.socket, n: int, limit: _Limit, what: str) -> memoryview:

@@ -98,6 +98,9 @@ SCHEMA_REGISTRY_KINDS: dict[str, str] = {
     "BAD_ANSWER": "the registry's answer is not what Confluent's API answers (not JSON, "
                   "fields missing or of the wrong type, an unknown schema type) or is larger "
                   "than the client's limit",
+    "REFERENCE_LIMIT": "a schema's references (its imports, theirs, ...) go beyond what the "
+                       "client fetches for one schema: more schemas, more bytes or more "
+                       "levels than its limits",
 }
 
 #: The message template of each condition this module's errors build their text from
@@ -181,6 +184,13 @@ MESSAGES: dict[str, str] = {
         "Schema Registry {url}: {request}{about}: {reason}. Check that schema.registry.url "
         "points at Confluent's Schema Registry API (Apicurio: /apis/ccompat/v7), not a proxy's "
         "or a login page",
+    f"{SCHEMA_REGISTRY}.REFERENCE_LIMIT":
+        "Schema Registry {url}: the references of the schema{about} go beyond the client's "
+        "limits: {reason}. A reader fetches a schema's imports within bounds, so that no "
+        "registry answer makes it fetch, hold or wait without end: check the references "
+        "registered with that schema (a chain without end, or the same schema imported again "
+        "under new names, is a registry's mistake or an attack); a schema that truly imports "
+        "more must be split or flattened",
     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
         "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
         "topic {topic} partition {partition}: the resolved start offset is greater than the "

@@ -17,7 +17,14 @@ the moving ones over in a second rebalance (``join``).
 
 Heartbeats go from a thread of their own, so a member whose output is slow (a pipe, a table
 printed whole) is not thrown out of the group; it and the caller's commits share the
-coordinator connection under one lock. The member has a client of its own (connections
+coordinator connection under one lock. The thread outlives whatever a heartbeat meets: a lost
+connection or a malformed answer is logged and the heartbeat tried again on a new connection
+after a backoff; once none has been answered for a whole session timeout the coordinator has
+dropped the member, so the caller is told to join again (a coordinator still unusable then
+fails that join with its typed error). What no retry helps (an error code such as an
+authorization failure, a TLS alert, a refused SASL re-authentication, which retried could lock
+the account) and anything unexpected is raised to the caller by ``needs_rejoin``, as Java's
+consumer raises its heartbeat thread's failure from poll(); heartbeats go on if it carries on. The member has a client of its own (connections
 apart from the fetches'), whose request timeout exceeds the rebalance timeout: a JoinGroup is
 answered only when the group has rejoined.
 """
@@ -57,7 +64,7 @@ from spark_kafka_wire.protocol.consumer_protocol import (
     encode_assignment,
     encode_subscription,
 )
-from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError
+from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, KafkaWireError, shown
 from spark_kafka_wire.protocol.messages import HEARTBEAT, JOIN_GROUP, LEAVE_GROUP, SYNC_GROUP
 
 log = logging.getLogger(__name__)
@@ -71,6 +78,8 @@ COOPERATIVE_SUBSCRIPTION_VERSION = 2
 _REJOIN = {ErrorCode.REBALANCE_IN_PROGRESS, ErrorCode.ILLEGAL_GENERATION}
 #: Answers that mean "the coordinator forgot this member: join again as a new one".
 _FORGOTTEN = {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID}
+#: How many dropped partitions a warning names (the rest are counted).
+_SHOWN = 10
 _MOVED = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAILABLE,
           ErrorCode.NOT_COORDINATOR}
 
@@ -108,7 +117,8 @@ class GroupMember:
         self._lock = threading.Lock()  # the coordinator connection: heartbeats vs the rest
         self._rejoin = threading.Event()
         self._stop = threading.Event()
-        self._failure: KafkaError | None = None  # a heartbeat's error, raised to the caller
+        self._failure: Exception | None = None  # a heartbeat's error, raised to the caller
+        self._answered = 0.0  # when the coordinator last answered this member (monotonic)
         self._coordinator: BrokerConnection | None = None
         self._thread: threading.Thread | None = None
 
@@ -141,10 +151,11 @@ class GroupMember:
                         raise
                     log.info("%s: %s; trying again", what, exc)
                     time.sleep(self.client.config.retry_backoff_ms / 1000)
+        self._answered = time.monotonic()
         self._rejoin.clear()
         if self.settings.assignor in COOPERATIVE and before - set(self.assignment):
             self._rejoin.set()
-        if self._thread is None:
+        if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._heartbeats, daemon=True,
                                             name=f"kafkawire-heartbeat-{self.settings.group}")
             self._thread.start()
@@ -253,10 +264,34 @@ class GroupMember:
         if code in _REJOIN:
             return False
         self._check(code, conn, "SyncGroup")
-        self.assignment = sorted(decode_assignment(synced["assignment"]))
+        self.assignment = self._subscribed(decode_assignment(synced["assignment"]))
         log.info("joined %s, generation %d (%s): %s", coordinated(s.group), self.generation,
                  "leader" if self.leader else "follower", self.assignment)
         return True
+
+    def _subscribed(self, assigned: list[TopicPartition]) -> list[TopicPartition]:
+        """The partitions of the leader's assignment that this member subscribed to, sorted.
+        The leader is another client, whichever joined first, so its assignment is data: a
+        partition of a topic not subscribed to is dropped with a warning naming it, never
+        fetched or committed. Java's consumer instead takes none of such an assignment and
+        rejoins (ConsumerCoordinator.onJoinComplete: "received assignment ... does not match
+        the current subscription"), which suits its case, a subscription changed since the
+        join; kafkawire's topics are fixed when it starts, so a leader that assigned them
+        once would assign them again at every rejoin, and the group would rebalance without
+        end while no member read anything."""
+        topics = set(self.settings.topics)
+        kept = sorted({tp for tp in assigned if tp[0] in topics})
+        dropped = sorted({tp for tp in assigned if tp[0] not in topics})
+        if dropped:
+            # quoted and cut: a name from another client may hold anything (line breaks)
+            names = ", ".join(f"{shown(t, 60)} partition {p}" for t, p in dropped[:_SHOWN])
+            more = f" and {len(dropped) - _SHOWN} more" if len(dropped) > _SHOWN else ""
+            log.warning("the leader of %s assigned this member %d partitions of topics it did "
+                        "not subscribe to (%s%s); they are not read and no offset of theirs "
+                        "is committed. Subscribed: %s. Check the group's other members",
+                        coordinated(self.settings.group), len(dropped), names, more,
+                        ", ".join(sorted(topics)))
+        return kept
 
     def _forget(self) -> None:
         """The coordinator no longer knows this member: it owns nothing and joins as new."""
@@ -291,23 +326,54 @@ class GroupMember:
 
     def _heartbeats(self) -> None:
         """The heartbeat thread: every heartbeat interval while the member is in a
-        generation; what it learns goes to ``needs_rejoin``."""
+        generation; what it learns goes to ``needs_rejoin``. Nothing a heartbeat meets ends
+        it (module docstring): only ``leave``."""
         interval = self.settings.heartbeat_interval_ms / 1000
-        while not self._stop.wait(interval):
-            if self._rejoin.is_set() or not self.member_id:
+        wait, failures = interval, 0
+        while not self._stop.wait(wait):
+            wait = interval
+            if self._rejoin.is_set() or not self.member_id or self._failure is not None:
+                failures = 0
                 continue
             with self._lock:
                 if self._stop.is_set():
                     return
                 try:
                     self._heartbeat()
-                except (CoordinatorMovedError, BrokerConnectionError) as exc:
-                    log.info("heartbeat to %s failed: %s", coordinated(self.settings.group),
-                             exc)
-                    self._coordinator = None
-                except KafkaError as exc:
+                    self._answered, failures = time.monotonic(), 0
+                except KafkaWireError as exc:
+                    if not getattr(exc, "retriable", True):
+                        # an error code no retry helps, a refused certificate or SASL login
+                        # (retried, a wrong password may lock the account): the caller's
+                        self._failure = exc
+                        continue
+                    failures += 1  # the connection, its answer, a coordinator that moved
+                    wait = self._heartbeat_failed(exc, failures, interval)
+                except Exception as exc:  # a bug: raised to the caller, not retried blindly
+                    log.exception("heartbeat of %s failed", coordinated(self.settings.group))
                     self._failure = exc
-                    return
+
+    def _heartbeat_failed(self, exc: Exception, failures: int, interval: float) -> float:
+        """After a heartbeat that got no usable answer: the coordinator is looked up again on a
+        new connection after the returned wait (retry.backoff.ms doubled per failure, up to
+        retry.backoff.max.ms and the heartbeat interval); once none was answered for the
+        session timeout, the caller is told to join again."""
+        self._coordinator = None
+        what = coordinated(self.settings.group)
+        silent_ms = (time.monotonic() - self._answered) * 1000
+        if silent_ms >= self.settings.session_timeout_ms:
+            log.warning("no heartbeat of %s answered for %.0f ms, more than the session "
+                        "timeout (%d ms): the coordinator has dropped this member; joining "
+                        "again. Last failure: %s", what, silent_ms,
+                        self.settings.session_timeout_ms, exc)
+            self._rejoin.set()
+            return interval
+        config = self.client.config
+        backoff = min(config.retry_backoff_ms * 2 ** min(failures - 1, 30),
+                      config.retry_backoff_max_ms) / 1000
+        (log.warning if failures == 1 else log.info)(
+            "heartbeat to %s failed: %s; trying again on a new connection", what, exc)
+        return min(backoff, interval)
 
     def _heartbeat(self) -> None:
         conn = self._conn()

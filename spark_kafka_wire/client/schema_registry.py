@@ -31,7 +31,11 @@ Why each choice:
   larger than ``max_response_bytes`` is an error and is never read whole. Of a registry's
   error answer only its Confluent ``error_code`` and ``message`` fields are shown, printable
   ASCII and truncated: the rest of a body (a proxy's HTML page, an echoed request) may hold
-  anything.
+  anything. ``request_timeout_s`` is the deadline of a whole request (``Deadline``), not of
+  each socket read, so an answer dribbled a byte at a time ends in time. A schema's imports
+  are fetched within limits of count, bytes and depth (``imports``): a registry's
+  references are data, and may go on without end. Credentials sent to an ``http://`` URL
+  are warned of, once per process (``warn_plain_http``), never shown.
 - https uses ``client/tls.py``'s context of the configured ``TlsConfig`` (CA, client
   certificate), or the system's CAs without one; a certificate that is not trusted is
   reported at once with the reason, not retried (every attempt meets the same certificate).
@@ -49,6 +53,7 @@ import logging
 import os
 import random
 import re
+import socket
 import ssl
 import threading
 import time
@@ -56,7 +61,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 from urllib.parse import quote, unquote, urlencode, urlsplit, urlunsplit
 
 from spark_kafka_wire.client.errors import (
@@ -96,6 +101,21 @@ FIELD_SHOWN = 200
 #: The most bytes of an error answer read (its JSON error_code and message are short).
 ERROR_BODY_BYTES = 64 * 1024
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+# What one schema's imports may cost (``imports``: its references, theirs, ...), so that a
+# registry whose every schema references a new one ends the read with REFERENCE_LIMIT
+# instead of drawing requests and memory without end (issue 45). Confluent's Java client
+# (AbstractSchemaProvider) follows references with no bound; these are the client's own.
+#: The most schemas fetched for one schema's imports: Confluent's serializers keep at most
+#: 1000 schemas per subject in their cache (max.schemas.per.subject), and real schemas import
+#: tens.
+DEFAULT_MAX_IMPORTED_SCHEMAS = 1000
+#: The most bytes (UTF-8) of all the schemas one schema imports: four answers of the largest
+#: size one answer may have (DEFAULT_MAX_RESPONSE_BYTES).
+DEFAULT_MAX_IMPORTED_BYTES = 4 * DEFAULT_MAX_RESPONSE_BYTES
+#: The most levels of references (a schema importing one that imports one ...): protobuf's
+#: default recursion limit (100), the bound its parsers put on nesting, which the formats
+#: layer's MAX_NESTING_DEPTH follows too (not imported: the client does not import formats).
+DEFAULT_MAX_REFERENCE_DEPTH = 100
 DEFAULT_MAX_RETRIES = 3  # Confluent's max.retries
 DEFAULT_RETRIES_WAIT_MS = 1000  # Confluent's retries.wait.ms
 DEFAULT_RETRIES_MAX_WAIT_MS = 20000  # Confluent's retries.max.wait.ms
@@ -271,6 +291,10 @@ class RegistryConfig:
     max_retries: int = DEFAULT_MAX_RETRIES
     retries_wait_ms: int = DEFAULT_RETRIES_WAIT_MS
     retries_max_wait_ms: int = DEFAULT_RETRIES_MAX_WAIT_MS
+    #: what one schema's imports may cost (``SchemaRegistryClient.imports``)
+    max_imported_schemas: int = DEFAULT_MAX_IMPORTED_SCHEMAS
+    max_imported_bytes: int = DEFAULT_MAX_IMPORTED_BYTES
+    max_reference_depth: int = DEFAULT_MAX_REFERENCE_DEPTH
     #: Basic credentials taken from each URL's user info (None: the URL had none); filled
     #: when the config is built, kept when a built config is copied (dataclasses.replace).
     url_user_info: tuple[str | None, ...] = field(default=(), repr=False)
@@ -331,7 +355,10 @@ class RegistryConfig:
             ("max_response_bytes", self.max_response_bytes, 1),
             ("max_retries", self.max_retries, 0),
             ("retries_wait_ms", self.retries_wait_ms, 0),
-            ("retries_max_wait_ms", self.retries_max_wait_ms, 0))
+            ("retries_max_wait_ms", self.retries_max_wait_ms, 0),
+            ("max_imported_schemas", self.max_imported_schemas, 1),
+            ("max_imported_bytes", self.max_imported_bytes, 1),
+            ("max_reference_depth", self.max_reference_depth, 1))
         for option, number, low in bounds:
             if isinstance(number, bool) or not isinstance(number, (int, float)) or number < low:
                 raise ConfigurationError.of(VALUE_OUT_OF_RANGE, option=option,
@@ -356,6 +383,19 @@ class RegistryConfig:
                 f"retries_max_wait_ms={self.retries_max_wait_ms})")
 
     __str__ = __repr__
+
+    def credentials_kind(self, index: int) -> str | None:
+        """What credentials a request to ``urls[index]`` carries, in words (None: none);
+        never the credentials themselves."""
+        if self.oauth is not None:
+            return "OAuth bearer tokens"
+        if self.bearer_token is not None:
+            return "a bearer token (bearer.auth.token)"
+        if self.user_info is not None:
+            return "Basic credentials (basic.auth.user.info)"
+        if self.url_user_info[index] is not None:
+            return "Basic credentials (the URL's user info)"
+        return None
 
     def authorization(self, index: int) -> dict[str, str]:
         """The authentication headers of a request to ``urls[index]``."""
@@ -403,6 +443,136 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
     def redirect_request(self, req: urllib.request.Request, fp: object, code: int, msg: str,
                          headers: object, newurl: str) -> None:
         return None  # urllib then raises the 3xx as an HTTPError
+
+
+class Deadline:
+    """The end of one request's time: when it comes, the request's socket is shut down, so
+    a read blocked on it returns at once, whatever the server sends (or does not).
+
+    urllib's ``timeout`` bounds each socket operation, not the request: a registry sending
+    a byte every second would hold a 2-second-timeout request forever (issue 45). A timer
+    thread is simpler than re-arming each read's timeout, and covers what urllib reads in
+    its own code (the status line and headers) too. ``stop`` says whether the deadline came
+    first; a request is then a timeout, whatever its reads returned (an answer read to its
+    end by a closed connection may have been cut short). Name resolution, before there is a
+    socket, is bounded by the resolver's own timeouts."""
+
+    def __init__(self, seconds: float) -> None:
+        self._lock = threading.Lock()
+        self._sockets: list[socket.socket] = []
+        self._expired = self._stopped = False
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def watch(self, sock: socket.socket) -> None:
+        """Shut ``sock`` down at the deadline (at once when it has passed)."""
+        with self._lock:
+            self._sockets.append(sock)
+            expired = self._expired
+        if expired:
+            _shut(sock)
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._expired = True
+            sockets = list(self._sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def stop(self) -> bool:
+        """End the watch; True when the deadline had come."""
+        self._timer.cancel()
+        with self._lock:
+            self._stopped = True
+            return self._expired
+
+
+def _shut(sock: socket.socket) -> None:
+    try:
+        # socket's own shutdown, also for a TLS socket (whose shutdown would first drop its
+        # TLS state under a read in progress): wakes a read blocked in another thread
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+    except OSError:
+        pass  # closed already: the request has ended
+
+
+class _TimedRequest(urllib.request.Request):
+    """A request with the Deadline its connection's socket is given to."""
+
+    deadline: Deadline | None = None
+
+
+class _WatchedConnection(http.client.HTTPConnection):
+    """An HTTP connection whose socket its request's Deadline watches (for https, the TCP
+    socket under TLS, so the handshake is within the deadline too)."""
+
+    def __init__(self, *args: Any, deadline: Deadline | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        super().connect()
+        if self._deadline is not None:
+            self._deadline.watch(self.sock)
+
+
+class _WatchedHTTPSConnection(http.client.HTTPSConnection, _WatchedConnection):
+    """An https connection whose TLS socket the Deadline watches from before the handshake
+    (wrapping detaches the TCP socket object, so watching that one would not do): connect
+    is HTTPSConnection's, with the handshake after the watch."""
+
+    def __init__(self, *args: Any, deadline: Deadline | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # HTTPSConnection's, which takes no deadline
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        _WatchedConnection.connect(self)  # TCP (and a proxy's CONNECT), watched
+        context: ssl.SSLContext = getattr(self, "_context")  # noqa: B009 (HTTPSConnection's)
+        host = getattr(self, "_tunnel_host", None) or self.host
+        tls = context.wrap_socket(self.sock, server_hostname=host,
+                                  do_handshake_on_connect=False)
+        self.sock = tls
+        if self._deadline is not None:
+            self._deadline.watch(tls)
+        tls.do_handshake()
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_WatchedConnection, req,
+                            deadline=getattr(req, "deadline", None))
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    def __init__(self, context: ssl.SSLContext) -> None:
+        super().__init__(context=context)
+        self._tls = context
+
+    def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+        return self.do_open(_WatchedHTTPSConnection, req,
+                            context=self._tls, deadline=getattr(req, "deadline", None))
+
+
+_warned_lock = threading.Lock()
+_warned_plain_http: set[tuple[str, str]] = set()
+
+
+def warn_plain_http(url: str, kind: str) -> None:
+    """Warn, once per process, URL and kind of credentials, that credentials go to ``url``
+    over plain http (readable by anyone on the network path). A warning, not a refusal:
+    Confluent's clients send them without a word, and a registry on a private network or
+    behind a TLS-terminating sidecar is a deliberate setup; the operator who wants to forbid
+    it lists the registries allowed (spark.kafkawire.schema.registry.allowed.urls). The
+    message names the kind of credentials and the URL without user info, never a secret."""
+    with _warned_lock:
+        if (url, kind) in _warned_plain_http:
+            return
+        _warned_plain_http.add((url, kind))
+    log.warning("Schema Registry %s: %s sent over plain http, readable by anyone on the "
+                "network path; use an https:// URL", shown_url(url), kind)
 
 
 def _is_int(value: object) -> bool:
@@ -536,6 +706,13 @@ def schema_from_answer(answer: object, *, schema_id: int | None = None,
                             subject=found_subject, version=found_version)
 
 
+def _version_checked(version: int) -> int:
+    if not _is_int(version) or version < 1:
+        raise ConfigurationError.of(INVALID_VALUE, option="subject version",
+                                    expected="an integer >= 1", got=repr(version))
+    return version
+
+
 def _subject_checked(subject: str) -> str:
     if not isinstance(subject, str) or not subject:
         raise ConfigurationError.of(INVALID_VALUE, option="subject",
@@ -577,12 +754,16 @@ class SchemaRegistryClient:
         self.requests_sent = 0
         self._lock = threading.Lock()
         self._by_id: dict[tuple[int, str | None], RegisteredSchema] = {}
-        handlers: list[urllib.request.BaseHandler] = [_NoRedirect()]
+        handlers: list[urllib.request.BaseHandler] = [_NoRedirect(), _DeadlineHTTPHandler()]
         if any(url.startswith("https:") for url in config.urls):
             context = context_for(config.tls) if config.tls is not None \
                 else ssl.create_default_context()
-            handlers.append(urllib.request.HTTPSHandler(context=context))
+            handlers.append(_DeadlineHTTPSHandler(context=context))
         self._opener = urllib.request.build_opener(*handlers)
+        for index, url in enumerate(config.urls):
+            kind = config.credentials_kind(index)
+            if kind is not None and url.startswith("http:"):
+                warn_plain_http(url, kind)
 
     def __repr__(self) -> str:
         return f"SchemaRegistryClient({self.config!r})"
@@ -618,24 +799,53 @@ class SchemaRegistryClient:
     def version(self, subject: str, version: int) -> RegisteredSchema:
         """Version ``version`` (1, 2, ...) of the subject. NOT_FOUND (40401 subject, 40402
         version) when either does not exist."""
-        if not _is_int(version) or version < 1:
-            raise ConfigurationError.of(INVALID_VALUE, option="subject version",
-                                        expected="an integer >= 1", got=repr(version))
-        return self._version(subject, version)
+        return self._version(subject, _version_checked(version))
 
     def imports(self, schema: RegisteredSchema) -> dict[str, str]:
         """The schemas ``schema`` imports (its ``references``: Protobuf ``import``, JSON Schema
         ``$ref`` to another subject), by import name, their own imports included, each
-        fetched once (a reference cycle ends where a name is already known)."""
+        fetched once (a reference cycle ends where a name is already known).
+
+        Within the config's limits (``max_imported_schemas`` fetched, ``max_imported_bytes``
+        of them, ``max_reference_depth`` levels): references are the registry's data, and a
+        registry whose every schema imports a new one (or a huge one) would otherwise draw
+        requests and memory until the worker dies. Beyond one, SchemaRegistryError
+        (REFERENCE_LIMIT) naming ``schema``, the reference where it stopped and the limit."""
+        config = self.config
         found: dict[str, str] = {}
-        pending = list(schema.references)
+        fetched = size = 0
+        url = config.urls[0]
+        # depth first, each reference with its level (``schema``'s own references: 1)
+        pending = [(ref, 1) for ref in reversed(schema.references)]
         while pending:
-            ref = pending.pop()
-            if ref.name not in found:
-                imported = self.version(ref.subject, ref.version)
-                found[ref.name] = imported.schema
-                pending.extend(imported.references)
+            ref, depth = pending.pop()
+            if ref.name in found:
+                continue
+            if depth > config.max_reference_depth:
+                raise self._beyond(schema, ref, url, f"more than {config.max_reference_depth} "
+                                   "levels of references (max_reference_depth)")
+            if fetched >= config.max_imported_schemas:
+                raise self._beyond(schema, ref, url, f"more than {config.max_imported_schemas}"
+                                   " schemas imported (max_imported_schemas)")
+            imported, url = self._version_answer(ref.subject, _version_checked(ref.version))
+            fetched += 1
+            size += len(imported.schema.encode("utf-8", "surrogatepass"))
+            if size > config.max_imported_bytes:
+                raise self._beyond(schema, ref, url, f"more than {config.max_imported_bytes} "
+                                   "bytes of imported schemas (max_imported_bytes)")
+            found[ref.name] = imported.schema
+            pending.extend((r, depth + 1) for r in reversed(imported.references))
         return found
+
+    def _beyond(self, schema: RegisteredSchema, ref: SchemaReference, url: str,
+                limit: str) -> SchemaRegistryError:
+        """The REFERENCE_LIMIT error of ``schema``'s imports, stopped at ``ref``."""
+        request = (f"GET /subjects/{quote(ref.subject, safe='')}/versions/{ref.version}")
+        return SchemaRegistryError(
+            "REFERENCE_LIMIT", url, request, subject=schema.subject, schema_id=schema.id,
+            version=schema.version,
+            reason=f"{limit}, at the import {printable(ref.name, 100)!r} (subject "
+                   f"{printable(ref.subject, 100)!r}, version {ref.version})")
 
     def versions(self, subject: str) -> list[int]:
         """The subject's version numbers, ascending (``GET /subjects/{s}/versions``)."""
@@ -698,10 +908,16 @@ class SchemaRegistryClient:
     # ------------------------------------------------------------------ internals
 
     def _version(self, subject: str, version: int | str) -> RegisteredSchema:
+        return self._version_answer(subject, version)[0]
+
+    def _version_answer(self, subject: str, version: int | str
+                        ) -> tuple[RegisteredSchema, str]:
+        """The subject's version and the base URL that answered."""
         path = f"/subjects/{quote(_subject_checked(subject), safe='')}/versions/{version}"
         answer = self._call("GET", path, subject=subject, version=version)
         return self._parsed(answer, f"GET {path}", subject=subject, version=version,
-                            keep=(None, subject, version if isinstance(version, int) else None))
+                            keep=(None, subject, version if isinstance(version, int) else None)
+                            ), answer.url
 
     def _parsed(self, answer: _Answer, request: str, *,
                 keep: tuple[int | None, str | None, int | None], sent: str | None = None,
@@ -761,9 +977,30 @@ class SchemaRegistryClient:
                    **config.authorization(index)}
         if data is not None:
             headers["Content-Type"] = CONTENT_TYPE
-        req = urllib.request.Request(url, data=data, method=method, headers=headers)
+        req = _TimedRequest(url, data=data, method=method, headers=headers)
         with self._lock:
             self.requests_sent += 1
+        # request_timeout_s bounds the whole request, not each socket read: a registry that
+        # dribbles its answer a byte at a time would hold a worker without end otherwise
+        deadline = req.deadline = Deadline(config.request_timeout_s)
+        try:
+            raw = self._exchange(req)
+        except _Failure:
+            if deadline.stop():
+                raise self._timed_out() from None
+            raise
+        if deadline.stop():  # the answer ended at the deadline: perhaps cut short
+            raise self._timed_out()
+        if not raw:
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than json takes
+            raise _Failure("BAD_ANSWER", "the answer is not JSON") from None
+
+    def _exchange(self, req: _TimedRequest) -> bytes:
+        """The answer's bytes (connect, send, read all of it), or a _Failure."""
+        config = self.config
         try:
             with self._opener.open(req, timeout=config.request_timeout_s) as answer:
                 length = answer.headers.get("Content-Length", "")
@@ -785,16 +1022,15 @@ class SchemaRegistryClient:
         except urllib.error.URLError as exc:
             reason = exc.reason
             if isinstance(reason, ssl.SSLError):
-                raise _Failure("TLS_HANDSHAKE", self._tls_reason(reason, url)) from None
+                raise _Failure("TLS_HANDSHAKE",
+                               self._tls_reason(reason, req.full_url)) from None
             raise _Failure("UNREACHABLE", self._os_reason(reason), retriable=True) from None
         except (OSError, http.client.HTTPException) as exc:  # a timeout or reset mid-answer
             raise _Failure("UNREACHABLE", self._os_reason(exc), retriable=True) from None
-        if not raw:
-            return None
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):  # RecursionError: nesting deeper than json takes
-            raise _Failure("BAD_ANSWER", "the answer is not JSON") from None
+        return raw
+
+    def _timed_out(self) -> _Failure:
+        return _Failure("UNREACHABLE", self._os_reason(TimeoutError()), retriable=True)
 
     def _too_large(self, size: str) -> str:
         return (f"the answer is {size}, more than the client's limit of "
@@ -804,7 +1040,8 @@ class SchemaRegistryClient:
     def _os_reason(self, reason: object) -> str:
         if isinstance(reason, TimeoutError) or "timed out" in str(reason):
             return (f"no answer within {self.config.request_timeout_s:g} s "
-                    "(request_timeout_s)")
+                    "(request_timeout_s), the time a whole request may take: connecting, "
+                    "sending and reading all of the answer")
         if isinstance(reason, OSError) and reason.strerror:
             return printable(reason.strerror)
         return printable(reason or type(reason).__name__)

@@ -23,6 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from spark_kafka_wire.formats.avro_bounds import RecordBounds, record_bounds
 from spark_kafka_wire.formats.avro_resolution import resolution_problem
 from spark_kafka_wire.formats.avro_types import Mapped, Node, parse_schema, to_spark
 from spark_kafka_wire.formats.avro_vector import (
@@ -382,6 +383,8 @@ class _WriterPlan:
     problem: str | None  # why no record of this writer schema can be read, found once
     writer_node: Node | None = None
     flat: list[Column] | None = None  # the vectorized path's plan, when it applies
+    #: the walk each record needs before fastavro reads it (avro_bounds), when it does
+    bounds: RecordBounds | None = None
 
 
 class AvroDecoder:
@@ -442,6 +445,7 @@ class AvroDecoder:
             return plan
         try:
             node = parse_schema(writer_schema)
+            bounds = record_bounds(node)
             problem = resolution_problem(node, self._reader_node)
             writer = _fastavro_schema(node)
             same = json.dumps(plain_schema(node), sort_keys=True,
@@ -451,9 +455,12 @@ class AvroDecoder:
             plan = _WriterPlan(writer, None if same else self._reader_fastavro,
                                None if problem is None
                                else f"writer schema cannot be read as the reader schema: "
-                                    f"{problem}", node, flat)
+                                    f"{problem}", node, flat, bounds)
         except (ValueError, KeyError, TypeError) as exc:
             plan = _WriterPlan(None, None, f"invalid writer schema: {exc}")
+        except RecursionError:
+            # parse_schema bounds the depth first, so this is a guard, not a path
+            plan = _WriterPlan(None, None, "invalid writer schema: it nests too deeply")
         if len(self._plans) >= MAX_CACHED_WRITER_SCHEMAS:
             self._plans.pop(next(iter(self._plans)))
         self._plans[writer_schema] = plan
@@ -505,9 +512,16 @@ class AvroDecoder:
         read = fastavro.schemaless_reader
         writer, reader = plan.writer, plan.reader
         tagged = self._tagged
+        bounds = plan.bounds
         for i, v in enumerate(values):
             if v is None:
                 continue
+            if bounds is not None:
+                refused = bounds.problem(v)
+                if refused is not None:
+                    failed[i] = True
+                    errors[i] = refused
+                    continue
             try:
                 decoded[i] = read(io.BytesIO(v), writer, reader, return_named_type=tagged)
             except Exception as exc:  # noqa: BLE001 (any failure of one record fails it alone)

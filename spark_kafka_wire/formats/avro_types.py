@@ -22,6 +22,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
+
 PRIMITIVES = ("null", "boolean", "int", "long", "float", "double", "bytes", "string")
 NAMED = ("record", "enum", "fixed", "error")
 #: Spark's DecimalType.MAX_PRECISION
@@ -77,19 +80,66 @@ def parse_schema(schema: str | Any) -> Node:
     """Parse an Avro schema (JSON text or its loaded value) into a tree of dicts: every
     type a dict with ``type``; named types with their full ``name`` and one shared dict per
     name (references point at it, so a recursive schema is a cyclic graph); ``logical``:
-    the logical type kept, or None."""
+    the logical type kept, or None.
+
+    A schema is a registry's answer, so it is data: one nested deeper than
+    ``MAX_NESTING_DEPTH`` records, arrays and maps is refused (ValueError) before anything
+    recurses through it (Python's recursion limit, or the C stack of fastavro's reader)."""
     if isinstance(schema, str):
         try:
             schema = json.loads(schema)
         except json.JSONDecodeError:
             schema = schema.strip()  # a bare primitive name such as int
+        except RecursionError:
+            raise _too_deep() from None
     names: dict[str, Node] = {}
-    return _parse(schema, None, names)
+    node = _parse(schema, None, names, 0)
+    _check_height(node)
+    return node
 
 
-def _parse(s: Any, namespace: str | None, names: dict[str, Node]) -> Node:
+def _check_height(root: Node) -> None:
+    """Refuses a schema whose types nest deeper than ``MAX_NESTING_DEPTH`` through named
+    references (types defined side by side, each holding the one before: the text is flat,
+    the values are not), walking it without recursion; a reference back to a type being
+    walked (a recursive schema) counts nothing here, its records are bounded one by one."""
+    height: dict[int, int] = {}
+    on_path = {id(root)}
+    stack = [(root, iter(children(root)))]
+    while stack:
+        node, rest = stack[-1]
+        child = next(rest, None)
+        if child is None:
+            stack.pop()
+            on_path.discard(id(node))
+            level = max((height.get(id(c), 0) for c in children(node)), default=0) \
+                + (node["type"] in _LEVELS)
+            if level > MAX_NESTING_DEPTH:
+                raise _too_deep()
+            height[id(node)] = level
+        elif id(child) not in height and id(child) not in on_path:
+            on_path.add(id(child))
+            stack.append((child, iter(children(child))))
+
+
+def _too_deep() -> SchemaTooComplexError:
+    return SchemaTooComplexError(
+        "Avro schema", f"nested deeper than {MAX_NESTING_DEPTH} levels of records, arrays "
+        "and maps (the depth Protobuf's parsers stop at); a registry's schema that deep is "
+        "refused rather than recursed through")
+
+
+def _parse(s: Any, namespace: str | None, names: dict[str, Node], depth: int,
+           in_union: bool = False) -> Node:
+    """``depth``: the records, arrays and maps (and {"type": ...} wrappers) around ``s``."""
+    if depth > MAX_NESTING_DEPTH:
+        raise _too_deep()
     if isinstance(s, list):
-        branches = [_parse(b, namespace, names) for b in s]
+        if in_union:
+            # Avro's specification (and Java's parser): unions may not immediately contain
+            # other unions; left unchecked, [[[...]]] would recurse without a level counted
+            raise ValueError("Avro schema: a union immediately inside a union")
+        branches = [_parse(b, namespace, names, depth, in_union=True) for b in s]
         return {"type": "union", "branches": branches, "logical": None}
     if isinstance(s, str):
         if s in PRIMITIVES:
@@ -104,15 +154,19 @@ def _parse(s: Any, namespace: str | None, names: dict[str, Node]) -> Node:
     if isinstance(kind, (dict, list)) or (isinstance(kind, str) and kind not in PRIMITIVES
                                           and kind not in NAMED
                                           and kind not in ("array", "map")):
-        return _parse(kind, namespace, names)
+        return _parse(kind, namespace, names, depth + 1)
     if kind in PRIMITIVES:
         node = {"type": kind, **{k: v for k, v in s.items() if k != "type"}}
         node["logical"] = _logical(node)
         return node
+    if kind in ("array", "map", "record", "error") and depth >= MAX_NESTING_DEPTH:
+        raise _too_deep()  # its own level would be one too many
     if kind == "array":
-        return {"type": "array", "items": _parse(s["items"], namespace, names), "logical": None}
+        return {"type": "array", "items": _parse(s["items"], namespace, names, depth + 1),
+                "logical": None}
     if kind == "map":
-        return {"type": "map", "values": _parse(s["values"], namespace, names), "logical": None}
+        return {"type": "map", "values": _parse(s["values"], namespace, names, depth + 1),
+                "logical": None}
     # a named type
     if "name" not in s:
         raise ValueError(f"Avro schema: a {kind} needs a name: {s!r}")
@@ -125,7 +179,11 @@ def _parse(s: Any, namespace: str | None, names: dict[str, Node]) -> Node:
             "aliases": [_full_name(a, own_ns) for a in s.get("aliases", [])]}
     names[full] = node
     if kind == "fixed":
-        node["size"] = s["size"]
+        size = s.get("size")
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise ValueError(f"Avro schema: fixed {full!r} needs a size of 0 or more, not "
+                             f"{size!r}")
+        node["size"] = size
         node.update({k: v for k, v in s.items() if k in ("logicalType", "precision", "scale")})
         node["logical"] = _logical(node)
     elif kind == "enum":
@@ -137,7 +195,7 @@ def _parse(s: Any, namespace: str | None, names: dict[str, Node]) -> Node:
         node["logical"] = None
         node["fields"] = []
         for f in s.get("fields", []):
-            entry = {"name": f["name"], "type": _parse(f["type"], own_ns, names),
+            entry = {"name": f["name"], "type": _parse(f["type"], own_ns, names, depth + 1),
                      "aliases": list(f.get("aliases", []))}
             if "default" in f:
                 entry["default"] = f["default"]
@@ -186,11 +244,117 @@ def to_spark(schema: str | Node, *, stable_union_ids: bool = False,
 
     Recursive records are refused unless ``recursive_field_max_depth`` is 1..12; then fields
     whose record is already that deep on the path are dropped, as Spark does.
+
+    A Spark type copies a named type wherever it is used, so its size can be exponential in
+    the schema's (issue 45): each named type is mapped once per recursion context and the
+    copies share it, and a type of more than ``MAX_SCHEMA_NODES`` nodes, or nested deeper
+    than ``MAX_NESTING_DEPTH``, is refused (ValueError) before it is built.
     """
     node = parse_schema(schema) if isinstance(schema, str) else schema
-    mapped = _to_spark(node, {}, stable_union_ids, recursive_field_max_depth)
+    expansion = _Expansion(has_cycle(node))
+    mapped = _to_spark(node, {}, stable_union_ids, recursive_field_max_depth, expansion, 0)
     if mapped is None:  # a top-level record is never dropped
         raise ValueError("Avro schema: nothing left after dropping recursive fields")
+    return mapped
+
+
+def children(node: Node) -> list[Node]:
+    """The types ``node`` is made of (a record's fields', an array's items, a map's values,
+    a union's branches)."""
+    kind = node["type"]
+    if kind == "record":
+        return [f["type"] for f in node["fields"]]
+    if kind == "array":
+        return [node["items"]]
+    if kind == "map":
+        return [node["values"]]
+    if kind == "union":
+        return list(node["branches"])
+    return []
+
+
+def has_cycle(root: Node) -> bool:
+    """Whether a named type contains itself (a recursive schema), without recursing."""
+    state: dict[int, bool] = {}  # id -> True while on the path, False once done
+    stack: list[tuple[Node, list[Node]]] = [(root, children(root))]
+    state[id(root)] = True
+    while stack:
+        node, rest = stack[-1]
+        if not rest:
+            state[id(node)] = False
+            stack.pop()
+            continue
+        child = rest.pop()
+        seen = state.get(id(child))
+        if seen is True:
+            return True
+        if seen is None:
+            state[id(child)] = True
+            stack.append((child, children(child)))
+    return False
+
+
+class _Expansion:
+    """What mapping one schema has done so far: each node's Spark type once per recursion
+    context (``memo``), each mapped type's expanded node count and depth (``sizes``, by the
+    type's id), and how many types were built. Without cycles a node's type does not depend
+    on the records above it, so the node alone is the key."""
+
+    def __init__(self, cyclic: bool) -> None:
+        self.cyclic = cyclic
+        self.memo: dict[tuple[int, frozenset[tuple[str, int]] | None], Mapped | None] = {}
+        self.sizes: dict[int, tuple[int, int]] = {}
+        self.built = 0
+
+    def key(self, node: Node,
+            seen: dict[str, int]) -> tuple[int, frozenset[tuple[str, int]] | None]:
+        return id(node), frozenset(seen.items()) if self.cyclic else None
+
+    def measure(self, mapped: Mapped) -> tuple[int, int]:
+        """A newly mapped type's expanded node count and depth, from its children's."""
+        size, height = 1, 0
+        for child in [c for _, c in mapped.fields] + \
+                ([mapped.item] if mapped.item is not None else []):
+            child_size, child_height = self.sizes[id(child)]
+            size += child_size
+            height = max(height, child_height)
+        height += mapped.kind in _LEVELS
+        self.sizes[id(mapped)] = (size, height)
+        return size, height
+
+
+#: the types that are a level of nesting (MAX_NESTING_DEPTH)
+_LEVELS = ("record", "array", "map")
+
+
+def _too_many_nodes() -> SchemaTooComplexError:
+    return SchemaTooComplexError(
+        "Avro schema", f"its Spark type would have more than {MAX_SCHEMA_NODES:,} nodes (a "
+        "Spark type repeats a named type wherever it is used); a registry's schema that large "
+        "is refused rather than expanded")
+
+
+def _to_spark(node: Node, seen: dict[str, int], stable: bool, depth: int,
+              expansion: _Expansion, above: int) -> Mapped | None:
+    """``node``'s Spark type, memoised; ``above``: the records, arrays and maps above it."""
+    key = expansion.key(node, seen)
+    if key in expansion.memo:
+        mapped = expansion.memo[key]
+    else:
+        level = above + (node["type"] in _LEVELS)
+        if level > MAX_NESTING_DEPTH:
+            raise _too_deep()
+        expansion.built += 1
+        if expansion.built > MAX_SCHEMA_NODES:
+            raise _too_many_nodes()
+        mapped = _map(node, seen, stable, depth, expansion, level)
+        if mapped is not None and id(mapped) not in expansion.sizes:
+            size, _ = expansion.measure(mapped)
+            if size > MAX_SCHEMA_NODES:
+                raise _too_many_nodes()
+        expansion.memo[key] = mapped
+    if mapped is not None and above + expansion.sizes[id(mapped)][1] > MAX_NESTING_DEPTH:
+        raise _too_deep()
     return mapped
 
 
@@ -198,7 +362,10 @@ def _primitive(kind: str, avro: Node, spark: str, arrow: pa.DataType) -> Mapped:
     return Mapped(kind, avro, spark, False, arrow)
 
 
-def _to_spark(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped | None:
+def _map(node: Node, seen: dict[str, int], stable: bool, depth: int, expansion: _Expansion,
+         level: int) -> Mapped | None:
+    """``node``'s Spark type, its parts through ``_to_spark``; ``level``: the records, arrays
+    and maps above its parts."""
     kind, logical = node["type"], node.get("logical")
     if kind == "int":
         if logical == "date":
@@ -249,7 +416,7 @@ def _to_spark(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Map
         inner = {**seen, name: level + 1}
         fields = []
         for f in node["fields"]:
-            child = _to_spark(f["type"], inner, stable, depth)
+            child = _to_spark(f["type"], inner, stable, depth, expansion, level)
             if child is not None:
                 fields.append((f["name"], child))
         spark = {"type": "struct", "fields": [
@@ -258,14 +425,15 @@ def _to_spark(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Map
         arrow = pa.struct([pa.field(n, m.arrow, m.nullable) for n, m in fields])
         return Mapped("record", node, spark, False, arrow, fields=fields)
     if kind == "array":
-        item = _to_spark(node["items"], seen, stable, depth)
+        item = _to_spark(node["items"], seen, stable, depth, expansion, level)
         if item is None:
             return None
         return Mapped("array", node, {"type": "array", "elementType": item.spark,
                                       "containsNull": item.nullable}, False,
                       pa.list_(pa.field("element", item.arrow, item.nullable)), item=item)
     if kind == "map":
-        item = _to_spark(node["values"], seen, stable, depth)
+        item = _to_spark(node["values"], seen, stable, depth, expansion,
+                         level)
         if item is None:
             return None
         return Mapped("map", node, {"type": "map", "keyType": "string",
@@ -274,11 +442,12 @@ def _to_spark(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Map
                       pa.map_(pa.field("key", pa.string(), False),
                               pa.field("value", item.arrow, item.nullable)), item=item)
     if kind == "union":
-        return _union(node, seen, stable, depth)
+        return _union(node, seen, stable, depth, expansion, level)
     raise ValueError(f"Unsupported type {kind}")
 
 
-def _union(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped | None:
+def _union(node: Node, seen: dict[str, int], stable: bool, depth: int, expansion: _Expansion,
+           level: int) -> Mapped | None:
     branches = node["branches"]
     rest = non_null_branches(node)
     if len(rest) < len(branches):
@@ -288,13 +457,13 @@ def _union(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped
             # Spark reads the empty union left as a struct without fields
             return Mapped("members", node, {"type": "struct", "fields": []}, True,
                           pa.struct([]))
-        mapped = _to_spark(inner, seen, stable, depth)
+        mapped = _to_spark(inner, seen, stable, depth, expansion, level)
         if mapped is None:
             return None
         return Mapped("nullable", node, mapped.spark, True, mapped.arrow, item=mapped)
     kinds = [b["type"] for b in branches]
     if len(branches) == 1:
-        return _to_spark(branches[0], seen, stable, depth)
+        return _to_spark(branches[0], seen, stable, depth, expansion, level)
     if len(branches) == 2 and set(kinds) == {"int", "long"}:
         return Mapped("widened", node, "long", False, pa.int64())
     if len(branches) == 2 and set(kinds) == {"float", "double"}:
@@ -303,7 +472,7 @@ def _union(node: Node, seen: dict[str, int], stable: bool, depth: int) -> Mapped
     names: list[str] = []
     taken: set[str] = set()
     for i, branch in enumerate(branches):
-        mapped = _to_spark(branch, seen, stable, depth)
+        mapped = _to_spark(branch, seen, stable, depth, expansion, level)
         if mapped is None:
             continue
         if stable:

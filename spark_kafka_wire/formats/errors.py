@@ -1,5 +1,5 @@
 """Errors of the formats layer: a record its column's format cannot decode, a value it cannot
-encode (issue 32).
+encode (issue 32), a schema too large or deep to read (issue 45).
 
 Each names where the record is (topic, partition, offset) or which row of which topic, the
 writer schema's id when the record has one, and what to do; the facts stay attributes and
@@ -8,6 +8,7 @@ survive pickling, since a Spark task raises them and the driver shows them.
 
 from __future__ import annotations
 
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
 from spark_kafka_wire.protocol.errors import KafkaWireError, render
 
 #: The message template of each condition (``render``).
@@ -20,6 +21,10 @@ MESSAGES: dict[str, str] = {
         "cannot encode the {column} of a row for topic {topic!r} with the schema of id "
         "{schema_id}: {reason}. Give the column a type the schema takes (or let kafkawire "
         "derive the schema from the column: unset use.latest.version and {column}.schema.id)",
+    "KAFKAWIRE_SCHEMA_TOO_COMPLEX":
+        "cannot read the {kind}{which}: {reason}. kafkawire reads schemas whose "
+        "Spark type has at most {nodes} fields and nests at most {depth} deep; read the "
+        "column raw (value.format=raw or key.format=raw), or register a smaller schema",
 }
 
 
@@ -59,3 +64,29 @@ class UnencodableValueError(KafkaWireError, ValueError):
 
     def __reduce__(self) -> tuple[object, ...]:
         return (type(self), (self.column, self.topic, self.schema_id, self.reason))
+
+
+class SchemaTooComplexError(KafkaWireError, ValueError):
+    """A schema (``kind``: "Avro schema", "JSON Schema", "Protobuf schema") whose Spark type would expand
+    beyond MAX_SCHEMA_NODES nodes or nest deeper than MAX_NESTING_DEPTH: refused while it is
+    expanded, since a schema is data and a 2 KB one can expand exponentially. The subject and id are given where the schema was
+    fetched (``naming``); the formats layer knows only the schema's text."""
+
+    condition = "KAFKAWIRE_SCHEMA_TOO_COMPLEX"
+
+    def __init__(self, kind: str, reason: str, subject: str | None = None,
+                 schema_id: int | None = None) -> None:
+        self.kind, self.reason, self.subject, self.schema_id = kind, reason, subject, schema_id
+        named = [f"id {schema_id}"] if schema_id is not None else []
+        named += [f"subject {subject!r}"] if subject is not None else []
+        which = f" ({', '.join(named)})" if named else ""
+        super().__init__(render(MESSAGES, self.condition, kind=kind, which=which,
+                                reason=reason, nodes=f"{MAX_SCHEMA_NODES:,}",
+                                depth=MAX_NESTING_DEPTH))
+
+    def naming(self, subject: str | None, schema_id: int | None) -> SchemaTooComplexError:
+        """The same refusal naming the registry's subject and schema id."""
+        return SchemaTooComplexError(self.kind, self.reason, subject, schema_id)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.kind, self.reason, self.subject, self.schema_id))

@@ -32,6 +32,7 @@ import binascii
 import datetime as dt
 import io
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -42,6 +43,9 @@ import pyarrow as pa
 import pyarrow.json as pa_json
 
 from spark_kafka_wire.formats.avro_codec import Decoded
+from spark_kafka_wire.formats.binary import binary_parts
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 #: draft of the schemas kafkawire derives for a write
@@ -67,8 +71,13 @@ _SCALARS: dict[str, tuple[str, Any, pa.DataType]] = {
 }
 
 
+#: the mapping of every node kept as JSON text: one object, shared (mappings are never
+#: changed once built)
+_JSON_TEXT = JsonMapped("json", "string", pa.string())
+
+
 def _json_text() -> JsonMapped:
-    return JsonMapped("json", "string", pa.string())
+    return _JSON_TEXT
 
 
 class _Resolver:
@@ -91,7 +100,7 @@ class _Resolver:
         node = doc
         for part in [p for p in pointer.split("/") if p]:
             part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, list):
+            if isinstance(node, list) and part.isdigit() and int(part) < len(node):
                 node = node[int(part)]
             elif isinstance(node, dict) and part in node:
                 node = node[part]
@@ -104,79 +113,164 @@ def _non_null(branches: list[Any]) -> list[Any]:
     return [b for b in branches if not (isinstance(b, dict) and b.get("type") == "null")]
 
 
-def _map(node: Any, res: _Resolver, doc: Any, seen: tuple[str, ...]) -> JsonMapped:
-    if node is True or node == {}:
+_KIND = "JSON Schema"
+
+
+class _Expansion:
+    """One schema being mapped. A ``$ref`` is expanded wherever it is used, so a 2 KB schema
+    whose definitions each use the next twice expanded to 2**21 nodes (13 s, 370 MiB at
+    planning; issue 45). A target's mapping is kept per ``$ref`` and used again where the
+    mapping cannot differ: when no recursive ``$ref`` was cut inside it (a cut depends on
+    which ``$ref``s enclose it). The expanded type's nodes are counted, memoised ones by
+    their size, and a schema beyond MAX_SCHEMA_NODES nodes or nesting deeper than
+    MAX_NESTING_DEPTH is refused (SchemaTooComplexError) while it is mapped. Chains of
+    ``$ref``, ``oneOf`` and ``allOf`` are followed in a loop, so Python recurses only per
+    nesting level of the Spark type."""
+
+    def __init__(self, res: _Resolver) -> None:
+        self.res = res
+        self.active: set[str] = set()  # the $refs being expanded: one met again is cut
+        self.memo: dict[str, tuple[JsonMapped, int, int]] = {}  # -> (mapping, nodes, height)
+        self.targets: dict[str, tuple[Any, Any]] = {}  # each $ref resolved once
+        self.nodes = 0
+        self.cuts = 0
+        self.reach = 0  # the deepest nesting reached by the mapping under way
+
+    def count(self, nodes: int) -> None:
+        self.nodes += nodes
+        if self.nodes > MAX_SCHEMA_NODES:
+            raise SchemaTooComplexError(
+                _KIND, f"its Spark type expands to more than {MAX_SCHEMA_NODES:,} nodes "
+                "(definitions used in many places by $ref)")
+
+    def nest(self, depth: int) -> None:
+        if depth > MAX_NESTING_DEPTH:
+            raise SchemaTooComplexError(
+                _KIND, f"its Spark type nests objects, arrays and maps deeper than "
+                f"{MAX_NESTING_DEPTH}")
+        self.reach = max(self.reach, depth)
+
+    def map(self, node: Any, doc: Any, depth: int) -> JsonMapped:
+        """``node`` (in ``doc``) mapped, ``depth`` objects, arrays and maps inside."""
+        chain: list[str] = []  # the $refs followed to the node mapped
+        nodes, cuts, outer = self.nodes, self.cuts, self.reach
+        self.reach = depth
+        try:
+            mapped = self._map(node, doc, depth, chain)
+        finally:
+            self.active.difference_update(chain)
+        if chain and self.cuts == cuts:
+            kept = (mapped, self.nodes - nodes, self.reach - depth)
+            self.memo.update((key, kept) for key in chain)
+        self.reach = max(self.reach, outer)
+        return mapped
+
+    def _map(self, node: Any, doc: Any, depth: int, chain: list[str]) -> JsonMapped:
+        while isinstance(node, dict) and node:
+            if "$ref" in node:
+                ref = node["$ref"]
+                key = f"{id(doc)}:{ref}"
+                if key in self.active:  # recursive: Spark types are finite, JSON text kept
+                    self.cuts += 1
+                    break
+                if key in self.memo:
+                    mapped, nodes, height = self.memo[key]
+                    self.nest(depth + height)
+                    self.count(nodes)
+                    return mapped
+                self.active.add(key)
+                chain.append(key)
+                if key not in self.targets:
+                    self.targets[key] = self.res.resolve(ref, doc)
+                node, doc = self.targets[key]
+                continue
+            combinator = next((c for c in ("oneOf", "anyOf") if c in node), None)
+            if combinator is not None:
+                branches = _non_null(node[combinator])
+                if len(branches) != 1:
+                    break
+                node = branches[0]
+                continue
+            if "allOf" in node:
+                if len(node["allOf"]) != 1:
+                    break
+                node = node["allOf"][0]
+                continue
+            return self._typed(node, doc, depth)
+        self.count(1)
         return _json_text()
-    if not isinstance(node, dict):
-        return _json_text()
-    if "$ref" in node:
-        ref = node["$ref"]
-        key = f"{id(doc)}:{ref}"
-        if key in seen:  # recursive: Spark types are finite, so the JSON text is kept
+
+    def _typed(self, node: dict[str, Any], doc: Any, depth: int) -> JsonMapped:
+        kind = node.get("type")
+        if isinstance(kind, list):
+            kinds = [k for k in kind if k != "null"]
+            if len(kinds) != 1:
+                self.count(1)
+                return _json_text()
+            kind = kinds[0]
+        if kind is None and "properties" in node:
+            kind = "object"
+        if kind is None and "items" in node:
+            kind = "array"
+        self.count(1)
+        if kind == "object":
+            props = node.get("properties")
+            if props:
+                self.nest(depth + 1)
+                fields = [(name, self.map(sub, doc, depth + 1)) for name, sub in props.items()]
+                return JsonMapped(
+                    "struct",
+                    {"type": "struct", "fields": [{"name": n, "type": m.spark, "nullable": True,
+                                                   "metadata": {}} for n, m in fields]},
+                    pa.struct([pa.field(n, m.arrow) for n, m in fields]), fields=fields)
+            extra = node.get("additionalProperties")
+            if isinstance(extra, dict) and extra:
+                self.nest(depth + 1)
+                item = self.map(extra, doc, depth + 1)
+                return JsonMapped("map", {"type": "map", "keyType": "string",
+                                          "valueType": item.spark, "valueContainsNull": True},
+                                  pa.map_(pa.field("key", pa.string(), False),
+                                          pa.field("value", item.arrow)), item=item)
             return _json_text()
-        target, target_doc = res.resolve(ref, doc)
-        return _map(target, res, target_doc, seen + (key,))
-    for combinator in ("oneOf", "anyOf"):
-        if combinator in node:
-            branches = _non_null(node[combinator])
-            return _map(branches[0], res, doc, seen) if len(branches) == 1 else _json_text()
-    if "allOf" in node:
-        return _map(node["allOf"][0], res, doc, seen) if len(node["allOf"]) == 1 \
-            else _json_text()
-    kind = node.get("type")
-    if isinstance(kind, list):
-        kinds = [k for k in kind if k != "null"]
-        if len(kinds) != 1:
-            return _json_text()
-        kind = kinds[0]
-    if kind is None and "properties" in node:
-        kind = "object"
-    if kind is None and "items" in node:
-        kind = "array"
-    if kind == "object":
-        props = node.get("properties")
-        if props:
-            fields = [(name, _map(sub, res, doc, seen)) for name, sub in props.items()]
-            return JsonMapped(
-                "struct",
-                {"type": "struct", "fields": [{"name": n, "type": m.spark, "nullable": True,
-                                               "metadata": {}} for n, m in fields]},
-                pa.struct([pa.field(n, m.arrow) for n, m in fields]), fields=fields)
-        extra = node.get("additionalProperties")
-        if isinstance(extra, dict) and extra:
-            item = _map(extra, res, doc, seen)
-            return JsonMapped("map", {"type": "map", "keyType": "string",
-                                      "valueType": item.spark, "valueContainsNull": True},
-                              pa.map_(pa.field("key", pa.string(), False),
-                                      pa.field("value", item.arrow)), item=item)
+        if kind == "array":
+            self.nest(depth + 1)
+            items = node.get("items")
+            if isinstance(items, dict):
+                item = self.map(items, doc, depth + 1)
+            else:
+                self.count(1)
+                item = _json_text()
+            return JsonMapped("array", {"type": "array", "elementType": item.spark,
+                                        "containsNull": True}, pa.list_(item.arrow), item=item)
+        if kind == "string":
+            fmt = node.get("format")
+            if fmt == "date":
+                return JsonMapped("date", "date", pa.date32())
+            if fmt == "date-time":
+                return JsonMapped("timestamp", "timestamp", pa.timestamp("us", tz="UTC"))
+            if node.get("contentEncoding") == "base64":
+                return JsonMapped("binary", "binary", pa.binary())
+            return JsonMapped("string", "string", pa.string())
+        if kind in _SCALARS:
+            k, spark, arrow = _SCALARS[kind]
+            return JsonMapped(k, spark, arrow)
+        if kind is None and "enum" in node and all(isinstance(v, str) for v in node["enum"]):
+            return JsonMapped("string", "string", pa.string())
         return _json_text()
-    if kind == "array":
-        items = node.get("items")
-        item = _map(items, res, doc, seen) if isinstance(items, dict) else _json_text()
-        return JsonMapped("array", {"type": "array", "elementType": item.spark,
-                                    "containsNull": True}, pa.list_(item.arrow), item=item)
-    if kind == "string":
-        fmt = node.get("format")
-        if fmt == "date":
-            return JsonMapped("date", "date", pa.date32())
-        if fmt == "date-time":
-            return JsonMapped("timestamp", "timestamp", pa.timestamp("us", tz="UTC"))
-        if node.get("contentEncoding") == "base64":
-            return JsonMapped("binary", "binary", pa.binary())
-        return JsonMapped("string", "string", pa.string())
-    if kind in _SCALARS:
-        k, spark, arrow = _SCALARS[kind]
-        return JsonMapped(k, spark, arrow)
-    if kind is None and "enum" in node and all(isinstance(v, str) for v in node["enum"]):
-        return JsonMapped("string", "string", pa.string())
-    return _json_text()
 
 
 def map_schema(schema: str | Any, references: Mapping[str, str] | None = None) -> JsonMapped:
     """The mapping of a JSON Schema (text or loaded). ``references``: the schemas a ``$ref``
-    may name (reference name as in the registry's ``references`` -> schema text)."""
-    root = json.loads(schema) if isinstance(schema, str) else schema
-    return _map(root, _Resolver(root, references or {}), root, ())
+    may name (reference name as in the registry's ``references`` -> schema text).
+    SchemaTooComplexError when it nests deeper than MAX_NESTING_DEPTH or expands to more
+    than MAX_SCHEMA_NODES nodes."""
+    try:
+        root = json.loads(schema) if isinstance(schema, str) else schema
+        expansion = _Expansion(_Resolver(root, references or {}))
+    except RecursionError:  # text nesting deeper than json.loads recurses
+        raise SchemaTooComplexError(_KIND, f"it nests deeper than {MAX_NESTING_DEPTH}") \
+            from None
+    return expansion.map(root, root, 0)
 
 
 #: the kinds Arrow's own JSON reader converts exactly as ``_convert`` does
@@ -203,13 +297,27 @@ def _parse_timestamp(text: str) -> dt.datetime:
     return value
 
 
+def _text(value: str) -> str:
+    """``value`` if it is Unicode text: JSON's ``\\ud800`` escapes a lone UTF-16 surrogate,
+    which json.loads keeps and no UTF-8 string (an Arrow or Spark string) can hold; such a
+    record fails alone instead of failing the batch's ``pa.array``."""
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Misfit("a string holds a lone UTF-16 surrogate (\\ud800-\\udfff), "
+                          "which is not Unicode text") from None
+    return value
+
+
 def _convert(value: Any, m: JsonMapped) -> Any:
     """A parsed JSON value as ``pa.array`` takes it for ``m``'s Arrow type."""
     if value is None:
         return None
     kind = m.kind
     if kind == "json":
-        return value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        return _text(value) if isinstance(value, str) \
+            else json.dumps(value, separators=(",", ":"))  # ASCII: surrogates escaped
     if kind == "struct":
         if not isinstance(value, dict):
             raise _Misfit(f"expected an object, got {type(value).__name__}")
@@ -223,7 +331,7 @@ def _convert(value: Any, m: JsonMapped) -> Any:
         if not isinstance(value, dict):
             raise _Misfit(f"expected an object, got {type(value).__name__}")
         assert m.item is not None
-        return [(k, _convert(v, m.item)) for k, v in value.items()]
+        return [(_text(k), _convert(v, m.item)) for k, v in value.items()]
     if kind == "long":
         if isinstance(value, bool) or not isinstance(value, int):
             if not (isinstance(value, float) and value.is_integer()):
@@ -235,13 +343,17 @@ def _convert(value: Any, m: JsonMapped) -> Any:
     if kind == "double":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise _Misfit(f"expected a number, got {value!r}")
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an integer of hundreds of digits: infinite, as Arrow's
+            return math.inf if value > 0 else -math.inf  # reader and Jackson read it
     if kind == "boolean":
         if not isinstance(value, bool):
             raise _Misfit(f"expected a boolean, got {value!r}")
         return value
     if not isinstance(value, str):
         raise _Misfit(f"expected a string, got {value!r}")
+    value = _text(value)
     try:
         if kind == "date":
             return dt.date.fromisoformat(value)
@@ -252,6 +364,73 @@ def _convert(value: Any, m: JsonMapped) -> Any:
     except (ValueError, binascii.Error) as exc:
         raise _Misfit(f"{value!r} is not a {kind}: {exc}") from exc
     return value
+
+
+#: JSON's bytes the depth scan looks for: ``[`` and ``{`` are 0x5B and 0x7B, ``]`` and ``}``
+#: 0x5D and 0x7D, so ``byte | 0x20`` tells each pair in one comparison
+_OPEN, _CLOSE, _QUOTE, _BACKSLASH = 0x7B, 0x7D, 0x22, 0x5C
+
+
+def _too_deep(payloads: pa.BinaryArray | pa.LargeBinaryArray, skip: int) -> np.ndarray:
+    """Which payloads (after ``skip`` bytes) nest arrays and objects deeper than
+    MAX_NESTING_DEPTH: such a record fails (issue 45) before ``json.loads``, whose recursion
+    a 2 KB ``[[[...]]]`` exhausted (RecursionError, failing the whole batch), and before
+    Arrow's reader, which would take it. A payload with no more ``[`` and ``{`` than the
+    bound cannot be deeper; the others are scanned together, by their brackets and quotes
+    only: a bracket counts outside strings, a quote ends a string unless an odd run of
+    backslashes escapes it. Bytes that are not JSON get some depth here, and fail in
+    ``json.loads`` if not here."""
+    parts = binary_parts(payloads)
+    offsets, data = parts.offsets, parts.data
+    ends = offsets[1:]
+    starts = np.minimum(offsets[:-1] + skip, ends)
+    deep = np.zeros(len(ends), dtype=bool)
+    rows = np.flatnonzero(parts.valid & (ends - starts > MAX_NESTING_DEPTH))
+    if not len(rows):
+        return deep
+    # the ``[`` and ``{`` of each payload: sums over [start, end), every other segment
+    folded = data | 0x20
+    opens = np.zeros(len(data) + 1, dtype=np.uint8)
+    opens[:-1] = folded == _OPEN
+    bounds = np.column_stack([starts[rows], ends[rows]]).ravel()
+    counts = np.add.reduceat(opens, bounds, dtype=np.int32)[::2]
+    rows = rows[counts > MAX_NESTING_DEPTH]
+    if not len(rows):
+        return deep
+    # the brackets and quotes of those payloads, one payload after another
+    marks = np.flatnonzero((folded == _OPEN) | (folded == _CLOSE) | (data == _QUOTE))
+    begin, end = starts[rows], ends[rows]
+    low = np.searchsorted(marks, begin)
+    count = np.searchsorted(marks, end) - low
+    first = np.zeros(len(rows), dtype=np.int64)  # where each payload's marks begin
+    np.cumsum(count[:-1], out=first[1:])
+    at = marks[np.repeat(low - first, count) + np.arange(int(count.sum()))]
+    row = np.repeat(np.arange(len(rows)), count)
+    byte = data[at]
+    quote = byte == _QUOTE
+    # a quote after a backslash: escaped if the run of backslashes before it (within its
+    # payload) is odd
+    slashed = np.flatnonzero(quote & (at > begin[row]))
+    slashed = slashed[data[at[slashed] - 1] == _BACKSLASH]
+    if len(slashed):
+        slashes = np.flatnonzero(data == _BACKSLASH)
+        new_run = np.ones(len(slashes), dtype=bool)
+        new_run[1:] = np.diff(slashes) != 1
+        run_start = slashes[np.maximum.accumulate(
+            np.where(new_run, np.arange(len(slashes)), 0))]
+        after = at[slashed]
+        run = after - np.maximum(run_start[np.searchsorted(slashes, after - 1)],
+                                 begin[row[slashed]])
+        quote[slashed[run % 2 == 1]] = False
+    # a bracket counts outside strings: after an even number of quotes in its payload
+    quotes = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(quote, out=quotes[1:])
+    outside = (quotes[:-1] - quotes[first][row]) % 2 == 0
+    step = np.where(outside & (byte != _QUOTE), np.where((byte | 0x20) == _OPEN, 1, -1), 0)
+    level = np.zeros(len(at) + 1, dtype=np.int64)
+    np.cumsum(step, out=level[1:])
+    deep[rows] = np.maximum.reduceat(level[1:], first) - level[first] > MAX_NESTING_DEPTH
+    return deep
 
 
 class JsonSchemaDecoder:
@@ -276,15 +455,18 @@ class JsonSchemaDecoder:
     def decode(self, payloads: pa.BinaryArray | pa.LargeBinaryArray, writer_schema: str = "",
                *, skip: int = 0) -> Decoded:
         """Each payload (after ``skip`` bytes) parsed and converted; a payload that is not
-        JSON (UTF-8) or does not fit the type fails, null in the result."""
+        JSON (UTF-8), nests deeper than MAX_NESTING_DEPTH or does not fit the type fails,
+        null in the result."""
         raws = payloads.to_pylist()
+        failed = _too_deep(payloads, skip)
+        errors = {int(i): f"JSON nested deeper than {MAX_NESTING_DEPTH} arrays and objects, "
+                          "the most a record may nest" for i in np.flatnonzero(failed)}
+        for i in errors:
+            raws[i] = None
         if self.native:
             fast = self._decode_native(raws, skip)
             if fast is not None:
-                return fast
-        n = len(payloads)
-        failed = np.zeros(n, dtype=bool)
-        errors: dict[int, str] = {}
+                return Decoded(fast.array, failed, errors)
         values: list[Any] = []
         for i, raw in enumerate(raws):
             if raw is None:
@@ -292,7 +474,9 @@ class JsonSchemaDecoder:
                 continue
             try:
                 values.append(_convert(json.loads(raw[skip:]), self.mapped))
-            except (ValueError, _Misfit) as exc:  # JSONDecodeError and UnicodeDecodeError too
+            # JSONDecodeError and UnicodeDecodeError are ValueErrors; RecursionError cannot
+            # happen below MAX_NESTING_DEPTH, and would fail this record alone
+            except (ValueError, _Misfit, RecursionError) as exc:
                 failed[i] = True
                 errors[i] = f"not JSON of the reader schema: {exc}"
                 values.append(None)

@@ -32,7 +32,10 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 from spark_kafka_wire.formats.avro_codec import Decoded
 from spark_kafka_wire.formats.confluent import split_frames
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
+from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
 from spark_kafka_wire.formats.protobuf_vector import FlatField, decode_flat, flat_fields
+from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 #: Spark's limits for ``recursive.fields.max.depth`` (values outside refuse recursion)
 MAX_RECURSIVE_DEPTH = 10
@@ -184,6 +187,18 @@ def _field(name: str, spark: Any, nullable: bool) -> dict[str, Any]:
     return {"name": name, "type": spark, "nullable": nullable, "metadata": {}}
 
 
+def _micros(m: Any) -> int:
+    """A Timestamp's or Duration's seconds and nanos as Spark's microseconds: a record whose
+    seconds do not fit 64 bits of microseconds (the wire allows any int64; valid Timestamps
+    end at year 9999) fails alone, as Spark's exact multiplication fails it, rather than
+    failing the batch's ``pa.array``."""
+    micros = m.seconds * 1_000_000 + m.nanos // 1000
+    if not -INT64_MAX - 1 <= micros <= INT64_MAX:
+        raise ValueError(f"{m.DESCRIPTOR.name} of {m.seconds} seconds does not fit Spark's "
+                         "64-bit microseconds")
+    return micros
+
+
 # a converter turns one parsed field value into the Python value pa.array takes
 Conv = Callable[[Any], Any]
 
@@ -207,113 +222,162 @@ def _s64(v: int) -> int:
     return v - (1 << 64) if v >= 1 << 63 else v
 
 
-def _field_type(fd: FieldDescriptor, seen: dict[str, int], max_depth: int
-                ) -> tuple[Any, pa.DataType, Conv] | None:
-    """Spark type JSON, Arrow type and converter of one field (not counting repetition),
-    None where Spark drops it (recursion depth reached); SchemaConverters.structFieldFor."""
-    t = fd.type
-    if t in _INT32:
-        return "integer", pa.int32(), (_s32 if t in (FieldDescriptor.TYPE_UINT32,
-                                                   FieldDescriptor.TYPE_FIXED32) else _ident)
-    if t in _INT64:
-        return "long", pa.int64(), (_s64 if t in (FieldDescriptor.TYPE_UINT64,
-                                                 FieldDescriptor.TYPE_FIXED64) else _ident)
-    if t == FieldDescriptor.TYPE_FLOAT:
-        return "float", pa.float32(), _ident
-    if t == FieldDescriptor.TYPE_DOUBLE:
-        return "double", pa.float64(), _ident
-    if t == FieldDescriptor.TYPE_BOOL:
-        return "boolean", pa.bool_(), _ident
-    if t == FieldDescriptor.TYPE_STRING:
-        return "string", pa.string(), _text
-    if t == FieldDescriptor.TYPE_BYTES:
-        return "binary", pa.binary(), _ident
-    if t == FieldDescriptor.TYPE_ENUM:
-        enum = fd.enum_type
+#: a message's or field's Spark type JSON, Arrow type and converter (None: Spark drops it)
+Typed = tuple[Any, pa.DataType, Conv]
+_KIND = "Protobuf schema"
 
-        def enum_name(v: int) -> str | None:
-            value = enum.values_by_number.get(v)
-            # Spark: an unknown number (open enum) gives the runtime's name UNRECOGNIZED
-            return value.name if value is not None else "UNRECOGNIZED"
-        return "string", pa.string(), enum_name
-    msg = fd.message_type
-    if _is_pair(msg, "Duration"):
-        return ("interval day to second", pa.duration("us"),
-                lambda m: m.seconds * 1_000_000 + m.nanos // 1000)
-    if _is_pair(msg, "Timestamp"):
-        return ("timestamp", pa.timestamp("us", tz="UTC"),
-                lambda m: m.seconds * 1_000_000 + m.nanos // 1000)
-    if msg.GetOptions().map_entry:
-        k = _field_type(msg.fields_by_name["key"], seen, max_depth)
-        v = _field_type(msg.fields_by_name["value"], seen, max_depth)
-        if k is None or v is None:
+
+class _Expansion:
+    """One message's Spark type being built (spark-protobuf's SchemaConverters). A message
+    type is expanded wherever a field uses it, so a 2 KB schema whose messages each hold two
+    fields of the next, 20 deep, took exponential time and memory (issue 45). A message's
+    type is kept by its full name and used again where it cannot differ: when no recursive
+    message was met inside it (recursion depends on which messages enclose it). The
+    expanded type's nodes are counted, kept ones by their size, and a schema beyond
+    MAX_SCHEMA_NODES nodes or nesting messages deeper than MAX_NESTING_DEPTH (protobuf's
+    own parsers stop records there) is refused (SchemaTooComplexError) while it is built."""
+
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.memo: dict[str, tuple[Typed | None, int, int]] = {}  # -> (type, nodes, height)
+        self.nodes = 0
+        self.cuts = 0  # recursive messages met so far
+        self.reach = 0  # the deepest message nesting reached by the message under way
+
+    def count(self, nodes: int) -> None:
+        self.nodes += nodes
+        if self.nodes > MAX_SCHEMA_NODES:
+            raise SchemaTooComplexError(
+                _KIND, f"its Spark type expands to more than {MAX_SCHEMA_NODES:,} nodes "
+                "(message types used in many places)")
+
+    def nest(self, depth: int) -> None:
+        if depth > MAX_NESTING_DEPTH:
+            raise SchemaTooComplexError(
+                _KIND, f"its messages nest deeper than {MAX_NESTING_DEPTH}")
+        self.reach = max(self.reach, depth)
+
+    def field_type(self, fd: FieldDescriptor, seen: dict[str, int], depth: int
+                   ) -> Typed | None:
+        """Spark type JSON, Arrow type and converter of one field (not counting
+        repetition) of a message nested ``depth`` deep, None where Spark drops it
+        (recursion depth reached); SchemaConverters.structFieldFor."""
+        self.count(1)
+        t = fd.type
+        if t in _INT32:
+            return "integer", pa.int32(), (_s32 if t in (FieldDescriptor.TYPE_UINT32,
+                                                       FieldDescriptor.TYPE_FIXED32) else _ident)
+        if t in _INT64:
+            return "long", pa.int64(), (_s64 if t in (FieldDescriptor.TYPE_UINT64,
+                                                     FieldDescriptor.TYPE_FIXED64) else _ident)
+        if t == FieldDescriptor.TYPE_FLOAT:
+            return "float", pa.float32(), _ident
+        if t == FieldDescriptor.TYPE_DOUBLE:
+            return "double", pa.float64(), _ident
+        if t == FieldDescriptor.TYPE_BOOL:
+            return "boolean", pa.bool_(), _ident
+        if t == FieldDescriptor.TYPE_STRING:
+            return "string", pa.string(), _text
+        if t == FieldDescriptor.TYPE_BYTES:
+            return "binary", pa.binary(), _ident
+        if t == FieldDescriptor.TYPE_ENUM:
+            enum = fd.enum_type
+
+            def enum_name(v: int) -> str | None:
+                value = enum.values_by_number.get(v)
+                # Spark: an unknown number (open enum) gives the runtime's name UNRECOGNIZED
+                return value.name if value is not None else "UNRECOGNIZED"
+            return "string", pa.string(), enum_name
+        msg = fd.message_type
+        if _is_pair(msg, "Duration"):
+            return "interval day to second", pa.duration("us"), _micros
+        if _is_pair(msg, "Timestamp"):
+            return "timestamp", pa.timestamp("us", tz="UTC"), _micros
+        if msg.GetOptions().map_entry:
+            self.nest(depth + 1)  # an entry is a message on the wire
+            k = self.field_type(msg.fields_by_name["key"], seen, depth + 1)
+            v = self.field_type(msg.fields_by_name["value"], seen, depth + 1)
+            if k is None or v is None:
+                return None
+            kc, vc = k[2], v[2]
+            return ({"type": "map", "keyType": k[0], "valueType": v[0],
+                     "valueContainsNull": False}, pa.map_(k[1], pa.field("value", v[1], False)),
+                    lambda m: [(kc(a), vc(b)) for a, b in m.items()])
+        return self.message(msg, fd.full_name, seen, depth + 1)
+
+    def message(self, msg: Descriptor, where: str, seen: dict[str, int], depth: int
+                ) -> Typed | None:
+        """The struct of message ``msg`` (field ``where``) nested ``depth`` deep."""
+        name = msg.full_name
+        if name in seen:
+            self.cuts += 1
+            if self.max_depth <= 0 or self.max_depth > MAX_RECURSIVE_DEPTH:
+                raise ValueError(
+                    f"Found recursive reference in Protobuf schema at field {where}: "
+                    "set recursive.fields.max.depth (1..10) to read it")
+            if seen[name] >= self.max_depth:
+                return None
+            return self.struct(msg, {**seen, name: seen[name] + 1}, depth)
+        if name in self.memo:
+            typed, nodes, height = self.memo[name]
+            self.nest(depth + height)
+            self.count(nodes)
+            return typed
+        nodes, cuts, outer = self.nodes, self.cuts, self.reach
+        self.reach = depth
+        typed = self.struct(msg, {**seen, name: 1}, depth)
+        if self.cuts == cuts:
+            self.memo[name] = (typed, self.nodes - nodes, self.reach - depth)
+        self.reach = max(self.reach, outer)
+        return typed
+
+    def struct(self, desc: Descriptor, seen: dict[str, int], depth: int) -> Typed | None:
+        self.nest(depth)
+        fields: list[dict[str, Any]] = []
+        arrow: list[pa.Field] = []
+        convs: list[tuple[str, bool, bool, Conv]] = []
+        for fd in desc.fields:
+            got = self.field_type(fd, seen, depth)
+            if got is None:
+                continue
+            spark, at, conv = got
+            is_map = isinstance(spark, dict) and spark.get("type") == "map"
+            repeated = fd.is_repeated
+            if repeated and not is_map:
+                self.count(1)
+                spark = {"type": "array", "elementType": spark, "containsNull": False}
+                at = pa.list_(pa.field("element", at, False))
+                elem = conv
+                conv = (lambda e: lambda vs: [e(x) for x in vs])(elem)
+            nullable = not fd.is_required or repeated
+            fields.append(_field(fd.name, spark, nullable))
+            arrow.append(pa.field(fd.name, at, nullable))
+            # repeated and maps are never null (an empty array), as ProtobufDeserializer
+            convs.append((fd.name, repeated, fd.has_presence, conv))
+        if not fields:
             return None
-        kc, vc = k[2], v[2]
-        return ({"type": "map", "keyType": k[0], "valueType": v[0],
-                 "valueContainsNull": False}, pa.map_(k[1], pa.field("value", v[1], False)),
-                lambda m: [(kc(a), vc(b)) for a, b in m.items()])
-    name = msg.full_name
-    depth = seen.get(name, 0)
-    if name in seen:
-        if max_depth <= 0 or max_depth > MAX_RECURSIVE_DEPTH:
-            raise ValueError(
-                f"Found recursive reference in Protobuf schema at field {fd.full_name}: "
-                "set recursive.fields.max.depth (1..10) to read it")
-        if depth >= max_depth:
-            return None
-    struct = _struct(msg, {**seen, name: depth + 1}, max_depth)
-    if struct is None:
-        return None
-    return struct
+
+        def convert(m: Any) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for name, repeated, presence, conv in convs:
+                v = getattr(m, name)
+                if repeated:
+                    out[name] = conv(v)
+                elif presence:
+                    out[name] = conv(v) if m.HasField(name) else None
+                else:
+                    # proto3 implicit presence: Spark's hasField is false for the default
+                    # value, so it gives null (without emit.default.values)
+                    out[name] = conv(v) if v else None
+            return out
+        return {"type": "struct", "fields": fields}, pa.struct(arrow), convert
 
 
-def _struct(desc: Descriptor, seen: dict[str, int], max_depth: int
-            ) -> tuple[Any, pa.DataType, Conv] | None:
-    fields: list[dict[str, Any]] = []
-    arrow: list[pa.Field] = []
-    convs: list[tuple[str, bool, bool, Conv]] = []
-    for fd in desc.fields:
-        got = _field_type(fd, seen, max_depth)
-        if got is None:
-            continue
-        spark, at, conv = got
-        is_map = isinstance(spark, dict) and spark.get("type") == "map"
-        repeated = fd.is_repeated
-        if repeated and not is_map:
-            spark = {"type": "array", "elementType": spark, "containsNull": False}
-            at = pa.list_(pa.field("element", at, False))
-            elem = conv
-            conv = (lambda e: lambda vs: [e(x) for x in vs])(elem)
-        elif is_map:
-            pass
-        nullable = not fd.is_required or repeated
-        fields.append(_field(fd.name, spark, nullable))
-        arrow.append(pa.field(fd.name, at, nullable))
-        # repeated and maps are never null (an empty array), as ProtobufDeserializer
-        convs.append((fd.name, repeated, fd.has_presence, conv))
-    if not fields:
-        return None
-
-    def convert(m: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for name, repeated, presence, conv in convs:
-            v = getattr(m, name)
-            if repeated:
-                out[name] = conv(v)
-            elif presence:
-                out[name] = conv(v) if m.HasField(name) else None
-            else:
-                # proto3 implicit presence: Spark's hasField is false for the default value,
-                # so it gives null (without emit.default.values)
-                out[name] = conv(v) if v else None
-        return out
-    return {"type": "struct", "fields": fields}, pa.struct(arrow), convert
-
-
-def spark_type(desc: Descriptor, recursive_field_max_depth: int = -1
-               ) -> tuple[Any, pa.DataType, Conv]:
-    """Spark type JSON, Arrow type and message converter of a message, as from_protobuf."""
-    got = _struct(desc, {desc.full_name: 1}, recursive_field_max_depth)
+def spark_type(desc: Descriptor, recursive_field_max_depth: int = -1) -> Typed:
+    """Spark type JSON, Arrow type and message converter of a message, as from_protobuf.
+    SchemaTooComplexError when its messages nest deeper than MAX_NESTING_DEPTH or its type
+    expands to more than MAX_SCHEMA_NODES nodes."""
+    got = _Expansion(recursive_field_max_depth).struct(desc, {desc.full_name: 1}, 1)
     if got is None:
         raise ValueError(f"message {desc.full_name} has no fields Spark can read")
     return got

@@ -16,6 +16,7 @@ those with upb, which stays the reference for every value and every error
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +28,10 @@ from spark_kafka_wire.formats.binary import binary_parts
 
 #: the most bytes a 64-bit varint takes
 MAX_VARINT = 10
+#: The largest table of field numbers' slots (32 KiB), indexed by a number's low bits
+#: (``_slots``): a speed choice, not a bound (the cost follows the schema's field count,
+#: whatever its largest number)
+FIELD_TABLE_SIZE = 4096
 
 _T = FieldDescriptor
 #: field type -> (wire type, kind of decoding)
@@ -70,6 +75,36 @@ def flat_fields(desc: Descriptor) -> list[FlatField] | None:
             names = tuple((v.number, v.name) for v in fd.enum_type.values)
         out.append(FlatField(fd.number, wire, kind, fd.has_presence, fd.is_required, names))
     return out or None
+
+
+def _slots(numbers: list[int]) -> Callable[[np.ndarray], np.ndarray]:
+    """The lookup of field numbers' slots (their places in ``numbers``; -1 for a number the
+    schema does not have). Numbers go up to 2**29 - 1: a table indexed by number made one
+    schema field at 536,870,911 cost 4 GiB a batch (issue 45). So the table is indexed by a
+    number's low bits, the fewest that tell the schema's numbers apart (all of them below
+    ``FIELD_TABLE_SIZE``), each hit checked against the number itself: one gather a tag, as
+    a table by number; a schema whose numbers share their low 12 bits falls back to a
+    binary search in its sorted numbers. Memory and time follow the field count only."""
+    count = len(numbers)
+    known = np.array([*numbers, -1], dtype=np.int64)  # -1: the slot of no field
+    size = next((size for size in (1 << b for b in range(4, FIELD_TABLE_SIZE.bit_length()))
+                 if len(np.unique(known[:count] & (size - 1))) == count), 0)
+    if size:
+        mask = size - 1
+        table = np.full(size, count, dtype=np.int64)
+        table[known[:count] & mask] = np.arange(count)
+
+        def by_low_bits(number: np.ndarray) -> np.ndarray:
+            found = table[number & mask]
+            return np.where(known[found] == number, found, -1)
+        return by_low_bits
+    order = np.argsort(known[:count])
+    ordered = known[order]
+
+    def by_search(number: np.ndarray) -> np.ndarray:
+        at = np.minimum(np.searchsorted(ordered, number), count - 1)
+        return np.where(ordered[at] == number, order[at], -1)
+    return by_search
 
 
 def _varints(data: np.ndarray, pos: np.ndarray, ends: np.ndarray
@@ -235,16 +270,9 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
         first[has] = data[starts[has]]
         bad |= valid & (first != 0)
         starts = starts + 1
-    number_of = {f.number: i for i, f in enumerate(fields)}
-    # field number -> slot; a lookup table for small numbers, a dict beyond
-    top = max(number_of) + 1
-    slot = np.full(top, -1, dtype=np.int64)
-    wire_of = np.full(top, -1, dtype=np.int64)
-    for f in fields:
-        slot[f.number] = number_of[f.number]
-        wire_of[f.number] = f.wire
-    is_str = np.zeros(top, dtype=bool)
-    is_str[[f.number for f in fields if f.kind == "str"]] = True
+    slot_of = _slots([f.number for f in fields])
+    wire_by_slot = np.array([f.wire for f in fields], dtype=np.int64)
+    str_by_slot = np.array([f.kind == "str" for f in fields], dtype=bool)
     replaced: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     at = np.full((len(fields), n), -1, dtype=np.int64)
     word = np.zeros((len(fields), n), dtype=np.uint64)
@@ -280,23 +308,24 @@ def decode_flat(payloads: pa.BinaryArray | pa.LargeBinaryArray, fields: list[Fla
         # ``size > e - p``, never ``p + size > e``: a sum near 2**63 would wrap (issue 45;
         # a body's length is capped at 2**31 above, but the bound must not rely on it)
         over |= size > e - p
-        known = (number < top) & ~over
-        k = np.flatnonzero(known)
-        k = k[slot[number[k]] >= 0]
-        mismatch = wire_of[number[k]] != wt[k]
+        k = np.flatnonzero(~over)
+        sk = slot_of(number[k])
+        k, sk = k[sk >= 0], sk[sk >= 0]
+        mismatch = wire_by_slot[sk] != wt[k]
         over[k[mismatch]] = True
-        k = k[~mismatch]
+        k, sk = k[~mismatch], sk[~mismatch]
         # upb checks the UTF-8 of every occurrence of a string; the last one is checked with
         # its column, the ones it replaces are kept here (rare)
-        s = k[is_str[number[k]]]
+        strs = str_by_slot[sk]
+        s, ss = k[strs], sk[strs]
         if len(s):
-            before = at[slot[number[s]], live[s]]
+            before = at[ss, live[s]]
             again = before >= 0
             if again.any():
                 gone = s[again]
-                replaced.append((live[gone], before[again], word[slot[number[gone]], live[gone]]))
-        at[slot[number[k]], live[k]] = p[k]
-        word[slot[number[k]], live[k]] = value[k]
+                replaced.append((live[gone], before[again], word[ss[again], live[gone]]))
+        at[sk, live[k]] = p[k]
+        word[sk, live[k]] = value[k]
         bad[live[over]] = True
         pos[live] = p + size
         live = live[~over & (pos[live] < e)]

@@ -19,6 +19,7 @@ import pyarrow as pa
 from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.client.schema_registry import RegisteredSchema, SchemaRegistryClient
 from spark_kafka_wire.formats.avro_codec import AvroDecoder, Decoded, decode_framed
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
 from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
 from spark_kafka_wire.formats.protobuf_codec import decode_framed as protobuf_decode_framed
@@ -36,7 +37,20 @@ def decoder_for(schema: RegisteredSchema, fmt: str, registry: SchemaRegistryClie
     """The decoder of format ``fmt`` (avro, protobuf, json-schema) reading with ``schema``.
     ``message``: the Protobuf message (None: the file's first). ValueError or KeyError when
     a Protobuf schema cannot be compiled or has no such message; the caller says whose
-    schema it is."""
+    schema it is. SchemaTooComplexError (a ValueError) naming the schema's subject and id
+    when its Spark type would be too large or deep to build."""
+    try:
+        return _decoder_for(schema, fmt, registry, message=message,
+                            stable_union_ids=stable_union_ids,
+                            recursive_field_max_depth=recursive_field_max_depth,
+                            protobuf_max_depth=protobuf_max_depth)
+    except SchemaTooComplexError as exc:
+        raise exc.naming(schema.subject, schema.id) from None
+
+
+def _decoder_for(schema: RegisteredSchema, fmt: str, registry: SchemaRegistryClient, *,
+                 message: str | None, stable_union_ids: bool, recursive_field_max_depth: int,
+                 protobuf_max_depth: int) -> RegistryDecoder:
     if fmt == "protobuf":
         # compiled here, where the schema is fetched: the decoder carries binary descriptors
         # (a Spark driver's to its executors)

@@ -32,7 +32,7 @@ from spark_kafka_wire.client.schema_registry import (
 )
 from spark_kafka_wire.formats.avro_codec import Decoded
 from spark_kafka_wire.formats.confluent import split_frames
-from spark_kafka_wire.formats.errors import UndecodableRecordError
+from spark_kafka_wire.formats.errors import SchemaTooComplexError, UndecodableRecordError
 from spark_kafka_wire.options.formats import CORRUPT_COLUMN, ColumnFormat, FormatOptions
 from spark_kafka_wire.options.registry_decoders import (
     SCHEMA_TYPE_OF_FORMAT,
@@ -99,8 +99,8 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
                            recursive_field_max_depth=formats.recursive_field_max_depth,
                            protobuf_max_depth=formats.protobuf_max_depth)
     except (ValueError, KeyError) as exc:
-        if fmt.format != "protobuf":
-            raise
+        if fmt.format != "protobuf" or isinstance(exc, SchemaTooComplexError):
+            raise  # a schema too large is refused as such, naming its subject and id
         raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
                                  f"cannot be read: {exc}", condition=REFUSED_OPTION) from None
 

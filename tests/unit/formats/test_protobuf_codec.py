@@ -6,11 +6,13 @@ from __future__ import annotations
 import base64
 import pickle
 import struct
+from typing import Any
 
 import pyarrow as pa
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from spark_kafka_wire.formats.limits import MAX_SCHEMA_NODES
 from spark_kafka_wire.formats.protobuf_codec import (
     ProtobufDecoder,
     build_pool,
@@ -18,6 +20,7 @@ from spark_kafka_wire.formats.protobuf_codec import (
     read_message_indexes,
     write_message_indexes,
 )
+from tests.unit.formats.hostile import run_hostile
 
 pytestmark = pytest.mark.unit
 F = descriptor_pb2.FieldDescriptorProto
@@ -160,6 +163,26 @@ def test_values_match_runtime_parse() -> None:
     assert decode_framed(pa.array([wrong]), dec).failed[0]
 
 
+@pytest.mark.parametrize(("field", "seconds"), [
+    ("ts", -(2**63) + 1), ("ts", 2**63 - 1), ("dur", 2**62), ("dur", -(2**62))])
+def test_a_time_beyond_64_bits_of_microseconds_fails_its_record_alone(field: str,
+                                                                     seconds: int) -> None:
+    """Issue 45 (found by the formats fuzz tier): a Timestamp or Duration whose seconds do
+    not fit 64-bit microseconds failed the whole batch's pa.array with OverflowError; Spark
+    fails such a record (its exact multiplication), and so does kafkawire, alone."""
+    fdp = _file()
+    Rec = _cls(fdp)
+    ok, far = Rec(i32=1), Rec(i32=2)
+    getattr(far, field).seconds = seconds
+    dec = ProtobufDecoder(_schema(fdp), message="t.Rec")
+    framed = [b"\x00" + struct.pack(">I", 3) + write_message_indexes([1]) + m.SerializeToString()
+              for m in (ok, far, ok)]
+    out = decode_framed(pa.array(framed, pa.binary()), dec)
+    assert list(out.failed) == [False, True, False]
+    assert "64-bit microseconds" in out.errors[1]
+    assert [r and r["i32"] for r in out.array.to_pylist()] == [1, None, 1]
+
+
 def test_decoder_pickles() -> None:
     dec = ProtobufDecoder(_schema(_file()), message="t.Rec")
     back = pickle.loads(pickle.dumps(dec))
@@ -182,3 +205,93 @@ def test_unused_default_pool_untouched() -> None:
     ProtobufDecoder(_schema(_file("iso.proto")), message="t.Rec")
     with pytest.raises(KeyError):
         descriptor_pool.Default().FindFileByName("iso.proto")
+
+
+_EXPANSION_CHILD = r"""
+import base64, json, time
+import pyarrow as pa
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from spark_kafka_wire.formats.errors import SchemaTooComplexError
+from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
+
+F = descriptor_pb2.FieldDescriptorProto
+
+def chain(levels, fan, back=False):
+    # message i holds ``fan`` fields of message i + 1 (the last: of message 0 if ``back``)
+    fdp = descriptor_pb2.FileDescriptorProto(name="h.proto", package="h", syntax="proto3")
+    for i in range(levels):
+        m = fdp.message_type.add(name=f"M{i}")
+        m.field.add(name="x", number=1, type=F.TYPE_INT32, label=F.LABEL_OPTIONAL)
+        if i + 1 < levels or back:
+            for j in range(fan):
+                m.field.add(name=f"n{j}", number=2 + j, type=F.TYPE_MESSAGE,
+                            type_name=f".h.M{(i + 1) % levels}", label=F.LABEL_OPTIONAL)
+    return fdp
+
+def schema(fdp):
+    return base64.b64encode(fdp.SerializeToString()).decode()
+
+def refused(fdp, **kw):
+    try:
+        ProtobufDecoder(schema(fdp), **kw)
+    except SchemaTooComplexError as exc:
+        return exc.reason
+    return None
+
+out = {}
+start = time.monotonic()
+out["2 KB, 2**20 messages"] = [len(schema(chain(20, 2))) < 2500, refused(chain(20, 2))]
+out["2000 deep"] = refused(chain(2000, 1))
+# recursive, each message holding 12 of the next: nothing to memoise, the count stops it
+out["recursive"] = refused(chain(2, 12, back=True), recursive_field_max_depth=10)
+out["seconds"] = time.monotonic() - start
+
+# near the limits: 2**13 messages expanded, messages 100 deep, and a record through each
+def classes(fdp):
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    return lambda name: message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+
+def read(fdp, levels, field):
+    cls = classes(fdp)
+    record = cls(f"h.M{levels - 1}")(x=7)
+    for i in reversed(range(levels - 1)):
+        outer = cls(f"h.M{i}")()
+        getattr(outer, field).CopyFrom(record)
+        record = outer
+    got = ProtobufDecoder(schema(fdp)).decode(pa.array([record.SerializeToString()]),
+                                             indexes=False)
+    value = got.array.to_pylist()[0]
+    for _ in range(levels - 1):
+        value = value[field]
+    return [got.failed.tolist(), value]
+
+out["wide"] = read(chain(13, 2), 13, "n1")
+out["100 deep"] = read(chain(100, 1), 100, "n0")
+out["recursive depth 3"] = ProtobufDecoder(schema(chain(2, 2, back=True)),
+                                           recursive_field_max_depth=3).spark_type_json
+print(json.dumps(out))
+"""
+
+
+def test_message_expansion_is_memoised_and_bounded() -> None:
+    """Issue 45 item 10: a message type was expanded wherever a field used it, so a 2 KB
+    schema whose messages each hold two fields of the next, 20 deep, aborted a child under
+    1 GiB (std::bad_alloc; 16 deep took 6 s), and messages nested 2000 deep raised
+    RecursionError. A message's type is reused, the expanded type counted: beyond
+    MAX_SCHEMA_NODES nodes (also when recursion leaves nothing to reuse) or messages nested
+    deeper than MAX_NESTING_DEPTH, the schema is refused at once with a typed error;
+    schemas near the limits read records exactly, recursion as before."""
+    got = run_hostile(_EXPANSION_CHILD)
+    nodes = f"more than {MAX_SCHEMA_NODES:,} nodes"
+    assert got["2 KB, 2**20 messages"][0] and nodes in got["2 KB, 2**20 messages"][1]
+    assert "deeper than 100" in got["2000 deep"]
+    assert nodes in got["recursive"]
+    assert got["seconds"] < 30  # generous: about a second on a laptop
+    assert got["wide"] == [[False], {"x": 7}]
+    assert got["100 deep"] == [[False], {"x": 7}]
+
+    def depth(t: Any) -> int:
+        return 1 + max((depth(f["type"]) for f in t["fields"]
+                        if isinstance(f["type"], dict)), default=0)
+    assert depth(got["recursive depth 3"]) == 6  # M0 M1 M0 M1 M0 M1: each type thrice

@@ -18,6 +18,7 @@ import random
 import struct
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from google.protobuf import descriptor_pb2
 
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder, decode_framed
 from spark_kafka_wire.formats.protobuf_vector import decode_flat, flat_fields
+from tests.unit.formats.hostile import run_hostile
 
 F = descriptor_pb2.FieldDescriptorProto
 SCALARS = [F.TYPE_INT32, F.TYPE_INT64, F.TYPE_UINT32, F.TYPE_UINT64, F.TYPE_SINT32,
@@ -46,8 +48,10 @@ def varint(n: int) -> bytes:
     return bytes(out)
 
 
-def schema_of(rng: random.Random, syntax: str) -> tuple[str, list[tuple[int, int]]]:
-    """A random flat message (base64 FileDescriptorProto) and its (number, type) fields."""
+def schema_of(rng: random.Random, syntax: str, numbers: list[int] | None = None
+              ) -> tuple[str, list[tuple[int, int]]]:
+    """A random flat message (base64 FileDescriptorProto) and its (number, type) fields
+    (``numbers``: its field numbers, else a few random ones below 40)."""
     fdp = descriptor_pb2.FileDescriptorProto(name="t.proto", package="t", syntax=syntax)
     enum = fdp.enum_type.add(name="Color")
     if syntax == "proto3":
@@ -57,7 +61,8 @@ def schema_of(rng: random.Random, syntax: str) -> tuple[str, list[tuple[int, int
     enum.value.add(name="GREEN", number=7)
     m = fdp.message_type.add(name="M")
     fields = []
-    numbers = rng.sample(range(1, 40), rng.randint(1, 12))
+    if numbers is None:
+        numbers = rng.sample(range(1, 40), rng.randint(1, 12))
     for i, number in enumerate(numbers):
         t = rng.choice(SCALARS)
         f = m.field.add(name=f"f{i}", number=number, type=t, label=F.LABEL_OPTIONAL)
@@ -112,7 +117,10 @@ def unknown_field(rng: random.Random, number: int) -> bytes:
     return tag + varint(number << 3 | 4)  # an empty group
 
 
-def payload(rng: random.Random, fields: list[tuple[int, int]]) -> bytes | None:
+def payload(rng: random.Random, fields: list[tuple[int, int]],
+            unknown: Sequence[int] = range(1, 60)) -> bytes | None:
+    """Random wire bytes of the fields, fields of numbers in ``unknown`` the schema does
+    not have, and damage."""
     r = rng.random()
     if r < 0.03:
         return None
@@ -132,7 +140,7 @@ def payload(rng: random.Random, fields: list[tuple[int, int]]) -> bytes | None:
                 continue
             out += varint(number << 3 | wire) + value_bytes(rng, t)
         else:
-            out += unknown_field(rng, rng.choice([n for n in range(1, 60) if n not in used]))
+            out += unknown_field(rng, rng.choice([n for n in unknown if n not in used]))
     if rng.random() < 0.05 and out:
         out = out[:rng.randrange(len(out))]
     if rng.random() < 0.03 and out:
@@ -320,3 +328,60 @@ def test_lengths_near_2_63_fail_their_records_without_crashing_the_worker() -> N
     failed, last = json.loads(run.stdout.strip().splitlines()[-1])
     assert failed == [True, True, True, False]
     assert last == repr({"b": b"zzzzzzz"})
+
+
+_LARGE_NUMBERS_CHILD = r"""
+import base64, json, random
+import pyarrow as pa
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder
+from spark_kafka_wire.formats.protobuf_vector import decode_flat
+from tests.unit.formats.test_protobuf_vector import both, payload, schema_of
+
+TOP = 2**29 - 1  # the largest field number protobuf allows
+LAYOUTS = {  # the last two share their low 12 bits: the lookup's binary search
+    "top": lambda rng: rng.sample(range(TOP - 40, TOP + 1), rng.randint(1, 12)),
+    "mixed": lambda rng: [*rng.sample(range(1, 20), 3), TOP, TOP - 4096, 70000],
+    "same low bits": lambda rng: [4096 * k + 1 for k in rng.sample(range(1, 2**17 - 1), 8)],
+}
+cases = 0
+for name, pick in LAYOUTS.items():
+    for seed in range(6):
+        rng = random.Random(seed)
+        numbers = pick(rng)
+        schema, fields = schema_of(rng, "proto3" if seed % 2 else "proto2", numbers)
+        # unknown fields whose low bits are a known field's, and small ones
+        unknown = sorted({n + d for n in numbers for d in (-4096, -16, 16, 4096)
+                          if 0 < n + d <= TOP} - set(numbers)) + [2, 3, 2**28]
+        both(schema, pa.array([payload(rng, fields, unknown) for _ in range(300)],
+                              pa.binary()), indexes=False)
+        cases += 1
+
+# exact values, the protobuf library writing them: nothing left for upb
+F = descriptor_pb2.FieldDescriptorProto
+fdp = descriptor_pb2.FileDescriptorProto(name="n.proto", package="n", syntax="proto3")
+m = fdp.message_type.add(name="M")
+m.field.add(name="small", number=1, type=F.TYPE_SINT64, label=F.LABEL_OPTIONAL)
+m.field.add(name="text", number=TOP, type=F.TYPE_STRING, label=F.LABEL_OPTIONAL)
+m.field.add(name="real", number=TOP - 4096, type=F.TYPE_DOUBLE, label=F.LABEL_OPTIONAL)
+schema = base64.b64encode(fdp.SerializeToString()).decode()
+pool = descriptor_pool.DescriptorPool()
+pool.Add(fdp)
+cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("n.M"))
+rows = [{"small": -i, "text": f"v{i}", "real": i / 4} for i in range(1, 50)]
+arr = pa.array([cls(**r).SerializeToString() for r in rows], pa.binary())
+dec = ProtobufDecoder(schema)
+_, left = decode_flat(arr, dec._flat, dec.arrow_type)
+got = dec.decode(arr, indexes=False)
+print(json.dumps({"cases": cases, "left": int(left.sum()), "exact": got.array.to_pylist() == rows}))
+"""
+
+
+def test_field_numbers_up_to_2_29_cost_the_field_count_not_the_number() -> None:
+    """Issue 45 item 4: the vectorized path's lookup tables were indexed by field number,
+    so one schema field numbered 536,870,911 (2**29 - 1, legal) allocated 4 GiB per batch
+    (MemoryError under 1 GiB). Schemas of large numbers, mixed with small ones, or sharing
+    their low bits, decode as upb does, unknown fields with near numbers skipped; a child
+    process holds them to 1 GiB of address space."""
+    got = run_hostile(_LARGE_NUMBERS_CHILD)
+    assert got == {"cases": 18, "left": 0, "exact": True}

@@ -1,0 +1,109 @@
+"""The CLI's registry formats against hostile data (issue 45, items 12 and 13): the readers
+kept by schema id and message are bounded (ids and message indexes are the records' data), a
+schema whose references go beyond the client's limits fails its own records only, and the
+registry's credentials may come from the environment instead of the command line."""
+
+from __future__ import annotations
+
+import base64
+import logging
+
+import pytest
+
+from spark_kafka_wire.cli.records import Record
+from spark_kafka_wire.cli.registry_decoding import RecordDecoder, RegistryReaders
+from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
+from spark_kafka_wire.client.schema_registry import (
+    RegisteredSchema,
+    RegistryConfig,
+    SchemaRegistryClient,
+)
+from tests.unit.client.test_schema_registry_hostile import HostileRegistry
+
+pytestmark = pytest.mark.unit
+
+SECRET = "cli-s3cret"
+#: what the CLI keeps: Confluent's max.schemas.per.subject (READERS_KEPT)
+KEPT = 1000
+
+
+class UnknownIds(SchemaRegistryClient):
+    """A registry that has no schema: each id asked is counted, and NOT_FOUND."""
+
+    def __init__(self) -> None:
+        super().__init__(RegistryConfig(("http://127.0.0.1:9",)))
+        self.asked: list[int] = []
+
+    def schema_by_id(self, schema_id: int, subject: str | None = None) -> RegisteredSchema:
+        self.asked.append(schema_id)
+        raise SchemaRegistryError("NOT_FOUND", "http://127.0.0.1:9", f"GET /schemas/ids/"
+                                  f"{schema_id}", status=404, error_code=40403)
+
+
+def test_the_readers_kept_are_bounded_and_the_least_recently_used_go() -> None:
+    """Before, one reader per (id, message indexes) seen was kept for the command's life:
+    records naming ever new ids or indexes grew it without end."""
+    registry = UnknownIds()
+    readers = RegistryReaders(registry, "protobuf")
+    for i in range(3 * KEPT):
+        assert "is not in the registry" in str(readers(i, (0, i % 7)))
+    assert len(readers._found) == KEPT
+    asked = len(registry.asked)
+    readers(3 * KEPT - 1, (0, (3 * KEPT - 1) % 7))  # recently used: kept
+    assert len(registry.asked) == asked
+    readers(0, (0, 0))  # long unused: gone, asked again
+    assert len(registry.asked) == asked + 1 and len(readers._found) == KEPT
+
+
+class EndlessImports(SchemaRegistryClient):
+    """A registry whose schema 5 imports beyond the client's limits; schema 6 is fine."""
+
+    def __init__(self) -> None:
+        super().__init__(RegistryConfig(("http://127.0.0.1:9",)))
+
+    def schema_by_id(self, schema_id: int, subject: str | None = None) -> RegisteredSchema:
+        return RegisteredSchema(schema_id, "JSON", '{"type": "string"}')
+
+    def imports(self, schema: RegisteredSchema) -> dict[str, str]:
+        raise SchemaRegistryError("REFERENCE_LIMIT", "http://127.0.0.1:9",
+                                  "GET /subjects/s101/versions/1", schema_id=schema.id,
+                                  reason="more than 100 levels of references "
+                                         "(max_reference_depth)")
+
+
+def test_a_schema_beyond_the_reference_limits_fails_its_records_only() -> None:
+    readers = RegistryReaders(EndlessImports(), "json-schema")
+    got = readers(5, (0,))
+    assert isinstance(got, str) and got.startswith("schema id 5 cannot be read: ")
+    assert "REFERENCE_LIMIT" in got and "max_reference_depth" in got
+
+
+def record(value: bytes) -> Record:
+    return Record(topic="t", partition=0, offset=3, timestamp=0, timestamp_type=0, key=None,
+                  value=value, headers=())
+
+
+def test_registry_credentials_come_from_the_environment_not_the_command_line(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """KAFKAWIRE_SCHEMA_REGISTRY_USER_INFO (Confluent's basic.auth.user.info) and
+    KAFKAWIRE_SCHEMA_REGISTRY_BEARER_TOKEN authenticate the CLI's requests, so that no
+    password need stand in argv, where `ps` shows it to every local user."""
+    caplog.set_level(logging.WARNING)
+    monkeypatch.setenv("KAFKAWIRE_SCHEMA_REGISTRY_USER_INFO", f"me:{SECRET}")
+    with HostileRegistry() as registry:
+        decoder = RecordDecoder(registry.url, "text", "avro")
+        decoded = decoder.decode([record(b"\x00\x00\x00\x00\x01body")])
+        assert decoded[0].value_view is not None
+        basic = "Basic " + base64.b64encode(f"me:{SECRET}".encode()).decode()
+        assert registry.requests == ["/schemas/ids/1"] and registry.authorizations == [basic]
+    monkeypatch.delenv("KAFKAWIRE_SCHEMA_REGISTRY_USER_INFO")
+    monkeypatch.setenv("KAFKAWIRE_SCHEMA_REGISTRY_BEARER_TOKEN", SECRET)
+    with HostileRegistry() as registry:
+        RecordDecoder(registry.url, "text", "avro").decode([record(b"\x00\x00\x00\x00\x02b")])
+        assert registry.authorizations == [f"Bearer {SECRET}"]
+    assert all(SECRET not in r.getMessage() for r in caplog.records)
+    # given twice (the URL's user info too): refused, naming the variable, not the secret
+    with pytest.raises(ConfigurationError) as refused:
+        RecordDecoder("http://u:pw@127.0.0.1:9", "text", "avro")
+    assert "KAFKAWIRE_SCHEMA_REGISTRY_BEARER_TOKEN" in str(refused.value)
+    assert SECRET not in str(refused.value) and "pw" not in str(refused.value)
