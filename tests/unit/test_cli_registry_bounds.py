@@ -6,18 +6,25 @@ registry's credentials may come from the environment instead of the command line
 from __future__ import annotations
 
 import base64
+import json
 import logging
 
 import pytest
 
 from spark_kafka_wire.cli.records import Record
-from spark_kafka_wire.cli.registry_decoding import RecordDecoder, RegistryReaders
+from spark_kafka_wire.cli.registry_decoding import (
+    Reader,
+    RecordDecoder,
+    RegistryReaders,
+    decode_values,
+)
 from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
 from spark_kafka_wire.client.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
     SchemaRegistryClient,
 )
+from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
 from tests.unit.client.test_schema_registry_hostile import HostileRegistry
 
 pytestmark = pytest.mark.unit
@@ -107,3 +114,50 @@ def test_registry_credentials_come_from_the_environment_not_the_command_line(
         RecordDecoder("http://u:pw@127.0.0.1:9", "text", "avro")
     assert "KAFKAWIRE_SCHEMA_REGISTRY_BEARER_TOKEN" in str(refused.value)
     assert SECRET not in str(refused.value) and "pw" not in str(refused.value)
+
+
+class DeepSchemas(SchemaRegistryClient):
+    """A registry answering, for every id, a schema nested 3,000 deep in the format asked."""
+
+    def __init__(self, schema_type: str, text: str) -> None:
+        super().__init__(RegistryConfig(("http://127.0.0.1:9",)))
+        self.schema_type, self.text = schema_type, text
+
+    def schema_by_id(self, schema_id: int, subject: str | None = None) -> RegisteredSchema:
+        return RegisteredSchema(schema_id, self.schema_type, self.text)  # type: ignore[arg-type]
+
+
+def _deep_avro(levels: int) -> str:
+    """Text only: json.dumps itself cannot nest this deep."""
+    inner = '{"type": "array", "items": ' * levels + '"int"' + "}" * levels
+    return '{"type": "record", "name": "R", "fields": [{"name": "a", "type": ' + inner + "}]}"
+
+
+def _deep_json_schema(levels: int) -> str:
+    inner = '{"type": "array", "items": ' * levels + '{"type": "integer"}' + "}" * levels
+    return '{"type": "object", "properties": {"a": ' + inner + "}}"
+
+
+@pytest.mark.parametrize(("fmt", "schema_type", "text"), [
+    ("avro", "AVRO", _deep_avro(3000)), ("json-schema", "JSON", _deep_json_schema(3000))])
+def test_a_writer_schema_nested_3000_deep_fails_its_records_not_the_command(
+        fmt: str, schema_type: str, text: str) -> None:
+    """Issue 45 item 7: such a schema raised RecursionError through `kafkawire consume`,
+    which printed a traceback and stopped; now its records are shown as base64 with the
+    reason, as for an unknown id."""
+    got = RegistryReaders(DeepSchemas(schema_type, text), fmt)(4, (0,))
+    assert isinstance(got, str) and got.startswith(f"schema 4 cannot be read as {fmt}: ")
+    assert "deeper than 100" in got or "nested deeper" in got, got
+
+
+def test_a_json_record_nested_thousands_deep_is_one_failure_not_a_traceback() -> None:
+    """Issue 45 item 7: a 2 KB `[[[...]]]` record stopped `kafkawire consume` with a
+    RecursionError traceback; now it is one record shown as base64 with its reason."""
+    schema = json.dumps({"type": "array", "items": {}})
+    reader = Reader(JsonSchemaDecoder(schema), schema)
+    deep = b"\x00\x00\x00\x00\x04" + b"[" * 2000 + b"]" * 2000
+    good = b"\x00\x00\x00\x00\x04[1, 2]"
+    shown, failures = decode_values([good, deep], "json-schema", lambda i, p: reader)
+    assert [f.index for f in failures] == [1]
+    assert "nested deeper than 100" in failures[0].reason
+    assert shown[1][1] == "base64" and shown[0][1] == "json"
