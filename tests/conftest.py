@@ -1,7 +1,10 @@
-"""Shared fixtures: one broker and one SparkSession per test session.
+"""Shared fixtures: the run's Apache Kafka broker, Apicurio Registry and PKI (started once and
+shared by the xdist workers and tiers: tests/support/shared_servers.py), one SparkSession per
+process, and the security brokers and fronts the TLS and SASL tests need.
 
-With KAFKA_BOOTSTRAP_SERVERS set, the suite runs against that cluster instead of the
-embedded Tansu broker.
+The broker is Apache Kafka from Maven Central (tests/support/apache_kafka.py);
+KAFKAWIRE_TEST_BROKER=tansu runs the suite on the embedded Tansu broker of ``make demo``, and
+with KAFKA_BOOTSTRAP_SERVERS set it runs against that cluster.
 """
 
 from __future__ import annotations
