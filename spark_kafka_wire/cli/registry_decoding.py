@@ -42,6 +42,7 @@ import pyarrow as pa
 from spark_kafka_wire.cli.records import BASE64, JSON, REGISTRY_FORMATS, Record, where
 from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
 from spark_kafka_wire.client.schema_registry import (
+    SCHEMAS_KEPT,
     RegistryConfig,
     SchemaRegistryClient,
     printable,
@@ -68,9 +69,9 @@ log = logging.getLogger(__name__)
 REASON_SHOWN = 300
 #: Protobuf's message indexes of the file's first message (and of every Avro/JSON record)
 FIRST_MESSAGE = (0,)
-#: The most readers kept (per format), by schema id and message: Confluent's deserializers
-#: keep at most 1000 schemas per subject in their cache (max.schemas.per.subject).
-READERS_KEPT = 1000
+#: The most readers kept (per format), by schema id and message: as many as the registry
+#: client keeps schemas (Confluent's max.schemas.per.subject).
+READERS_KEPT = SCHEMAS_KEPT
 #: The registry's credentials from the environment: Confluent's basic.auth.user.info
 #: ("user:password") and bearer.auth.token, kept out of the command line.
 USER_INFO_ENV = "KAFKAWIRE_SCHEMA_REGISTRY_USER_INFO"

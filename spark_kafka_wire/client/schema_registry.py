@@ -59,6 +59,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
@@ -116,6 +117,11 @@ DEFAULT_MAX_IMPORTED_BYTES = 4 * DEFAULT_MAX_RESPONSE_BYTES
 #: default recursion limit (100), the bound its parsers put on nesting, which the formats
 #: layer's MAX_NESTING_DEPTH follows too (not imported: the client does not import formats).
 DEFAULT_MAX_REFERENCE_DEPTH = 100
+#: The most schemas kept by id, the least recently used going first: the ids asked come from
+#: records, which may name ever new ones that a hostile registry answers (issue 45). Confluent's
+#: clients keep at most 1000 per subject (max.schemas.per.subject); a process reading more
+#: than that many schemas at once asks again for the ones it dropped.
+SCHEMAS_KEPT = 1000
 DEFAULT_MAX_RETRIES = 3  # Confluent's max.retries
 DEFAULT_RETRIES_WAIT_MS = 1000  # Confluent's retries.wait.ms
 DEFAULT_RETRIES_MAX_WAIT_MS = 20000  # Confluent's retries.max.wait.ms
@@ -753,7 +759,7 @@ class SchemaRegistryClient:
         self.config = config
         self.requests_sent = 0
         self._lock = threading.Lock()
-        self._by_id: dict[tuple[int, str | None], RegisteredSchema] = {}
+        self._by_id: OrderedDict[tuple[int, str | None], RegisteredSchema] = OrderedDict()
         handlers: list[urllib.request.BaseHandler] = [_NoRedirect(), _DeadlineHTTPHandler()]
         if any(url.startswith("https:") for url in config.urls):
             context = context_for(config.tls) if config.tls is not None \
@@ -771,8 +777,8 @@ class SchemaRegistryClient:
     # ------------------------------------------------------------------ the API
 
     def schema_by_id(self, schema_id: int, subject: str | None = None) -> RegisteredSchema:
-        """The schema of ``schema_id`` (``GET /schemas/ids/{id}``), cached for the life of the
-        process: ids are immutable. ``subject`` is passed as Confluent's ``subject`` query
+        """The schema of ``schema_id`` (``GET /schemas/ids/{id}``), cached (the SCHEMAS_KEPT
+        most recently used): ids are immutable. ``subject`` is passed as Confluent's ``subject`` query
         parameter (which finds the id in the subject's context) and is part of the cache key.
         NOT_FOUND (40403) for an id the registry does not have."""
         if not _is_int(schema_id) or schema_id < 0:
@@ -781,6 +787,8 @@ class SchemaRegistryClient:
         key = (schema_id, subject)
         with self._lock:
             known = self._by_id.get(key)
+            if known is not None:
+                self._by_id.move_to_end(key)
         if known is not None:
             return known
         query = {"subject": _subject_checked(subject)} if subject is not None else None
@@ -789,7 +797,10 @@ class SchemaRegistryClient:
         found = self._parsed(answer, f"GET /schemas/ids/{schema_id}", schema_id=schema_id,
                              subject=subject, keep=(schema_id, None, None))
         with self._lock:
-            return self._by_id.setdefault(key, found)
+            kept = self._by_id.setdefault(key, found)
+            while len(self._by_id) > SCHEMAS_KEPT:  # ids come from records: data
+                self._by_id.popitem(last=False)
+            return kept
 
     def latest(self, subject: str) -> RegisteredSchema:
         """The subject's latest version (``GET /subjects/{s}/versions/latest``), asked every

@@ -161,3 +161,37 @@ def test_a_json_record_nested_thousands_deep_is_one_failure_not_a_traceback() ->
     assert [f.index for f in failures] == [1]
     assert "nested deeper than 100" in failures[0].reason
     assert shown[1][1] == "base64" and shown[0][1] == "json"
+
+
+class EveryId(SchemaRegistryClient):
+    """A registry answering a schema for every id asked (as a hostile one may), without HTTP:
+    ``_call`` is the client's one request method."""
+
+    def __init__(self) -> None:
+        super().__init__(RegistryConfig(("http://127.0.0.1:9",)))
+        self.asked = 0
+
+    def _call(self, method, path, **kwargs):  # type: ignore[no-untyped-def,override]
+        from spark_kafka_wire.client.schema_registry import _Answer
+
+        self.asked += 1
+        return _Answer({"schema": '{"type": "string"}', "schemaType": "JSON"},
+                       "http://127.0.0.1:9")
+
+
+def test_the_registry_client_keeps_the_most_recently_used_schemas_only() -> None:
+    """Issue 45: the client's cache by id grew with every id the records named (ids are
+    data) while a registry answered them; it keeps SCHEMAS_KEPT, the least recently used
+    going first, and the CLI keeps as many readers."""
+    from spark_kafka_wire.cli.registry_decoding import READERS_KEPT
+    from spark_kafka_wire.client.schema_registry import SCHEMAS_KEPT
+
+    assert READERS_KEPT == SCHEMAS_KEPT == KEPT
+    registry = EveryId()
+    for i in range(3 * KEPT):
+        registry.schema_by_id(i)
+    assert len(registry._by_id) == KEPT and registry.asked == 3 * KEPT
+    registry.schema_by_id(3 * KEPT - 1)  # recently used: kept, not asked again
+    assert registry.asked == 3 * KEPT
+    registry.schema_by_id(0)  # long unused: dropped, asked again
+    assert registry.asked == 3 * KEPT + 1 and len(registry._by_id) == KEPT
