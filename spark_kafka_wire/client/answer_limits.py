@@ -77,6 +77,14 @@ def fetch_asked(version: int, body: Mapping[str, Any]) -> int:
         else partitions
 
 
+def kafka07_fetch_limit(asked: int) -> int:
+    """The most bytes a Kafka 0.7 FETCH or MULTIFETCH answer may announce: the messages among
+    the ``asked`` bytes (a 0.7 broker cuts its message set at the request's max size; a message
+    longer than that never comes) and the answer's headers, for which SMALL_ANSWER_BYTES more
+    is ample."""
+    return asked + SMALL_ANSWER_BYTES
+
+
 def too_large(subject: str, size: int, limit: int) -> str:
     """The reason of the ProtocolError for ``subject`` ("the Metadata answer") announcing
     ``size`` bytes: what was refused, why, and what to do."""

@@ -548,12 +548,12 @@ class BrokerConnection:
             raise BrokerConnectionError(self.name, "connection is closed")
         self._send_bytes([frame], what)
 
-    def receive_frame(self, what: str) -> memoryview:
+    def receive_frame(self, what: str, max_size: int) -> memoryview:
         """The next frame's bytes after its size prefix (a Kafka 0.7 answer), read within
-        request.timeout.ms; ``what`` names the awaited answer in errors. Its size is checked
-        against framing's MAX_FRAME_SIZE only: a 0.7 answer's bound is its FETCH's size,
-        which the 0.7 client checks."""
-        return self._read_frame(what, framing.MAX_FRAME_SIZE)
+        request.timeout.ms; ``what`` names the awaited answer in errors. A frame announcing
+        more than ``max_size`` (what the request may be answered with, ``answer_limits``)
+        closes the connection unread."""
+        return self._read_frame(what, max_size)
 
     @staticmethod
     def _send_frame(sock: socket.socket, parts: list[Any], limit: _Limit) -> None:

@@ -301,7 +301,7 @@ class Kafka07Cluster:
         empty = EmptyAnswers(conn.conn.config, conn.conn.operation_deadline)
         while True:
             code, body = conn.request(RequestType.FETCH,
-                                      encode_fetch(loc.topic, loc.partition, start, size))
+                                      encode_fetch(loc.topic, loc.partition, start, size), size)
             check_kafka07_error(code, topic=loc.topic, partition=loc.number, offset=start,
                                 broker=loc.broker, context="FETCH")
             end, count = message_ends(body, start, start_is_boundary=True, topic=loc.topic,

@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from spark_kafka_wire.client.answer_limits import LISTING_ANSWER_BYTES, kafka07_fetch_limit
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
@@ -57,6 +58,8 @@ class Pending:
     kind: RequestType
     what: str
     session: int  # the connection's session when sent: answers never cross a reconnect
+    #: the most bytes its answer may announce (answer_limits)
+    max_answer: int = LISTING_ANSWER_BYTES
     abandoned: bool = False
 
 
@@ -96,10 +99,15 @@ class Kafka07Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def send(self, kind: RequestType, frame: bytes) -> Pending:
-        """Send a whole request (``protocol.kafka07.encode_*``); the handle to its answer."""
+    def send(self, kind: RequestType, frame: bytes, asked: int | None = None) -> Pending:
+        """Send a whole request (``protocol.kafka07.encode_*``); the handle to its answer.
+        ``asked``: the message bytes a FETCH or MULTIFETCH asks for (its max sizes), which
+        bound the answer; any other answer is bounded as a listing (OFFSETS)."""
+        if kind in (RequestType.FETCH, RequestType.MULTIFETCH) and asked is None:
+            raise ValueError(f"a {kind.name} needs the bytes it asks for, which bound its answer")
         self.connect()
-        pending = Pending(kind, kind.name, self._session)
+        limit = kafka07_fetch_limit(asked) if asked is not None else LISTING_ANSWER_BYTES
+        pending = Pending(kind, kind.name, self._session, limit)
         try:
             self.conn.send_frame(frame, kind.name)
         except BaseException:
@@ -129,9 +137,9 @@ class Kafka07Connection:
             raise RuntimeError(f"this {pending.what} answer was already received")
         try:
             for _ in range(ahead):
-                self.conn.receive_frame(self._pending[0].what)
+                self.conn.receive_frame(self._pending[0].what, self._pending[0].max_answer)
                 self._pending.popleft()
-            frame = self.conn.receive_frame(pending.what)
+            frame = self.conn.receive_frame(pending.what, pending.max_answer)
             self._pending.popleft()
             self._unconfirmed_produce = False
             return split_answer(frame)
@@ -148,8 +156,9 @@ class Kafka07Connection:
             self._failed()
             raise
 
-    def request(self, kind: RequestType, frame: bytes) -> tuple[int, memoryview]:
-        return self.receive(self.send(kind, frame))
+    def request(self, kind: RequestType, frame: bytes,
+                asked: int | None = None) -> tuple[int, memoryview]:
+        return self.receive(self.send(kind, frame, asked))
 
     def abandon(self, pending: Pending) -> None:
         """Nobody will read ``pending``'s answer: it is read and dropped before the next."""

@@ -64,7 +64,7 @@ def fetch_once(conn: Kafka07Connection, topic: str, partition: int, offset: int,
     """One FETCH, decoded: the complete messages among ``max_size`` bytes from ``offset``."""
     s = settings or FetchSettings07()
     code, body = conn.request(RequestType.FETCH, encode_fetch(topic, partition, offset,
-                                                              max_size))
+                                                              max_size), max_size)
     check_kafka07_error(code, topic=topic, partition=partition, offset=offset,
                         broker=conn.name, context="FETCH")
     return _decode(conn.name, topic, partition, offset, body, None, start_is_boundary,
@@ -77,7 +77,8 @@ def multifetch(conn: Kafka07Connection, fetches: Sequence[FetchSpec],
     """Several FETCHes in one MULTIFETCH, decoded in order; the first error code raises,
     naming its topic, partition and offset."""
     s = settings or FetchSettings07()
-    code, body = conn.request(RequestType.MULTIFETCH, encode_multifetch(fetches))
+    code, body = conn.request(RequestType.MULTIFETCH, encode_multifetch(fetches),
+                              sum(f.max_size for f in fetches))
     check_kafka07_error(code, broker=conn.name, context="MULTIFETCH")
     try:
         parts = decode_multifetch(body, len(fetches))
@@ -115,7 +116,8 @@ def fetch_range(conn: Kafka07Connection, topic: str, partition: int, start: int,
     pending: Pending | None = None
 
     def send(at: int, max_size: int) -> Pending:
-        return conn.send(RequestType.FETCH, encode_fetch(topic, partition, at, max_size))
+        return conn.send(RequestType.FETCH, encode_fetch(topic, partition, at, max_size),
+                         max_size)
 
     try:
         if offset < end:

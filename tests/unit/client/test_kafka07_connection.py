@@ -10,10 +10,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from spark_kafka_wire.client.answer_limits import SMALL_ANSWER_BYTES
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.client.kafka07 import Kafka07Connection
+from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import RequestType, encode_fetch, encode_produce
 from spark_kafka_wire.protocol.messages import METADATA
 from tests.support.errors import raises_condition
@@ -106,10 +108,10 @@ def test_answers_are_paired_by_order_and_abandoned_ones_dropped(peer) -> None:
 
     host, port = peer(script)
     with Kafka07Connection(host, port, config(host, port)) as c:
-        first = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10))
+        first = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10), 10)
         c.send(RequestType.PRODUCE, encode_produce("t", 0, b""))
-        second = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10))
-        third = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10))
+        second = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10), 10)
+        third = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10), 10)
         assert c.in_flight == 3
         code, body = c.receive(first)
         with pytest.raises(RuntimeError):
@@ -130,7 +132,7 @@ def test_a_closed_connection_after_a_produce_says_the_produce_was_refused(peer) 
     host, port = peer(script)
     c = Kafka07Connection(host, port, config(host, port))
     c.send(RequestType.PRODUCE, encode_produce("t", 0, b"\x00\x00\x00\x05\x00junk"))
-    pending = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10))
+    pending = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10), 10)
     with pytest.raises(BrokerConnectionError, match="closes the connection when a PRODUCE"):
         c.receive(pending)
     assert not c.connected
@@ -140,3 +142,24 @@ def test_a_07_connection_needs_a_07_release() -> None:
     with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
                           "0.7.x"):
         Kafka07Connection("127.0.0.1", 1, config("127.0.0.1", 1, "0.8.2"))
+
+
+def test_a_fetch_answer_announcing_more_than_was_asked_is_refused_unread(peer) -> None:
+    """Issue 45: a 0.7 answer could announce up to 1 GiB whatever was asked, and was read
+    whole before the FETCH's size was checked; now its size prefix is checked against the
+    bytes asked (plus room for headers) and the connection closed unread."""
+    announced = 10 + SMALL_ANSWER_BYTES + 1
+
+    def script(s: socket.socket) -> None:
+        _recv_frame(s)
+        s.sendall(struct.pack(">ih", announced, 0))  # and nothing more: never read
+        _recv_frame(s)
+
+    host, port = peer(script)
+    c = Kafka07Connection(host, port, config(host, port))
+    pending = c.send(RequestType.FETCH, encode_fetch("t", 0, 0, 10), 10)
+    with pytest.raises(ProtocolError, match=f"announces {announced} bytes"):
+        c.receive(pending)
+    assert not c.connected
+    with pytest.raises(ValueError, match="needs the bytes it asks for"):
+        c.send(RequestType.MULTIFETCH, b"")

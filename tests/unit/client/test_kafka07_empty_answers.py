@@ -37,7 +37,7 @@ class _Broker:
 
         self.conn = _Conn()
 
-    def send(self, kind, frame):  # noqa: ANN001, ANN201
+    def send(self, kind, frame, asked=None):  # noqa: ANN001, ANN201
         self.fetches += 1
         return self.fetches
 
