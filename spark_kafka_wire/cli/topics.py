@@ -30,7 +30,7 @@ from spark_kafka_wire.client.admin import (
     delete_topics,
     describe_topic_configs,
 )
-from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
+from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition, topic_error
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import INVALID_VALUE, KAFKA07_UNSUPPORTED, ConfigurationError
@@ -173,12 +173,12 @@ def name_matcher(pattern: str, what: str) -> Callable[[str], object]:
 
 
 def existing_topic(client: Cluster, topic: str) -> TopicInfo:
-    """The topic's metadata, or UnknownTopicOrPartition saying it does not exist."""
+    """The topic's metadata, or UnknownTopicOrPartition saying it does not exist (or the
+    broker's refusal, such as a missing DESCRIBE ACL, saying only that)."""
     info = client.fetch_metadata([topic]).topics.get(topic)
     if info is None or info.error_code:
-        raise error_for_code(info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                             topic=topic, context="Metadata",
-                             message="no such topic (kafkawire topics lists them)")
+        raise topic_error(topic, info, client.config.principal,
+                          "no such topic (kafkawire topics lists them)")
     return info
 
 

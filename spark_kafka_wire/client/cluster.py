@@ -107,6 +107,21 @@ class ClusterMetadata:
     cluster_id: str | None
 
 
+def topic_error(topic: str, info: TopicInfo | None, principal: str | None,
+                missing: str | None = None) -> KafkaError:
+    """The error of a topic a Metadata answer did not give (``info`` None: not listed), one
+    wording for the source, the CLI and the client. ``missing`` (what the caller makes of an
+    unknown topic: "the subscribed topic does not exist") is said only where the broker
+    answered that the topic is unknown; an authorization failure says only that, naming
+    ``principal`` and the kafka-acls grant (a broker refuses a principal without DESCRIBE
+    this way whether or not the topic exists, so "does not exist" would be a guess)."""
+    code = info.error_code if info is not None and info.error_code else \
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return error_for_code(
+        code, topic=topic, context="Metadata", principal=principal,
+        message=missing if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else None)
+
+
 def is_retriable(exc: BaseException) -> bool:
     return isinstance(exc, (BrokerConnectionError, NoBrokersAvailableError)) or (
         isinstance(exc, KafkaError) and exc.retriable
@@ -268,9 +283,7 @@ class KafkaClient:
             md = self.fetch_metadata([name])
             t = md.topics.get(name)
             if t is None or t.error_code:
-                raise error_for_code(t.error_code if t else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                     topic=name, context="Metadata",
-                                     principal=self.config.principal)
+                raise topic_error(name, t, self.config.principal)
             info = t
         return info
 

@@ -1,6 +1,6 @@
 """Protobuf writes (issue 32): an Arrow struct column encoded as Confluent's Protobuf payloads
 (message indexes, then the serialized message), and the proto3 schema derived from a Spark type
-when the registry gives none.
+when the registry gives none (registered as ``.proto`` text, ``formats/protobuf_text.py``).
 
 Why this shape: the message is filled in Python and serialized by the ``protobuf`` runtime
 (upb, C), so the wire format is the runtime's, never ours. The mapping is the inverse of
@@ -33,6 +33,7 @@ from spark_kafka_wire.formats.protobuf_codec import (
     message_by_indexes,
     write_message_indexes,
 )
+from spark_kafka_wire.formats.protobuf_text import IDENTIFIER, proto_text
 
 #: The package and message name of a schema derived from a Spark type (the message name is
 #: spark-avro's record name, so the record-name subject strategies name the same thing).
@@ -80,8 +81,14 @@ class _Deriver:
 
     def message(self, msg: descriptor_pb2.DescriptorProto, struct: Mapping[str, Any],
                 scope: str, path: str) -> None:
-        taken: set[str] = set()
-        for number, f in enumerate(struct["fields"], start=1):
+        fields = struct["fields"]
+        _check_field_names(fields, path)
+        # protoc names a map's entry message after its field, and a message's fields and
+        # nested messages share one scope: nested structs take other names
+        taken = {_map_entry_name(f["name"]) for f in fields
+                 if isinstance(f["type"], dict) and f["type"].get("type") == "map"}
+        taken |= {f["name"] for f in fields}
+        for number, f in enumerate(fields, start=1):
             where = f"{path}.{f['name']}" if path else f["name"]
             fd = msg.field.add(name=f["name"], number=number, label=F.LABEL_OPTIONAL)
             spark = f["type"]
@@ -96,14 +103,18 @@ class _Deriver:
                 self._map(fd, msg, spark, scope, where, taken)
             else:
                 self._typed(fd, msg, spark, scope, where, taken)
+                # proto3 `optional` (explicit presence) for every singular scalar: a null
+                # stays a null, and a written 0, "" or false reads back as itself, where
+                # implicit presence would read it as null (as from_protobuf does)
                 if fd.type != F.TYPE_MESSAGE:
-                    # proto3 `optional` (explicit presence) for every singular scalar: a null
-                    # stays a null, and a written 0, "" or false reads back as itself, where
-                    # implicit presence would read it as null (as from_protobuf does)
                     fd.proto3_optional = True
-                    fd.oneof_index = len(msg.oneof_decl)
-                    msg.oneof_decl.add(name=f"_{f['name']}")
-        # synthetic oneofs must come after the real ones (there are none): protoc's order
+        _synthetic_oneofs(msg)
+        # the order protoc gives the nested messages of the printed text (formats/
+        # protobuf_text.py): map entries as their fields come, then the nested messages
+        entries = [n for n in msg.nested_type if n.options.map_entry]
+        others = [n for n in msg.nested_type if not n.options.map_entry]
+        del msg.nested_type[:]
+        msg.nested_type.extend(entries + others)
 
     def _nested(self, msg: descriptor_pb2.DescriptorProto, base: str, taken: set[str]
                 ) -> descriptor_pb2.DescriptorProto:
@@ -116,9 +127,9 @@ class _Deriver:
 
     def _typed(self, fd: descriptor_pb2.FieldDescriptorProto,
                msg: descriptor_pb2.DescriptorProto, spark: Any, scope: str, where: str,
-               taken: set[str]) -> None:
+               taken: set[str], nested_name: str | None = None) -> None:
         if isinstance(spark, dict) and spark.get("type") == "struct":
-            nested = self._nested(msg, _camel(fd.name), taken)
+            nested = self._nested(msg, nested_name or _camel(fd.name), taken)
             fd.type, fd.type_name = F.TYPE_MESSAGE, f"{scope}.{nested.name}"
             self.message(nested, spark, f"{scope}.{nested.name}", where)
             return
@@ -150,25 +161,99 @@ class _Deriver:
         if isinstance(value, dict) and value.get("type") in ("array", "map"):
             raise ValueError(f"field {where}: a Protobuf map's value cannot be a "
                              f"{value['type']} (wrap it in a struct)")
-        entry = self._nested(msg, f"{_camel(fd.name)}Entry", taken)
+        entry = msg.nested_type.add(name=_map_entry_name(fd.name))
         entry.options.map_entry = True
         entry_taken: set[str] = set()
         k = entry.field.add(name="key", number=1, label=F.LABEL_OPTIONAL)
         self._typed(k, entry, key, f"{scope}.{entry.name}", f"{where}.key", entry_taken)
         v = entry.field.add(name="value", number=2, label=F.LABEL_OPTIONAL)
-        self._typed(v, entry, value, f"{scope}.{entry.name}", f"{where}.value", entry_taken)
+        # a struct value's message is the map's sibling: .proto text declares no message
+        # inside a map's entry
+        self._typed(v, msg, value, scope, f"{where}.value", taken,
+                    nested_name=f"{_camel(fd.name)}Value")
         fd.label, fd.type, fd.type_name = F.LABEL_REPEATED, F.TYPE_MESSAGE, \
             f"{scope}.{entry.name}"
+
+
+def _map_entry_name(field: str) -> str:
+    """The name protoc gives the entry message of map field ``field`` (MapEntryName in its
+    parser): '_' dropped and the letter after it (and the first) upper-cased, then Entry."""
+    out, cap = [], True
+    for c in field:
+        if c == "_":
+            cap = True
+        else:
+            out.append(c.upper() if cap and "a" <= c <= "z" else c)
+            cap = False
+    return "".join(out) + "Entry"
+
+
+def _json_name(field: str) -> str:
+    """protoc's default JSON name of a field: '_' dropped, the letter after it upper-cased."""
+    return re.sub(r"_+([a-z]?)", lambda m: m.group(1).upper(), field)
+
+
+def _check_field_names(fields: Any, path: str) -> None:
+    """Refuses struct field names a .proto file cannot hold, naming the column to rename."""
+    seen: dict[str, str] = {}
+    for f in fields:
+        name = f["name"]
+        where = f"{path}.{name}" if path else name
+        if not IDENTIFIER.fullmatch(name):
+            raise ValueError(f"field {where!r} is not a Protobuf field name (letters, digits "
+                             "and '_', not starting with a digit): rename it, e.g. "
+                             "F.col(...).alias(...), or pin a schema")
+        if name.startswith("_") and name[1:] in {g["name"] for g in fields}:
+            raise ValueError(f"fields {name[1:]!r} and {name!r}{f' of {path}' if path else ''}: "
+                             f"protobufjs (JavaScript clients) names the oneof of optional "
+                             f"{name[1:]!r} {name!r} as well and refuses the schema: rename one")
+        other = seen.setdefault(_json_name(name), name)
+        if other != name:
+            raise ValueError(f"fields {other!r} and {name!r}"
+                             f"{f' of {path}' if path else ''} have the same Protobuf JSON "
+                             f"name {_json_name(name)!r}, which protoc refuses: rename one")
+    entries: dict[str, str] = {}
+    for f in fields:
+        if isinstance(f["type"], dict) and f["type"].get("type") == "map":
+            entry = _map_entry_name(f["name"])
+            if entry in seen.values():
+                raise ValueError(f"map field {f['name']!r}{f' of {path}' if path else ''} "
+                                 f"has an entry message named {entry!r}, as another field "
+                                 "is, which protoc refuses: rename one")
+            other = entries.setdefault(entry, f["name"])
+            if other != f["name"]:
+                raise ValueError(f"map fields {other!r} and {f['name']!r}"
+                                 f"{f' of {path}' if path else ''} would have the same entry "
+                                 f"message {_map_entry_name(f['name'])!r}: rename one")
+
+
+def _synthetic_oneofs(msg: descriptor_pb2.DescriptorProto) -> None:
+    """The oneof protoc declares for each proto3 ``optional`` field, named as protoc names it
+    ('_' + the field's name, unless it starts with '_'; 'X' prepended while it clashes with
+    a field or another oneof), after the real ones (there are none)."""
+    names = {f.name for f in msg.field} | {o.name for o in msg.oneof_decl}
+    for fd in msg.field:
+        if fd.proto3_optional:
+            name = fd.name if fd.name.startswith("_") else f"_{fd.name}"
+            while name in names:
+                name = f"X{name}"
+            names.add(name)
+            fd.oneof_index = len(msg.oneof_decl)
+            msg.oneof_decl.add(name=name)
 
 
 def derive_file(spark_type: Any, *, package: str = DERIVED_PACKAGE,
                 message: str = DERIVED_MESSAGE) -> descriptor_pb2.FileDescriptorProto:
     """The proto3 file a struct's Spark type (JSON form) derives: message ``message`` with a
     field per struct field, numbered 1..n in column order; nested structs as nested messages;
-    every singular scalar ``optional`` (values round-trip, defaults included); arrays repeated; maps ``map<k, v>``; timestamps
+    every singular scalar ``optional`` (values round-trip, defaults included); arrays
+    repeated; maps ``map<k, v>`` (a struct value's message beside the entry); timestamps
     ``google.protobuf.Timestamp``; day-time intervals ``google.protobuf.Duration``; dates as
-    int32 day numbers. ValueError names a field Protobuf cannot hold (decimals, nested arrays,
-    maps with other keys)."""
+    int32 day numbers. Names, synthetic oneofs and the order of nested messages are those
+    protoc gives the file's ``.proto`` text (``derived_text``), so the registered text and
+    this descriptor are one schema. ValueError names a field Protobuf cannot hold (decimals,
+    nested arrays, maps with other keys, names that are no .proto identifier or share a JSON
+    name)."""
     if not (isinstance(spark_type, dict) and spark_type.get("type") == "struct"):
         shown = spark_type.get("type") if isinstance(spark_type, dict) else spark_type
         raise ValueError(f"a Protobuf message is written from a struct column, not {shown}: "
@@ -183,10 +268,20 @@ def derive_file(spark_type: Any, *, package: str = DERIVED_PACKAGE,
 
 
 def derived_schema(spark_type: Any) -> str:
-    """``derive_file`` as the registry takes it: base64 of the serialized FileDescriptorProto
-    (what confluent-kafka's ProtobufSerializer registers; no references for the well-known
-    google/protobuf files, as it registers none)."""
+    """``derive_file`` as base64 of the serialized FileDescriptorProto: what the encoder of a
+    derived schema is built from (``derived_text`` compiles to the same descriptor, so the
+    encoder needs no protoc)."""
     return base64.b64encode(derive_file(spark_type).SerializeToString()).decode()
+
+
+def derived_text(spark_type: Any) -> str:
+    """``derive_file`` as the registry takes it: ``.proto`` text (what Java's
+    KafkaProtobufSerializer registers, and what every registry and client parses; a base64
+    descriptor, which confluent-kafka's Python serializer registers, is served as given by
+    a registry that stores what it is given, and JavaScript clients cannot read it). No
+    references for the well-known google/protobuf files it imports (registries and clients
+    bundle them)."""
+    return proto_text(derive_file(spark_type))
 
 
 # ---------------------------------------------------------------------------- encoding

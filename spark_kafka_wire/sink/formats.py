@@ -20,9 +20,13 @@ order, nested structs as nested messages, every singular scalar as ``optional``,
 boolean keys), timestamps as ``google.protobuf.Timestamp``, day-time intervals as
 ``google.protobuf.Duration``, binary as ``bytes``, dates as ``int32`` day numbers since
 1970-01-01 (what Spark's ``to_protobuf`` writes for a date); decimals and other types are
-refused naming the field. It is registered as Confluent's Python serializer registers one:
-a base64 serialized FileDescriptorProto, schemaType PROTOBUF, no references for the
-google/protobuf files it imports.
+refused naming the field. It is registered as Java's KafkaProtobufSerializer registers one:
+``.proto`` text (``formats/protobuf_text.py``), schemaType PROTOBUF, no references for the
+google/protobuf files it imports. Text, not the base64 FileDescriptorProto Confluent's
+Python serializer sends: a registry that stores what it is given (Apicurio) serves a schema
+as registered, and JavaScript clients (@kafkajs/confluent-schema-registry) parse only text.
+The encoder is built from the derived descriptor itself, which the text compiles back to:
+protoc never runs for a derived schema, on the driver or in a task.
 
 The column itself may hold nulls: a null value is a tombstone, never encoded. With the
 ``topic`` option the schema is settled on the driver before any task starts (a compatibility
@@ -51,6 +55,7 @@ from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.client.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
+    SchemaType,
     shared_registry,
 )
 from spark_kafka_wire.formats.avro_codec import AvroEncoder
@@ -63,6 +68,7 @@ from spark_kafka_wire.formats.protobuf_encode import (
     DERIVED_PACKAGE,
     ProtobufEncoder,
     derived_schema,
+    derived_text,
 )
 from spark_kafka_wire.options.formats import ColumnFormat, FormatOptions
 
@@ -127,27 +133,43 @@ class Encoding:
         return frame(schema.schema_id, encoded)
 
 
-def _avro_derived(spark_type: Any) -> tuple[str | None, str | None]:
-    """(the schema ``to_avro`` derives from ``spark_type``, its record's name): None for what
-    is not known (no type: the schema comes from the registry; a column that is no struct
-    derives no record)."""
+@dataclass(frozen=True)
+class Derived:
+    """A schema derived from a column's Spark type: ``text`` as registered, ``encoded_from``
+    what the encoder is built from (the same text, or for Protobuf the descriptor the text
+    compiles to), both None where the type is not known (the schema then comes from the
+    registry); ``record`` the record name of the record-name strategies (None: a column that
+    is no struct derives no record)."""
+
+    text: str | None
+    encoded_from: str | None
+    record: str | None
+
+
+def _avro_derived(spark_type: Any) -> Derived:
+    """The schema ``to_avro`` derives from ``spark_type``, and its record's name."""
     if spark_type is None:
-        return None, None
+        return Derived(None, None, None)
     derived = to_avro(spark_type, nullable=False, record_name=TOP_LEVEL_RECORD)
-    return json.dumps(derived), derived.get("name") if isinstance(derived, dict) else None
+    text = json.dumps(derived)
+    return Derived(text, text, derived.get("name") if isinstance(derived, dict) else None)
 
 
-def _json_derived(spark_type: Any) -> tuple[str | None, str | None]:
+def _json_derived(spark_type: Any) -> Derived:
     """As ``_avro_derived`` for ``json-schema``: draft-07 titled ``topLevelRecord`` (the
     title is the record name Confluent's JSON serializer gives the record-name strategies)."""
-    return (None if spark_type is None else json_schema_for(spark_type)), TOP_LEVEL_RECORD
+    text = None if spark_type is None else json_schema_for(spark_type)
+    return Derived(text, text, TOP_LEVEL_RECORD)
 
 
-def _protobuf_derived(spark_type: Any) -> tuple[str | None, str | None]:
-    """As ``_avro_derived`` for ``protobuf``: the proto3 file ``derive_file`` gives, its
-    message ``kafkawire.topLevelRecord`` (the record name of the record-name strategies)."""
+def _protobuf_derived(spark_type: Any) -> Derived:
+    """As ``_avro_derived`` for ``protobuf``: the proto3 file ``derive_file`` gives, as
+    ``.proto`` text, its encoder built from the descriptor; its message
+    ``kafkawire.topLevelRecord`` (the record name of the record-name strategies)."""
     name = f"{DERIVED_PACKAGE}.{DERIVED_MESSAGE}"
-    return (None if spark_type is None else derived_schema(spark_type)), name
+    if spark_type is None:
+        return Derived(None, None, name)
+    return Derived(derived_text(spark_type), derived_schema(spark_type), name)
 
 
 Encoder = AvroEncoder | JsonSchemaEncoder | ProtobufEncoder
@@ -159,9 +181,9 @@ class _Writes:
     text, the files it imports and the column's format), and the schema derived from a Spark
     type (with the record name of the record-name strategies)."""
 
-    schema_type: str
+    schema_type: SchemaType
     encoder: Callable[[str, Mapping[str, str], ColumnFormat], Encoder]
-    derive: Callable[[Any], tuple[str | None, str | None]]
+    derive: Callable[[Any], Derived]
 
 
 def _protobuf_encoder(schema: str, references: Mapping[str, str],
@@ -206,7 +228,7 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
         return ColumnSchema(fmt.column, found.id,
                             _encoder(writes, fmt, found, found.schema, client, spark_type))
     try:
-        text, record = writes.derive(spark_type)
+        derived = writes.derive(spark_type)
     except ConfigurationError:
         raise
     except ValueError as exc:
@@ -214,13 +236,15 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
             f"the {fmt.column} column's {fmt.format} schema cannot be derived from its Spark "
             f"type: {exc}", condition=UNSUPPORTED_VALUE) from None
     if formats.use_latest_version or fmt.schema_version is not None:
-        subject = fmt.subject_for(topic, record)
+        subject = fmt.subject_for(topic, derived.record)
         found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
             else client.latest(subject)
         return ColumnSchema(fmt.column, found.id,
                             _encoder(writes, fmt, found, found.schema, client, spark_type))
-    assert text is not None, "a schema is derived from the column's type, which is known"
-    subject = fmt.subject_for(topic, record)
+    text, encoded_from = derived.text, derived.encoded_from
+    assert text is not None and encoded_from is not None, \
+        "a schema is derived from the column's type, which is known"
+    subject = fmt.subject_for(topic, derived.record)
     if formats.auto_register:
         schema_id = client.register(subject, text, writes.schema_type)
     else:
@@ -233,7 +257,7 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
                 condition=MISSING_OPTION)
         schema_id = looked_up.id
     return ColumnSchema(fmt.column, schema_id,
-                        _encoder(writes, fmt, None, text, client, None))
+                        _encoder(writes, fmt, None, encoded_from, client, None))
 
 
 def encoding_for(formats: FormatOptions, spark_types: Mapping[str, Any],

@@ -53,13 +53,13 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from spark_kafka_wire.client.cluster import TopicPartition
+from spark_kafka_wire.client.cluster import TopicPartition, topic_error
 from spark_kafka_wire.client.cluster_api import Cluster, FetchSettings07, Locator, PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST
-from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
+from spark_kafka_wire.protocol.errors import AuthorizationError, ErrorCode
 from spark_kafka_wire.source.formats import Decoding
 from spark_kafka_wire.source.limits import Limit, OffsetSpec
 from spark_kafka_wire.source.options import SourceOptions
@@ -133,19 +133,20 @@ def topic_partitions(client: Cluster, topics: tuple[str, ...], word: str = "subs
                      missing_ok: bool = False) -> list[TopicPartition]:
     """Every partition of ``topics``; internal topics are left out. A topic that does not exist
     is an error, or with ``missing_ok`` simply has no partitions (a running stream: its
-    vanished partitions then follow failOnDataLoss)."""
+    vanished partitions then follow failOnDataLoss); one the principal may not describe is
+    an error either way (``topic_error``: the ACL to grant)."""
     md = client.fetch_metadata(topics)
     tps: list[TopicPartition] = []
     for topic in topics:
         info = md.topics.get(topic)
         if info is None or info.error_code:
-            if missing_ok:
+            error = topic_error(topic, info, client.config.principal,
+                                f"the {word} topic does not exist (or is not visible to this "
+                                "client)")
+            # a refused ACL is no vanished topic: a running stream stops, saying so
+            if missing_ok and not isinstance(error, AuthorizationError):
                 continue
-            raise error_for_code(
-                info.error_code if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, topic=topic,
-                context="Metadata",
-                message=f"the {word} topic does not exist (or is not visible to this client)",
-            )
+            raise error
         if info.is_internal:
             log.warning("topic %s is internal to Kafka and is not read (as in Spark)", topic)
             continue

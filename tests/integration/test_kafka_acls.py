@@ -36,6 +36,7 @@ from spark_kafka_wire.protocol.errors import (
     TransactionalIdAuthorizationError,
 )
 from spark_kafka_wire.sink.exactly_once import task_transactional_id
+from tests.cli.conftest import run_cli
 from tests.support.kafka_acls import Acl, admin_client, grant, sasl_options
 from tests.support.refusals import refused
 
@@ -148,6 +149,25 @@ def test_metadata_without_describe_on_the_topic_names_the_acl(kafka, names):
           f"grant User:bob DESCRIBE on topic '{topic}' (kafka-acls --add --allow-principal "
           f"User:bob --operation Describe --topic {topic}); a reader needs Read and a writer "
           "Write")
+
+
+def test_the_cli_names_the_describe_acl_not_a_missing_topic(kafka, names, tmp_path):
+    """Issue 46 item 15: ``kafkawire tail`` (and every command that looks a topic up) of a
+    topic bob may not describe says so with the grant, not "no such topic"."""
+    topic = _topic(kafka, names("cli"), rows=1)
+    grant(kafka, Acl("User:alice", "Read", "Topic", topic))
+    props = tmp_path / "bob.properties"
+    props.write_text("".join(f"{k.removeprefix('kafka.')}={v}\n"
+                             for k, v in sasl_options(kafka, "bob").items()))
+    started = time.monotonic()
+    result = run_cli("--command-config", str(props), "tail", topic, "-n", "1")
+    assert time.monotonic() - started < FAIL_FAST_S * 5  # the process's own start included
+    assert result.exit_code != 0
+    assert "TOPIC_AUTHORIZATION_FAILED (29) in Metadata" in result.stderr
+    assert (f"User:bob is not authorized to DESCRIBE topic '{topic}': grant User:bob "
+            f"DESCRIBE on topic '{topic}' (kafka-acls --add --allow-principal User:bob "
+            f"--operation Describe --topic {topic})") in result.stderr
+    assert "no such topic" not in result.stderr and "does not exist" not in result.stderr
 
 
 def test_an_offset_commit_without_read_on_the_group_names_the_acl(kafka, names):

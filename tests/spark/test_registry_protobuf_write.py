@@ -1,7 +1,9 @@
 """``value.format=protobuf`` / ``key.format=protobuf`` writes (issue 32) against a real Schema
 Registry (Apicurio, ``schema_registry``) and a real broker: what kafkawire writes, Confluent's
 own ProtobufDeserializer (with the message class built from the schema kafkawire registered)
-reads back from librdkafka's consumer, and kafkawire reads its own writes back equal."""
+reads back from librdkafka's consumer, and kafkawire reads its own writes back equal. A
+derived schema is registered as ``.proto`` text (issue 46 item 14), which protoc compiles back
+to the derived descriptor and Confluent's deserializer fetches from the registry itself."""
 
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, message_factory
 from pyspark.sql import functions as F
 
+from spark_kafka_wire.client.proto_text import binary_schemas, compile_text
 from spark_kafka_wire.formats.protobuf_codec import build_pool
+from spark_kafka_wire.formats.protobuf_encode import derive_file, derived_text
 from tests.support.librdkafka import consume
 from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 
@@ -38,8 +42,9 @@ def _read(spark, bootstrap: str, url: str, topic: str, **options: str):
 
 
 def _class(registry: SchemaRegistryClient, schema_id: int, name: str | None = None) -> type:
-    """The message class of a registered schema, built by the protobuf runtime."""
-    pool, file_name = build_pool(registry.get_schema(schema_id).schema_str)
+    """The message class of a registered schema (base64 or .proto text, compiled by protoc),
+    built by the protobuf runtime."""
+    pool, file_name = build_pool(*binary_schemas(registry.get_schema(schema_id).schema_str))
     file = pool.FindFileByName(file_name)
     desc = pool.FindMessageTypeByName(name) if name else \
         list(file.message_types_by_name.values())[0]
@@ -49,8 +54,10 @@ def _class(registry: SchemaRegistryClient, schema_id: int, name: str | None = No
 def _decoded(registry: SchemaRegistryClient, topic: str, raw: list[bytes], cls: type,
              field: str = MessageField.VALUE) -> list:
     # without the registry client: its writer-schema fetch asks for format=serialized, which
-    # Apicurio answers by parsing the stored base64 as .proto text (a 500); the schema was
-    # checked above by building ``cls`` from what the registry holds under the record's id
+    # Apicurio answers for a schema registered as base64 (the tests' _register) by parsing it
+    # as .proto text (a 500), and for text with the compiled descriptor's raw bytes in a JSON
+    # string (not base64: Apicurio 3's ccompat API); the schema was checked above by building
+    # ``cls`` from what the registry holds under the record's id
     del registry
     deserializer = ProtobufDeserializer(cls, conf=TOPIC_NAMES)
     return [deserializer(data, SerializationContext(topic, field)) for data in raw]
@@ -113,6 +120,52 @@ def test_a_struct_column_is_written_as_confluent_protobuf(spark, bootstrap, sche
     expected = sorted(tuple(r.value) for r in df.select(value).collect())
     # maps come back as dicts, timestamps in the session's zone: both sides through Spark
     assert got_rows == expected
+
+
+def _without_json_names(msg: descriptor_pb2.DescriptorProto) -> None:
+    for f in msg.field:
+        f.ClearField("json_name")
+    for nested in msg.nested_type:
+        _without_json_names(nested)
+
+
+def test_a_derived_schema_is_registered_as_proto_text(spark, bootstrap, schema_registry,
+                                                       new_topic):
+    """Issue 46 item 14: the registry holds ``.proto`` text (what Java's serializer registers
+    and JavaScript clients parse), not base64; protoc compiles it to the descriptor kafkawire
+    encoded with, and Confluent's ProtobufDeserializer, its message class built from that
+    text, reads every record."""
+    topic = new_topic(1, "pb-text")
+    df = spark.createDataFrame(
+        [(n, dt.datetime(2026, 11, 26, 12, n, tzinfo=UTC), [f"t{n}"], {"a": n},
+          (n * 0.5, {n: (n, f"s{n}")})) for n in range(1, 4)],
+        "id long, at timestamp, tags array<string>, attrs map<string,int>, "
+        "inner struct<x: double, by_id: map<int, struct<n: int, s: string>>>")
+    value = F.struct(*[F.col(c) for c in df.columns]).alias("value")
+    _write(df.select(value), bootstrap, schema_registry, topic, **{"value.format": "protobuf"})
+
+    registry = confluent_client(schema_registry)
+    registered = registry.get_latest_version(f"{topic}-value")
+    spark_type = df.select(value).schema["value"].dataType.jsonValue()
+    text = registered.schema.schema_str
+    assert text.startswith('syntax = "proto3";\npackage kafkawire;\n')
+    assert text == derived_text(spark_type)
+    main, files = compile_text(text)  # protoc, an independent parser
+    compiled, derived = descriptor_pb2.FileDescriptorProto(), derive_file(spark_type)
+    compiled.CopyFrom(files[main])  # a copy: compile_text's files are its cache's
+    for fdp in (compiled, derived):
+        fdp.ClearField("name")
+        for msg in fdp.message_type:
+            _without_json_names(msg)
+    assert compiled == derived
+
+    cls = _class(registry, registered.schema_id)  # from the registered text
+    got = sorted(consume({"bootstrap.servers": bootstrap}, topic, 3))
+    decoded = sorted((m.id, m.at.ToDatetime(tzinfo=UTC), list(m.tags), dict(m.attrs), m.inner.x,
+                      {k: (v.n, v.s) for k, v in m.inner.by_id.items()})
+                     for m in _decoded(registry, topic, [v for _, v in got], cls))
+    assert decoded == [(n, dt.datetime(2026, 11, 26, 12, n, tzinfo=UTC), [f"t{n}"], {"a": n},
+                        n * 0.5, {n: (n, f"s{n}")}) for n in range(1, 4)]
 
 
 def test_key_and_value_protobuf_read_back(spark, bootstrap, schema_registry, new_topic):
