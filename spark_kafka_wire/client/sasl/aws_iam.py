@@ -18,7 +18,9 @@ from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError,
 from spark_kafka_wire.client.sasl.bearer import Token, token_from
 from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
 
-INSTALL = "pip install 'spark-kafka-wire[aws]'"
+#: What to install, by the package itself: kafkawire is installed from its clone or a wheel
+#: (not yet from PyPI), where the [aws] extra means this one package.
+INSTALL = "pip install aws-msk-iam-sasl-signer-python (kafkawire's [aws] extra)"
 # b-1.name.abc123.c2.kafka.us-east-1.amazonaws.com, boot-x.c1.kafka-serverless.eu-west-1...
 _MSK_HOST = re.compile(r"\.kafka(?:-serverless)?\.([a-z]{2}(?:-[a-z]+)+-\d+)\.amazonaws\.com"
                        r"(?:\.cn)?$")

@@ -51,7 +51,7 @@ from spark_kafka_wire.client.sasl.kerberos import KerberosConfig
 INSTALL_HINT = ("kafka.sasl.mechanism=GSSAPI needs the gssapi package (python-gssapi, built "
                 "against MIT Kerberos) on the driver and on every executor: apt-get install "
                 "libkrb5-dev (Debian/Ubuntu; krb5-devel on RHEL), then pip install "
-                "'spark-kafka-wire[kerberos]'")
+                "gssapi (kafkawire's [kerberos] extra)")
 
 #: RFC 4752 section 3.1: the security layers of the bit-mask; Kafka offers only the first.
 NO_SECURITY_LAYER = 0x01
