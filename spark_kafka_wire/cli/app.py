@@ -44,6 +44,12 @@ class KafkawireGroup(click.Group):
             raise TypeError(f"{entry.module}.{entry.attribute} is not a click command")
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:  # ``kafkawire -C -t orders``: kcat's habits
+            raise with_kcat_equivalent(exc) from None
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # the table's summaries, so that listing the commands imports none of them
         rows = [(name, COMMANDS[name].summary if name in COMMANDS
@@ -75,6 +81,8 @@ class KafkawireGroup(click.Group):
             kazoo_log.addHandler(handler)
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as exc:  # a command's options: ``kafkawire consume -J``
+            raise with_kcat_equivalent(exc) from None
         except KafkaWireError as exc:
             self._fail(ctx, exc, debug,
                        EXIT_CONFIGURATION if isinstance(exc, ConfigurationError) else EXIT_FAILURE)
@@ -95,8 +103,51 @@ class KafkawireGroup(click.Group):
 
         if debug:
             click.echo("".join(traceback.format_exception(exc)).rstrip(), err=True)
-        click.echo(error_line(exc), err=True)
+        click.echo(error_line(_for_the_command_line(ctx, exc)), err=True)
         ctx.exit(code)
+
+
+def _for_the_command_line(ctx: click.Context, exc: BaseException) -> BaseException:
+    """``exc`` as the CLI's user should read it: where a message tells a query's author to
+    check an option (``kafka.bootstrap.servers``), the flag, variable or file that gave the
+    value here."""
+    from spark_kafka_wire.client.errors import NoBrokersAvailableError  # noqa: PLC0415
+
+    if isinstance(exc, NoBrokersAvailableError):
+        return exc.naming(_servers_given_by(ctx.find_root()))
+    return exc
+
+
+def _servers_given_by(root: click.Context) -> str:
+    """Where this run's bootstrap servers came from, in the words of the CLI's options."""
+    from click.core import ParameterSource  # noqa: PLC0415
+
+    flag = "--bootstrap-server (-b)"
+    overridden = "which -b HOST:PORT overrides"
+    source = root.get_parameter_source("bootstrap_server")
+    if source is ParameterSource.ENVIRONMENT:
+        return f"{BOOTSTRAP_ENV} ({overridden})"
+    if source is ParameterSource.COMMANDLINE:
+        return flag
+    given = root.obj
+    zookeeper = getattr(given, "zookeeper", None)
+    if zookeeper:
+        return f"the brokers registered in the ZooKeeper of --zookeeper {zookeeper}"
+    config = getattr(given, "command_config", None)
+    if config:
+        return f"bootstrap.servers in {config} ({overridden})"
+    return flag
+
+
+def with_kcat_equivalent(exc: click.NoSuchOption) -> click.NoSuchOption:
+    """click's error for an unknown option, with what does it in kafkawire when it is one of
+    kcat's (``cli/kcat_habits.py``)."""
+    from spark_kafka_wire.cli.kcat_habits import kcat_equivalent  # noqa: PLC0415
+
+    equivalent = kcat_equivalent(exc.option_name)
+    if equivalent is None:
+        return exc
+    return click.NoSuchOption(exc.option_name, f"{exc.message} {equivalent}.", ctx=exc.ctx)
 
 
 @click.group(cls=KafkawireGroup, context_settings={"help_option_names": ["-h", "--help"]})

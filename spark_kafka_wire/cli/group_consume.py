@@ -10,6 +10,12 @@ log now) starts where ``-o`` says, by default at its end for ``consume`` (Kafka'
 auto.offset.reset=latest, what kafka-console-consumer and kcat -G do) and at the last 10
 records for ``tail``; ``-o beginning`` is kafka-console-consumer's --from-beginning.
 
+Joining is announced on stderr at once, and what it gave once it has: a coordinator answers a
+JoinGroup only when it has waited for the group's other members (Apache Kafka for
+``group.initial.rebalance.delay.ms``, 3 s by default, when a group starts; Tansu, ``kafkawire
+broker``, for half the session timeout on every join), and the user must not sit before a
+silent command meanwhile.
+
 What was printed is committed: every 5 seconds (the Java consumer's auto.commit.interval.ms),
 before rejoining when the group rebalances (the assignors are eager: every partition is
 handed out again, perhaps to another member, which starts from the commit), and on exit,
@@ -24,6 +30,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from spark_kafka_wire.cli.output import notice
 from spark_kafka_wire.cli.reading import (
     FOLLOW_POLL_S,
     Printer,
@@ -87,12 +94,26 @@ class GroupReader:
             self.saved.update(changed)
 
     def run(self, exit_at_end: bool) -> None:
+        joins = 0
         while True:
-            assigned = self.member.join()
+            assigned = self.join(again=joins > 0)
+            joins += 1
             self.positions = self.start_positions(assigned)
             if self.follow_assignment(assigned, exit_at_end):
                 return
             self.commit()  # before rejoining: the partitions may go to another member
+
+    def join(self, again: bool) -> list[TopicPartition]:
+        """``member.join()``, announced on stderr before the coordinator's wait and after."""
+        group = self.member.settings.group
+        notice(f"{'rejoining' if again else 'joining'} group {group!r} (the coordinator "
+               "waits for the group's other members before it hands out partitions)...")
+        started = time.monotonic()
+        assigned = self.member.join()
+        role = "leader" if self.member.leader else "member"
+        notice(f"joined group {group!r} in {time.monotonic() - started:.1f} s, generation "
+               f"{self.member.generation} ({role}): {partitions_text(assigned)}")
+        return assigned
 
     def follow_assignment(self, assigned: list[TopicPartition], exit_at_end: bool) -> bool:
         """Print the assigned partitions' records until the group rebalances (False) or the
@@ -146,6 +167,16 @@ class GroupReader:
         self.printer.print(records)
         for r in records[:self.printer.printed - before]:
             self.positions[(r.topic, r.partition)] = r.offset + 1
+
+
+def partitions_text(tps: list[TopicPartition]) -> str:
+    """``orders [0, 1, 2], returns [0]``, or why a member has none."""
+    if not tps:
+        return "no partitions (the group has more members than the topics have partitions)"
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in sorted(tps):
+        by_topic.setdefault(topic, []).append(partition)
+    return ", ".join(f"{t} {ps}" for t, ps in by_topic.items())
 
 
 def run_group(g: GlobalOptions, topic: tuple[str, ...], pattern: str | None, group: str,

@@ -116,6 +116,12 @@ def one_line(message: str) -> str:
     return " ".join(message.split())
 
 
+def notice(message: str) -> None:
+    """What the command is doing, on stderr as ``kafkawire: MESSAGE``, where a wait would
+    otherwise be silence (joining a group); stdout stays the records' alone."""
+    click.echo(f"kafkawire: {one_line(message)}", err=True)
+
+
 def error_line(exc: BaseException) -> str:
     return "kafkawire: error: " + one_line(str(exc) or type(exc).__name__)
 

@@ -128,8 +128,8 @@ MESSAGES: dict[str, str] = {
         "{security_protocol}, kafka.sasl.mechanism={mechanism}, user {user!r}): {reason}",
     "KAFKAWIRE_OAUTH_TOKEN": "could not get an OAUTHBEARER token from {source}{client}: {reason}",
     "KAFKAWIRE_NO_BROKERS_AVAILABLE":
-        "none of the bootstrap servers {servers} {failed}{last}. Check kafka.bootstrap.servers, "
-        "that the brokers are running and that this machine can reach them",
+        "none of the bootstrap servers {servers} {failed}{last}. Check {setting}, that the "
+        "brokers are running and that this machine can reach them",
     DATA_LOSS: "data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: {reason}",
     "KAFKAWIRE_DELIVERY_FAILED":
         "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
@@ -396,21 +396,32 @@ class NoBrokersAvailableError(KafkaWireError):
     """None of the bootstrap servers answered.
 
     Retriable (a cluster may be restarting); the caller's bounded retries decide when to give up.
+    ``setting`` is where the user gave the servers, which the message tells them to check: the
+    option of a query, or what the CLI names instead (``naming``).
     """
 
     retriable = True
     invalid_metadata = True
     condition = "KAFKAWIRE_NO_BROKERS_AVAILABLE"
 
-    def __init__(self, servers: list[str], last: Exception | None) -> None:
+    def __init__(self, servers: list[str], last: Exception | None,
+                 setting: str = "kafka.bootstrap.servers") -> None:
         self.servers = servers
         self.last = last
+        self.setting = setting
         self.timed_out = bool(getattr(last, "timed_out", False))
         self.conclusive = bool(getattr(last, "conclusive", False))
         super().__init__(render(
             MESSAGES, self.condition, servers=", ".join(servers),
             failed="answered in time" if self.timed_out else "could be reached",
-            last=f" (last error: {last})" if last else ""))
+            last=f" (last error: {last})" if last else "", setting=setting))
+
+    def naming(self, setting: str) -> NoBrokersAvailableError:
+        """The same failure, telling the user to check ``setting`` (the CLI's
+        ``--bootstrap-server``, which its users give instead of a query's option)."""
+        renamed = NoBrokersAvailableError(self.servers, self.last, setting)
+        renamed.__cause__, renamed.__traceback__ = self.__cause__, self.__traceback__
+        return renamed
 
 
 def _at_broker(broker: str | None) -> str:

@@ -86,15 +86,20 @@ _MOVED = {ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, ErrorCode.COORDINATOR_NOT_AVAI
 
 @dataclass(frozen=True)
 class MemberSettings:
-    """How a member joins: the Java consumer's defaults (session.timeout.ms 45 s,
-    heartbeat.interval.ms 3 s); the rebalance timeout bounds how long a JoinGroup waits for
-    the other members (Java's max.poll.interval.ms, which kafkawire need not allow for: it
+    """How a member joins. The session timeout is 10 s, the Java consumer's default before
+    Kafka 3.0 (KIP-735 raised it to 45 s for consumers on flaky cloud networks): a member
+    that vanished without leaving holds its partitions that long, and a coordinator may hold
+    every JoinGroup for part of it (Tansu, ``kafkawire broker``, for half of it: 23 s at 45 s,
+    the wait that made ``consume -G`` look hung), while kafkawire leaves on every exit,
+    Ctrl-C and SIGTERM included, and heartbeats from a thread of its own every 3 s (Java's
+    heartbeat.interval.ms). The rebalance timeout bounds how long a JoinGroup waits for the
+    other members (Java's max.poll.interval.ms, which kafkawire need not allow for: it
     rejoins within one heartbeat interval and one fetch)."""
 
     group: str
     topics: tuple[str, ...]
     assignor: str = RANGE
-    session_timeout_ms: int = 45_000
+    session_timeout_ms: int = 10_000
     rebalance_timeout_ms: int = 60_000
     heartbeat_interval_ms: int = 3_000
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -278,6 +279,23 @@ def test_sigterm_and_a_background_jobs_sigint_commit_and_leave(kw, bootstrap, ne
     assert {(int(r["partition"]), r["committed"]) for r in described(kw, group)} == \
         {(0, "3"), (1, "3")}
     assert rd_group_state(bootstrap, group) == "EMPTY"  # left, not waiting for its session
+
+
+def test_joining_is_said_at_once_and_what_it_gave_after(kw, new_topic) -> None:
+    """A coordinator holds a JoinGroup while it waits for other members (issue 46 item 9: 24 s
+    of silence on Tansu): the member says on stderr that it is joining before it asks, and
+    what it was given once it is in; stdout stays the records'."""
+    topic = new_topic(2, "cli-group-say")
+    group = f"kw-say-{uuid.uuid4().hex[:8]}"
+    result = kw("consume", topic, "-G", group, "-e", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout == ""  # a new group starts at the end
+    said = result.stderr.splitlines()
+    assert len(said) == 2, result.stderr
+    assert said[0] == (f"kafkawire: joining group '{group}' (the coordinator waits for the "
+                       "group's other members before it hands out partitions)...")
+    assert re.fullmatch(rf"kafkawire: joined group '{group}' in \d+\.\d s, generation \d+ "
+                        rf"\(leader\): {topic} \[0, 1\]", said[1]), said
 
 
 def test_group_usage_errors(kw, new_topic) -> None:

@@ -214,6 +214,56 @@ def test_unreachable_broker_is_one_line_and_exit_1(command: list[str]) -> None:
     assert result.stderr.startswith(
         "kafkawire: error: [KAFKAWIRE_NO_BROKERS_AVAILABLE] none of the bootstrap servers")
     assert address in result.stderr and "Traceback" not in result.stderr
+    # the CLI's user gave -b, not a query's option: the hint names the flag (issue 46 item 11)
+    assert "Check --bootstrap-server (-b), " in result.stderr, result.stderr
+    assert "kafka.bootstrap.servers" not in result.stderr
+
+
+def test_unreachable_broker_names_where_the_address_came_from(tmp_path) -> None:
+    """$KAFKA_BOOTSTRAP_SERVERS or bootstrap.servers of the -F file: the hint names the one
+    that gave the address, and -b, which overrides it."""
+    address = f"127.0.0.1:{_closed_port()}"
+    from_env = run_cli("topics", env={"KAFKA_BOOTSTRAP_SERVERS": address})
+    assert from_env.exit_code == 1
+    assert "Check KAFKA_BOOTSTRAP_SERVERS (which -b HOST:PORT overrides), " in from_env.stderr
+    props = tmp_path / "client.properties"
+    props.write_text(f"bootstrap.servers={address}\n")
+    from_file = run_cli("-F", str(props), "topics")
+    assert from_file.exit_code == 1
+    assert f"Check bootstrap.servers in {props} (which -b HOST:PORT overrides), " in \
+        from_file.stderr
+    assert "kafka.bootstrap.servers" not in from_env.stderr + from_file.stderr
+
+
+@pytest.mark.parametrize(("argv", "pointer"), [
+    (["-C", "-t", "orders"], "'-C'. -C is kcat's consumer mode: use `kafkawire consume TOPIC`"),
+    (["-P", "-t", "orders"], "'-P'. -P is kcat's producer mode: use `kafkawire produce TOPIC"),
+    (["-L"], "'-L'. -L is kcat's metadata listing: use `kafkawire topics`"),
+    (["consume", "-t", "orders"], "'-t'. -t is kcat's topic flag: kafkawire takes topics as "
+                                  "arguments"),
+    (["consume", "orders", "-f", "%k %s\\n"], "'-f'. -f is kcat's format string: use "
+                                             "`--format"),
+    (["consume", "orders", "-eJ"], "'-J'. -J is kcat's JSON envelope: use `--format json`"),
+    (["tail", "orders", "-J"], "'-J'. -J is kcat's JSON envelope: use `--format json`"),
+    (["-X", "security.protocol=SSL", "topics"], "'-X'. -X is kcat's client property: put the "
+                                                "property in a .properties file"),
+])
+def test_kcat_options_point_at_what_does_it_here(argv: list[str], pointer: str) -> None:
+    """kcat's mode and format flags (issue 46 item 11): click's usage error, with the
+    kafkawire command or option that does the same, before any connection is tried."""
+    result = run_cli("-b", "127.0.0.1:1", *argv)
+    assert result.exit_code == 2
+    assert f"No such option {pointer}" in result.stderr, result.stderr
+
+
+def test_an_option_kcat_lacks_gets_clicks_error_alone() -> None:
+    result = run_cli("-b", "127.0.0.1:1", "lag", "g", "-Q")
+    assert result.exit_code == 2
+    assert result.stderr.rstrip().endswith("No such option '-Q'.")
+    # kafkawire's own short options are never taken for kcat's: tail -f follows, lag -t
+    # names a topic (both fail here only for want of a broker)
+    for argv in (["tail", "orders", "-f"], ["lag", "g", "-t", "orders"]):
+        assert "No such option" not in run_cli("-b", "127.0.0.1:1", *argv).stderr
 
 
 def test_debug_shows_the_traceback() -> None:

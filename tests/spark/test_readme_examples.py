@@ -17,25 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.docs_pages import README, all_pages
+from tests.support.docs_pages import PLACEHOLDER, README, examples
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]
-
-PLACEHOLDER = "localhost:9092"
-_BLOCK = re.compile(r"<!-- example:(?P<name>[\w-]+) -->\n```(?P<lang>\w+)\n(?P<code>.*?)\n```",
-                    re.S)
-
-
-def examples() -> dict[str, tuple[str, str]]:
-    """{name: (language, code)} of every marked block of the README and the docs pages; a name
-    used twice fails, as one of the two would silently never run."""
-    found: dict[str, tuple[str, str]] = {}
-    for path in all_pages():
-        for m in _BLOCK.finditer(path.read_text()):
-            assert m["name"] not in found, f"example {m['name']} is marked twice ({path.name})"
-            found[m["name"]] = (m["lang"], m["code"])
-    return found
-
 
 def test_the_marked_examples_exist() -> None:
     found = examples()

@@ -4,6 +4,7 @@ name the page a fact lives on, so a page moved or renamed fails them instead of 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,3 +27,22 @@ def all_pages() -> list[Path]:
 def all_text() -> str:
     """Everything a reader of the README and the site can read, one string."""
     return "\n".join(p.read_text(encoding="utf-8") for p in all_pages())
+
+
+#: What a marked example names its broker with; a test puts its own broker's address there
+#: (the only substitution made).
+PLACEHOLDER = "localhost:9092"
+_BLOCK = re.compile(r"<!-- example:(?P<name>[\w-]+) -->\n```(?P<lang>\w+)\n(?P<code>.*?)\n```",
+                    re.S)
+
+
+def examples() -> dict[str, tuple[str, str]]:
+    """{name: (language, code)} of every block marked ``<!-- example:NAME -->`` on the line
+    before its fence, in the README or any page; a name used twice fails, as one of the two
+    would silently never run."""
+    found: dict[str, tuple[str, str]] = {}
+    for path in all_pages():
+        for m in _BLOCK.finditer(path.read_text()):
+            assert m["name"] not in found, f"example {m['name']} is marked twice ({path.name})"
+            found[m["name"]] = (m["lang"], m["code"])
+    return found
