@@ -58,6 +58,7 @@ if TYPE_CHECKING:
         misspelt_security_key,
         options_from_properties,
         unknown_client_configs,
+        warn_unknown_options,
         with_config_file,
     )
     from spark_kafka_wire.options.security import (
@@ -84,7 +85,7 @@ _LAZY = {
     **dict.fromkeys(("FILE_USES", "check_security_spelling", "config_file_options",
                      "edit_distance", "known_client_configs", "misspelt_security_key",
                      "options_from_properties", "unknown_client_configs",
-                     "with_config_file"), "files"),
+                     "warn_unknown_options", "with_config_file"), "files"),
     **dict.fromkeys(("kerberos_sasl_config", "oauth_config", "sasl_config", "tls_config",
                      "zookeeper_security"), "security"),
     **dict.fromkeys(("MAX_WIRE_STRING", "bool_value", "given", "int_value", "lower_keys",
@@ -98,7 +99,8 @@ __all__ = [
     "SECURITY_PROTOCOLS", "client_config", "fetch_settings", "FILE_USES",
     "check_security_spelling", "config_file_options", "edit_distance", "known_client_configs",
     "misspelt_security_key", "options_from_properties", "unknown_client_configs",
-    "with_config_file", "kerberos_sasl_config", "oauth_config", "sasl_config", "tls_config",
+    "warn_unknown_options", "with_config_file", "kerberos_sasl_config", "oauth_config",
+    "sasl_config", "tls_config",
     "zookeeper_security", "MAX_WIRE_STRING", "bool_value", "given", "int_value", "lower_keys",
     "optional_int", "text_value", "wire_text",
 ]

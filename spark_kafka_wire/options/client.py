@@ -66,6 +66,10 @@ NO_OPTIONS_AT_ALL = (
     "source tables); define a temporary view instead (CREATE TEMPORARY VIEW ... USING "
     "kafkawire OPTIONS (...)) or use spark.read / df.write with .option(...)")
 
+#: Said when the servers were given without the prefix, as Java's clients take them.
+UNPREFIXED_BOOTSTRAP = (". 'bootstrap.servers' is set, but Kafka client settings take the "
+                        "kafka. prefix in options: rename it to 'kafka.bootstrap.servers'")
+
 
 def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     """The connection settings of a source (``use`` SOURCE) or a sink (SINK), after refusing
@@ -85,7 +89,8 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
             "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
             "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092'), or give "
             "the cluster's ZooKeeper in 'zookeeper.connect' (host:port[,host:port][/chroot]) "
-            "to find the brokers there" + ("" if opts else NO_OPTIONS_AT_ALL),
+            "to find the brokers there" + ("" if opts else NO_OPTIONS_AT_ALL)
+            + (UNPREFIXED_BOOTSTRAP if "bootstrap.servers" in opts else ""),
             condition=MISSING_OPTION)
     protocol = text_value(opts, "kafka.security.protocol").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:

@@ -4,11 +4,14 @@
 :func:`options_from_properties` read one ``client.properties`` the same way: placeholders
 resolved, the keys a side does not take skipped with a warning, security keys always taken.
 A misspelt security key is an error rather than a skipped key, since ignoring
-``secuirty.protocol=SSL`` would connect in plaintext.
+``secuirty.protocol=SSL`` would connect in plaintext. An option that is no kafkawire option at
+all (``startingOffset``) is accepted, as Spark's kafka format accepts it, with a warning naming
+the option it most likely meant (:func:`warn_unknown_options`).
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import os
 from collections.abc import Iterable, Mapping
@@ -23,6 +26,7 @@ from spark_kafka_wire.config_files import file_kafka_options, resolve_placeholde
 from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.options.table import (
     EVERYWHERE,
+    NOWHERE,
     OPTIONS,
     REFUSED_VALUES,
     SINK,
@@ -60,6 +64,45 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
         _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
                      "read" if use & SOURCE else "write", ", ".join(sorted(skipped)))
     return {**taken, **{k: v for k, v in opts.items() if k != option("kafkaConfigFile").key}}
+
+
+#: Keys Spark adds to the options it hands a data source: ``load(path)`` / ``save(path)`` and
+#: a streaming query's ``checkpointLocation``. Spark's, not kafkawire's: never warned of.
+SPARK_KEYS = frozenset({"path", "checkpointlocation"})
+# The unknown options warned of in this process (see warn_unknown_options).
+_warned: set[tuple[Use, str]] = set()
+
+
+def warn_unknown_options(opts: Mapping[str, str], use: Use) -> None:
+    """Log a warning for each key of ``opts`` (lower-cased, as Spark hands them over) that is
+    no option of the table, no ``kafka.*`` key (those are checked by ``client_config``) and
+    none of Spark's own: a typo that would otherwise be silently ignored (``startingOffset``
+    reads from the default start). Spark's kafka format accepts unknown options, so kafkawire
+    keeps accepting them; the warning names the table's closest option for ``use`` (difflib),
+    or ``kafka.<key>`` for a Kafka client setting given without its prefix
+    (``bootstrap.servers``). Options the table accepts without effect are known: never warned
+    of. Spark parses a query's options several times (its schema, its reader, a stream's
+    every planner call), so each key is warned of once per process. Values are never logged."""
+    table = {o.key for o in OPTIONS}
+    for key in sorted(opts):
+        if key in table or key.startswith("kafka.") or key in SPARK_KEYS \
+                or (use, key) in _warned:
+            continue
+        _warned.add((use, key))
+        _log.warning("option '%s' is not a kafkawire option and is ignored%s", key,
+                     _meant(key, use))
+
+
+def _meant(key: str, use: Use) -> str:
+    """The rest of the warning of an unknown ``key``: the option it likely meant, if any."""
+    reference = "docs/reference/options.md lists every option"
+    if key in known_client_configs():
+        return (f": did you mean 'kafka.{key}'? (Kafka client settings take the kafka. "
+                f"prefix; {reference})")
+    names = {o.key: o.name for o in OPTIONS
+             if o.refused is None and ((o.uses | o.ignored_in) & use) != NOWHERE}
+    close = difflib.get_close_matches(key, list(names), n=1)
+    return f": did you mean '{names[close[0]]}'? ({reference})" if close else f" ({reference})"
 
 
 def known_client_configs() -> frozenset[str]:

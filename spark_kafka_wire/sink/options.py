@@ -51,6 +51,7 @@ from spark_kafka_wire.options import (
     option,
     optional_int,
     text_value,
+    warn_unknown_options,
     wire_text,
     with_config_file,
 )
@@ -176,6 +177,7 @@ def _compression_level(opts: Mapping[str, str], codec_name: str) -> int | None:
 
 
 def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
+    warn_unknown_options(lower_keys(options), SINK)
     opts = with_config_file(lower_keys(options), SINK)
     client = client_config(opts, SINK)
     codec_name = text_value(opts, "kafka.compression.type").strip().lower()

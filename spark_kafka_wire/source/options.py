@@ -45,6 +45,7 @@ from spark_kafka_wire.options import (
     options_for,
     text_default,
     text_value,
+    warn_unknown_options,
     wire_text,
     with_config_file,
     zookeeper_security,
@@ -148,6 +149,7 @@ def check_trigger_limits(opts: Mapping[str, str]) -> None:
 
 
 def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
+    warn_unknown_options(lower_keys(options), SOURCE)
     opts = with_config_file(lower_keys(options), SOURCE)
     client = client_config(opts, SOURCE)
     strategy = parse_strategy(opts)
@@ -260,6 +262,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     """Options of ``spark.readStream.format("kafkawire")``: the batch source's, except that
     startingOffsets defaults to latest (and may be ``group``), ending options are refused, and
     the stream-only rate limits and offset commits apply."""
+    warn_unknown_options(lower_keys(options), SOURCE)
     opts = with_config_file(lower_keys(options), SOURCE)
     for o in _ENDING:
         if o.key in opts:
