@@ -54,7 +54,8 @@ from pyspark.sql.datasource import DataSource, DataSourceReader
 from pyspark.sql.types import StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, UNSUPPORTED_VALUE, ConfigurationError
-from spark_kafka_wire.client.pool import shared_cluster
+from spark_kafka_wire.client.pool import planner_cluster
+from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.option_tables import manual
 from spark_kafka_wire.options.formats import PERMISSIVE
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
@@ -84,6 +85,7 @@ class KafkaWireDataSource(DataSource):
     def name(cls) -> str:
         return "kafkawire"
 
+    @brief_traceback
     def schema(self) -> StructType:
         base = kafka_schema(include_headers(self.options))
         formats = read_formats(self.options)
@@ -93,11 +95,12 @@ class KafkaWireDataSource(DataSource):
         # the subjects of the topics read unless a subject or a schema id is given
         options = parse_source_options(self.options, batch=False)
         needs_topics = any(c.schema_id is None and c.subject is None for c in formats.columns)
-        topics = subscribed_topics(shared_cluster(options.planner_client or options.client),
+        topics = subscribed_topics(planner_cluster(options.planner_client or options.client),
                                    options) if needs_topics else ()
         return typed_schema(base, resolve_columns(options.formats, topics),
                             options.formats.mode == PERMISSIVE)
 
+    @brief_traceback
     def reader(self, schema: StructType) -> DataSourceReader:
         options = with_decoding(parse_source_options(self.options), schema)
         expected = typed_schema(kafka_schema(options.include_headers),
@@ -111,6 +114,7 @@ class KafkaWireDataSource(DataSource):
             )
         return KafkaWireBatchReader(options, default_task_count())
 
+    @brief_traceback
     def writer(self, schema: StructType, overwrite: bool) -> KafkaWireBatchWriter:
         if overwrite:
             raise ConfigurationError(
@@ -120,6 +124,7 @@ class KafkaWireDataSource(DataSource):
             )
         return KafkaWireBatchWriter(parse_sink_options(self.options), schema)
 
+    @brief_traceback
     def streamReader(self, schema: StructType) -> KafkaWireStreamReader:
         options = parse_stream_options(self.options)
         source = with_decoding(options.source, schema)
@@ -133,6 +138,7 @@ class KafkaWireDataSource(DataSource):
                 condition=REFUSED_OPTION)
         return KafkaWireStreamReader(options, default_task_count())
 
+    @brief_traceback
     def streamWriter(self, schema: StructType, overwrite: bool) -> KafkaWireStreamWriter:
         # Complete mode arrives as overwrite=True; Kafka can only append, as Spark's kafka
         # sink does in every output mode.

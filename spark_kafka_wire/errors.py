@@ -58,8 +58,10 @@ the error table of docs/errors.md lists them all. Each class is defined in the l
     │   │                                     (client side; the broker's code 7 is
     │   │                                     BrokerRequestTimedOutError)
     │   │   └── ApiVersionsTimeoutError       ApiVersions unanswered (a Kafka 0.9 broker)
-    │   └── ConnectionSetupTimeoutError       no connection within
-    │                                         kafka.socket.connection.setup.timeout.ms
+    │   ├── ConnectionSetupTimeoutError       no connection within
+    │   │                                     kafka.socket.connection.setup.timeout.ms
+    │   └── NotKafkaError                     the address answered, not in Kafka's protocol
+    │                                         (an HTTP server, a TLS port in plaintext)
     ├── TlsHandshakeError                     TLS handshake failed (certificate, hostname)
     ├── SaslAuthenticationError               SASL login refused (password, user, mechanism)
     ├── OAuthTokenError                       no OAUTHBEARER token (endpoint down or refusing)
@@ -84,7 +86,11 @@ the error table of docs/errors.md lists them all. Each class is defined in the l
 
 from __future__ import annotations
 
+import functools
+import logging
 import warnings
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 from spark_kafka_wire.client.errors import (
     ApiVersionsClosedError,
@@ -101,6 +107,7 @@ from spark_kafka_wire.client.errors import (
     FetchStalledError,
     NoBrokersAvailableError,
     NoBrokersRegisteredError,
+    NotKafkaError,
     OAuthTokenError,
     RequestTimeoutError,
     SaslAuthenticationError,
@@ -192,6 +199,7 @@ __all__ = [
     "MessageTooLargeError",
     "NoBrokersAvailableError",
     "NoBrokersRegisteredError",
+    "NotKafkaError",
     "NotLeaderOrFollowerError",
     "OAuthTokenError",
     "OffsetOutOfRangeError",
@@ -235,3 +243,30 @@ def __getattr__(name: str) -> object:
                       DeprecationWarning, stacklevel=2)
         return globals()[new]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+_log = logging.getLogger(__name__)
+
+
+def brief_traceback(method: F) -> F:
+    """``method``, a call Spark makes into kafkawire (planning a read, a stream's offsets,
+    a writer), with the traceback of the KafkaWireError it raises cut to this call.
+
+    Spark shows a Python data source's exception as its whole traceback under its own
+    condition (``[PYTHON_DATA_SOURCE_ERROR] Failed to ...: Traceback ...``), kafkawire's
+    frames first and the error's line last: a wrong kafka.bootstrap.servers took 28 lines to
+    say so. A KafkaWireError's message says what happened, where and what to do, so its
+    frames are left out and the message follows Spark's first line within a few lines; the
+    whole traceback is logged at debug level. Other exceptions (bugs) keep theirs."""
+
+    @functools.wraps(method)
+    def called_by_spark(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except KafkaWireError as error:
+            _log.debug("%s failed", method.__qualname__, exc_info=True)
+            # kafkawire's frames cut (its cause kept): the message says what and where
+            raise error.with_traceback(None) from error.__cause__
+
+    return cast(F, called_by_spark)

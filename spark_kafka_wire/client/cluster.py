@@ -16,6 +16,13 @@ the operation after one timeout, naming the broker and the timeout. A cap set wi
 connections (connect, send, answer), so an attempt begun just before it does not overrun it
 by another request timeout. A count (``retries``; Spark's ``fetchOffset.numRetries``) may
 stop it sooner.
+
+One exception, for planning (``first_contact_fails_fast``, set on the driver's clients): a
+client that has never reached a broker, whose every bootstrap server refuses the connection or
+has a name that does not resolve, fails at once. A
+wrong ``kafka.bootstrap.servers`` (a typo, the wrong port) looks like that, and the retries
+would only make it wait the whole ``request.timeout.ms`` to say so; a cluster that was reached
+before and now refuses is restarting, and is waited for as above.
 """
 
 from __future__ import annotations
@@ -140,6 +147,10 @@ class KafkaClient:
         self._deadline: Deadline | None = None  # cap on every retry loop and wait, if set
         self._closed_counts: Counter[str] = Counter()  # requests_sent of connections dropped
         self._closed_bytes: Counter[str] = Counter()  # bytes_received of connections dropped
+        self._reached = False  # a connection to a broker has been made once
+        # A planner's client (pool.planner_client): the rule for a wrong address applies
+        # until a broker has been reached (see the module docstring).
+        self.first_contact_fails_fast = False
 
     def close(self) -> None:
         for conn in self._connections.values():
@@ -181,6 +192,7 @@ class KafkaClient:
                                     deadline=self.current_deadline)
             self._connections[(host, port)] = conn
         conn.connect()
+        self._reached = True
         return conn
 
     def broker(self, node_id: int) -> BrokerConnection:
@@ -205,6 +217,7 @@ class KafkaClient:
         random.shuffle(candidates)
         candidates += [a for a in self._brokers.values() if a not in candidates]
         last: Exception | None = None
+        nothing_listens = True
         for host, port in candidates:
             try:
                 return self._connection(host, port)
@@ -212,7 +225,12 @@ class KafkaClient:
                 log.info("bootstrap server %s unavailable: %s", format_address(host, port),
                          exc.reason)
                 last = exc
-        raise NoBrokersAvailableError([format_address(h, p) for h, p in candidates], last)
+                nothing_listens = nothing_listens and exc.nothing_listens
+        error = NoBrokersAvailableError([format_address(h, p) for h, p in candidates], last)
+        error.nothing_listens = nothing_listens and last is not None
+        if error.nothing_listens and self.first_contact_fails_fast and not self._reached:
+            error.conclusive = True  # no retry: see the module docstring
+        raise error
 
     # -- metadata ----------------------------------------------------------------------------
     def fetch_metadata(

@@ -30,6 +30,7 @@ a connection never waits past the time an operation promised to end by.
 from __future__ import annotations
 
 import logging
+import select
 import socket
 import ssl
 import struct
@@ -53,6 +54,7 @@ from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
     ConfigurationError,
     ConnectionSetupTimeoutError,
+    NotKafkaError,
     RequestTimeoutError,
     TlsHandshakeError,
 )
@@ -117,11 +119,51 @@ _CID = struct.Struct(">i")
 TLS_SILENCE_PROBE_S = 1.0
 
 
+# Seconds the first ApiVersions request of a plaintext connection waits for an answer before
+# checking, on a second connection, whether the port is an HTTP server (which waits for the
+# end of a line Kafka's bytes never send, and answers only when the connection closes). A
+# Kafka broker answers ApiVersions in milliseconds, so the check runs only for silent peers;
+# one that is no HTTP server (a Kafka 0.9 broker, which leaves ApiVersions unanswered, closes
+# the check's connection) is waited for as before, within the same request timeout.
+HTTP_SILENCE_PROBE_S = 1.0
+# What the check sends: an HTTP server answers it with a status line ("HTTP/1.x ...").
+_HTTP_PROBE = b"HEAD / HTTP/1.0\r\n\r\n"
+
+
 def _not_a_tls_record(exc: ssl.SSLError) -> bool:
     """OpenSSL's words for a peer whose bytes are not TLS records at all."""
     reason = (exc.reason or str(exc)).upper()
     return "WRONG_VERSION_NUMBER" in reason or "RECORD_LAYER" in reason \
         or "PACKET_LENGTH_TOO_LONG" in reason
+# getaddrinfo's answers that a name has no address (not EAI_AGAIN, a resolver that failed)
+_NO_SUCH_NAME = frozenset(getattr(socket, name) for name in ("EAI_NONAME", "EAI_NODATA")
+                          if hasattr(socket, name))
+
+
+def _nothing_listens(exc: OSError) -> bool:
+    """A connect that failed because nothing takes connections at the address: refused (no
+    listener on the port) or a host name without an address. Another attempt a moment later
+    meets the same unless a broker is starting there."""
+    return isinstance(exc, ConnectionRefusedError) or (
+        isinstance(exc, socket.gaierror) and exc.errno in _NO_SUCH_NAME)
+
+
+def _evidence(kind: str | None, sasl: bool, seen: str) -> str:
+    """What a NotKafkaError says: what the server looks like (``kind``, from
+    ``framing.foreign_protocol``), what was ``seen``, and what to set."""
+    if kind is None:
+        return (f"{seen}, where a Kafka broker's answer begins with its size and echoes the "
+                "request's correlation id. Check that kafka.bootstrap.servers names a Kafka "
+                "broker's listener (host:port)")
+    if kind.startswith("a TLS port"):
+        return (f"it looks like {kind}: set kafka.security.protocol="
+                f"{'SASL_SSL' if sasl else 'SSL'}, or use the broker's plaintext listener")
+    advice = ", not a web server, a Schema Registry or a REST proxy" \
+        if kind == "an HTTP server" else ""
+    return (f"it looks like {kind} ({seen}). kafka.bootstrap.servers names Kafka brokers' "
+            f"listeners (host:port){advice}")
+
+
 # Correlation ids of requests sent without expecting a response, remembered in case the broker
 # answers anyway; Kafka never does, so the memory is bounded.
 _MAX_UNANSWERED = 4096
@@ -195,6 +237,9 @@ class BrokerConnection:
                 # 0.9.0.1 answers nothing to ApiVersions (tests/compat), so say how to pin it.
                 self.close()
                 raise ApiVersionsTimeoutError(exc) from None
+            except NotKafkaError:
+                self.close()  # not a broker of another version: no other version is tried
+                raise
             except BrokerConnectionError as exc:
                 self.close()
                 if version == 0:
@@ -279,10 +324,14 @@ class BrokerConnection:
             raise ConnectionSetupTimeoutError(self.name, "connect", limit.ms,
                                               limit.deadline) from None
         except OSError as exc:
-            raise BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}") from None
+            error = BrokerConnectionError(self.name, f"cannot connect: {exc.strerror or exc}")
+            error.nothing_listens = _nothing_listens(exc)
+            raise error from None
         except (UnicodeError, ValueError) as exc:  # a name no resolver takes ("a..b", NUL)
-            raise BrokerConnectionError(self.name, f"cannot connect: the host name cannot be "
-                                        f"looked up ({exc})") from None
+            error = BrokerConnectionError(self.name, f"cannot connect: the host name cannot be "
+                                          f"looked up ({exc})")
+            error.nothing_listens = True
+            raise error from None
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         if self.config.tls is not None:
             sock = self._wrap(sock, limit)
@@ -395,6 +444,57 @@ class BrokerConnection:
         size, answered = struct.unpack(">ii", head)
         return answered == cid and 4 <= size <= SMALL_ANSWER_BYTES
 
+    def _check_silence(self, limit: _Limit) -> None:
+        """The first ApiVersions of a plaintext connection: when nothing has come back after
+        ``HTTP_SILENCE_PROBE_S``, a NotKafkaError if the port answers an HTTP request (see
+        HTTP_SILENCE_PROBE_S); otherwise the answer is waited for as usual."""
+        sock = self._sock
+        if sock is None or self.config.tls is not None or self._rbuf:
+            return
+        wait = min(HTTP_SILENCE_PROBE_S, limit.ends - time.monotonic())
+        if wait <= 0 or select.select([sock], [], [], wait)[0]:
+            return
+        answer = self._probe_http(limit)
+        if answer is not None:
+            self.close()
+            raise NotKafkaError(self.name, _evidence(
+                "an HTTP server", self.config.sasl is not None,
+                f"it left ApiVersions unanswered and answered an HTTP request with {answer!r}"))
+
+    def _probe_http(self, limit: _Limit) -> bytes | None:
+        """The status line's start (``HTTP/1.1 200``) with which the port answers an HTTP
+        request sent on a connection of its own within ``HTTP_SILENCE_PROBE_S`` (and
+        ``limit``), or None: no HTTP server."""
+        ends = min(limit.ends, time.monotonic() + HTTP_SILENCE_PROBE_S)
+        try:
+            with socket.create_connection((self.host, self.port),
+                                          timeout=max(0.001, ends - time.monotonic())) as probe:
+                probe.sendall(_HTTP_PROBE)
+                head = b""
+                while len(head) < 12:
+                    remaining = ends - time.monotonic()
+                    if remaining <= 0:
+                        break
+                    probe.settimeout(remaining)
+                    chunk = probe.recv(12 - len(head))
+                    if not chunk:
+                        break
+                    head += chunk
+        except (OSError, ValueError):
+            return None
+        return head if head.startswith(b"HTTP/") else None
+
+    def _foreign(self, head: bytes | memoryview, what: str) -> NotKafkaError | None:
+        """The NotKafkaError of an answer whose first bytes ``head`` are no Kafka size prefix:
+        another protocol's (``framing.foreign_protocol``), or anything at all in answer to
+        the first request of a connection, ApiVersions. None otherwise (a Kafka stream that
+        went wrong later stays a ProtocolError)."""
+        kind = framing.foreign_protocol(head)
+        if kind is None and what != API_VERSIONS.name:
+            return None
+        return NotKafkaError(self.name, _evidence(kind, self.config.sasl is not None,
+                                                  f"its answer begins {bytes(head)!r}"))
+
     def _tls_error(self, exc: ssl.SSLError) -> TlsHandshakeError | BrokerConnectionError:
         """A TLS alert or protocol failure, with what to check. With TLS 1.3 a broker that
         refuses our client certificate says so only after the handshake, on the first read.
@@ -440,7 +540,10 @@ class BrokerConnection:
 
     def _negotiate(self, version: int) -> int | None:
         """One ApiVersions exchange; the next version to try, or None when done."""
-        body: Any = self.request(API_VERSIONS, ApiVersionsRequest(), version=version)
+        inflight = self.send(API_VERSIONS, ApiVersionsRequest(), version=version)
+        limit = self._limit(self.config.request_timeout_ms)
+        self._check_silence(limit)
+        body: Any = self.receive(inflight, limit)
         result = parse_api_versions(version, body["__raw__"])  # receive() leaves it raw
         if result.retry_version is None:
             self.api_versions = result.ranges
@@ -640,8 +743,9 @@ class BrokerConnection:
             self.unsolicited_dropped += 1
             del self._rbuf[: 4 + size]
 
-    def receive(self, inflight: InFlight[ResponseT]) -> ResponseT:
-        """Read the response to ``inflight`` (responses to earlier requests must be read first)."""
+    def receive(self, inflight: InFlight[ResponseT], limit: _Limit | None = None) -> ResponseT:
+        """Read the response to ``inflight`` (responses to earlier requests must be read
+        first), within ``limit`` (by default request.timeout.ms from now)."""
         if not inflight.expect_response:
             return cast(ResponseT, {})  # acks=0: no answer, and nothing in it
         spec, version = inflight.spec, inflight.version
@@ -655,7 +759,7 @@ class BrokerConnection:
             self._in_flight.popleft()
         if not self._in_flight or self._in_flight[0] is not inflight:
             raise RuntimeError("responses must be received in the order requests were sent")
-        frame = self._next_answer(inflight)
+        frame = self._next_answer(inflight, limit)
         self._in_flight.popleft()
         self.bytes_received[spec.name] += 4 + len(frame)
         try:
@@ -665,6 +769,10 @@ class BrokerConnection:
             raise ProtocolError(f"bad {spec.name} response header: {exc.reason}", broker=self.name) from None
         if cid != inflight.correlation_id:
             self.close()
+            if spec.key == API_VERSIONS.key:  # the connection's first answer
+                raise NotKafkaError(self.name, _evidence(
+                    None, self.config.sasl is not None, f"its answer to ApiVersions carries "
+                    f"correlation id {cid}, not {inflight.correlation_id}"))
             raise ProtocolError(
                 f"correlation id mismatch: expected {inflight.correlation_id}, got {cid} "
                 f"for {spec.name}",
@@ -683,10 +791,10 @@ class BrokerConnection:
         inflight.throttle_ms = self._throttle(spec, version, cast(dict[str, Any], answer))
         return answer
 
-    def _next_answer(self, inflight: InFlight) -> memoryview:
+    def _next_answer(self, inflight: InFlight, limit: _Limit | None = None) -> memoryview:
         """The next frame, skipping answers to requests sent as expecting none (acks=0)."""
         while True:
-            frame = self._read_frame(inflight.spec.name, inflight.max_answer)
+            frame = self._read_frame(inflight.spec.name, inflight.max_answer, limit)
             if len(frame) >= 4 and self._unanswered_set:
                 (cid,) = _CID.unpack_from(frame, 0)
                 if cid in self._unanswered_set and cid != inflight.correlation_id:
@@ -708,21 +816,29 @@ class BrokerConnection:
                 version: int | None = None) -> ResponseT:
         return self.receive(self.send(spec, body, version))
 
-    def _read_frame(self, what: str, max_size: int) -> memoryview:
-        """The next frame's bytes; one announcing more than ``max_size`` bytes (the limit of
-        the answer awaited, ``answer_limits``) closes the connection before it is read."""
+    def _read_frame(self, what: str, max_size: int, limit: _Limit | None = None
+                    ) -> memoryview:
+        """The next frame's bytes, within ``limit`` (by default request.timeout.ms from now);
+        one announcing more than ``max_size`` bytes (the limit of the answer awaited,
+        ``answer_limits``) closes the connection before it is read, and one whose size is
+        another protocol's bytes is a NotKafkaError (``_foreign``)."""
         sock = self._sock
         if sock is None:
             raise BrokerConnectionError(self.name, "connection is closed")
-        limit = self._limit(self.config.request_timeout_ms)
+        if limit is None:
+            limit = self._limit(self.config.request_timeout_ms)
         head = self._read_exact(sock, 4, limit, what)
         try:
             size = framing.frame_size(head)
         except ProtocolError as exc:
             self.close()
-            raise ProtocolError(exc.reason, broker=self.name) from None
+            raise self._foreign(head, what) or ProtocolError(exc.reason, broker=self.name) \
+                from None
         if size > max_size:
             self.close()
+            foreign = self._foreign(head, what)
+            if foreign is not None:
+                raise foreign
             subject = what if " " in what else f"the {what} answer"
             raise ProtocolError(too_large(subject, size, max_size), broker=self.name)
         return self._read_exact(sock, size, limit, what)

@@ -117,6 +117,8 @@ MESSAGES: dict[str, str] = {
         "{timeout}. Kafka 0.9 brokers leave ApiVersions unanswered (0.8 brokers close the "
         "connection on it): for a 0.8 or 0.9 broker set kafka.api.version.request=false and "
         "kafka.broker.version.fallback to its release (e.g. 0.8.2 or 0.9.0)",
+    "KAFKAWIRE_BROKER_CONNECTION.NOT_KAFKA":
+        "{broker} answered, but not in Kafka's protocol: {evidence}",
     "KAFKAWIRE_BROKER_CONNECTION.CONNECTION_SETUP_TIMEOUT":
         "{step} timed out after {limit}; the broker is down, overloaded or a firewall drops "
         "the connection",
@@ -255,6 +257,10 @@ class BrokerConnectionError(KafkaWireError):
     # on ApiVersions): retry loops without a deadline of their own (reads, metadata;
     # cluster.py) report it at once; a write retries it until its delivery timeout.
     conclusive = False
+    # Nothing takes connections at the address: refused, or a host name that does not resolve.
+    # When that is so of every bootstrap server of a client that never reached one, planning
+    # fails at once (client/cluster.py): a wrong kafka.bootstrap.servers, not a restart.
+    nothing_listens = False
     condition = "KAFKAWIRE_BROKER_CONNECTION"
 
     def __init__(self, broker: str, reason: str) -> None:
@@ -305,6 +311,27 @@ class ApiVersionsClosedError(BrokerConnectionError):
 
     conclusive = True
     condition = "KAFKAWIRE_BROKER_CONNECTION.API_VERSIONS_CLOSED"
+
+
+class NotKafkaError(BrokerConnectionError):
+    """A broker's address answered, but not in Kafka's protocol: an HTTP server (a Schema
+    Registry, a REST proxy), a TLS listener reached in plaintext, an SSH server. Recognised
+    from the first answer's bytes, or from an HTTP request on a second connection when the
+    first request got no answer (an HTTP server waits for a line Kafka's bytes never end),
+    and said at once: another attempt meets the same server, so it is conclusive (reads and
+    planning report it without retrying). ``evidence`` says what the server looks like and
+    what to set."""
+
+    conclusive = True
+    condition = "KAFKAWIRE_BROKER_CONNECTION.NOT_KAFKA"
+
+    def __init__(self, broker: str, evidence: str) -> None:
+        self.evidence = evidence
+        super().__init__(broker, render(MESSAGES, self.condition, broker=broker,
+                                        evidence=evidence))
+
+    def __reduce__(self) -> tuple:  # rebuilt from the facts, not from the whole text
+        return (type(self), (self.broker, self.evidence))
 
 
 class ConnectionSetupTimeoutError(BrokerConnectionError):
@@ -402,6 +429,9 @@ class NoBrokersAvailableError(KafkaWireError):
 
     retriable = True
     invalid_metadata = True
+    # every server refused the connection or has a name that does not resolve (set by the
+    # client, which tried them)
+    nothing_listens = False
     condition = "KAFKAWIRE_NO_BROKERS_AVAILABLE"
 
     def __init__(self, servers: list[str], last: Exception | None,

@@ -73,6 +73,26 @@ def shared_cluster(config: ClientConfig) -> Cluster:
     return KafkaCluster(shared_client(config))
 
 
+def planner_client(config: ClientConfig) -> KafkaClient:
+    """``shared_client`` for the driver's planning (a write's topic check): until it reaches
+    a broker, a wrong kafka.bootstrap.servers (every address refused or without a DNS name)
+    fails its first request at once instead of after the retries
+    (``KafkaClient.first_contact_fails_fast``). Tasks keep the retry rule: a whole cluster
+    refusing connections while a task starts is restarting."""
+    client = shared_client(config)
+    client.first_contact_fails_fast = True
+    return client
+
+
+def planner_cluster(config: ClientConfig) -> Cluster:
+    """``shared_cluster`` for the driver's planning (a read's partitions and offsets, a
+    stream's every trigger), its 0.8+ client a ``planner_client`` (a Kafka 0.7 cluster was
+    found through ZooKeeper already)."""
+    if not config.kafka07:
+        planner_client(config)
+    return shared_cluster(config)
+
+
 def task_connections07(config: ClientConfig) -> Kafka07Connections:
     """Connections to Kafka 0.7 brokers for code that runs in a Spark task (no ZooKeeper: the
     planner gave each range its broker), reused across tasks like ``task_client``."""

@@ -76,6 +76,30 @@ def frame_size(prefix: bytes | memoryview) -> int:
     return n
 
 
+# What a server that is not Kafka sends first, and what it then is: a Kafka answer begins
+# with its size (int32, big-endian), which these bytes would make 1 GiB or more, or a TLS
+# record (type 0x15 alert or 0x16 handshake, then major version 3) of about 350 MB.
+_FOREIGN_BEGINNINGS = (
+    (b"HTTP/", "an HTTP server"),
+    (b"SSH-", "an SSH server"),
+    (b"\x15\x03", "a TLS port (its answer is a TLS alert)"),
+    (b"\x16\x03", "a TLS port (its answer is a TLS handshake record)"),
+)
+
+
+def foreign_protocol(head: bytes | memoryview) -> str | None:
+    """What the server whose answer begins with ``head`` (its first bytes, at least 4) looks
+    like when those bytes are another protocol's, not a Kafka size prefix: "an HTTP server",
+    "a TLS port ...", "an SSH server"; None when they are not one of these."""
+    first = bytes(head[:8])
+    if len(first) < 4:
+        return None
+    for prefix, kind in _FOREIGN_BEGINNINGS:
+        if first.startswith(prefix) or prefix.startswith(first):
+            return kind
+    return None
+
+
 def split_response(spec: ApiSpec, version: int, frame: bytes | memoryview) -> tuple[int, memoryview]:
     """(correlation_id, body) of one response frame body (without the size prefix)."""
     r = Reader(frame)

@@ -50,12 +50,14 @@ from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.pool import (
+    planner_client,
     shared_client,
     task_client,
     task_connections07,
 )
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
+from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.protocol.errors import AuthorizationError
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
@@ -158,7 +160,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                 self.layouts07[options.topic] = layout_for_write(options.client, options.topic)
         elif options.topic is not None:
             # Fail (or create the topic) on the driver, before any task starts.
-            self._topic_info(shared_client(options.client), options.topic)
+            self._topic_info(planner_client(options.client), options.topic)
 
     def _topic_info(self, client: KafkaClient, topic: str) -> TopicInfo:
         c = self.options.create
@@ -311,6 +313,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             return self.encoding.encode(column, values, topic)
         return _as_binary(values)
 
+    @brief_traceback
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         done = [m for m in messages if isinstance(m, KafkaWriteCommitMessage)]
         pending = [(m.transaction, m.batch) for m in done if m.transaction is not None]
@@ -327,6 +330,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                  f" in {len(transactions)} transactions" if transactions else "",
                  f"; {replayed} tasks found their batch already committed" if replayed else "")
 
+    @brief_traceback
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         done = [m for m in messages if isinstance(m, KafkaWriteCommitMessage)]
         written = sum(m.records for m in done)

@@ -8,8 +8,9 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from spark_kafka_wire.client.cluster_api import PartitionLocation
-from spark_kafka_wire.client.pool import shared_cluster
+from spark_kafka_wire.client.pool import planner_cluster
 from spark_kafka_wire.client.task_reads import read_planned
+from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.source.formats import decode_batch
 from spark_kafka_wire.source.options import SourceOptions
 from spark_kafka_wire.source.planning import (
@@ -30,10 +31,11 @@ class KafkaWireBatchReader(DataSourceReader):
         self.options = options
         self.default_tasks = default_tasks
 
+    @brief_traceback
     def partitions(self) -> list[InputPartition]:
         o = self.options
         config = o.planner_client or o.client
-        cluster = shared_cluster(config)
+        cluster = planner_cluster(config)
         ranges = plan_ranges(cluster, o)
         if not ranges:
             # Spark reads an empty partition list as "one partition": hand it an empty range.

@@ -41,8 +41,9 @@ from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.cluster_api import Cluster, Layout
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST
-from spark_kafka_wire.client.pool import shared_cluster
+from spark_kafka_wire.client.pool import planner_cluster
 from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.protocol.errors import UnknownTopicOrPartitionError
 from spark_kafka_wire.source.batch_reader import read_partition
 from spark_kafka_wire.source.offsets_json import (
@@ -96,7 +97,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _client(self) -> Cluster:
         s = self.options.source
         config = s.planner_client or s.client
-        return shared_cluster(config)
+        return planner_cluster(config)
 
     def _layout(self, client: Cluster, tps: list[TopicPartition] | Offsets) -> Layout | None:
         """Kafka 0.7: the partition names the numbers of ``tps`` refer to now (offsets_json's
@@ -126,6 +127,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         return self._zk
 
     # -- offsets -----------------------------------------------------------------------------
+    @brief_traceback
     def initialOffset(self) -> dict:
         if self._initial is None:
             self._initial = self._resolve_initial()
@@ -164,6 +166,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         client = self._client()
         self._target = self._latest_offsets(client, self._partitions_now(client, started=False))
 
+    @brief_traceback
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
         # A subscribed topic deleted between the metadata that listed its partitions and the
         # offset lookups that followed (Kafka answers UNKNOWN_TOPIC_OR_PARTITION then) is no
@@ -260,6 +263,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         return to_json(self._latest) if self._latest is not None else None
 
     # -- planning and reading ----------------------------------------------------------------
+    @brief_traceback
     def partitions(self, start: dict, end: dict) -> list[InputPartition]:
         """The batch's fixed ranges. Data loss is reported here, as Spark's planInputPartitions
         does: partitions gone since the batch began, partitions whose offsets went back, new
@@ -336,6 +340,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)
 
+    @brief_traceback
     def commit(self, end: dict) -> None:
         self._commit(from_json(end), recorded_layout(end))
 
