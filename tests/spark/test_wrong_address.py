@@ -26,6 +26,16 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def warm(spark) -> None:
+    """One kafkawire query that fails on its options, before anything is timed: the session's
+    first query pays for the JVM's and the Python workers' start, many seconds on a loaded
+    machine, which is not what these tests measure."""
+    with pytest.raises(Exception, match="MISSING_OPTION"):
+        spark.read.format("kafkawire").option("kafka.bootstrap.servers", "localhost:1") \
+            .load().collect()
+
+
 def _kafkawire_line(error: BaseException) -> int:
     """The index of the line of what Spark shows that carries kafkawire's error."""
     lines = str(error).splitlines()
