@@ -24,7 +24,14 @@ from pathlib import Path
 import pytest
 
 from tests.support.kept_logs import logs_kept_on_failure
-from tests.support.spark_standalone import JobRun, RunningJob, StandaloneCluster, clean_env, launch
+from tests.support.spark_standalone import (
+    MASTER_PORT,
+    JobRun,
+    RunningJob,
+    StandaloneCluster,
+    clean_env,
+    launch,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 JOB = Path(__file__).resolve().parent / "jobs" / "kafkawire_job.py"
@@ -144,18 +151,28 @@ def cluster_kafka(request, test_hosts, cluster_pki, cluster_kdc):
 
 
 def hidden_from_workers(cluster_dir: Path) -> list[str]:
-    """What the Workers (and so the executors) must not see: the driver-only directory and
-    the checkout's packages (an executor finding them would not prove the shipped
-    environment works)."""
+    """What the Workers (and so the executors) must not see: the driver-only directory, the
+    checkout's packages and the driver's pyarrow (an executor finding them would not prove
+    the shipped environment works: a task that ran the driver's Python fails with ``No
+    module named 'pyarrow'``, as on a node without the driver's virtualenv)."""
+    import pyarrow
+
     return [str(cluster_dir / "driver-only"), str(ROOT / "spark_kafka_wire"),
-            str(ROOT / "pyspark_kafkawire")]
+            str(ROOT / "pyspark_kafkawire"), str(Path(pyarrow.__file__).parent)]
 
 
 @pytest.fixture(scope="session")
 def spark_cluster(request, test_hosts, cluster_dir) -> Iterator[StandaloneCluster]:
-    cluster = StandaloneCluster(test_hosts["master"],
-                                [test_hosts["worker1"], test_hosts["worker2"]],
-                                cluster_dir / "spark", hide=hidden_from_workers(cluster_dir))
+    """Spark's Master and two Workers, started by the command lines of the docs' recipe
+    (tests/cluster/recipe.py: ``spark-class`` of pip's pyspark)."""
+    from tests.cluster.recipe import daemon_argv
+
+    master = test_hosts["master"]
+    master_argv, worker_argv = daemon_argv(master.address,
+                                           f"spark://{master.address}:{MASTER_PORT}")
+    cluster = StandaloneCluster(master, [test_hosts["worker1"], test_hosts["worker2"]],
+                                cluster_dir / "spark", hide=hidden_from_workers(cluster_dir),
+                                master_argv=master_argv, worker_argv=worker_argv)
     _timed("Spark master and 2 workers", cluster.start)
 
     def stop(keep_logs: bool) -> None:

@@ -108,7 +108,10 @@ def stop_group(process: subprocess.Popen[bytes] | None) -> None:
 @dataclass
 class StandaloneCluster:
     """A Master on ``master`` and one Worker per host of ``workers`` (``cores`` and
-    ``memory`` each); ``hide``: directories the Workers and their executors must not see."""
+    ``memory`` each); ``hide``: directories the Workers and their executors must not see.
+    ``master_argv``, ``worker_argv``: each daemon's class and arguments as a user gives them
+    to ``spark-class`` (the cluster tier's are the docs' recipe, tests/cluster/recipe.py);
+    the cluster adds its ports, each Worker's address, cores, memory and work directory."""
 
     master: Host
     workers: Sequence[Host]
@@ -116,6 +119,8 @@ class StandaloneCluster:
     hide: Sequence[str] = ()
     cores: int = 2
     memory: str = "1g"
+    master_argv: Sequence[str] = ()
+    worker_argv: Sequence[str] = ()
     daemons: list[Daemon] = field(default_factory=list)
     started_s: float = 0.0
 
@@ -140,7 +145,8 @@ class StandaloneCluster:
         daemon_env = {"SPARK_DAEMON_MEMORY": "384m"}
         master = Daemon("master", self.master, self.directory / self.master.name)
         self.daemons.append(master)
-        master.start(["org.apache.spark.deploy.master.Master", "--host", self.master.address,
+        master.start([*(self.master_argv or ["org.apache.spark.deploy.master.Master", "--host",
+                                             self.master.address]),
                       "--port", str(MASTER_PORT), "--webui-port", "8080"],
                      clean_env(SPARK_LOCAL_IP=self.master.address,
                                SPARK_LOG_DIR=str(master.directory), **daemon_env))
@@ -153,7 +159,8 @@ class StandaloneCluster:
                 d.mkdir(parents=True, exist_ok=True)
             worker = Daemon("worker", host, base)
             self.daemons.append(worker)
-            worker.start(["org.apache.spark.deploy.worker.Worker", self.url, "--host",
+            worker.start([*(self.worker_argv or ["org.apache.spark.deploy.worker.Worker",
+                                                 self.url]), "--host",
                           host.address, "--cores", str(self.cores), "--memory", self.memory,
                           "--work-dir", str(work), "--webui-port", "8081"],
                          clean_env(SPARK_LOCAL_IP=host.address, SPARK_LOCAL_DIRS=str(local),

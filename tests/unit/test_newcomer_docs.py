@@ -5,7 +5,10 @@ following the README and the site (issue 46): an install command that works whil
 is not on PyPI, `make demo` installing only what it runs and echoing no comments, the
 versions pip requires and CI tests, examples on the Reading, Streaming and Writing pages
 (tests/spark/test_readme_examples.py runs them), and one command that starts a Schema
-Registry for the Avro notebook."""
+Registry for the Avro notebook. The standalone-cluster recipe (issue 46 item 2) installs
+venv-pack, starts the master and workers from pip's pyspark, and launches so that kafkawire found
+without register() runs the shipped Python on the executors (tests/cluster/test_recipe.py runs
+it on a cluster)."""
 
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import pytest
 import yaml
 
 from spark_kafka_wire.protocol.messages import ALL_APIS
-from tests.support.docs_pages import README, all_pages, all_text, page
+from tests.support.docs_pages import README, all_pages, all_text, examples, page
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPATIBILITY = page("compatibility.md").read_text()  # the API table, moved from the README
@@ -250,3 +253,28 @@ def test_each_io_page_opens_with_words_for_a_reader_and_an_example(name, needed)
     example = opening[1].split("\n```", 1)[0]
     for word in needed:
         assert word in example, (name, word)
+
+
+def test_the_standalone_recipe_runs_kafkawire_found_without_register_in_the_shipped_python(
+        ) -> None:
+    """Issue 46 item 2: the recipe's blocks (the cluster tier runs them) start the master and
+    workers from pip's pyspark with spark-class (it has no sbin/start-master.sh), install
+    venv-pack, and give the driver's Python by spark.pyspark.driver.python: with the
+    PYSPARK_DRIVER_PYTHON variable in the driver JVM's environment, Spark 4.3 builds the
+    auto-discovered source (PythonUtils.createPythonFunction) with that interpreter, and the
+    executors' tasks ran it (No module named 'pyarrow'). The job uses no register()."""
+    found = examples()
+    blocks = {name: found.get(f"cluster-{name}", ("", ""))[1]
+              for name in ("daemons", "env", "job", "submit")}
+    assert all(blocks.values()), f"the recipe's marked blocks: {sorted(found)}"
+    assert re.search(r"^spark-class org\.apache\.spark\.deploy\.master\.Master\b",
+                     blocks["daemons"], re.M)
+    assert re.search(r"^spark-class org\.apache\.spark\.deploy\.worker\.Worker spark://",
+                     blocks["daemons"], re.M)
+    assert re.search(r"^pip install venv-pack$", blocks["env"], re.M)
+    assert "register" not in blocks["job"]
+    submit = blocks["submit"]
+    assert "PYSPARK_DRIVER_PYTHON" not in submit
+    assert "--conf spark.pyspark.driver.python=python" in submit
+    assert "PYSPARK_PYTHON=./environment/bin/python" in submit
+    assert "--archives env.tar.gz#environment" in submit
