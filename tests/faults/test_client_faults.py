@@ -584,8 +584,9 @@ def _frame_position(monkeypatch, read: Callable[[], object], needle: bytes,
     frames: list[bytes] = []
     original = BrokerConnection._read_frame
 
-    def capture(self: BrokerConnection, what: str) -> memoryview:
-        frame = original(self, what)
+    def capture(self: BrokerConnection, what: str, max_size: int,
+                limit: object = None) -> memoryview:
+        frame = original(self, what, max_size, limit)  # type: ignore[arg-type]
         if what == api:
             frames.append(bytes(frame))
         return frame

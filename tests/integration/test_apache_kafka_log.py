@@ -188,8 +188,8 @@ def test_fetch_throttled_by_a_quota_waits_before_the_next_send(kclient, throttle
         real_send(self, parts, what)
         sends.append((id(self), time.monotonic()))
 
-    def receive(self, inflight):
-        answer = real_receive(self, inflight)
+    def receive(self, inflight, limit=None):
+        answer = real_receive(self, inflight, limit)
         if inflight.spec is FETCH:
             answers.append((id(self), time.monotonic(), inflight.throttle_ms))
         return answer

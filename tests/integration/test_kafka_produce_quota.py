@@ -64,8 +64,8 @@ def test_produce_throttled_by_a_quota_waits_before_the_next_send(apache_kafka, q
         real_send(self, parts, what)
         sends.append((id(self), time.monotonic()))
 
-    def receive(self, inflight):
-        answer = real_receive(self, inflight)
+    def receive(self, inflight, limit=None):
+        answer = real_receive(self, inflight, limit)
         if inflight.spec is PRODUCE:
             answers.append((id(self), time.monotonic(), inflight.throttle_ms))
         return answer

@@ -95,7 +95,7 @@ class DropAfterAppend:
                         self.sent_records += struct.unpack_from(">i", pd["records"], 57)[0]
         return self._send(spec, body, version, expect_response)
 
-    def receive(self, inflight):
+    def receive(self, inflight, limit=None):
         if inflight.spec is PRODUCE and self.faults < self.times and self.conn._sock is not None:
             self.faults += 1
             deadline = time.monotonic() + 10
@@ -106,7 +106,7 @@ class DropAfterAppend:
             sock = self.conn._sock
             sock.shutdown(socket.SHUT_RDWR)
             sock.close()  # answers already in the kernel buffer are lost too
-        return self._receive(inflight)
+        return self._receive(inflight, limit)
 
 
 # ------------------------------------------------------------------------------ idempotence
@@ -213,11 +213,11 @@ class LoseFirstProduce:
             return self.lost
         return self._send(spec, body, version, expect_response)
 
-    def receive(self, inflight):
+    def receive(self, inflight, limit=None):
         if inflight is self.lost:
             return {"responses": [{"name": self.topic, "partition_responses": [
                 {"index": 0, "error_code": 6, "error_message": "simulated stale leader"}]}]}
-        resp = self._receive(inflight)
+        resp = self._receive(inflight, limit)
         if inflight.spec is PRODUCE:
             self.codes += [p["error_code"] for t in resp["responses"]
                            for p in t["partition_responses"]]
