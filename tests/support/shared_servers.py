@@ -134,7 +134,7 @@ def stop_all(where: Path, keep_files: bool = False) -> list[str]:
         if entry.pid is not None:
             _stop_group(entry.pid)
     kept = [d for e in found for d in e.directories]
-    if keep_files:
+    if keep_files and kept:
         return kept
     for path in kept:
         shutil.rmtree(path, ignore_errors=True)
