@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
+import random
 import select
 import signal
 import subprocess
@@ -190,6 +191,27 @@ def _ended(child: subprocess.Popen[bytes], stderr: Any) -> str:
     stderr.seek(0)
     tail = stderr.read().decode("utf-8", "replace").strip()[-800:]
     return f"{how}; stderr: {tail}" if tail else how
+
+
+def mutate_bytes(rng: random.Random, data: bytes, labels: list[str]) -> bytes:
+    """A structure-aware case's bytes, mutated at the byte level as a last step (sometimes):
+    truncated, a few bits flipped, or random bytes appended; what was done is appended to
+    ``labels``. The Avro and Protobuf generators share it (the same draws from ``rng``)."""
+    pick = rng.random()
+    if pick < 0.15 and data:
+        cut = rng.randrange(len(data))
+        data = data[:cut]
+        labels.append(f"truncated to {cut}")
+    elif pick < 0.3 and data:
+        flipped = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            flipped[rng.randrange(len(flipped))] ^= 1 << rng.randrange(8)
+        data = bytes(flipped)
+        labels.append("bits flipped")
+    elif pick < 0.35:
+        data += rng.randbytes(rng.randint(1, 8))
+        labels.append("bytes appended")
+    return data
 
 
 def run_cases(runner: str, cases: Sequence[Case], *, allowed: Sequence[str] = (),

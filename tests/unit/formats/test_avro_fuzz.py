@@ -30,7 +30,14 @@ from typing import Any
 import fastavro
 import pyarrow as pa
 
-from tests.support.hostile_child import BOUNDARY_INTS, Case, Outcome, case_count, run_cases
+from tests.support.hostile_child import (
+    BOUNDARY_INTS,
+    Case,
+    Outcome,
+    case_count,
+    mutate_bytes,
+    run_cases,
+)
 
 RUNNER = "tests.unit.formats.test_avro_fuzz:decode_case"
 WARMUP = "tests.unit.formats.test_avro_fuzz:warm_up"
@@ -232,21 +239,7 @@ def mutate(tokens: list[Token], rng: random.Random) -> tuple[bytes, str]:
                 size = rng.choice([0, 1, 2**31 - 1, 2**63 - 1, -1])
                 tokens.insert(where + 1, ("blocksize", size))
                 labels.append(f"block size {size}")
-    data = serialize(tokens)
-    pick = rng.random()
-    if pick < 0.15 and data:
-        cut = rng.randrange(len(data))
-        data = data[:cut]
-        labels.append(f"truncated to {cut}")
-    elif pick < 0.3 and data:
-        flipped = bytearray(data)
-        for _ in range(rng.randint(1, 4)):
-            flipped[rng.randrange(len(flipped))] ^= 1 << rng.randrange(8)
-        data = bytes(flipped)
-        labels.append("bits flipped")
-    elif pick < 0.35:
-        data += rng.randbytes(rng.randint(1, 8))
-        labels.append("bytes appended")
+    data = mutate_bytes(rng, serialize(tokens), labels)
     return data, ", ".join(labels) or "unchanged"
 
 
