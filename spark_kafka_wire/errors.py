@@ -227,9 +227,10 @@ __all__ = [
 ]
 
 
-#: Names exported before and kept importable, with a DeprecationWarning: old name -> new name.
+#: Deprecated names, still importable (with a DeprecationWarning) so that code written with
+#: them keeps working: deprecated name -> the class's name.
 DEPRECATED_NAMES = {
-    # The broker's REQUEST_TIMED_OUT (7) answer; renamed so that it no longer reads like
+    # The broker's REQUEST_TIMED_OUT (7) answer, named so that it does not read like
     # RequestTimeoutError, the client's own timeout.
     "RequestTimedOutError": "BrokerRequestTimedOutError",
 }

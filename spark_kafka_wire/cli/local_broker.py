@@ -12,8 +12,8 @@ directory to give. A storage URL may carry a password: it reaches Tansu by its e
 messages show it as ``***`` and Tansu's log (which prints it) is readable by this user only.
 
 The log is in a directory of its own (``mkdtemp``: a new name, mode 0700), opened without
-following a link: at a predictable path in the shared temporary directory (it was
-``/tmp/tansu-PORT.log``) another local user could plant a symbolic link there, and the log's
+following a link: at a predictable path in the shared temporary directory (such as
+``/tmp/tansu-PORT.log``) another local user could plant a symbolic link, and the log's
 open would truncate and rewrite the link's target with this user's rights (issue 45). The
 directory goes when the broker is stopped (``stop``); a broker that failed keeps it, so that
 the messages naming the log point at it.

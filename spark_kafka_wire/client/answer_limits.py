@@ -4,8 +4,8 @@ before a byte of it is allocated or read (issue 45).
 Why per API and not one limit for all: an answer's cost is not its size. Record data (Fetch)
 stays bytes, gathered into columns, so it costs about its size; every other answer is decoded
 into Python dicts, lists and ints, measured at 19 (a real cluster's Metadata, three replicas)
-to 28 (empty replica lists) times its size: one limit high enough for Fetch let a 34 MiB
-Metadata answer cost 856 MiB, and frames up to 1 GiB were taken for any API. So:
+to 28 (empty replica lists) times its size: one limit high enough for Fetch would let a
+34 MiB Metadata answer cost 856 MiB. So:
 
 * answers whose size does not grow with what was asked (a heartbeat's error code, a
   coordinator's address, a SASL token) get ``SMALL_ANSWER_BYTES``;

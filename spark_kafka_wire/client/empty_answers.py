@@ -2,9 +2,9 @@
 
 A Fetch at an offset below the high watermark should return records, but a broker may answer
 empty for a while: its storage is catching up (Tansu on S3 under load), a new leader is
-loading the log, a 0.7 read stands at a segment end. Counting such answers (the rule before
-issue 26: 20 in a row, about 10 s of backoff) gave up on a slow broker that was still catching
-up, while a count says nothing about time. The rule here is the one of every other retry loop
+loading the log, a 0.7 read stands at a segment end. Counting such answers (say 20 in a row,
+about 10 s of backoff) would give up on a slow broker that is still catching up: a count says
+nothing about time (issue 26). The rule here is the one of every other retry loop
 (``KafkaClient.retry``): a time budget, ``kafka.request.timeout.ms`` from the first empty
 answer in a row, or the operation's deadline when its client set one
 (``KafkaClient.deadline``). Between answers the reader backs off as retries do:

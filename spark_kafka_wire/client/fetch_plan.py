@@ -12,7 +12,9 @@ answers mean a stalled broker (``empty_answers``: the time of each answer is pas
 back-off comes out as the request's ``pause_s`` and the longer wait it gives the broker as its
 ``max_wait_ms``), when the budget must double for a batch
 larger than it, and under read_committed when the range is followed past its end for the
-transaction markers still missing. The I/O loop (``fetcher.py``) owns connections, retries,
+transaction markers still missing. Where the read stands is one value, :class:`RangeState`,
+changed only through :data:`TRANSITIONS`, so every path a read can take is written in one
+place (and tested there). The I/O loop (``fetcher.py``) owns connections, retries,
 metadata, the pipelining and the clock; it sends what this says and feeds it what came back,
 so tests drive every decision by feeding answers.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import Enum
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import Deadline
@@ -79,6 +82,31 @@ class FetchAnswer:
     throttled: bool = False  # a quota's answer without the partition: ask again (read_answer)
 
 
+class RangeState(Enum):
+    """Where a range read stands (:attr:`RangeFetch.state`): IN_RANGE, Fetches at the next
+    offset below the end; PAST_END (read_committed), the range is read and transactions of it
+    wait for their markers past its end, walked for in batch headers; DONE, the range is read
+    and each of its transactions decided; STOPPED, ended early on data loss it was told to
+    skip (failOnDataLoss false)."""
+
+    IN_RANGE = "in range"
+    PAST_END = "past the end"
+    DONE = "done"
+    STOPPED = "stopped"
+
+
+#: The only state changes a range read makes (``RangeFetch._enter`` refuses any other): a read
+#: that ends stays ended, and once past the end it only finishes (what it meets there is not
+#: the range's data, so nothing there stops the read early).
+TRANSITIONS: dict[RangeState, frozenset[RangeState]] = {
+    RangeState.IN_RANGE: frozenset({RangeState.PAST_END, RangeState.DONE, RangeState.STOPPED}),
+    RangeState.PAST_END: frozenset({RangeState.DONE}),
+    RangeState.DONE: frozenset(),
+    RangeState.STOPPED: frozenset(),
+}
+ENDED = frozenset({RangeState.DONE, RangeState.STOPPED})
+
+
 @dataclass(frozen=True)
 class FetchRequest:
     """The single-partition Fetch to send next. ``past_end``: a walk for transaction markers
@@ -112,9 +140,10 @@ def grown(max_bytes: int, topic: str, partition: int, offset: int, broker: str) 
 
 
 class RangeFetch:
-    """The state of one range read [start, end): in the range, then (read_committed, with
-    transactions still open) past it for their markers, then done. See the module docstring;
-    the rules themselves are described in ``fetcher``'s."""
+    """One range read [start, end): in the range, then (read_committed, with transactions
+    still open) past it for their markers, then done, or stopped early on data loss it was
+    told to skip (:class:`RangeState`, in :attr:`state`). See the module docstring; the rules
+    themselves are described in ``fetcher``'s."""
 
     def __init__(self, topic: str, partition: int, start: int, end: int,
                  settings: FetchSettings, fail_on_data_loss: bool, config: ClientConfig,
@@ -129,10 +158,10 @@ class RangeFetch:
         self.max_bytes = self._first_budget()
         self.empty = EmptyAnswers(config, deadline, settings.max_wait_ms)
         self.disappeared = 0
-        self.past_end = False  # walking past the range for transaction markers
-        self.done = False
-        self.stopped = False  # the range read stopped early on data loss it was told to skip
-        self.lost = False  # data loss was skipped
+        self.state = RangeState.IN_RANGE  # changed only by _enter
+        # The offset ranges reported lost and skipped (failOnDataLoss false), in order: past
+        # the end, a transaction whose marker may have gone with them is dropped, not failed.
+        self.skipped: list[tuple[int, int]] = []
         self.broker: str | None = None  # the broker of the last answer in the range
         self.committed = (CommittedFilter(counts)
                           if settings.isolation_level == READ_COMMITTED else None)
@@ -148,12 +177,12 @@ class RangeFetch:
 
     def next_request(self) -> FetchRequest | LogBoundsRequest | None:
         """What to ask next, None once the read is done (asking does not change the state)."""
-        if self.done:
+        if self.state in ENDED:
             return None
         if self._bounds_for is not None:
             return LogBoundsRequest(self.offset)
-        return FetchRequest(self.offset, self.max_bytes, self.past_end, self._pause,
-                            self._max_wait_ms())
+        return FetchRequest(self.offset, self.max_bytes, self.state is RangeState.PAST_END,
+                            self._pause, self._max_wait_ms())
 
     def _max_wait_ms(self) -> int | None:
         """The max_wait_ms of the next Fetch when empty answers grew it, else None."""
@@ -163,7 +192,7 @@ class RangeFetch:
     def prefetch(self, answer: FetchAnswer) -> FetchRequest | None:
         """The Fetch to send while ``answer`` decodes: the one its batch headers say comes
         next, when it is inside the range (past it, markers are walked one Fetch at a time)."""
-        if self.past_end or answer.throttled:
+        if self.state is not RangeState.IN_RANGE or answer.throttled:
             return None
         ahead = next_batch_offset(answer.records)
         if ahead is not None and self.offset < ahead < self.end:
@@ -176,7 +205,7 @@ class RangeFetch:
         """Take the answer to the request last given, which came at ``now`` (monotonic); the
         chunks ready to emit, in offset order."""
         self._pause = 0.0
-        if self.past_end:
+        if self.state is RangeState.PAST_END:
             return self._receive_markers(answer, now)
         self.broker = answer.broker
         if answer.throttled:  # no data: the same Fetch again, once the throttle has passed
@@ -235,7 +264,7 @@ class RangeFetch:
                      ) -> list[DecodedRecords]:
         """Take the error the request last given ended with (after the client's retries)."""
         self._pause = 0.0
-        if self.past_end:
+        if self.state is RangeState.PAST_END:
             self._undecided(f"fetching markers past the range at offset {self.offset} failed: "
                             f"{exc}", exc.broker, True)
             return self._finish()
@@ -283,6 +312,12 @@ class RangeFetch:
 
     # ------------------------------------------------------------------------ transitions
 
+    def _enter(self, state: RangeState) -> None:
+        """Move to ``state``: the one place the state changes, by :data:`TRANSITIONS`."""
+        assert state in TRANSITIONS[self.state], \
+            f"a range read cannot go from {self.state.value} to {state.value}"
+        self.state = state
+
     def _where(self, broker: str | None) -> dict[str, object]:
         return {"topic": self.topic, "partition": self.partition, "broker": broker}
 
@@ -290,32 +325,32 @@ class RangeFetch:
               code: int = ErrorCode.OFFSET_OUT_OF_RANGE) -> None:
         report_data_loss(self.topic, self.partition, start, stop, reason,
                          self.fail_on_data_loss, broker, code)
-        self.lost = True
+        self.skipped.append((start, stop))
 
     def _stop(self) -> list[DecodedRecords]:
-        """The range read stopped on data loss it was told to skip."""
-        self.stopped = True
-        return self._range_read()
+        """The range read stops on data loss it was told to skip."""
+        return self._range_read(RangeState.STOPPED)
 
-    def _range_read(self) -> list[DecodedRecords]:
-        """The range is read (or stopped): done, unless transactions in it wait for markers."""
+    def _range_read(self, ending: RangeState = RangeState.DONE) -> list[DecodedRecords]:
+        """The range is read (``ending`` DONE) or stopped (STOPPED): the read ends so, unless
+        transactions in a range read to its end wait for markers past it."""
         if self.committed is None:
-            self.done = True
+            self._enter(ending)
             return []
         if self.committed.undecided:
-            if self.stopped:
+            if ending is RangeState.STOPPED:
                 self._undecided("the read stopped at the data loss reported above", self.broker,
                                 True)
-                return self._finish()
-            self.past_end = True  # from where the batches read end, with a fresh budget
-            self.max_bytes = self._first_budget()  # (and the broker's wait as it grew)
+                return self._finish(ending)
+            self._enter(RangeState.PAST_END)  # from where the batches read end, with a fresh
+            self.max_bytes = self._first_budget()  # budget (and the broker's wait as it grew)
             self.empty = EmptyAnswers(self._config, self._deadline, self.empty.max_wait_ms)
             return []
-        return self._finish()
+        return self._finish(ending)
 
-    def _finish(self) -> list[DecodedRecords]:
+    def _finish(self, ending: RangeState = RangeState.DONE) -> list[DecodedRecords]:
         assert self.committed is not None
-        self.done = True
+        self._enter(ending)
         log.debug("%s-%d [%d, %d) read_committed: %s", self.topic, self.partition, self.start,
                   self.end, self.committed.counts)
         return self.committed.ready()
@@ -339,7 +374,8 @@ class RangeFetch:
                 return []
             if answer.high_watermark <= offset:
                 self._undecided(f"the partition ends at offset {answer.high_watermark} (its "
-                                "high watermark) without them", answer.broker, self.lost)
+                                "high watermark) without them", answer.broker,
+                                bool(self.skipped))
                 return self._finish()
             self._pause = self.empty.pause(
                 now, topic=self.topic, partition=self.partition, offset=offset,

@@ -223,17 +223,17 @@ class PartitionFetches:
     def __init__(self, client: KafkaClient, topic: str, partition: int,
                  settings: FetchSettings) -> None:
         self.client, self.topic, self.partition, self.settings = client, topic, partition, settings
-        self.beyond = replace(settings, isolation_level=READ_UNCOMMITTED)
+        self.past_end_settings = replace(settings, isolation_level=READ_UNCOMMITTED)
         self.ahead: SentFetch | None = None
         self.unknown = 0  # metadata answers in a row that the topic or partition is unknown
 
-    def answer(self, offset: int, max_bytes: int, beyond: bool = False,
+    def answer(self, offset: int, max_bytes: int, past_end: bool = False,
                max_wait_ms: int | None = None) -> FetchAnswer:
         """The answer for ``offset``: the one sent ahead when it matches, else a new Fetch
-        (``max_wait_ms``: as in ``send_fetch``)."""
-        settings = self.beyond if beyond else self.settings
+        (``past_end``: as in ``FetchRequest``; ``max_wait_ms``: as in ``send_fetch``)."""
+        settings = self.past_end_settings if past_end else self.settings
         sent, self.ahead = self.ahead, None
-        if sent is None or beyond or sent.offset != offset or sent.max_bytes != max_bytes:
+        if sent is None or past_end or sent.offset != offset or sent.max_bytes != max_bytes:
             if sent is not None:
                 sent.conn.abandon(sent.inflight)
             try:

@@ -19,7 +19,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import (
@@ -40,7 +40,8 @@ from spark_kafka_wire.client.zookeeper_security import DIGEST_MD5, ZooKeeperSecu
 from spark_kafka_wire.protocol.errors import shown
 
 __all__ = ["ZOOKEEPER_TIMEOUT_S", "ZooKeeperError", "ZooKeeperOffsetStore", "ZooKeeperSecurity",
-           "offset_path", "parse_offset", "parse_registration", "start_zookeeper", "stop_zookeeper"]
+           "ZooKeeperSession", "offset_path", "parse_offset", "parse_registration",
+           "start_zookeeper", "stop_zookeeper"]
 
 if TYPE_CHECKING:
     from kazoo.client import KazooClient
@@ -275,10 +276,16 @@ def stop_zookeeper(zk: KazooClient) -> None:
     zk.close()
 
 
-class ZooKeeperOffsetStore:
-    """Reads and writes group offsets on the ensemble named by ``connect`` (host:port list,
-    optionally with a chroot path, as in Kafka's zookeeper.connect), over TLS and logged in
-    as ``security`` says."""
+_Session = TypeVar("_Session", bound="ZooKeeperSession")
+
+
+class ZooKeeperSession:
+    """One ZooKeeper session on the ensemble named by ``connect`` (host:port list, optionally
+    with a chroot path, as in Kafka's zookeeper.connect), over TLS and logged in as
+    ``security`` says: started by :func:`start_zookeeper` on first use (:meth:`session`),
+    ended by :meth:`close` (a context manager). What reads or writes ZooKeeper is one of
+    these (the offset store, the broker registry), so every session starts, times out and
+    logs in alike, and is ended the same way."""
 
     def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
                  security: ZooKeeperSecurity | None = None) -> None:
@@ -287,17 +294,33 @@ class ZooKeeperOffsetStore:
         self.security = security
         self._zk: KazooClient | None = None
 
-    def _client(self) -> KazooClient:
+    def session(self) -> KazooClient:
+        """The started session (started now if it is not yet)."""
         if self._zk is None:
             self._zk = start_zookeeper(self.connect, self.timeout_s, self.security)
         return self._zk
 
+    def close(self) -> None:
+        zk, self._zk = self._zk, None
+        if zk is not None:
+            stop_zookeeper(zk)
+
+    def __enter__(self: _Session) -> _Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ZooKeeperOffsetStore(ZooKeeperSession):
+    """Reads and writes group offsets on the ensemble of its session."""
+
     def commit(self, group: str, offsets: Mapping[TopicPartition, int],
                names: Mapping[TopicPartition, str] | None = None) -> None:
         """Write ``offsets``; ``names`` (Kafka 0.7): each partition's node name."""
-        from kazoo.exceptions import KazooException  # noqa: PLC0415 (see _client)
+        from kazoo.exceptions import KazooException  # noqa: PLC0415 (see start_zookeeper)
 
-        zk = self._client()
+        zk = self.session()
         try:
             for (topic, partition), offset in sorted(offsets.items()):
                 node = names[(topic, partition)] if names is not None else partition
@@ -314,9 +337,9 @@ class ZooKeeperOffsetStore:
     def fetch(self, group: str, partitions: Iterable[TopicPartition],
               names: Mapping[TopicPartition, str] | None = None) -> dict[TopicPartition, int]:
         """Committed offsets; -1 where there is no node. ``names``: as in :meth:`commit`."""
-        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see start_zookeeper)
 
-        zk = self._client()
+        zk = self.session()
         out: dict[TopicPartition, int] = {}
         for topic, partition in sorted(set(partitions)):
             node = names[(topic, partition)] if names is not None else partition
@@ -334,10 +357,10 @@ class ZooKeeperOffsetStore:
 
     def topics(self, group: str) -> list[str]:
         """The topics ``group`` has offsets for (the children of its ``offsets`` node)."""
-        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see start_zookeeper)
 
         offset_path(group, "t", 0)  # checks the group name
-        zk = self._client()
+        zk = self.session()
         try:
             return sorted(zk.get_children(f"/consumers/{group}/offsets"))
         except NoNodeError:
@@ -353,10 +376,10 @@ class ZooKeeperOffsetStore:
         ``{"version":1,"subscription":{...},"pattern":"static",...}``, 0.7 consumers the
         subscription map alone. A wildcard subscription ("white_list"/"black_list" pattern)
         is kept under its pattern name, ``"*white_list:" + regex``, for the caller to match."""
-        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see start_zookeeper)
 
         offset_path(group, "t", 0)  # checks the group name
-        zk = self._client()
+        zk = self.session()
         out: dict[str, dict[str, int]] = {}
         try:
             ids = sorted(zk.get_children(f"/consumers/{group}/ids"))
@@ -380,9 +403,9 @@ class ZooKeeperOffsetStore:
         """Every group ZooKeeper-era consumers made: the children of ``/consumers`` (a group
         appears there with its first registered consumer or offset, as Kafka's old
         ``ConsumerGroupCommand --zookeeper --list`` saw them)."""
-        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see start_zookeeper)
 
-        zk = self._client()
+        zk = self.session()
         try:
             return sorted(zk.get_children("/consumers"))
         except NoNodeError:
@@ -396,7 +419,7 @@ class ZooKeeperOffsetStore:
         ids); False where there was no such node. Refused while a consumer is registered
         under ``ids``: a live ZooKeeper-era consumer would recreate its nodes and commit over
         the deletion (Kafka's old tool refused the same)."""
-        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see _client)
+        from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see start_zookeeper)
 
         offset_path(group, "t", 0)  # checks the group name
         members = self.members(group)
@@ -405,7 +428,7 @@ class ZooKeeperOffsetStore:
                 f"group {group!r} has {len(members)} consumer(s) registered in ZooKeeper at "
                 f"{self.connect} (/consumers/{group}/ids: {', '.join(sorted(members))}); "
                 "stop them before deleting the group", condition=INVALID_VALUE)
-        zk = self._client()
+        zk = self.session()
         try:
             if zk.exists(f"/consumers/{group}") is None:
                 return False
@@ -416,17 +439,6 @@ class ZooKeeperOffsetStore:
             raise ZooKeeperError(f"deleting group {group!r} from ZooKeeper at {self.connect} "
                                  f"failed: {exc!r}") from exc
         return True
-
-    def close(self) -> None:
-        zk, self._zk = self._zk, None
-        if zk is not None:
-            stop_zookeeper(zk)
-
-    def __enter__(self) -> ZooKeeperOffsetStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def parse_offset(data: bytes | None, path: str, connect: str) -> int:

@@ -34,7 +34,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 from spark_kafka_wire.client.config import format_address
 from spark_kafka_wire.client.errors import (
@@ -48,13 +48,9 @@ from spark_kafka_wire.client.errors import (
 from spark_kafka_wire.client.zookeeper import (
     ZOOKEEPER_TIMEOUT_S,
     ZooKeeperSecurity,
-    start_zookeeper,
-    stop_zookeeper,
+    ZooKeeperSession,
 )
 from spark_kafka_wire.protocol.errors import render
-
-if TYPE_CHECKING:
-    from kazoo.client import KazooClient
 
 log = logging.getLogger(__name__)
 
@@ -318,22 +314,9 @@ def _broker_id(child: str, parent: str) -> int:
 # ---------------------------------------------------------------------------------- reading
 
 
-class BrokerRegistry:
-    """Reads the brokers and topics registered on the ensemble named by ``connect``
-    (``host:port[,host:port][/chroot]``), over TLS and logged in as ``security`` says. One
-    ZooKeeper session, opened on first use and ended by :meth:`close` (a context manager)."""
-
-    def __init__(self, connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
-                 security: ZooKeeperSecurity | None = None) -> None:
-        self.connect = connect
-        self.timeout_s = timeout_s
-        self.security = security
-        self._zk: KazooClient | None = None
-
-    def _client(self) -> KazooClient:
-        if self._zk is None:
-            self._zk = start_zookeeper(self.connect, self.timeout_s, self.security)
-        return self._zk
+class BrokerRegistry(ZooKeeperSession):
+    """Reads the brokers and topics registered on the ensemble of its session (one, opened
+    on first use and ended by :meth:`close`, a context manager)."""
 
     def _failed(self, operation: str, path: str, exc: Exception) -> ZooKeeperError:
         """``operation`` (listing, reading) of the node ``path`` failed."""
@@ -344,7 +327,7 @@ class BrokerRegistry:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)
 
         try:
-            return list(self._client().get_children(path))
+            return list(self.session().get_children(path))
         except NoNodeError:
             return None
         except KazooException as exc:
@@ -354,7 +337,7 @@ class BrokerRegistry:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)
 
         try:
-            data, _ = self._client().get(path)
+            data, _ = self.session().get(path)
         except NoNodeError:
             return None
         except KazooException as exc:
@@ -408,17 +391,6 @@ class BrokerRegistry:
             if count is not None:  # None: the broker went while we read
                 counts[broker_id] = parse_partition_count07(count, f"{path}/{child}")
         return TopicRegistration(topic, {}, counts, kafka07=True)
-
-    def close(self) -> None:
-        zk, self._zk = self._zk, None
-        if zk is not None:
-            stop_zookeeper(zk)
-
-    def __enter__(self) -> BrokerRegistry:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def bootstrap_addresses(brokers: dict[int, BrokerRegistration], security_protocol: str,

@@ -230,7 +230,7 @@ _KIND = "Protobuf schema"
 class _Expansion:
     """One message's Spark type being built (spark-protobuf's SchemaConverters). A message
     type is expanded wherever a field uses it, so a 2 KB schema whose messages each hold two
-    fields of the next, 20 deep, took exponential time and memory (issue 45). A message's
+    fields of the next, 20 deep, would take exponential time and memory (issue 45). A message's
     type is kept by its full name and used again where it cannot differ: when no recursive
     message was met inside it (recursion depends on which messages enclose it). The
     expanded type's nodes are counted, kept ones by their size, and a schema beyond

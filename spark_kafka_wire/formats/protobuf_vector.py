@@ -79,8 +79,8 @@ def flat_fields(desc: Descriptor) -> list[FlatField] | None:
 
 def _slots(numbers: list[int]) -> Callable[[np.ndarray], np.ndarray]:
     """The lookup of field numbers' slots (their places in ``numbers``; -1 for a number the
-    schema does not have). Numbers go up to 2**29 - 1: a table indexed by number made one
-    schema field at 536,870,911 cost 4 GiB a batch (issue 45). So the table is indexed by a
+    schema does not have). Numbers go up to 2**29 - 1: a table indexed by number would cost
+    4 GiB a batch for one schema field at 536,870,911 (issue 45). So the table is indexed by a
     number's low bits, the fewest that tell the schema's numbers apart (all of them below
     ``FIELD_TABLE_SIZE``), each hit checked against the number itself: one gather a tag, as
     a table by number; a schema whose numbers share their low 12 bits falls back to a

@@ -198,7 +198,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             begin.update(cluster_offsets(client, {tp: EARLIEST for tp in new},
                                          o.source.isolation_level))
         # Partitions that vanished leave the end offsets; partitions() reports them.
-        # (the set made once: made in the condition, it was made again for every partition,
+        # (the set made once: made in the condition, it would be made for every partition,
         # 6 s a trigger at 10,000 partitions: python -m bench.cluster_planning)
         present = set(tps)
         gone = [tp for tp in begin if tp not in present]

@@ -182,7 +182,7 @@ def join_rows(pieces: Sequence[tuple[np.ndarray, np.ndarray]]) -> memoryview:
 
     A piece is (lengths >= 0, its spans' bytes back to back). Arrow's element-wise binary
     join copies each span once in C++; a byte index per output byte, as numpy would need,
-    costs several times more (it was the encoder's main cost).
+    costs several times more.
     """
     n = len(pieces[0][0])
     joined = join_row_segments(pieces, [0, n])

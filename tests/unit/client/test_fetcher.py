@@ -28,10 +28,12 @@ from spark_kafka_wire.client.connection import Deadline
 from spark_kafka_wire.client.errors import FetchStalledError
 from spark_kafka_wire.client.fetch_plan import (
     MAX_FETCH_BYTES_LIMIT,
+    TRANSITIONS,
     FetchAnswer,
     FetchRequest,
     LogBoundsRequest,
     RangeFetch,
+    RangeState,
 )
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import PartitionFetches, fetch_range
@@ -527,7 +529,8 @@ def test_an_empty_answer_at_the_partition_end_asks_the_log_bounds() -> None:
     p.receive(answer(data(0, 2), hw=2), 0.0)
     assert p.receive(answer(b"", hw=2), 0.0) == []
     assert p.next_request() == LogBoundsRequest(2)
-    assert p.log_bounds((0, 2)) == [] and p.next_request() is None and p.stopped
+    assert p.log_bounds((0, 2)) == [] and p.next_request() is None
+    assert p.state is RangeState.STOPPED
     strict = plan(0, 8)
     strict.receive(answer(b"", hw=0), 0.0)
     with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE",
@@ -559,7 +562,8 @@ def test_an_answer_that_makes_no_progress_fails() -> None:
 def test_an_unknown_partition_after_the_retries_is_data_loss() -> None:
     p = plan(0, 8, fail=False)
     assert p.fetch_failed(error_for_code(3, topic="t", partition=0)) == []
-    assert p.next_request() is None and p.stopped and p.lost
+    assert p.next_request() is None and p.state is RangeState.STOPPED
+    assert p.skipped == [(0, 8)]
 
 
 def test_offset_out_of_range_asks_the_log_bounds_and_resumes_at_the_log_start() -> None:
@@ -567,7 +571,8 @@ def test_offset_out_of_range_asks_the_log_bounds_and_resumes_at_the_log_start() 
     assert p.fetch_failed(oor(2)) == []
     assert p.next_request() == LogBoundsRequest(2)
     assert p.log_bounds((5, 8)) == []
-    assert p.next_request() == FetchRequest(5, 1 << 20) and p.lost and not p.stopped
+    assert p.next_request() == FetchRequest(5, 1 << 20) and p.skipped == [(2, 5)]
+    assert p.state is RangeState.IN_RANGE
 
 
 def test_walking_past_the_end_for_markers_uses_a_fresh_budget_and_its_own_stall_rule() -> None:
@@ -650,6 +655,83 @@ def test_the_wait_never_outlasts_the_operation_deadline() -> None:
     assert p.next_request().max_wait_ms == 1900
     p.receive(answer(b"", hw=8), 102.6)  # 0.2 s left after the pause: the configured 500
     assert p.next_request().max_wait_ms is None
+
+
+# ----------------------------------------------------------- the read's state, one value
+
+
+def test_the_transitions_are_the_paths_a_range_read_takes() -> None:
+    """In the range, then past its end (read_committed, for markers) or ended; ended stays
+    ended. Every other change is refused (``RangeFetch._enter``)."""
+    s = RangeState
+    assert TRANSITIONS == {s.IN_RANGE: {s.PAST_END, s.DONE, s.STOPPED},
+                           s.PAST_END: {s.DONE}, s.DONE: set(), s.STOPPED: set()}
+
+
+def test_a_range_read_to_its_end_is_done() -> None:
+    assert plan(5, 5).state is RangeState.DONE  # nothing to read
+    assert plan(5, 5, committed=True).state is RangeState.DONE
+    p = plan(0, 8)
+    assert p.state is RangeState.IN_RANGE
+    p.receive(answer(data(0, 5), hw=8), 0.0)
+    assert p.state is RangeState.IN_RANGE
+    p.receive(answer(data(5, 3), hw=8), 0.0)
+    assert p.state is RangeState.DONE and p.next_request() is None and p.skipped == []
+
+
+def test_open_transactions_take_the_read_past_the_end_until_their_markers() -> None:
+    p = plan(0, 5, committed=True)
+    p.receive(answer(data(0, 2, P1, True) + marker(2, P1, True) + data(3, 2, P2, True),
+                     hw=9, aborted=[]), 0.0)
+    assert p.state is RangeState.PAST_END and p.next_request().past_end
+    assert p.receive(answer(data(5, 1, P1, True), hw=9), 0.0) == []
+    assert p.state is RangeState.PAST_END
+    [chunk] = p.receive(answer(marker(6, P2, True), hw=9), 0.0)
+    assert chunk.offsets.tolist() == [0, 1, 3, 4]
+    assert p.state is RangeState.DONE and p.next_request() is None
+
+
+def test_past_the_end_a_failed_fetch_or_the_log_end_finishes_the_read() -> None:
+    """Markers that cannot be found end the read as done, not stopped: the range itself was
+    read (its undecided records dropped with a warning, failOnDataLoss false; at the log end
+    only when the markers may have gone with data loss skipped in the range)."""
+    p = plan(0, 5, committed=True, fail=False)
+    p.receive(answer(data(0, 1) + data(3, 2, P2, True), hw=9, aborted=[]), 0.0)
+    assert p.state is RangeState.PAST_END
+    assert [c.offsets.tolist() for c in p.fetch_failed(oor(5))] == [[0]]
+    assert p.state is RangeState.DONE and p.next_request() is None
+    p = plan(0, 5, committed=True, fail=False)
+    p.receive(answer(data(1, 1) + data(3, 2, P2, True), hw=9, log_start=1, aborted=[]), 0.0)
+    assert p.state is RangeState.PAST_END and p.skipped == [(0, 1)]
+    assert [c.offsets.tolist() for c in p.receive(answer(b"", hw=5), 0.0)] == [[1]]
+    assert p.state is RangeState.DONE and p.next_request() is None
+
+
+def test_data_loss_told_to_be_skipped_stops_the_read(caplog) -> None:
+    p = plan(0, 8, fail=False)
+    p.fetch_failed(error_for_code(3, topic="t", partition=0))
+    assert p.state is RangeState.STOPPED and p.skipped == [(0, 8)]
+    # read_committed: what waits for a marker then is dropped, never walked for past the end
+    p = plan(0, 8, committed=True, fail=False)
+    assert p.receive(answer(data(0, 1) + data(1, 2, P2, True), hw=9, aborted=[]), 0.0) == []
+    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.client.fetcher"):
+        [chunk] = p.fetch_failed(error_for_code(3, topic="t", partition=0))
+    assert chunk.offsets.tolist() == [0]
+    assert p.state is RangeState.STOPPED and p.skipped == [(3, 8)]
+    assert "the read stopped at the data loss reported above" in caplog.text
+    # skipped data in the range read on, the read goes on
+    p = plan(2, 8, fail=False)
+    p.fetch_failed(oor(2))
+    p.log_bounds((5, 8))
+    assert p.state is RangeState.IN_RANGE and p.skipped == [(2, 5)]
+
+
+def test_an_ended_read_takes_no_more_answers() -> None:
+    p = plan(0, 3)
+    p.receive(answer(data(0, 3), hw=8), 0.0)
+    assert p.state is RangeState.DONE
+    with pytest.raises(AssertionError, match="a range read cannot go from done to done"):
+        p.receive(answer(data(3, 3), hw=8), 0.0)
 
 
 # ------------------------------------------------ the I/O loop, with a fake connection
