@@ -139,7 +139,7 @@ lint: $(STAMP)
 # MkDocs strictly into site/: a broken link or anchor fails. Not -q: MkDocs then drops the
 # warnings that --strict counts, and a broken link passes.
 docs: $(STAMP)
-	$(PY) -m spark_kafka_wire.option_tables docs/reference/options.md
+	$(PY) -m spark_kafka_wire.options.reference docs/reference/options.md
 	$(PY) -m spark_kafka_wire.cli.reference docs/reference/cli.md
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 

@@ -56,10 +56,10 @@ from pyspark.sql.types import StructType
 from spark_kafka_wire.client.errors import REFUSED_OPTION, UNSUPPORTED_VALUE, ConfigurationError
 from spark_kafka_wire.client.pool import planner_cluster
 from spark_kafka_wire.errors import brief_traceback
-from spark_kafka_wire.option_tables import manual
 from spark_kafka_wire.options.formats import PERMISSIVE
+from spark_kafka_wire.options.produce import parse_sink_options
+from spark_kafka_wire.options.reference import manual
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
-from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.sink.stream_writer import KafkaWireStreamWriter
 from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
 from spark_kafka_wire.source.formats import resolve_columns, typed_schema

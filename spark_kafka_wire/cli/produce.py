@@ -3,10 +3,10 @@ r"""``kafkawire produce TOPIC [FILE|-]``: one record per line, as kcat -P does.
 What a line holds (plain text split at ``--key-separator``, or a JSON object with key, value,
 headers, partition and timestamp) and how keys and values become bytes is
 ``cli/produce_input.py``. Records are written by the client's Producer with the sink's
-settings (``sink.options``: acks all and idempotence on by default, batching, compression, the
-murmur2_random partitioner of Java clients and Spark). With ``--txn-id`` every record is
-written in one transaction of that transactional id, committed at the end of the input and
-aborted when the command fails or is interrupted (so a reader with
+settings (``options/produce.py``: acks all and idempotence on by default, batching,
+compression, the murmur2_random partitioner of Java clients and Spark). With ``--txn-id``
+every record is written in one transaction of that transactional id, committed at the end of
+the input and aborted when the command fails or is interrupted (so a reader with
 isolation.level=read_committed sees all of the input or none of it).
 """
 
@@ -46,9 +46,9 @@ from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer import Producer, assign_partitions
 from spark_kafka_wire.client.producer.accumulator import headers_from_arrow
+from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 from spark_kafka_wire.sink.kafka07_writer import topic_writer
-from spark_kafka_wire.sink.options import SinkOptions
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 

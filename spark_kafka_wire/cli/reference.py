@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 
 from spark_kafka_wire.cli.app import cli
-from spark_kafka_wire.option_tables import sync_page
+from spark_kafka_wire.options.reference import sync_page
 
 #: A fixed width for click's formatter, so the usage lines do not depend on the terminal that
 #: runs ``make docs``.

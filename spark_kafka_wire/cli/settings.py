@@ -40,7 +40,7 @@ from spark_kafka_wire.options import (
 
 if TYPE_CHECKING:
     # the producer (numpy, pyarrow, the codecs) loads only for produce (sink_options)
-    from spark_kafka_wire.sink.options import SinkOptions
+    from spark_kafka_wire.options.produce import SinkOptions
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class GlobalOptions:
         extra = {"topic": topic, **(options or {})}
         if compression is not None:
             extra["kafka.compression.type"] = compression
-        from spark_kafka_wire.sink.options import parse_sink_options  # noqa: PLC0415
+        from spark_kafka_wire.options.produce import parse_sink_options  # noqa: PLC0415
 
         return parse_sink_options(self.kafka_options(SINK, extra))
 

@@ -12,6 +12,9 @@ string. One module per concern:
 * ``client``: the client's settings from a query's options (``client_config``,
   ``fetch_settings``), which both sides and the CLI read.
 * ``security``: TLS, SASL, OAUTHBEARER, Kerberos and ZooKeeper security.
+* ``produce``: write options (``parse_sink_options``), the sink's and the CLI's produce.
+* ``config_files`` / ``java_client_configs``: .properties files and the Java clients' names.
+* ``reference``: the option reference page rendered from the table (``make docs``).
 
 The names below are re-exported here. Only ``table`` is imported with the package: the others
 import the client layer, which itself imports the table for its defaults, so they load on

@@ -22,8 +22,8 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.config_files import file_kafka_options, resolve_placeholders
-from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
+from spark_kafka_wire.options.config_files import file_kafka_options, resolve_placeholders
+from spark_kafka_wire.options.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.options.table import (
     EVERYWHERE,
     NOWHERE,

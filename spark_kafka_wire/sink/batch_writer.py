@@ -58,6 +58,7 @@ from spark_kafka_wire.client.pool import (
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
 from spark_kafka_wire.errors import brief_traceback
+from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.errors import AuthorizationError
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
@@ -73,7 +74,6 @@ from spark_kafka_wire.sink.exactly_once import (
 )
 from spark_kafka_wire.sink.formats import encoding_for
 from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, TopicLayout, layout_for_write
-from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
 

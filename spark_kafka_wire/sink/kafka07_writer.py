@@ -51,9 +51,9 @@ from spark_kafka_wire.client.kafka07.offsets import latest_offset
 from spark_kafka_wire.client.kafka07.produce import multiproduce
 from spark_kafka_wire.client.pool import shared_kafka07
 from spark_kafka_wire.client.producer import assign_partitions
+from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import encode_message_set
-from spark_kafka_wire.sink.options import SinkOptions
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ import pyarrow as pa
 from pyspark.sql.datasource import DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
-from spark_kafka_wire.sink.options import SinkOptions
 
 
 class KafkaWireStreamWriter(DataSourceStreamArrowWriter):

@@ -56,7 +56,7 @@ from spark_kafka_wire.cli.start_offsets import (
 )
 from spark_kafka_wire.cli.times import When, WhenType, format_ms
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from tests.cli.conftest import run_cli
 
 

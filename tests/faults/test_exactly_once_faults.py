@@ -30,13 +30,13 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.producer.transactions import end_transaction
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
     already_committed,
     task_transactional_id,
 )
-from spark_kafka_wire.sink.options import parse_sink_options
 from tests.support.id_producer import produce_ids
 from tests.support.librdkafka import create_topic, produce
 from tests.support.processes import kill_processes, parent_of

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_kafka_wire.config_files import parse_properties
+from spark_kafka_wire.options.config_files import parse_properties
 
 # Every rule of Properties.load: separators (=, :, white space), comments (# and !, only at
 # the start of a logical line), continuation lines (odd trailing backslashes; the next line's

@@ -47,13 +47,13 @@ from spark_kafka_wire.client.producer.transactions import (
     explain_transaction_error,
     init_transactions,
 )
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ErrorCode, ProducerStateError, error_for_code
 from spark_kafka_wire.protocol.messages import END_TXN
 from spark_kafka_wire.protocol.records.batch import ATTR_CONTROL
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import TaskBatch
-from spark_kafka_wire.sink.options import parse_sink_options
 from tests.support.apache_kafka import topic_on
 from tests.support.id_oracle import assert_exactly_once
 from tests.support.librdkafka import consume_all

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import spark_kafka_wire
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

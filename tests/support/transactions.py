@@ -20,6 +20,7 @@ from spark_kafka_wire.client.offsets import (
     resolve_offsets,
 )
 from spark_kafka_wire.client.producer import Producer
+from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.sink.batch_writer import KafkaWriteCommitMessage
 from spark_kafka_wire.sink.exactly_once import (
     TaskBatch,
@@ -27,7 +28,6 @@ from spark_kafka_wire.sink.exactly_once import (
     marker_offset,
     task_transactional_id,
 )
-from spark_kafka_wire.sink.options import SinkOptions
 
 
 def transactional_producer(bootstrap: str, **config: object) -> ck.Producer:

@@ -142,8 +142,7 @@ def layer(module: str) -> str:
             return "cli"
         if parts[1:] == ["options", "table"]:
             return "table"  # the option table: a leaf the client takes its defaults from
-        if parts[1] in ("options", "option_tables", "errors", "config_files",
-                        "java_client_configs"):
+        if parts[1] in ("options", "errors"):
             return "shared"
     return "face"
 

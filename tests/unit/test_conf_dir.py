@@ -13,7 +13,7 @@ import pytest
 
 import spark_kafka_wire
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
 from tests.support.conf_properties import (
     CONF,

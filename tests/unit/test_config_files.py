@@ -12,7 +12,7 @@ import pytest
 
 import spark_kafka_wire
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 from tests.support.errors import raises_condition
 
@@ -381,7 +381,7 @@ def test_only_the_pieces_from_placeholders_are_marked(tmp_path, monkeypatch) -> 
     """A JAAS entry with a placeholder: the password it resolved to is named by its
     placeholder in messages, the literal user name around it is not (it is no secret)."""
     from spark_kafka_wire.client.sasl.jaas import parse_jaas
-    from spark_kafka_wire.config_files import resolve_placeholders
+    from spark_kafka_wire.options.config_files import resolve_placeholders
     from spark_kafka_wire.protocol.errors import FromPlaceholder, shown
 
     monkeypatch.setenv("KW_PW", "alice-and-more")

@@ -94,7 +94,7 @@ def test_make_docs_regenerates_the_references_then_builds_strictly() -> None:
 
     recipe = _make_recipe("docs")
     build = next(i for i, line in enumerate(recipe) if "mkdocs build" in line)
-    assert any("-m spark_kafka_wire.option_tables docs/reference/options.md" in line
+    assert any("-m spark_kafka_wire.options.reference docs/reference/options.md" in line
                for line in recipe[:build]), recipe
     assert any("-m spark_kafka_wire.cli.reference docs/reference/cli.md" in line
                for line in recipe[:build]), recipe

@@ -18,7 +18,7 @@ from spark_kafka_wire.options.formats import (
     format_options,
     registry_config,
 )
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
 from tests.support.errors import raises_condition
 

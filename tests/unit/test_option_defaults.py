@@ -36,8 +36,8 @@ from spark_kafka_wire.options import (
     option,
 )
 from spark_kafka_wire.options.formats import ColumnFormat, FormatOptions
+from spark_kafka_wire.options.produce import SinkOptions, TopicCreation, parse_sink_options
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
-from spark_kafka_wire.sink.options import SinkOptions, TopicCreation, parse_sink_options
 from spark_kafka_wire.source.options import (
     SourceOptions,
     StreamOptions,

@@ -12,10 +12,8 @@ from pathlib import Path
 import pytest
 
 import spark_kafka_wire
-from spark_kafka_wire import option_tables
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.partitioner import PARTITIONERS
-from spark_kafka_wire.java_client_configs import JAVA_CLIENT_CONFIGS
 from spark_kafka_wire.options import (
     NOWHERE,
     OPTIONS,
@@ -27,9 +25,11 @@ from spark_kafka_wire.options import (
     option,
     options_for,
 )
+from spark_kafka_wire.options import reference as option_tables
+from spark_kafka_wire.options.java_client_configs import JAVA_CLIENT_CONFIGS
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.options.table import REFUSED_VALUES
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
-from spark_kafka_wire.sink.options import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 from tests.support.docs_pages import page
 from tests.support.errors import raises_condition
@@ -41,7 +41,7 @@ REFERENCE = page("reference/options.md")
 # (the writer's `topic` column).
 PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options/client.py",
            "options/security.py", "source/options.py", "source/strategy.py",
-           "source/limits.py", "sink/options.py", "options/formats.py")
+           "source/limits.py", "options/produce.py", "options/formats.py")
 # Functions whose argument names an option of the table (options/table.py, options/values.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
              "bool_value": 1, "wire_text": 1, "text_default": 0, "int_default": 0,

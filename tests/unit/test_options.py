@@ -6,7 +6,7 @@ import pytest
 
 from spark_kafka_wire.client.config import parse_bootstrap
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
 from tests.support.errors import raises_condition
 

@@ -35,11 +35,6 @@ from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import CheckpointError, ConfigurationError
 from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
 from spark_kafka_wire.client.sasl.kerberos import keytab_principals
-from spark_kafka_wire.config_files import (
-    file_kafka_options,
-    parse_properties,
-    resolve_placeholders,
-)
 from spark_kafka_wire.options import (
     OPTIONS,
     SINK,
@@ -47,9 +42,14 @@ from spark_kafka_wire.options import (
     Option,
     Use,
 )
+from spark_kafka_wire.options.config_files import (
+    file_kafka_options,
+    parse_properties,
+    resolve_placeholders,
+)
+from spark_kafka_wire.options.produce import SinkOptions, parse_sink_options
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
-from spark_kafka_wire.sink.options import SinkOptions, parse_sink_options
 from spark_kafka_wire.source.limits import OffsetSpec, TimestampSpec
 from spark_kafka_wire.source.offsets_json import batch_start, from_json, recorded_tasks
 from spark_kafka_wire.source.options import (

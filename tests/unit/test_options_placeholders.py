@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import spark_kafka_wire
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
 _TMP = tempfile.mkdtemp(prefix="kafkawire-placeholders-")

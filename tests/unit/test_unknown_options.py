@@ -13,7 +13,7 @@ import pytest
 
 from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.options import OPTIONS, SINK, SOURCE, Kind
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
 READ = {"kafka.bootstrap.servers": "localhost:9092", "subscribe": "orders"}

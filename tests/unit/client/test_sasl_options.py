@@ -12,7 +12,7 @@ from spark_kafka_wire.client.sasl.authenticate import choose_versions
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options
 from tests.support.errors import raises_condition
 

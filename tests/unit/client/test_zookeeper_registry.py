@@ -28,7 +28,7 @@ from spark_kafka_wire.client.zookeeper_registry import (
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, client_config
 from spark_kafka_wire.options import client as options_client
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 from tests.support.errors import raises_condition
 

@@ -7,7 +7,7 @@ import pytest
 
 from spark_kafka_wire.client.producer import ProduceSettings
 from spark_kafka_wire.errors import ConfigurationError
-from spark_kafka_wire.sink.options import parse_sink_options
+from spark_kafka_wire.options.produce import parse_sink_options
 from tests.support.errors import raises_condition
 
 B = {"kafka.bootstrap.servers": "h:1"}

@@ -1,4 +1,6 @@
-"""Sink options (``df.write.format("kafkawire")``), parsed once on the driver.
+"""Write options (``df.write.format("kafkawire")``, the CLI's ``produce``), parsed once on
+the driver: here in options/, beside the read side's client settings, so the CLI parses a
+produce exactly as a query does without importing the Spark write side (sink/).
 
 ``kafka.*`` producer settings keep the Java client's names, defaults and validation rules
 (ProducerConfig), so a write configured for Spark's built-in sink behaves the same here;
