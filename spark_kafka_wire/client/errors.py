@@ -8,6 +8,14 @@ family when it stands for a broker's answer), so one ``except`` catches all of t
 
 from __future__ import annotations
 
+from spark_kafka_wire.protocol.conditions import (
+    CONDITIONS,
+    DATA_LOSS_ADVICE,
+    DATA_LOSS_SUMMARY,
+    family,
+    kinds,
+    part,
+)
 from spark_kafka_wire.protocol.errors import (
     ERRORS,
     ErrorCode,
@@ -15,54 +23,19 @@ from spark_kafka_wire.protocol.errors import (
     OffsetOutOfRangeError,
     ProtocolError,
     RetriableError,
-    render,
 )
 
 #: The condition of a planned range (or partition) gone from the log; an instance narrows it
 #: to the kind, named as Spark's KAFKA_DATA_LOSS sub-conditions (DATA_LOSS_KINDS).
 DATA_LOSS = "KAFKA_DATA_LOSS"
-#: The kinds of data loss (DataLossError.condition); Spark's names for the same cases.
-DATA_LOSS_KINDS: dict[str, str] = {
-    "PARTITIONS_DELETED": "a planned topic or partition was deleted",
-    "COULD_NOT_READ_OFFSET_RANGE": "planned offsets left the log (retention, truncation, a "
-                                   "re-created topic)",
-    "ADDED_PARTITION_DOES_NOT_START_FROM_OFFSET_ZERO": "a stream's new partition does not "
-                                                       "start at offset 0",
-    "PARTITION_OFFSET_CHANGED": "a stream's partition went back to an earlier offset",
-    "INITIAL_OFFSET_NOT_FOUND_FOR_PARTITIONS": "a stream found no earliest offset of a "
-                                               "new partition",
-}
+#: The kinds of data loss (DataLossError.condition): kind -> when (protocol/conditions.py).
+DATA_LOSS_KINDS: dict[str, str] = kinds(DATA_LOSS)
 
 #: The condition of a setting that cannot work; an instance may narrow it to one of the kinds
 #: below (``ConfigurationError(text, condition=...)``), the ones a user or a program would
-#: tell apart. A raise site without a kind keeps the family's condition.
+#: tell apart (protocol/conditions.py lists them, each with when it applies). A raise site
+#: without a kind keeps the family's condition.
 CONFIGURATION = "KAFKAWIRE_CONFIGURATION"
-#: The kinds of configuration error (ConfigurationError.condition): kind -> when.
-CONFIGURATION_KINDS: dict[str, str] = {
-    "INVALID_VALUE": "an option's value is not of its type or form (not an integer, not "
-                     "true/false, not JSON, not host:port, not a regular expression, ...)",
-    "VALUE_OUT_OF_RANGE": "an option's number (or size) is below its minimum or above its "
-                          "maximum",
-    "UNSUPPORTED_VALUE": "an option's value is not one of those it takes",
-    "MISSING_OPTION": "an option that is required (alone, or with another one) is not set or "
-                      "is empty",
-    "UNKNOWN_OPTION": "a kafka.* option that is no Kafka client setting (a typo: Java "
-                      "clients' settings kafkawire does not use are accepted with a warning), "
-                      "or a misspelt security setting (also in a config file)",
-    "REFUSED_OPTION": "an option kafkawire knows and refuses (Spark's kafka source refuses it "
-                      "too, or kafkawire cannot honour it yet)",
-    "CONFLICTING_OPTIONS": "options that contradict each other, or one that takes effect only "
-                           "with another",
-    "NOT_ALLOWED_BY_OPERATOR": "something the cluster operator has not allowed "
-                               "(spark.kafkawire.* settings): a config provider, a directory, "
-                               "a URL, a module",
-    "CONFIG_FILE": "a config file (kafkaConfigFile, --command-config, a config provider's "
-                   "file) or a placeholder in it cannot be used",
-    "SECURITY_SETTING": "a TLS store or certificate, a JAAS config, Kerberos or OAUTHBEARER "
-                        "settings that cannot work",
-    "KAFKA07_UNSUPPORTED": "a setting a Kafka 0.7 cluster cannot honour",
-}
-
 # The kinds' full conditions, which raise sites pass as ``condition=``.
 INVALID_VALUE = f"{CONFIGURATION}.INVALID_VALUE"
 VALUE_OUT_OF_RANGE = f"{CONFIGURATION}.VALUE_OUT_OF_RANGE"
@@ -79,137 +52,20 @@ KAFKA07_UNSUPPORTED = f"{CONFIGURATION}.KAFKA07_UNSUPPORTED"
 #: The condition of a Schema Registry request that failed (client/schema_registry.py); an
 #: instance always narrows it to one of the kinds below (SchemaRegistryError.condition).
 SCHEMA_REGISTRY = "KAFKAWIRE_SCHEMA_REGISTRY"
-#: The kinds of Schema Registry failure: kind -> when.
-SCHEMA_REGISTRY_KINDS: dict[str, str] = {
-    "UNREACHABLE": "no registry URL could be connected to or answered within the request "
-                   "timeout, every URL and every retry tried",
-    "SERVER_ERROR": "the registry answered a server error (5xx), 429 or 408 until the retries "
-                    "ran out",
-    "TLS_HANDSHAKE": "the registry's TLS certificate is not trusted, not valid for its host "
-                     "name, or expired (not retried)",
-    "UNAUTHORIZED": "the registry refused the credentials or the principal (401, 403)",
-    "NOT_FOUND": "the subject, version or schema id does not exist (404; Confluent's error "
-                 "codes 40401, 40402, 40403), or the URL is not Confluent's API",
-    "INCOMPATIBLE": "a schema registered under a subject breaks its compatibility level (409)",
-    "INVALID_SCHEMA": "the registry refused a schema as invalid (422, error code 42201)",
-    "INVALID_REQUEST": "the registry refused the request otherwise (another 4xx: a bad "
-                       "version, compatibility level or media type)",
-    "REDIRECTED": "the registry answered a redirect (3xx), which kafkawire does not follow",
-    "BAD_ANSWER": "the registry's answer is not what Confluent's API answers (not JSON, "
-                  "fields missing or of the wrong type, an unknown schema type) or is larger "
-                  "than the client's limit",
-    "REFERENCE_LIMIT": "a schema's references (its imports, theirs, ...) go beyond what the "
-                       "client fetches for one schema: more schemas, more bytes or more "
-                       "levels than its limits",
-}
-
-#: The message template of each condition this module's errors build their text from
-#: (``render``): the wording lives here once; each error keeps the facts as attributes.
-MESSAGES: dict[str, str] = {
-    "KAFKAWIRE_CHECKPOINT":
-        'stream checkpoint offsets: {problem}. kafkawire writes {{"topic": {{"partition": '
-        "offset}}}}; the checkpoint was edited, damaged or written by another source: restore "
-        "it, or start the query with a new checkpointLocation",
-    "KAFKAWIRE_BROKER_CONNECTION": "connection to broker {broker} failed: {reason}",
-    "KAFKAWIRE_BROKER_CONNECTION.REQUEST_TIMEOUT":
-        "no response to {request} within {limit}; the broker is overloaded or unreachable",
-    "KAFKAWIRE_BROKER_CONNECTION.API_VERSIONS_TIMEOUT":
-        "{timeout}. Kafka 0.9 brokers leave ApiVersions unanswered (0.8 brokers close the "
-        "connection on it): for a 0.8 or 0.9 broker set kafka.api.version.request=false and "
-        "kafka.broker.version.fallback to its release (e.g. 0.8.2 or 0.9.0)",
-    "KAFKAWIRE_BROKER_CONNECTION.NOT_KAFKA":
-        "{broker} answered, but not in Kafka's protocol: {evidence}",
-    "KAFKAWIRE_BROKER_CONNECTION.CONNECTION_SETUP_TIMEOUT":
-        "{step} timed out after {limit}; the broker is down, overloaded or a firewall drops "
-        "the connection",
-    "KAFKAWIRE_TLS_HANDSHAKE":
-        "TLS handshake with broker {broker} failed (kafka.security.protocol={security_protocol})"
-        ": {reason}",
-    "KAFKAWIRE_SASL_AUTHENTICATION":
-        "SASL authentication with broker {broker} failed (kafka.security.protocol="
-        "{security_protocol}, kafka.sasl.mechanism={mechanism}, user {user!r}): {reason}",
-    "KAFKAWIRE_OAUTH_TOKEN": "could not get an OAUTHBEARER token from {source}{client}: {reason}",
-    "KAFKAWIRE_NO_BROKERS_AVAILABLE":
-        "none of the bootstrap servers {servers} {failed}{last}. Check {setting}, that the "
-        "brokers are running and that this machine can reach them",
-    DATA_LOSS: "data loss: cannot read offsets [{start}, {end}) of {topic}-{partition}: {reason}",
-    "KAFKAWIRE_DELIVERY_FAILED":
-        "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
-        "{broker} failed after {attempts} attempts (kafka.retries={retries}): {last}. Check "
-        "the broker; raise kafka.retries to try longer",
-    "KAFKAWIRE_DELIVERY_FAILED.DELIVERY_TIMEOUT":
-        "delivery of a batch of {records} records to topic {topic!r}, partition {partition}"
-        "{broker} failed within kafka.delivery.timeout.ms={timeout_ms} ({attempts} attempts): "
-        "{timeout_ms} ms have passed since the batch was created; last error: {last}. Check the "
-        "broker; raise kafka.delivery.timeout.ms if it is only slow",
-    INVALID_VALUE: "{option} must be {expected}, got {got}",
-    VALUE_OUT_OF_RANGE: "{option} must be {bound}, got {got}",
-    UNSUPPORTED_VALUE: "{option} must be one of {allowed}, got {got}",
-    CONFLICTING_OPTIONS: "{subject}: give only one of {options}",
-    # one message whatever the reason, so that query options cannot probe the driver's files
-    CONFIG_FILE: "{source}: cannot use {path} (missing, unreadable or not a properties file)",
-    "KAFKAWIRE_ZOOKEEPER": "{operation} {path} on ZooKeeper at {connect} failed: {error}",
-    # Schema Registry: {request} is the method and path, {about} the subject / version / id
-    # (with a leading space, or empty), {answer} the status and the registry's own error_code
-    # and message (printable, truncated), {url} the base URL without credentials.
-    f"{SCHEMA_REGISTRY}.UNREACHABLE":
-        "Schema Registry {url}: {request}{about} failed: {reason}. Check schema.registry.url, "
-        "that the registry is running and that this machine (executors included) can reach it",
-    f"{SCHEMA_REGISTRY}.SERVER_ERROR":
-        "Schema Registry {url}: {request}{about} failed: {answer} ({reason}). The registry is "
-        "failing or overloaded: check its logs; raise the retries to wait longer",
-    f"{SCHEMA_REGISTRY}.TLS_HANDSHAKE":
-        "Schema Registry {url}: TLS handshake failed: {reason}",
-    f"{SCHEMA_REGISTRY}.UNAUTHORIZED":
-        "Schema Registry {url}: {request}{about} refused: {answer}. Check the credentials "
-        "(basic.auth.user.info, user info in the URL, or the bearer token) and that the "
-        "principal may read (or write) the subject",
-    f"{SCHEMA_REGISTRY}.NOT_FOUND":
-        "Schema Registry {url}: {request}{about} not found: {answer}. Check the subject (its "
-        "name strategy; key or value), the version or id, and that schema.registry.url is the "
-        "registry the records were written with, ending in Confluent's API path (Apicurio: "
-        "/apis/ccompat/v7)",
-    f"{SCHEMA_REGISTRY}.INCOMPATIBLE":
-        "Schema Registry {url}: {request}{about} refused: the schema is incompatible with the "
-        "subject's earlier versions under its compatibility level: {answer}. Change the schema "
-        "(a new field needs a default, ...) or the subject's compatibility level",
-    f"{SCHEMA_REGISTRY}.INVALID_SCHEMA":
-        "Schema Registry {url}: {request}{about} refused: the schema is invalid: {answer}. Fix "
-        "the schema (its type, syntax and references)",
-    f"{SCHEMA_REGISTRY}.INVALID_REQUEST":
-        "Schema Registry {url}: {request}{about} refused: {answer}",
-    f"{SCHEMA_REGISTRY}.REDIRECTED":
-        "Schema Registry {url}: {request}{about} was answered with a redirect ({answer}), "
-        "which kafkawire does not follow (it would send the credentials on to another "
-        "address): configure the registry's final URL",
-    f"{SCHEMA_REGISTRY}.BAD_ANSWER":
-        "Schema Registry {url}: {request}{about}: {reason}. Check that schema.registry.url "
-        "points at Confluent's Schema Registry API (Apicurio: /apis/ccompat/v7), not a proxy's "
-        "or a login page",
-    f"{SCHEMA_REGISTRY}.REFERENCE_LIMIT":
-        "Schema Registry {url}: the references of the schema{about} go beyond the client's "
-        "limits: {reason}. A reader fetches a schema's imports within bounds, so that no "
-        "registry answer makes it fetch, hold or wait without end: check the references "
-        "registered with that schema (a chain without end, or the same schema imported again "
-        "under new names, is a registry's mistake or an attack); a schema that truly imports "
-        "more must be split or flattened",
-    "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET":
-        "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
-        "topic {topic} partition {partition}: the resolved start offset is greater than the "
-        "resolved end offset. Either the start is set too high (beyond the partition's end, or "
-        "a start timestamp later than the end), or the Kafka topic has been damaged (deleted "
-        "and re-created, or truncated). Check {starting} and {ending}",
-}
+#: The kinds of Schema Registry failure: kind -> when (protocol/conditions.py).
+SCHEMA_REGISTRY_KINDS: dict[str, str] = kinds(SCHEMA_REGISTRY)
 
 
 class ConfigurationError(KafkaWireError, ValueError):
     """An option is missing, unknown or has a value that cannot work.
 
-    ``condition`` narrows the error to one of CONFIGURATION_KINDS (as
+    ``condition`` narrows the error to one of its kinds (protocol/conditions.py; as
     ``KAFKAWIRE_CONFIGURATION.INVALID_VALUE``), so that a program tells a bad value from an
     unknown option or an operator's refusal without reading the English; ``except
-    ConfigurationError`` (and the CLI's exit status 2) holds for every kind. :meth:`of`
-    builds the text from the kind's template where it has one.
+    ConfigurationError`` (and the CLI's exit status 2) holds for every kind.
+    ``ConfigurationError.of(condition, **parameters)`` builds the text from the condition's
+    template (protocol/conditions.py): for a value, ``option`` and ``got`` (shown safely), and
+    ``expected``, ``bound`` or ``allowed``; see each template for the others.
     """
 
     condition = CONFIGURATION
@@ -217,16 +73,8 @@ class ConfigurationError(KafkaWireError, ValueError):
     def __init__(self, *args: object, condition: str | None = None) -> None:
         super().__init__(*args)
         if condition is not None:
-            kind = condition.removeprefix(f"{CONFIGURATION}.")
-            assert kind != condition and kind in CONFIGURATION_KINDS, condition
+            assert family(condition) == CONFIGURATION and condition in CONDITIONS, condition
             self.condition = condition
-
-    @classmethod
-    def of(cls, condition: str, **facts: object) -> ConfigurationError:
-        """The error of ``condition`` with its text from the condition's template (MESSAGES)
-        filled with ``facts``: for a value, ``option`` and ``got`` (shown safely), and
-        ``expected``, ``bound`` or ``allowed``; see each template for the others."""
-        return cls(render(MESSAGES, condition, **facts), condition=condition)
 
 
 class CheckpointError(KafkaWireError, ValueError):
@@ -237,10 +85,7 @@ class CheckpointError(KafkaWireError, ValueError):
 
     def __init__(self, problem: str) -> None:
         self.problem = problem
-        super().__init__(render(MESSAGES, self.condition, problem=problem))
-
-    def __reduce__(self) -> tuple:  # rebuilt from the problem, not from the whole text
-        return (type(self), (self.problem,))
+        self._build(self.condition, problem=problem)
 
 
 class BrokerConnectionError(KafkaWireError):
@@ -266,8 +111,13 @@ class BrokerConnectionError(KafkaWireError):
     def __init__(self, broker: str, reason: str) -> None:
         self.broker = broker
         self.reason = reason
-        super().__init__(render(MESSAGES, "KAFKAWIRE_BROKER_CONNECTION", broker=broker,
-                                reason=reason))
+        self._build(self.condition, broker=broker, reason=reason)
+
+    def _narrowed(self, broker: str, **parameters: object) -> None:
+        """Built as the kind ``self.condition`` whose template is this error's ``reason``."""
+        self.broker = broker
+        self.reason = part(self.condition, broker=broker, **parameters)
+        self._build(self.condition, broker=broker, **parameters)
 
 
 def _timeout_limit(timeout_ms: int, setting: str, deadline: str | None) -> str:
@@ -289,7 +139,7 @@ class RequestTimeoutError(BrokerConnectionError):
     def __init__(self, broker: str, request: str, timeout_ms: int,
                  deadline: str | None = None) -> None:
         limit = _timeout_limit(timeout_ms, "kafka.request.timeout.ms", deadline)
-        super().__init__(broker, render(MESSAGES, self.condition, request=request, limit=limit))
+        self._narrowed(broker, request=request, limit=limit)
 
 
 class ApiVersionsTimeoutError(RequestTimeoutError):
@@ -301,8 +151,7 @@ class ApiVersionsTimeoutError(RequestTimeoutError):
     condition = "KAFKAWIRE_BROKER_CONNECTION.API_VERSIONS_TIMEOUT"
 
     def __init__(self, timeout: RequestTimeoutError) -> None:
-        BrokerConnectionError.__init__(
-            self, timeout.broker, render(MESSAGES, self.condition, timeout=timeout.reason))
+        self._narrowed(timeout.broker, timeout=timeout.reason)
 
 
 class ApiVersionsClosedError(BrokerConnectionError):
@@ -327,11 +176,7 @@ class NotKafkaError(BrokerConnectionError):
 
     def __init__(self, broker: str, evidence: str) -> None:
         self.evidence = evidence
-        super().__init__(broker, render(MESSAGES, self.condition, broker=broker,
-                                        evidence=evidence))
-
-    def __reduce__(self) -> tuple:  # rebuilt from the facts, not from the whole text
-        return (type(self), (self.broker, self.evidence))
+        self._narrowed(broker, evidence=evidence)
 
 
 class ConnectionSetupTimeoutError(BrokerConnectionError):
@@ -345,7 +190,7 @@ class ConnectionSetupTimeoutError(BrokerConnectionError):
     def __init__(self, broker: str, step: str, timeout_ms: int,
                  deadline: str | None = None) -> None:
         limit = _timeout_limit(timeout_ms, "kafka.socket.connection.setup.timeout.ms", deadline)
-        super().__init__(broker, render(MESSAGES, self.condition, step=step, limit=limit))
+        self._narrowed(broker, step=step, limit=limit)
 
 
 class TlsHandshakeError(KafkaWireError):
@@ -363,8 +208,8 @@ class TlsHandshakeError(KafkaWireError):
         self.broker = broker
         self.reason = reason
         self.security_protocol = security_protocol
-        super().__init__(render(MESSAGES, self.condition, broker=broker, reason=reason,
-                                security_protocol=security_protocol))
+        self._build(self.condition, broker=broker, reason=reason,
+                    security_protocol=security_protocol)
 
 
 class SaslAuthenticationError(KafkaWireError):
@@ -389,9 +234,8 @@ class SaslAuthenticationError(KafkaWireError):
         self.mechanism = mechanism
         self.user = user
         self.error_code = error_code
-        super().__init__(render(MESSAGES, self.condition, broker=broker, reason=reason,
-                                security_protocol=security_protocol, mechanism=mechanism,
-                                user=user))
+        self._build(self.condition, broker=broker, reason=reason,
+                    security_protocol=security_protocol, mechanism=mechanism, user=user)
 
 
 class OAuthTokenError(KafkaWireError):
@@ -412,11 +256,8 @@ class OAuthTokenError(KafkaWireError):
         self.source = source
         self.reason = reason
         self.client = client
-        super().__init__(render(MESSAGES, self.condition, source=source, reason=reason,
-                                client=f" for client {client!r}" if client else ""))
-
-    def __reduce__(self) -> tuple:
-        return (type(self), (self.source, self.reason, self.client))
+        self._build(self.condition, source=source, reason=reason,
+                    client=f" for client {client!r}" if client else "")
 
 
 class NoBrokersAvailableError(KafkaWireError):
@@ -441,10 +282,9 @@ class NoBrokersAvailableError(KafkaWireError):
         self.setting = setting
         self.timed_out = bool(getattr(last, "timed_out", False))
         self.conclusive = bool(getattr(last, "conclusive", False))
-        super().__init__(render(
-            MESSAGES, self.condition, servers=", ".join(servers),
-            failed="answered in time" if self.timed_out else "could be reached",
-            last=f" (last error: {last})" if last else "", setting=setting))
+        self._build(self.condition, servers=", ".join(servers),
+                    failed="answered in time" if self.timed_out else "could be reached",
+                    last=f" (last error: {last})" if last else "", setting=setting)
 
     def naming(self, setting: str) -> NoBrokersAvailableError:
         """The same failure, telling the user to check ``setting`` (the CLI's
@@ -481,12 +321,12 @@ class DeliveryFailedError(KafkaWireError):
         self.last = last
         self.broker = broker
         self.retries = retries
-        super().__init__(self._text())
+        self._build(self.condition, **self._parameters())
 
-    def _text(self) -> str:
-        return render(MESSAGES, self.condition, records=self.records, topic=self.topic,
-                      partition=self.partition, broker=_at_broker(self.broker),
-                      attempts=self.attempts, retries=self.retries, last=self.last)
+    def _parameters(self) -> dict[str, object]:
+        return dict(records=self.records, topic=self.topic, partition=self.partition,
+                    broker=_at_broker(self.broker), attempts=self.attempts,
+                    retries=self.retries, last=self.last)
 
     def __reduce__(self) -> tuple:  # rebuilt from its facts (``last`` as its text)
         return (_rebuild_delivery_error, (type(self), dict(vars(self), last=str(self.last))))
@@ -507,17 +347,17 @@ class DeliveryTimeoutError(DeliveryFailedError):
         self.timeout_ms = timeout_ms
         super().__init__(topic, partition, records, attempts, last, broker)
 
-    def _text(self) -> str:
-        return render(MESSAGES, self.condition, records=self.records, topic=self.topic,
-                      partition=self.partition, broker=_at_broker(self.broker),
-                      attempts=self.attempts, timeout_ms=self.timeout_ms, last=self.last)
+    def _parameters(self) -> dict[str, object]:
+        return dict(records=self.records, topic=self.topic, partition=self.partition,
+                    broker=_at_broker(self.broker), attempts=self.attempts,
+                    timeout_ms=self.timeout_ms, last=self.last)
 
 
 def _rebuild_delivery_error(cls: type[DeliveryFailedError], facts: dict[str, object]
                             ) -> DeliveryFailedError:
     made = cls.__new__(cls)
     made.__dict__.update(facts)
-    KafkaWireError.__init__(made, made._text())
+    made._build(made.condition, **made._parameters())
     return made
 
 
@@ -544,7 +384,7 @@ class SchemaRegistryError(KafkaWireError):
                  answer: str = "", status: int | None = None, error_code: int | None = None,
                  subject: str | None = None, schema_id: int | None = None,
                  version: int | str | None = None) -> None:
-        assert kind in SCHEMA_REGISTRY_KINDS, kind
+        assert f"{SCHEMA_REGISTRY}.{kind}" in CONDITIONS, kind
         self.kind = kind
         self.url = url
         self.request = request
@@ -555,7 +395,6 @@ class SchemaRegistryError(KafkaWireError):
         self.subject = subject
         self.schema_id = schema_id
         self.version = version
-        self.condition = f"{SCHEMA_REGISTRY}.{kind}"
         about = []
         if subject is not None:
             about.append(f"subject {subject!r}")
@@ -563,29 +402,8 @@ class SchemaRegistryError(KafkaWireError):
             about.append(f"version {version}")
         if schema_id is not None:
             about.append(f"schema id {schema_id}")
-        super().__init__(render(
-            MESSAGES, self.condition, url=url, request=request, reason=reason,
-            answer=answer,
-            about=f" ({', '.join(about)})" if about else ""))
-
-    def __reduce__(self) -> tuple:  # rebuilt from its facts, not from the whole text
-        return (_rebuild_registry_error, (self.kind, self.url, self.request, {
-            "reason": self.reason, "answer": self.answer, "status": self.status,
-            "error_code": self.error_code, "subject": self.subject,
-            "schema_id": self.schema_id, "version": self.version}))
-
-
-def _rebuild_registry_error(kind: str, url: str, request: str, facts: dict
-                            ) -> SchemaRegistryError:
-    return SchemaRegistryError(kind, url, request, **facts)
-
-
-DATA_LOSS_ADVICE = (
-    "Some data may have been lost because they are not available in Kafka any more; either the "
-    "data was aged out by Kafka or the topic may have been deleted before all the data in the "
-    "topic was processed. If you want the read to skip lost data instead of failing, set the "
-    "source option failOnDataLoss to false"
-)
+        self._build(f"{SCHEMA_REGISTRY}.{kind}", url=url, request=request, reason=reason,
+                    answer=answer, about=f" ({', '.join(about)})" if about else "")
 
 
 class DataLossError(OffsetOutOfRangeError):
@@ -608,17 +426,23 @@ class DataLossError(OffsetOutOfRangeError):
         self.end = end
         self.reason = reason
         spec = ERRORS[code][0]
-        what = summary or render(MESSAGES, DATA_LOSS, start=start, end=end, topic=topic,
-                                 partition=partition, reason=reason)
-        super().__init__(
-            type(spec)(spec.code, spec.name), topic=topic, partition=partition, offset=start,
-            broker=broker, context=context, message=f"{what}. {DATA_LOSS_ADVICE}",
-        )
+        self.summary = summary or DATA_LOSS_SUMMARY.format(
+            start=start, end=end, topic=topic, partition=partition, reason=reason)
         if kind is None:
             kind = "PARTITIONS_DELETED" if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION \
                 else "COULD_NOT_READ_OFFSET_RANGE"
-        assert kind in DATA_LOSS_KINDS, kind
-        self.condition = f"{DATA_LOSS}.{kind}"
+        assert f"{DATA_LOSS}.{kind}" in CONDITIONS, kind
+        super().__init__(
+            type(spec)(spec.code, spec.name, condition=f"{DATA_LOSS}.{kind}"), topic=topic,
+            partition=partition, offset=start, broker=broker, context=context,
+            message=f"{self.summary}. {DATA_LOSS_ADVICE}",
+        )
+
+    def _parameters(self) -> dict[str, object]:
+        """The broker error's, with the loss's summary in place of detail and advice."""
+        made = super()._parameters()
+        del made["detail"], made["advice"]
+        return dict(made, summary=self.summary)
 
 
 class StartAfterEndError(ConfigurationError):
@@ -639,8 +463,8 @@ class StartAfterEndError(ConfigurationError):
         self.partition = partition
         self.start = start
         self.end = end
-        super().__init__(render(MESSAGES, self.condition, start=start, end=end, topic=topic,
-                                partition=partition, starting=starting, ending=ending))
+        self._build(self.condition, start=start, end=end, topic=topic, partition=partition,
+                    starting=starting, ending=ending)
 
 
 class FetchStalledError(ProtocolError):

@@ -39,7 +39,6 @@ from typing import NamedTuple
 from spark_kafka_wire.client.config import format_address
 from spark_kafka_wire.client.errors import (
     KAFKA07_UNSUPPORTED,
-    MESSAGES,
     BrokerRegistrationError,
     ConfigurationError,
     NoBrokersRegisteredError,
@@ -50,7 +49,6 @@ from spark_kafka_wire.client.zookeeper import (
     ZooKeeperSecurity,
     ZooKeeperSession,
 )
-from spark_kafka_wire.protocol.errors import render
 
 log = logging.getLogger(__name__)
 
@@ -320,8 +318,8 @@ class BrokerRegistry(ZooKeeperSession):
 
     def _failed(self, operation: str, path: str, exc: Exception) -> ZooKeeperError:
         """``operation`` (listing, reading) of the node ``path`` failed."""
-        return ZooKeeperError(render(MESSAGES, ZooKeeperError.condition, operation=operation,
-                                     path=path, connect=self.connect, error=repr(exc)))
+        return ZooKeeperError.of(ZooKeeperError.condition, operation=operation, path=path,
+                                 connect=self.connect, error=repr(exc))
 
     def _children(self, path: str) -> list[str] | None:
         from kazoo.exceptions import KazooException, NoNodeError  # noqa: PLC0415 (see zookeeper.py)

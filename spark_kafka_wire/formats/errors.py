@@ -9,23 +9,7 @@ survive pickling, since a Spark task raises them and the driver shows them.
 from __future__ import annotations
 
 from spark_kafka_wire.formats.limits import MAX_NESTING_DEPTH, MAX_SCHEMA_NODES
-from spark_kafka_wire.protocol.errors import KafkaWireError, render
-
-#: The message template of each condition (``render``).
-MESSAGES: dict[str, str] = {
-    "KAFKAWIRE_UNDECODABLE_RECORD":
-        "cannot decode the {column} of {where}{writer}: {reason}. Set mode=PERMISSIVE to read "
-        "such records as null with their bytes in {corrupt}, or read the column raw "
-        "({column}.format=raw)",
-    "KAFKAWIRE_UNENCODABLE_VALUE":
-        "cannot encode the {column} of a row for topic {topic!r} with the schema of id "
-        "{schema_id}: {reason}. Give the column a type the schema takes (or let kafkawire "
-        "derive the schema from the column: unset use.latest.version and {column}.schema.id)",
-    "KAFKAWIRE_SCHEMA_TOO_COMPLEX":
-        "cannot read the {kind}{which}: {reason}. kafkawire reads schemas whose "
-        "Spark type has at most {nodes} fields and nests at most {depth} deep; read the "
-        "column raw (value.format=raw or key.format=raw), or register a smaller schema",
-}
+from spark_kafka_wire.protocol.errors import KafkaWireError
 
 
 class UndecodableRecordError(KafkaWireError):
@@ -44,12 +28,8 @@ class UndecodableRecordError(KafkaWireError):
         writer = f" (writer schema id {schema_id})" if schema_id is not None else ""
         where = (f"the record at topic {topic!r}, partition {partition}, offset {offset}"
                  if topic is not None else f"row {offset} of a batch of the column")
-        super().__init__(render(MESSAGES, self.condition, column=column, where=where,
-                                writer=writer, reason=reason, corrupt=corrupt_column))
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.column, self.topic, self.partition, self.offset,
-                             self.schema_id, self.reason, self.corrupt_column))
+        self._build(self.condition, column=column, where=where, writer=writer, reason=reason,
+                    corrupt=corrupt_column)
 
 
 class UnencodableValueError(KafkaWireError, ValueError):
@@ -59,11 +39,8 @@ class UnencodableValueError(KafkaWireError, ValueError):
 
     def __init__(self, column: str, topic: str, schema_id: int, reason: str) -> None:
         self.column, self.topic, self.schema_id, self.reason = column, topic, schema_id, reason
-        super().__init__(render(MESSAGES, self.condition, column=column, topic=topic,
-                                schema_id=schema_id, reason=reason))
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.column, self.topic, self.schema_id, self.reason))
+        self._build(self.condition, column=column, topic=topic, schema_id=schema_id,
+                    reason=reason)
 
 
 class SchemaTooComplexError(KafkaWireError, ValueError):
@@ -80,13 +57,10 @@ class SchemaTooComplexError(KafkaWireError, ValueError):
         named = [f"id {schema_id}"] if schema_id is not None else []
         named += [f"subject {subject!r}"] if subject is not None else []
         which = f" ({', '.join(named)})" if named else ""
-        super().__init__(render(MESSAGES, self.condition, kind=kind, which=which,
-                                reason=reason, nodes=f"{MAX_SCHEMA_NODES:,}",
-                                depth=MAX_NESTING_DEPTH))
+        self._build(self.condition, kind=kind, which=which, reason=reason,
+                    nodes=f"{MAX_SCHEMA_NODES:,}", depth=MAX_NESTING_DEPTH)
 
     def naming(self, subject: str | None, schema_id: int | None) -> SchemaTooComplexError:
         """The same refusal naming the registry's subject and schema id."""
         return SchemaTooComplexError(self.kind, self.reason, subject, schema_id)
 
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.kind, self.reason, self.subject, self.schema_id))

@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import SupportsIndex
+from typing import Any, SupportsIndex, TypeVar
+
+from spark_kafka_wire.protocol.conditions import (
+    BROKER_CONDITION,
+    KAFKA07_BROKER_CONDITION,
+    message,
+)
 
 
 class ErrorCode(IntEnum):
@@ -250,36 +256,10 @@ def shown(value: object, limit: int = 80, within: object = None) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-#: The condition prefix of a broker's error code (Kafka 0.8+): ``KAFKA_BROKER_ERROR.<name>``,
-#: the name as in Kafka's protocol guide.
-BROKER_CONDITION = "KAFKA_BROKER_ERROR"
-#: The same for a Kafka 0.7 broker's own codes (their names in upper snake case).
-KAFKA07_BROKER_CONDITION = "KAFKA07_BROKER_ERROR"
 #: The sub-condition of a code this package has no entry for (the message gives the number).
 UNKNOWN_CODE = "UNKNOWN_ERROR_CODE"
 
-#: The message template of each condition this module's errors carry (``str.format`` fields
-#: named after the facts each error keeps); ``where`` is " (topic 't', partition 0, ...)" or
-#: empty. Errors are built from their condition and facts (``render``), so a message's wording
-#: lives here once and tests match conditions, not sentences.
-MESSAGES: dict[str, str] = {
-    "KAFKAWIRE_PROTOCOL": "{reason}{where}",
-    "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD":
-        "corrupt record data: {reason}; the broker returned damaged bytes, retry the read or "
-        "check the topic with another client{where}",
-    # a broker's error code; context, where, detail and advice are empty or lead with their
-    # own separator (" in Fetch", " for topic 't'", ": ...", ". Check ...")
-    "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE":
-        "cannot encode {reason}; fix the dict passed to the encoder "
-        "(spark_kafka_wire.protocol.messages has every field of every version){where}",
-    BROKER_CONDITION: "Kafka error {name} ({code}){context}{where}{detail}{advice}",
-}
-
-
-def render(table: dict[str, str], condition: str, **facts: object) -> str:
-    """The message of ``condition``: its template in ``table`` (the owning module's
-    MESSAGES), filled with ``facts``."""
-    return table[condition].format(**facts)
+_E = TypeVar("_E", bound="KafkaWireError")
 
 
 class KafkaWireError(Exception):
@@ -291,12 +271,51 @@ class KafkaWireError(Exception):
     (a broker error to its code, a data loss to its kind). Programs and tests match on it
     rather than on the English of the message, which may improve; ``str(error)`` begins with
     ``[CONDITION] `` so that logs show it too. The error table of docs/errors.md lists every one.
+
+    Its message is its condition's template (protocol/conditions.py, the one table) filled with
+    its ``parameters``, which stay on it for callers (most classes keep the facts as
+    attributes too: ``topic``, ``partition`` ...). ``SomeError.of(condition, **parameters)``
+    builds one from those alone; a class's own constructor takes its facts and does the same.
     """
 
     condition: str = "KAFKAWIRE_ERROR"
+    #: the values its message was built from, by the template's field names (empty for an
+    #: error built from a free text)
+    parameters: dict[str, object]
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*args)
+        self.parameters = {}
+
+    def _build(self, condition: str, **parameters: object) -> None:
+        """Carry ``condition`` and ``parameters``, with the message rendered from them."""
+        self.condition = condition
+        self.parameters = parameters
+        Exception.__init__(self, message(condition, **parameters))
+
+    @classmethod
+    def of(cls: type[_E], condition: str, **parameters: object) -> _E:
+        """The error of ``condition`` (this class's condition or one of its kinds) whose
+        message is the condition's template filled with ``parameters``."""
+        assert condition == cls.condition or condition.startswith(f"{cls.condition}."), \
+            (cls.__name__, condition)
+        made = cls.__new__(cls)
+        made._build(condition, **parameters)
+        return made
 
     def __str__(self) -> str:
         return f"[{self.condition}] {super().__str__()}"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its message and its attributes (condition, parameters, the facts), not
+        through its constructor: Spark ships a task's error to the driver."""
+        return (_unpickled, (type(self), self.args), dict(vars(self)))
+
+
+def _unpickled(cls: type[_E], args: tuple[object, ...]) -> _E:
+    made = cls.__new__(cls)
+    Exception.__init__(made, *args)
+    return made
 
 
 def _where(topic: str | None, partition: int | None, offset: int | None, broker: str | None) -> str:
@@ -316,9 +335,6 @@ class ProtocolError(KafkaWireError):
     """Bytes that do not follow the Kafka protocol (truncated, impossible lengths, bad magic)."""
 
     condition = "KAFKAWIRE_PROTOCOL"
-    #: the template of this class's message in MESSAGES (the class's condition's, or its
-    #: family's where it only narrows the condition)
-    template = "KAFKAWIRE_PROTOCOL"
 
     def __init__(
         self,
@@ -335,8 +351,7 @@ class ProtocolError(KafkaWireError):
         self.offset = offset
         self.broker = broker
         where = _where(topic, partition, offset, broker)
-        super().__init__(render(MESSAGES, self.template, reason=reason,
-                                where=f" ({where})" if where else ""))
+        self._build(self.condition, reason=reason, where=f" ({where})" if where else "")
 
 
 class MessageEncodeError(ProtocolError, ValueError):
@@ -348,7 +363,7 @@ class MessageEncodeError(ProtocolError, ValueError):
     was made instead of as a broker's puzzling answer. Also a ValueError: it is a bad argument.
     """
 
-    condition = template = "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE"
+    condition = "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE"
 
     def __init__(self, api: str, version: int, kind: str, path: str, problem: str) -> None:
         self.api = api
@@ -363,7 +378,7 @@ class MessageEncodeError(ProtocolError, ValueError):
 class CorruptRecordError(ProtocolError):
     """Record data failed its CRC or its structure is inconsistent."""
 
-    condition = template = "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD"
+    condition = "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD"
 
     def __init__(self, reason: str, **where: object) -> None:
         super().__init__(reason, **where)  # type: ignore[arg-type]
@@ -420,17 +435,17 @@ class KafkaError(KafkaWireError):
         self.broker = broker
         self.context = context
         self.message = message
-        self.condition = self.spec.condition or f"{BROKER_CONDITION}.{UNKNOWN_CODE}"
-        super().__init__(self._text())
+        self._build(self.spec.condition or f"{BROKER_CONDITION}.{UNKNOWN_CODE}",
+                    **self._parameters())
 
-    def _text(self) -> str:
+    def _parameters(self) -> dict[str, object]:
         where = _where(self.topic, self.partition, self.offset, self.broker)
         hint = self.advice()
-        return render(MESSAGES, BROKER_CONDITION, name=self.spec.name, code=self.spec.code,
-                      context=f" in {self.context}" if self.context else "",
-                      where=f" for {where}" if where else "",
-                      detail=f": {self.message}" if self.message else "",
-                      advice=f". {hint}" if hint else "")
+        return dict(name=self.spec.name, code=self.spec.code,
+                    context=f" in {self.context}" if self.context else "",
+                    where=f" for {where}" if where else "",
+                    detail=f": {self.message}" if self.message else "",
+                    advice=f". {hint}" if hint else "")
 
     def advice(self) -> str:
         """What to do about it (the code's hint)."""

@@ -13,10 +13,8 @@ import re
 import pytest
 
 import spark_kafka_wire.errors
-from spark_kafka_wire.client import errors as client_errors
 from spark_kafka_wire.client.errors import (
     CONFIGURATION,
-    CONFIGURATION_KINDS,
     DATA_LOSS,
     DATA_LOSS_KINDS,
     SCHEMA_REGISTRY,
@@ -36,7 +34,7 @@ from spark_kafka_wire.errors import (
     KafkaWireError,
     ProtocolError,
 )
-from spark_kafka_wire.protocol import errors as protocol_errors
+from spark_kafka_wire.protocol.conditions import CONDITIONS, kinds
 from spark_kafka_wire.protocol.errors import (
     BROKER_CONDITION,
     ERRORS,
@@ -61,12 +59,12 @@ def _classes() -> dict[str, type[KafkaWireError]]:
 
 
 def _code_conditions() -> set[str]:
-    """Every condition an error can carry, and every class's."""
-    found = {c.condition for c in _classes().values()}
+    """Every condition an error can carry, every class's, and the conditions table's."""
+    found = {c.condition for c in _classes().values()} | set(CONDITIONS)
     found |= {spec.condition for spec, _ in [*ERRORS.values(), *KAFKA07_ERRORS.values()]}
     found |= {f"{BROKER_CONDITION}.{UNKNOWN_CODE}", f"{KAFKA07_BROKER_CONDITION}.{UNKNOWN_CODE}"}
     found |= {f"{DATA_LOSS}.{kind}" for kind in DATA_LOSS_KINDS}
-    found |= {f"{CONFIGURATION}.{kind}" for kind in CONFIGURATION_KINDS}
+    found |= {f"{CONFIGURATION}.{kind}" for kind in kinds(CONFIGURATION)}
     found |= {f"{SCHEMA_REGISTRY}.{kind}" for kind in SCHEMA_REGISTRY_KINDS}
     return found
 
@@ -158,9 +156,8 @@ def test_messages_come_from_the_template_tables() -> None:
     assert_condition(CorruptRecordError("CRC mismatch", topic="t", partition=0, offset=3),
                      "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD", "CRC mismatch",
                      r"\(topic 't', partition 0, offset 3\)")
-    for module in (client_errors, protocol_errors):
-        for condition in module.MESSAGES:
-            assert condition in _code_conditions(), condition
+    for condition in CONDITIONS:
+        assert condition in _code_conditions(), condition
 
 
 def test_raises_condition_matches_the_condition_not_the_words() -> None:
@@ -191,7 +188,7 @@ def test_a_producer_giving_up_on_its_side_is_no_broker_code() -> None:
 
 
 def test_a_configuration_error_narrows_to_its_kind() -> None:
-    """A raise site names the kind of configuration error (a kind CONFIGURATION_KINDS holds);
+    """A raise site names the kind of configuration error (a kind of the conditions table);
     it stays a ConfigurationError (and a ValueError) and survives pickling."""
     with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.*", "kafka.x") as info:
         raise ConfigurationError("kafka.x: not an option",

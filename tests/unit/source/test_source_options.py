@@ -26,7 +26,7 @@ def parse(**extra: str):
 
 
 def fails(kind: str, options: dict, *facts: str) -> None:
-    """The options are refused with the configuration error ``kind`` (CONFIGURATION_KINDS),
+    """The options are refused with the configuration error ``kind`` (protocol/conditions.py),
     the message showing each of ``facts``."""
     with raises_condition(ConfigurationError, f"KAFKAWIRE_CONFIGURATION.{kind}", *facts):
         parse_source_options(options)
