@@ -5,7 +5,8 @@ Names and semantics follow Spark's built-in kafka source and sink (keys are case
 string. One module per concern:
 
 * ``table``: the one table of every option (:data:`OPTIONS`: name, kind, default, where it
-  applies, doc); a leaf every layer may read its defaults from, the client's included.
+  applies, doc), its rows in ``rows/`` by area; a leaf above the protocol's constants and the
+  client's own defaults (``client/defaults.py``), which it states too.
 * ``values``: typed values read through the table (``given``, ``int_value``, ...).
 * ``files``: Kafka client config files (``kafkaConfigFile``, ``options_from_properties``) and
   the spelling check of the keys users write.
@@ -17,8 +18,8 @@ string. One module per concern:
 * ``reference``: the option reference page rendered from the table (``make docs``).
 
 The names below are re-exported here. Only ``table`` is imported with the package: the others
-import the client layer, which itself imports the table for its defaults, so they load on
-first use (PEP 562), and importing ``spark_kafka_wire.options.table`` never imports the client.
+import the client layer (I/O, the producer), so they load on first use (PEP 562), and
+importing ``spark_kafka_wire.options.table`` loads nothing of the client but its defaults.
 """
 
 from __future__ import annotations
