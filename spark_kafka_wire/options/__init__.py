@@ -12,7 +12,8 @@ string. One module per concern:
   the spelling check of the keys users write.
 * ``client``: the client's settings from a query's options (``client_config``,
   ``fetch_settings``), which both sides and the CLI read.
-* ``security``: TLS, SASL, OAUTHBEARER, Kerberos and ZooKeeper security.
+* ``security``: TLS, SASL, Kerberos and ZooKeeper security; ``oauth``: OAUTHBEARER's token
+  sources.
 * ``produce``: write options (``parse_sink_options``), the sink's and the CLI's produce.
 * ``config_files`` / ``java_client_configs``: .properties files and the Java clients' names.
 * ``reference``: the option reference page rendered from the table (``make docs``).
@@ -65,9 +66,9 @@ if TYPE_CHECKING:
         warn_unknown_options,
         with_config_file,
     )
+    from spark_kafka_wire.options.oauth import oauth_config
     from spark_kafka_wire.options.security import (
         kerberos_sasl_config,
-        oauth_config,
         sasl_config,
         tls_config,
         zookeeper_security,
@@ -90,8 +91,9 @@ _LAZY = {
                      "edit_distance", "known_client_configs", "misspelt_security_key",
                      "options_from_properties", "unknown_client_configs",
                      "warn_unknown_options", "with_config_file"), "files"),
-    **dict.fromkeys(("kerberos_sasl_config", "oauth_config", "sasl_config", "tls_config",
+    **dict.fromkeys(("kerberos_sasl_config", "sasl_config", "tls_config",
                      "zookeeper_security"), "security"),
+    "oauth_config": "oauth",
     **dict.fromkeys(("MAX_WIRE_STRING", "bool_value", "given", "int_value", "lower_keys",
                      "optional_int", "text_value", "wire_text"), "values"),
 }

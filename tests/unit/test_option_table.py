@@ -42,7 +42,7 @@ REFERENCE = page("reference/options.md")
 # The table's rows (options/rows/) are checked too: their entries (``Option(...)``) are left out,
 # so only what else they spell is.
 PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options/client.py",
-           "options/security.py", "source/options.py", "source/strategy.py",
+           "options/security.py", "options/oauth.py", "source/options.py", "source/strategy.py",
            "source/limits.py", "options/produce.py", "options/formats.py",
            *(f"options/rows/{area}.py" for area in ("kinds", "connection", "security", "reads",
                                                      "writes", "formats", "refused")))
