@@ -1,18 +1,19 @@
 """Client settings, named after the Java client's (the ``kafka.`` prefix removed).
 
-Their defaults are the option table's (``options/table.py``), so a ClientConfig built here
-connects as a query given no such option does, and the option reference (docs/reference/options.md) says what the code does.
+Their defaults are ``defaults.py``'s, which the option table (``options/table.py``) reads
+too, so a ClientConfig built here connects as a query given no such option does, and the
+option reference (docs/reference/options.md) says what the code does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.errors import INVALID_VALUE, MISSING_OPTION, ConfigurationError
 from spark_kafka_wire.client.sasl.config import SaslConfig
 from spark_kafka_wire.client.tls import TlsConfig
 from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
-from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.primitives import INT32_MAX
 from spark_kafka_wire.protocol.versions import is_kafka07
@@ -86,23 +87,23 @@ class ClientConfig:
     """Everything a connection needs; small and picklable so it travels inside Spark tasks."""
 
     bootstrap_servers: tuple[tuple[str, int], ...]
-    client_id: str = text_default("kafka.client.id")
-    request_timeout_ms: int = int_default("kafka.request.timeout.ms")
-    connect_timeout_ms: int = int_default("kafka.socket.connection.setup.timeout.ms")
+    client_id: str = defaults.CLIENT_ID
+    request_timeout_ms: int = defaults.REQUEST_TIMEOUT_MS
+    connect_timeout_ms: int = defaults.SOCKET_CONNECTION_SETUP_TIMEOUT_MS
     # retriable failures are retried within a time budget (cluster.py); a count may also bound
     # them (Spark's fetchOffset.numRetries, given: driver-side lookups only); by default none
     retries: int = INT32_MAX
-    retry_backoff_ms: int = int_default("kafka.retry.backoff.ms")
-    retry_backoff_max_ms: int = int_default("kafka.retry.backoff.max.ms")
-    metadata_max_age_ms: int = int_default("kafka.metadata.max.age.ms")
+    retry_backoff_ms: int = defaults.RETRY_BACKOFF_MS
+    retry_backoff_max_ms: int = defaults.RETRY_BACKOFF_MAX_MS
+    metadata_max_age_ms: int = defaults.METADATA_MAX_AGE_MS
     # librdkafka's api.version.request / broker.version.fallback: with the first off, send no
     # ApiVersions and use the versions of the named broker release (for 0.8/0.9 brokers).
-    api_version_request: bool = bool_default("kafka.api.version.request")
-    broker_version_fallback: str = text_default("kafka.broker.version.fallback")
+    api_version_request: bool = defaults.API_VERSION_REQUEST
+    broker_version_fallback: str = defaults.BROKER_VERSION_FALLBACK
     # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL; with SSL/SASL_SSL every connection is
     # wrapped with ``tls``, with SASL_* it logs in with ``sasl`` (never None then). The reprs
     # of TlsConfig and SaslConfig hide the key and the password, so this one is safe to print.
-    security_protocol: str = text_default("kafka.security.protocol")
+    security_protocol: str = defaults.SECURITY_PROTOCOL
     tls: TlsConfig | None = None
     sasl: SaslConfig | None = None
     # Kafka 0.7 only (broker_version_fallback 0.7.x): the ZooKeeper the driver reads the

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
-from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.limits import decompression_limit
 
 
 @dataclass(frozen=True)
 class FetchSettings:
-    """A read's Fetch sizes, CRC checks and isolation level; defaults: the option table's."""
+    """A read's Fetch sizes, CRC checks and isolation level; defaults: defaults.py's."""
 
-    max_partition_fetch_bytes: int = int_default("kafka.max.partition.fetch.bytes")
-    fetch_max_bytes: int = int_default("kafka.fetch.max.bytes")
-    max_wait_ms: int = int_default("kafka.fetch.max.wait.ms")
-    min_bytes: int = int_default("kafka.fetch.min.bytes")
-    isolation_level: int = ISOLATION_LEVELS[text_default("kafka.isolation.level")]
-    check_crcs: bool = bool_default("kafka.check.crcs")
+    max_partition_fetch_bytes: int = defaults.MAX_PARTITION_FETCH_BYTES
+    fetch_max_bytes: int = defaults.FETCH_MAX_BYTES
+    max_wait_ms: int = defaults.FETCH_MAX_WAIT_MS
+    min_bytes: int = defaults.FETCH_MIN_BYTES
+    isolation_level: int = ISOLATION_LEVELS[defaults.ISOLATION_LEVEL]
+    check_crcs: bool = defaults.CHECK_CRCS
     # kafka.fetch.max.decompressed.bytes; None: derived from the fetch size (entries.py)
     max_decompressed_bytes: int | None = None
 
@@ -38,10 +38,11 @@ class FetchSettings:
 class FetchSettings07:
     # MAX_SIZE of a FETCH (0.7's consumer fetch.size was 300 KiB, "Writing a Driver" uses
     # 300K as its example); grown x2 for a larger message, up to max_fetch_size. Defaults:
-    # the options these come from (fetch_settings07 below, from options.fetch_settings), as the option table has them.
-    fetch_size: int = int_default("kafka.max.partition.fetch.bytes")
-    max_fetch_size: int = int_default("kafka.fetch.max.bytes")
-    check_crcs: bool = bool_default("kafka.check.crcs")
+    # the options these come from (fetch_settings07 below, from options.fetch_settings), as
+    # defaults.py has them.
+    fetch_size: int = defaults.MAX_PARTITION_FETCH_BYTES
+    max_fetch_size: int = defaults.FETCH_MAX_BYTES
+    check_crcs: bool = defaults.CHECK_CRCS
     # kafka.fetch.max.decompressed.bytes; None: derived from the FETCH's size, as for 0.8+
     max_decompressed_size: int | None = None
 

@@ -31,8 +31,8 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.errors import SECURITY_SETTING, ConfigurationError
-from spark_kafka_wire.options.table import text_default
 
 # cryptography (about 0.15 s to import) is imported in the functions that read stores and
 # certificates: a plaintext connection, and the CLI's start, never load it.
@@ -69,7 +69,7 @@ class TlsConfig:
     cert_chain: bytes | None = None  # PEM: the client certificate, then its chain
     key: bytes | None = field(default=None, repr=False)
     # kafka.ssl.endpoint.identification.algorithm=https (and ZooKeeper's own setting, true)
-    check_hostname: bool = text_default("kafka.ssl.endpoint.identification.algorithm") == "https"
+    check_hostname: bool = defaults.SSL_ENDPOINT_IDENTIFICATION_ALGORITHM == "https"
     min_version: str | None = None  # a key of PROTOCOL_VERSIONS
     max_version: str | None = None
     ciphers: str | None = None  # OpenSSL cipher list, as librdkafka's ssl.cipher.suites

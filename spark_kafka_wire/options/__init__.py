@@ -5,20 +5,22 @@ Names and semantics follow Spark's built-in kafka source and sink (keys are case
 string. One module per concern:
 
 * ``table``: the one table of every option (:data:`OPTIONS`: name, kind, default, where it
-  applies, doc); a leaf every layer may read its defaults from, the client's included.
+  applies, doc), its rows in ``rows/`` by area; a leaf above the protocol's constants and the
+  client's own defaults (``client/defaults.py``), which it states too.
 * ``values``: typed values read through the table (``given``, ``int_value``, ...).
 * ``files``: Kafka client config files (``kafkaConfigFile``, ``options_from_properties``) and
   the spelling check of the keys users write.
 * ``client``: the client's settings from a query's options (``client_config``,
   ``fetch_settings``), which both sides and the CLI read.
-* ``security``: TLS, SASL, OAUTHBEARER, Kerberos and ZooKeeper security.
+* ``security``: TLS, SASL, Kerberos and ZooKeeper security; ``oauth``: OAUTHBEARER's token
+  sources.
 * ``produce``: write options (``parse_sink_options``), the sink's and the CLI's produce.
 * ``config_files`` / ``java_client_configs``: .properties files and the Java clients' names.
 * ``reference``: the option reference page rendered from the table (``make docs``).
 
 The names below are re-exported here. Only ``table`` is imported with the package: the others
-import the client layer, which itself imports the table for its defaults, so they load on
-first use (PEP 562), and importing ``spark_kafka_wire.options.table`` never imports the client.
+import the client layer (I/O, the producer), so they load on first use (PEP 562), and
+importing ``spark_kafka_wire.options.table`` loads nothing of the client but its defaults.
 """
 
 from __future__ import annotations
@@ -64,9 +66,9 @@ if TYPE_CHECKING:
         warn_unknown_options,
         with_config_file,
     )
+    from spark_kafka_wire.options.oauth import oauth_config
     from spark_kafka_wire.options.security import (
         kerberos_sasl_config,
-        oauth_config,
         sasl_config,
         tls_config,
         zookeeper_security,
@@ -89,8 +91,9 @@ _LAZY = {
                      "edit_distance", "known_client_configs", "misspelt_security_key",
                      "options_from_properties", "unknown_client_configs",
                      "warn_unknown_options", "with_config_file"), "files"),
-    **dict.fromkeys(("kerberos_sasl_config", "oauth_config", "sasl_config", "tls_config",
+    **dict.fromkeys(("kerberos_sasl_config", "sasl_config", "tls_config",
                      "zookeeper_security"), "security"),
+    "oauth_config": "oauth",
     **dict.fromkeys(("MAX_WIRE_STRING", "bool_value", "given", "int_value", "lower_keys",
                      "optional_int", "text_value", "wire_text"), "values"),
 }

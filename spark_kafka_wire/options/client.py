@@ -28,6 +28,7 @@ from spark_kafka_wire.client.errors import (
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.zookeeper_registry import find_cluster
+from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
 from spark_kafka_wire.options.files import (
     check_security_spelling,
     closest_name,
@@ -74,14 +75,7 @@ UNPREFIXED_BOOTSTRAP = (". 'bootstrap.servers' is set, but Kafka client settings
 def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     """The connection settings of a source (``use`` SOURCE) or a sink (SINK), after refusing
     what the table refuses there and every ``kafka.*`` key it does not accept there."""
-    for o in OPTIONS:
-        if o.refused is not None and o.uses & use and o.key in opts:
-            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}",
-                                     condition=REFUSED_OPTION)
-    for r in REFUSED_VALUES:
-        if r.uses & use and r.key in opts and str(opts[r.key]).strip().lower() == r.value:
-            raise ConfigurationError(f"Kafka option '{r.name}={r.value}' is not supported: "
-                                     f"{r.reason}", condition=REFUSED_OPTION)
+    refuse_what_the_table_refuses(opts, use)
     servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
     zookeeper = (given(opts, "zookeeper.connect") or "").strip()
     if not servers and not zookeeper:
@@ -97,6 +91,55 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.security.protocol").name,
                                     allowed=", ".join(SECURITY_PROTOCOLS), got=repr(protocol))
     tls_on, sasl_on = protocol in ("SSL", "SASL_SSL"), protocol.startswith("SASL_")
+    check_security_keys(opts, use, protocol, tls_on, sasl_on)
+    check_unused_kafka_keys(opts, use)
+    fallback = broker_version_fallback(opts, zookeeper, protocol, sasl_on)
+    kafka07 = is_kafka07(fallback)
+    tls = tls_config(opts) if tls_on else None
+    sasl = sasl_config(opts) if sasl_on else None
+    zk_security = zookeeper_security(opts) if zookeeper and (kafka07 or not servers) else None
+    # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
+    if servers and not kafka07:
+        bootstrap = tuple(parse_bootstrap(servers))
+    else:
+        bootstrap, fallback = _brokers_in_zookeeper(opts, zookeeper, protocol, fallback,
+                                                    zk_security)
+        kafka07 = is_kafka07(fallback)
+    return ClientConfig(
+        bootstrap_servers=bootstrap,
+        client_id=wire_text(opts, "kafka.client.id") or "",
+        request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
+        connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
+        retry_backoff_ms=int_value(opts, "kafka.retry.backoff.ms"),
+        retry_backoff_max_ms=int_value(opts, "kafka.retry.backoff.max.ms"),
+        metadata_max_age_ms=int_value(opts, "kafka.metadata.max.age.ms"),
+        api_version_request=bool_value(opts, "kafka.api.version.request"),
+        broker_version_fallback=fallback,
+        security_protocol=protocol,
+        tls=tls,
+        sasl=sasl,
+        zookeeper_connect=(zookeeper or None) if kafka07 else None,
+        zookeeper_security=zk_security if kafka07 else None,
+    )
+
+
+def refuse_what_the_table_refuses(opts: Mapping[str, str], use: Use) -> None:
+    """The table's refused options and refused values, where ``use`` refuses them."""
+    for o in OPTIONS:
+        if o.refused is not None and o.uses & use and o.key in opts:
+            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}",
+                                     condition=REFUSED_OPTION)
+    for r in REFUSED_VALUES:
+        if r.uses & use and r.key in opts and str(opts[r.key]).strip().lower() == r.value:
+            raise ConfigurationError(f"Kafka option '{r.name}={r.value}' is not supported: "
+                                     f"{r.reason}", condition=REFUSED_OPTION)
+
+
+def check_security_keys(opts: Mapping[str, str], use: Use, protocol: str, tls_on: bool,
+                        sasl_on: bool) -> None:
+    """``kafka.ssl.*`` / ``kafka.sasl.*`` keys: misspelt ones, ones the security protocol
+    does not use, and ones kafkawire does not implement are refused, so no connection is made
+    without the security asked for."""
     accepted = accepted_kafka_keys(use)
     check_security_spelling([k[len("kafka."):] for k in opts
                              if k.startswith("kafka.") and k not in accepted], "option")
@@ -121,12 +164,15 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
                 raise ConfigurationError(
                     f"'{key}' {implemented}; refusing to connect without the security you "
                     "asked for", condition=REFUSED_OPTION)
-    check_unused_kafka_keys(opts, use)
+
+
+def broker_version_fallback(opts: Mapping[str, str], zookeeper: str, protocol: str,
+                            sasl_on: bool) -> str:
+    """``kafka.broker.version.fallback``, checked: a release kafkawire knows, or 0.7.x, which
+    needs ZooKeeper and has no SASL."""
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
-    named = given(opts, "kafka.broker.version.fallback") is not None
-    kafka07 = is_kafka07(fallback)
-    if kafka07:
+    if is_kafka07(fallback):
         if not zookeeper:
             raise ConfigurationError(
                 f"kafka.broker.version.fallback={said}: Kafka 0.7 brokers have no "
@@ -143,48 +189,38 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         except ValueError as exc:
             raise ConfigurationError(f"kafka.broker.version.fallback: {exc}",
                                      condition=UNSUPPORTED_VALUE) from None
-    tls = tls_config(opts) if tls_on else None
-    sasl = sasl_config(opts) if sasl_on else None
-    zk_security = zookeeper_security(opts) if zookeeper and (kafka07 or not servers) else None
-    # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
-    if servers and not kafka07:
-        bootstrap = tuple(parse_bootstrap(servers))
-    else:
-        # bounded like a broker connection: an unreachable ensemble fails as fast as an
-        # unreachable broker would
-        bootstrap, registered07 = find_cluster(
-            zookeeper, protocol,
-            timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,
-            zookeeper_security=zk_security)
-        if registered07 and not kafka07:
-            if named:
-                raise ConfigurationError(
-                    f"kafka.broker.version.fallback={said}, but the brokers registered in "
-                    f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
-                    "registrations): set it to 0.7.2 (or leave it unset) to speak their "
-                    "protocol", condition=CONFLICTING_OPTIONS)
-            fallback, kafka07 = "0.7.2", True  # the registrations say which protocol
-        elif kafka07 and not registered07:
+    return fallback
+
+
+def _brokers_in_zookeeper(opts: Mapping[str, str], zookeeper: str, protocol: str,
+                          fallback: str, zk_security: ZooKeeperSecurity | None
+                          ) -> tuple[tuple[tuple[str, int], ...], str]:
+    """The bootstrap servers registered in ZooKeeper, and the broker release to speak: their
+    registrations say whether they are Kafka 0.7 brokers, which must agree with a
+    ``kafka.broker.version.fallback`` given."""
+    said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
+    named = given(opts, "kafka.broker.version.fallback") is not None
+    kafka07 = is_kafka07(fallback)
+    # bounded like a broker connection: an unreachable ensemble fails as fast as an
+    # unreachable broker would
+    bootstrap, registered07 = find_cluster(
+        zookeeper, protocol,
+        timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,
+        zookeeper_security=zk_security)
+    if registered07 and not kafka07:
+        if named:
             raise ConfigurationError(
                 f"kafka.broker.version.fallback={said}, but the brokers registered in "
-                f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
-                "leave the option unset or name their release", condition=CONFLICTING_OPTIONS)
-    return ClientConfig(
-        bootstrap_servers=bootstrap,
-        client_id=wire_text(opts, "kafka.client.id") or "",
-        request_timeout_ms=int_value(opts, "kafka.request.timeout.ms"),
-        connect_timeout_ms=int_value(opts, "kafka.socket.connection.setup.timeout.ms"),
-        retry_backoff_ms=int_value(opts, "kafka.retry.backoff.ms"),
-        retry_backoff_max_ms=int_value(opts, "kafka.retry.backoff.max.ms"),
-        metadata_max_age_ms=int_value(opts, "kafka.metadata.max.age.ms"),
-        api_version_request=bool_value(opts, "kafka.api.version.request"),
-        broker_version_fallback=fallback,
-        security_protocol=protocol,
-        tls=tls,
-        sasl=sasl,
-        zookeeper_connect=(zookeeper or None) if kafka07 else None,
-        zookeeper_security=zk_security if kafka07 else None,
-    )
+                f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
+                "registrations): set it to 0.7.2 (or leave it unset) to speak their "
+                "protocol", condition=CONFLICTING_OPTIONS)
+        fallback = "0.7.2"  # the registrations say which protocol
+    elif kafka07 and not registered07:
+        raise ConfigurationError(
+            f"kafka.broker.version.fallback={said}, but the brokers registered in "
+            f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
+            "leave the option unset or name their release", condition=CONFLICTING_OPTIONS)
+    return bootstrap, fallback
 
 
 def check_unused_kafka_keys(opts: Mapping[str, str], use: Use) -> None:

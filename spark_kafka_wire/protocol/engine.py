@@ -226,7 +226,6 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
     if hit is not None:
         return hit
     regular: list[tuple[str, Encode, Decode]] = []
-    by_name = {f.name: f for f in fields}
     tagged: dict[int, tuple[str, Encode, Decode, Any]] = {}
     absent: list[tuple[str, Any]] = []
     for f in fields:
@@ -289,9 +288,18 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
                     out[known[0]] = known[2](sub)
         return out
 
-    # The strict check (module docstring): keys must name fields of the layout in some version;
-    # the version's regular fields without a declared default must be given; those with one
-    # are filled in; tagged fields are optional by nature (encode writes them when not default).
+    result = (_strict(encode, fields, regular), decode)
+    _cache[key] = result
+    return result
+
+
+def _strict(encode: Encode, fields: tuple[Field, ...],
+            regular: list[tuple[str, Encode, Decode]]) -> Encode:
+    """``encode`` behind the strict check (module docstring): keys must name fields of the
+    layout in some version; the version's regular fields without a declared default must be
+    given; those with one are filled in; tagged fields are optional by nature (encode writes
+    them when not default)."""
+    by_name = {f.name: f for f in fields}
     known = frozenset(f.name for f in fields)
     required = frozenset(name for name, _, _ in regular if not by_name[name].has_default)
     declared = {name: by_name[name].default for name, _, _ in regular
@@ -319,9 +327,7 @@ def compile_struct(fields: tuple[Field, ...], version: int, flexible: bool) -> t
             obj = {**declared, **obj}
         encode(w, obj)
 
-    result = (encode_checked, decode)
-    _cache[key] = result
-    return result
+    return encode_checked
 
 
 RequestT = TypeVar("RequestT")

@@ -1,14 +1,15 @@
 """The package's layering rules, checked on its source so they stay true.
 
 Layers, imports only downwards: ``protocol`` (sans-I/O: bytes in, values out) imports only
-``protocol``; the option table (``options/table.py``, every option and default) only the
-protocol's constants; ``client`` (I/O) imports only ``protocol``, the option table (its
-defaults) and ``client``; the shared face modules (the rest of ``options``, ``errors``) add
+``protocol``; the client's defaults (``client/defaults.py``) only the protocol's constants;
+the option table (``options/table.py`` and its rows, ``options/rows/``) only those two;
+``client`` (I/O) imports only ``protocol`` and ``client``, never ``options``; the shared face
+modules (the rest of ``options``, ``errors``) add
 nothing above that; the Spark read side (``source``) and write
 side (``sink``) each import those and themselves, never each other; ``datasource`` (and
 ``pyspark_kafkawire``) ties them together; ``cli`` (the ``kafkawire`` command line) is a face of
 its own beside it, which must start without pyspark and reads options as queries do without
-importing the read side; ``testing`` (embedded broker, demo) may
+importing either side; ``testing`` (embedded broker, demo) may
 use everything and is used by nothing. Neither lower layer imports pyspark, so both work in a
 plain Python process (tests/integration/test_without_pyspark.py proves it against the
 broker), and nothing the CLI imports
@@ -136,12 +137,14 @@ def layer(module: str) -> str:
     if parts == ["spark_kafka_wire"]:
         return "root"  # the version and the lazy public API (its imports run on first use)
     if parts[0] == "spark_kafka_wire" and len(parts) > 1:
+        if parts[1:] == ["client", "defaults"]:
+            return "defaults"  # the client's defaults, which the option table reads
         if parts[1] in ("protocol", "client", "source", "sink", "testing", "cli", "formats"):
             return parts[1]
         if parts[1] == "__main__":
             return "cli"
-        if parts[1:] == ["options", "table"]:
-            return "table"  # the option table: a leaf the client takes its defaults from
+        if parts[1:] == ["options", "table"] or parts[1:3] == ["options", "rows"]:
+            return "table"  # the option table and its rows: a leaf above the client's defaults
         if parts[1] in ("options", "errors"):
             return "shared"
     return "face"
@@ -153,24 +156,28 @@ ALLOWED_LAYERS = {
     "protocol": {"protocol"},
     # record value formats: bytes <-> values beside the protocol layer, no I/O, no Spark
     "formats": {"protocol", "formats"},
-    # the option table (options/table.py) holds every default, the client's included; it
-    # imports only the protocol layer's constants
-    "table": {"protocol", "table"},
-    "client": {"protocol", "table", "client"},
+    # the client's settings own their defaults (client/defaults.py: protocol constants only)
+    "defaults": {"protocol", "defaults"},
+    # the option table (options/table.py, options/rows/) states every default, reading the
+    # client's from client/defaults.py; it imports nothing else above the protocol layer
+    "table": {"protocol", "defaults", "table"},
+    # the client never imports options/ (the Spark face's option table included)
+    "client": {"protocol", "defaults", "client"},
     # the option parsers and the error tree: the formats layer's errors are re-exported
-    "shared": {"protocol", "table", "client", "formats", "shared"},
-    "source": {"protocol", "table", "client", "shared", "formats", "source"},
-    "sink": {"protocol", "table", "client", "shared", "formats", "sink"},
-    "face": {"protocol", "table", "client", "shared", "formats", "source", "sink", "face",
-             "root"},
+    "shared": {"protocol", "defaults", "table", "client", "formats", "shared"},
+    "source": {"protocol", "defaults", "table", "client", "shared", "formats", "source"},
+    "sink": {"protocol", "defaults", "table", "client", "shared", "formats", "sink"},
+    "face": {"protocol", "defaults", "table", "client", "shared", "formats", "source", "sink",
+             "face", "root"},
     "root": {"shared", "face"},
-    # The sink's option parser is pyspark-free and the CLI parses as queries do (client
-    # settings and fetch settings come from options/, which both sides read; never from the
-    # read side); what keeps pyspark out of it is checked on everything it imports
-    # (no_pyspark_from_cli).
-    "cli": {"protocol", "table", "client", "shared", "formats", "sink", "cli", "root"},
-    "testing": {"protocol", "table", "client", "shared", "formats", "source", "sink", "face",
-                "cli", "root", "testing"},
+    # The CLI parses as queries do (client, fetch and produce settings come from options/,
+    # which both sides read), never through either side (test_architecture_layout.py names
+    # the one sink module it still uses); what keeps pyspark out of it is checked on
+    # everything it imports (no_pyspark_from_cli).
+    "cli": {"protocol", "defaults", "table", "client", "shared", "formats", "sink", "cli",
+            "root"},
+    "testing": {"protocol", "defaults", "table", "client", "shared", "formats", "source",
+                "sink", "face", "cli", "root", "testing"},
 }
 LOWER_LAYERS = ("protocol", "client", "formats")  # no pyspark, a fixed list of dependencies
 
@@ -323,10 +330,11 @@ def test_the_cli_imports_nothing_that_imports_pyspark() -> None:
     assert pyspark_reached_from(cli_modules(modules), modules) == []
 
 
-def test_the_option_table_imports_no_client() -> None:
-    """The client takes its defaults from spark_kafka_wire.options.table: importing the table
-    (and so the options package, which loads the rest on first use) imports nothing of the
-    client layer, so the two cannot form a cycle when either is imported first."""
+def test_the_option_table_loads_only_protocol_constants_and_client_defaults() -> None:
+    """The option table reads the client's defaults from client/defaults.py, the one module
+    of the client it imports: importing the table (and so the options package, which loads
+    the rest on first use) loads nothing else of the client layer (no I/O module, none that
+    imports the table back), and nothing of options/ but the table and its rows."""
     code = ("import sys\nimport spark_kafka_wire.options.table\n"
             "print(sorted(m for m in sys.modules if m.startswith('spark_kafka_wire.')))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -334,8 +342,10 @@ def test_the_option_table_imports_no_client() -> None:
     assert done.returncode == 0, done.stderr
     loaded = eval(done.stdout)  # noqa: S307 (our own subprocess's list of names)
     assert "spark_kafka_wire.options.table" in loaded
-    assert [m for m in loaded if m.split(".")[1] not in ("options", "protocol")] == [], loaded
-    assert [m for m in loaded if m.startswith("spark_kafka_wire.options.")] == [
+    assert [m for m in loaded if m.split(".")[1] not in ("options", "protocol")] == [
+        "spark_kafka_wire.client", "spark_kafka_wire.client.defaults"], loaded
+    assert [m for m in loaded if m.startswith("spark_kafka_wire.options.")
+            and not m.startswith("spark_kafka_wire.options.rows")] == [
         "spark_kafka_wire.options.table"]
 
 
@@ -450,9 +460,14 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
         "spark_kafka_wire/testing/__init__.py": "",
         "spark_kafka_wire/testing/e.py": "from spark_kafka_wire import datasource\n",
         "spark_kafka_wire/options/__init__.py": "from spark_kafka_wire.source import r\n",
-        "spark_kafka_wire/options/table.py": "from spark_kafka_wire.client import b\n",
+        "spark_kafka_wire/options/table.py": ("from spark_kafka_wire.client import b\n"
+                                              "from spark_kafka_wire.client import defaults\n"),
+        "spark_kafka_wire/options/rows/__init__.py": "",
+        "spark_kafka_wire/options/rows/r.py": "from spark_kafka_wire.client.b import X\n",
+        "spark_kafka_wire/client/defaults.py": "from spark_kafka_wire.client import b\n",
         "spark_kafka_wire/client/k.py": ("from spark_kafka_wire.options import table\n"
-                                         "from spark_kafka_wire.options import client_config\n"),
+                                         "from spark_kafka_wire.options import client_config\n"
+                                         "from spark_kafka_wire.client import defaults\n"),
         "spark_kafka_wire/cli/__init__.py": "import typer\nfrom spark_kafka_wire.cli import m\n",
         "spark_kafka_wire/cli/m.py": (
             "from typing import TYPE_CHECKING\nimport click\n"
@@ -479,12 +494,21 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert "sink module spark_kafka_wire.sink.w imports spark_kafka_wire.testing.e" in layering
     assert "shared module spark_kafka_wire.options imports spark_kafka_wire.source.r" \
         in layering
-    # the client takes its defaults from the option table, and from nothing else of options/;
-    # the table imports nothing above the protocol layer
-    assert "spark_kafka_wire.client.k imports spark_kafka_wire.options.table" not in layering
+    # the client owns its defaults (client/defaults.py) and imports nothing of options/, the
+    # option table included; the table (and its rows) import the client's defaults and
+    # nothing else above the protocol layer; the defaults import no other client module
+    assert "client module spark_kafka_wire.client.k imports spark_kafka_wire.options.table " \
+        "(table layer)" in layering
     assert "client module spark_kafka_wire.client.k imports spark_kafka_wire.options " \
         "(shared layer)" in layering
+    assert "spark_kafka_wire.client.k imports spark_kafka_wire.client.defaults" not in layering
     assert "table module spark_kafka_wire.options.table imports spark_kafka_wire.client.b" \
+        in layering
+    assert "table module spark_kafka_wire.options.rows.r imports spark_kafka_wire.client.b" \
+        in layering
+    assert "spark_kafka_wire.options.table imports spark_kafka_wire.client.defaults" \
+        not in layering
+    assert "defaults module spark_kafka_wire.client.defaults imports spark_kafka_wire.client.b" \
         in layering
     # the command line reads options as queries do, but never through Spark's read side
     assert "cli module spark_kafka_wire.cli.m imports spark_kafka_wire.source.planning" \

@@ -1,6 +1,7 @@
-"""Every default is the option table's: the settings the client layer, the source and the sink
-build take theirs from spark_kafka_wire.options.table, so the option reference (rendered from the table)
-says what the code does, and a default changed in the table changes everywhere.
+"""Every default is the option table's: the settings the source and the sink build take theirs
+from spark_kafka_wire.options.table, and the client layer's settings from client/defaults.py,
+which the table's rows read, so the option reference (rendered from the table) says what the
+code does, and a default changed there changes everywhere.
 
 Three checks: options parsed from nothing equal the settings' own defaults; each field fed by
 an option has that option's default (FED, below, says which field each option feeds, and

@@ -39,9 +39,13 @@ PACKAGE = Path(spark_kafka_wire.__file__).parent
 REFERENCE = page("reference/options.md")
 # The modules that parse options; other modules may use the same words for other things
 # (the writer's `topic` column).
+# The table's rows (options/rows/) are checked too: their entries (``Option(...)``) are left out,
+# so only what else they spell is.
 PARSERS = ("options/table.py", "options/values.py", "options/files.py", "options/client.py",
-           "options/security.py", "source/options.py", "source/strategy.py",
-           "source/limits.py", "options/produce.py", "options/formats.py")
+           "options/security.py", "options/oauth.py", "source/options.py", "source/strategy.py",
+           "source/limits.py", "options/produce.py", "options/formats.py",
+           *(f"options/rows/{area}.py" for area in ("kinds", "connection", "security", "reads",
+                                                     "writes", "formats", "refused")))
 # Functions whose argument names an option of the table (options/table.py, options/values.py).
 ACCESSORS = {"option": 0, "given": 1, "text_value": 1, "int_value": 1, "optional_int": 1,
              "bool_value": 1, "wire_text": 1, "text_default": 0, "int_default": 0,

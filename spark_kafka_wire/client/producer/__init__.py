@@ -8,6 +8,7 @@
   joins the accumulator to the sender.
 """
 
+from spark_kafka_wire.client.defaults import DEFAULT_PARTITIONER, PARTITIONERS
 from spark_kafka_wire.client.producer.accumulator import (
     PendingBatch,
     encode_partitioned,
@@ -20,7 +21,6 @@ from spark_kafka_wire.client.producer.settings import (
     MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
     ProduceSettings,
 )
-from spark_kafka_wire.options.table import DEFAULT_PARTITIONER, PARTITIONERS
 
 __all__ = [
     "DEFAULT_PARTITIONER",

@@ -35,7 +35,7 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-from spark_kafka_wire.options.table import DEFAULT_PARTITIONER, PARTITIONERS
+from spark_kafka_wire.client.defaults import DEFAULT_PARTITIONER, PARTITIONERS
 from spark_kafka_wire.protocol.murmur2 import key_spans, murmur2_array
 from spark_kafka_wire.protocol.ordering import stable_order
 from spark_kafka_wire.protocol.primitives import INT32_MAX

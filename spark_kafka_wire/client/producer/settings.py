@@ -1,15 +1,15 @@
 """Producer settings, named after the Java producer's (the ``kafka.`` prefix removed).
 
-Their defaults are the option table's (``options/table.py``), so a producer built here writes
-as a query given no such option does.
+Their defaults are ``client/defaults.py``'s, which the option table reads too, so a producer
+built here writes as a query given no such option does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.errors import UNSUPPORTED_VALUE, ConfigurationError
-from spark_kafka_wire.options.table import int_default, text_default
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 
 MAX_IN_FLIGHT_FOR_IDEMPOTENCE = 5
@@ -28,27 +28,27 @@ def parse_acks(raw: str) -> int:
 
 @dataclass(frozen=True)
 class ProduceSettings:
-    acks: int = parse_acks(text_default("kafka.acks"))
-    timeout_ms: int = int_default("kafka.request.timeout.ms")
-    compression: int = CODEC_NAMES[text_default("kafka.compression.type")]
+    acks: int = parse_acks(defaults.ACKS)
+    timeout_ms: int = defaults.REQUEST_TIMEOUT_MS
+    compression: int = CODEC_NAMES[defaults.COMPRESSION_TYPE]
     # kafka.compression.<codec>.level of the codec in use; None: the codec's default
     compression_level: int | None = None
-    batch_size: int = int_default("kafka.batch.size")
-    max_request_size: int = int_default("kafka.max.request.size")
-    retries: int = int_default("kafka.retries")
-    delivery_timeout_ms: int = int_default("kafka.delivery.timeout.ms")
-    retry_backoff_ms: int = int_default("kafka.retry.backoff.ms")
-    retry_backoff_max_ms: int = int_default("kafka.retry.backoff.max.ms")
-    linger_ms: int = int_default("kafka.linger.ms")
-    buffer_memory: int = int_default("kafka.buffer.memory")
-    max_in_flight: int = int_default("kafka.max.in.flight.requests.per.connection")
+    batch_size: int = defaults.BATCH_SIZE
+    max_request_size: int = defaults.MAX_REQUEST_SIZE
+    retries: int = defaults.RETRIES
+    delivery_timeout_ms: int = defaults.DELIVERY_TIMEOUT_MS
+    retry_backoff_ms: int = defaults.RETRY_BACKOFF_MS
+    retry_backoff_max_ms: int = defaults.RETRY_BACKOFF_MAX_MS
+    linger_ms: int = defaults.LINGER_MS
+    buffer_memory: int = defaults.BUFFER_MEMORY
+    max_in_flight: int = defaults.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION
     # True: required (error when the broker cannot); False: off; None: the default, on with
     # acks=all and retries > 0 where the broker supports it, silently off elsewhere.
     enable_idempotence: bool | None = None
     # Set: every batch is written in a transaction of this transactional id (transactions.py),
     # which the caller ends; idempotence is then required.
     transactional_id: str | None = None
-    transaction_timeout_ms: int = int_default("kafka.transaction.timeout.ms")
+    transaction_timeout_ms: int = defaults.TRANSACTION_TIMEOUT_MS
 
     @property
     def idempotence_wanted(self) -> bool:

@@ -23,12 +23,12 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 
+from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.errors import CONFLICTING_OPTIONS, SECURITY_SETTING, ConfigurationError
 from spark_kafka_wire.client.sasl.jaas import shown_module
-from spark_kafka_wire.options.table import text_default
 
 KRB5_MODULE = "com.sun.security.auth.module.Krb5LoginModule"
-DEFAULT_SERVICE_NAME = text_default("kafka.sasl.kerberos.service.name")  # the table's
+DEFAULT_SERVICE_NAME = defaults.SASL_KERBEROS_SERVICE_NAME
 _WHAT = "kafka.sasl.jaas.config"
 
 

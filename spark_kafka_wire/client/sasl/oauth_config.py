@@ -29,13 +29,13 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit, urlunsplit
 
+from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.errors import (
     NOT_ALLOWED_BY_OPERATOR,
     SECURITY_SETTING,
     ConfigurationError,
 )
 from spark_kafka_wire.client.operator import operator_list, where_to_set
-from spark_kafka_wire.options.table import bool_default, int_default, text_default
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -71,22 +71,22 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 class RefreshSettings:
     """``sasl.login.refresh.*``: when a cached token is replaced (tokens.refresh_at_ms)."""
 
-    window_factor: float = float(text_default("kafka.sasl.login.refresh.window.factor"))
-    window_jitter: float = float(text_default("kafka.sasl.login.refresh.window.jitter"))
-    min_period_s: int = int_default("kafka.sasl.login.refresh.min.period.seconds")
-    buffer_s: int = int_default("kafka.sasl.login.refresh.buffer.seconds")
+    window_factor: float = float(defaults.SASL_LOGIN_REFRESH_WINDOW_FACTOR)
+    window_jitter: float = float(defaults.SASL_LOGIN_REFRESH_WINDOW_JITTER)
+    min_period_s: int = defaults.SASL_LOGIN_REFRESH_MIN_PERIOD_SECONDS
+    buffer_s: int = defaults.SASL_LOGIN_REFRESH_BUFFER_SECONDS
 
 
 @dataclass(frozen=True)
 class HttpSettings:
     """``sasl.login.*`` timeouts and retries of the token endpoint (KIP-768)."""
 
-    connect_timeout_ms: int = int_default("kafka.sasl.login.connect.timeout.ms")
-    read_timeout_ms: int = int_default("kafka.sasl.login.read.timeout.ms")
-    retry_backoff_ms: int = int_default("kafka.sasl.login.retry.backoff.ms")
-    retry_backoff_max_ms: int = int_default("kafka.sasl.login.retry.backoff.max.ms")
+    connect_timeout_ms: int = defaults.SASL_LOGIN_CONNECT_TIMEOUT_MS
+    read_timeout_ms: int = defaults.SASL_LOGIN_READ_TIMEOUT_MS
+    retry_backoff_ms: int = defaults.SASL_LOGIN_RETRY_BACKOFF_MS
+    retry_backoff_max_ms: int = defaults.SASL_LOGIN_RETRY_BACKOFF_MAX_MS
     # sasl.oauthbearer.header.urlencode (KIP-1025)
-    urlencode_header: bool = bool_default("kafka.sasl.oauthbearer.header.urlencode")
+    urlencode_header: bool = defaults.SASL_OAUTHBEARER_HEADER_URLENCODE
 
 
 @dataclass(frozen=True)
@@ -109,8 +109,8 @@ class OAuthConfig:
     client_secret: str = field(default="", repr=False)
     scope: str = ""
     http: HttpSettings = HttpSettings()
-    sub_claim: str = text_default("kafka.sasl.oauthbearer.sub.claim.name")
-    scope_claim: str = text_default("kafka.sasl.oauthbearer.scope.claim.name")
+    sub_claim: str = defaults.SASL_OAUTHBEARER_SUB_CLAIM_NAME
+    scope_claim: str = defaults.SASL_OAUTHBEARER_SCOPE_CLAIM_NAME
     # aws
     region: str = ""
     aws_profile: str = ""
