@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 import pyarrow as pa
 from pyspark.sql import Column
-from pyspark.sql.functions import arrow_udf
+from pyspark.sql.pandas.functions import arrow_udf
 from pyspark.sql.pandas.types import from_arrow_type
 from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 from pyspark.util import PythonEvalType
@@ -76,7 +76,9 @@ def _arrow_udf(f: Callable[[pa.Array], pa.Array], return_type: DataType,
 
         udf = _create_udf(f, return_type, PythonEvalType.SQL_SCALAR_ARROW_UDF)
     else:
-        udf = arrow_udf(f, returnType=return_type)
+        # f's hints (pa.Array -> pa.Array) make it a scalar Arrow UDF, the form pyspark
+        # prefers (naming functionType warns); its stubs type only the named form
+        udf = arrow_udf(f, returnType=return_type)  # type: ignore[call-overload]
     return udf(col)
 
 

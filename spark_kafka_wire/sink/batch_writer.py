@@ -100,7 +100,7 @@ def _is_headers_type(dtype: DataType) -> bool:
             and fields[0].dataType == StringType() and fields[1].dataType == BinaryType())
 
 
-_EXPECTED = {
+_EXPECTED: dict[str, tuple[str, Callable[[DataType], bool]]] = {
     "topic": ("string", lambda t: t == StringType()),
     "key": ("string or binary", lambda t: t in (StringType(), BinaryType())),
     "value": ("string or binary", lambda t: t in (StringType(), BinaryType())),

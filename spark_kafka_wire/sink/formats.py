@@ -55,6 +55,7 @@ from spark_kafka_wire.client.proto_text import binary_schemas
 from spark_kafka_wire.client.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
+    SchemaRegistryClient,
     SchemaType,
     shared_registry,
 )
@@ -201,7 +202,7 @@ _WRITES = {"avro": _Writes("AVRO", lambda s, _r, _f: AvroEncoder(s), _avro_deriv
 
 
 def _encoder(writes: _Writes, fmt: ColumnFormat, schema: RegisteredSchema | None,
-             text: str, client: Any, spark_type: Any) -> Encoder:
+             text: str, client: SchemaRegistryClient, spark_type: Any) -> Encoder:
     """The column's encoder for a schema; a schema that cannot encode the column (a protobuf
     message not in it, a struct field the message lacks) is a configuration error naming
     the schema, found before any record is written."""

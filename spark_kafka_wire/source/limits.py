@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
@@ -39,7 +39,7 @@ LIMIT_OPTIONS = {
 }
 
 
-def _tp_list(tps) -> str:
+def _tp_list(tps: Iterable[TopicPartition]) -> str:
     return ", ".join(f"{t}-{p}" for t, p in sorted(tps))
 
 

@@ -42,12 +42,14 @@ def main(argv: list[str] | None = None) -> int:
         topic = f"kafkawire-demo-{uuid.uuid4().hex[:8]}"
         with KafkaClient(ClientConfig.from_servers(servers)) as admin:
             create_topics(admin, [(topic, args.partitions)])
-        spark = (
+        builder = (
             SparkSession.builder.master("local[2]").appName("kafkawire-demo")
             .config("spark.ui.enabled", "false").config("spark.sql.session.timeZone", "UTC")
-            .config("spark.sql.shuffle.partitions", "4").config(map=QUIET)
-            .getOrCreate()
+            .config("spark.sql.shuffle.partitions", "4")
         )
+        for key, value in QUIET.items():  # one by one: config(map=) is typed for other values
+            builder = builder.config(key, value)
+        spark = builder.getOrCreate()
         spark.dataSource.register(KafkaWireDataSource)
 
         orders = spark.range(args.rows).select(

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -36,7 +35,7 @@ QUIET = {
 
 
 def local_session(app: str, master: str = "local[2]", conf: dict[str, str] | None = None,
-                  quiet: bool = False) -> Any:
+                  quiet: bool = False) -> SparkSession:
     """A SparkSession on ``master`` with kafkawire registered (``quiet``: log errors only)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable

@@ -538,8 +538,8 @@ def test_the_rules_catch_what_they_forbid(tmp_path: Path) -> None:
 
 
 def test_ci_runs_the_linters_before_the_tests() -> None:
-    """ruff and mypy (configured in pyproject.toml: the protocol and client layers and the
-    command line) run in ``make lint``, outside the unit tier so ``make unit`` takes seconds;
+    """ruff and mypy (configured in pyproject.toml: every module, test_architecture_mypy.py)
+    run in ``make lint``, outside the unit tier so ``make unit`` takes seconds;
     CI's ``.ci/run`` runs ``make lint`` before ``make test`` under ``set -e``, so a lint finding
     fails CI before any broker starts."""
     assert _make_recipe("unit") == ["$(PY) -m pytest -q -m unit tests/unit"]
