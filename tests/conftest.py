@@ -30,7 +30,10 @@ EXTERNAL = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
 # between runs or machines. The price is that CI does not explore new examples: to hunt for
 # bugs, run with HYPOTHESIS_PROFILE=explore (a random seed per run, failures kept in the local
 # .hypothesis database and replayed first) a few times, and pin what it finds in a test.
-settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+# No per-example deadline: it is a wall-clock assertion, which fails on a loaded two-core
+# machine (a 0.6 ms example took 409 ms in a unit run beside six others) and proves nothing
+# about the code; speed is proven in `make bench`, and a hang by the tiers' timeouts.
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, deadline=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
