@@ -11,6 +11,9 @@ the error table of docs/errors.md lists them all. Each class is defined in the l
     KafkaWireError
     ├── ConfigurationError (also ValueError)  an option is missing, unknown or cannot work
     │   └── StartAfterEndError                a batch read's start is after its end
+    ├── DataError (also ValueError)           a row of a written DataFrame cannot be written
+    │                                         (a null topic, a partition the topic lacks,
+    │                                         a column of the wrong type)
     ├── CheckpointError (also ValueError)     a stream checkpoint's offsets are damaged
     ├── ProtocolError                         bytes that break the Kafka protocol
     │   ├── CorruptRecordError                record data failed its CRC or structure check
@@ -19,13 +22,16 @@ the error table of docs/errors.md lists them all. Each class is defined in the l
     │   ├── FetchStalledError                 Fetches answered nothing below the partition's
     │   │                                     end for the whole kafka.request.timeout.ms
     │   ├── UnsupportedCodecError             a codec unknown, or not allowed in the format
-    │   ├── MessageEncodeError (also ValueError)  a request dict that does not fit its
-    │   │                                     layout (unknown key, missing field): API,
-    │   │                                     version and field path
     │   └── DecompressionBombError            records expand beyond the configured limit
     │       └── DecompressionLimitError       one fetch answer's records (or what a task
     │                                         holds) expand past
     │                                         kafka.fetch.max.decompressed.bytes
+    ├── LocalProtocolError (also ValueError)  this side breaks the protocol (a bug in the
+    │   │                                     calling code; an API version not implemented),
+    │   │                                     not the broker's bytes
+    │   └── MessageEncodeError                a request dict that does not fit its layout
+    │                                         (unknown key, missing field): API, version
+    │                                         and field path
     ├── KafkaError                            an error code answered by a broker (ErrorCode)
     │   ├── RetriableError                    retrying later may succeed
     │   │   ├── InvalidMetadataError          refresh metadata, then retry
@@ -101,6 +107,7 @@ from spark_kafka_wire.client.errors import (
     ConfigurationError,
     ConnectionSetupTimeoutError,
     CoordinatorMovedError,
+    DataError,
     DataLossError,
     DeliveryFailedError,
     DeliveryTimeoutError,
@@ -144,6 +151,7 @@ from spark_kafka_wire.protocol.errors import (
     KafkaError,
     KafkaWireError,
     LeaderNotAvailableError,
+    LocalProtocolError,
     MessageEncodeError,
     MessageTooLargeError,
     NotControllerError,
@@ -184,6 +192,7 @@ __all__ = [
     "ConfigurationError",
     "CoordinatorMovedError",
     "CorruptRecordError",
+    "DataError",
     "DataLossError",
     "DeliveryFailedError",
     "DeliveryTimeoutError",
@@ -195,6 +204,7 @@ __all__ = [
     "KafkaError",
     "KafkaWireError",
     "LeaderNotAvailableError",
+    "LocalProtocolError",
     "MessageEncodeError",
     "MessageTooLargeError",
     "NoBrokersAvailableError",

@@ -77,6 +77,16 @@ class ConfigurationError(KafkaWireError, ValueError):
             self.condition = condition
 
 
+class DataError(KafkaWireError, ValueError):
+    """A row (or a column) of a written DataFrame that cannot be written: a null topic, a
+    partition its topic does not have, a column of the wrong type. The data's fault, not an
+    option's (ConfigurationError); a ValueError, as the rows are a bad argument. Its
+    condition is one of the KAFKAWIRE_DATA kinds (protocol/conditions.py); build it with
+    ``DataError.of(kind, **parameters)``."""
+
+    condition = "KAFKAWIRE_DATA"
+
+
 class CheckpointError(KafkaWireError, ValueError):
     """A streaming query's checkpointed offsets are not what kafkawire writes (the checkpoint
     was edited, damaged, or belongs to another source)."""

@@ -117,6 +117,9 @@ CONDITIONS: dict[str, Condition] = {
         "that cannot work"),
     "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED": Condition(
         None, "a setting a Kafka 0.7 cluster cannot honour"),
+    "KAFKAWIRE_CONFIGURATION.UNREADABLE_SCHEMA": Condition(
+        "the {column} column's {format} schema {schema_id} cannot be read: {reason}",
+        "a registered reader schema the column's format cannot read"),
     "KAFKAWIRE_CONFIGURATION.RESOLVED_START_OFFSET_GREATER_THAN_END_OFFSET": Condition(
         "Beginning offset {start} ({starting}) is after the ending offset {end} ({ending}) for "
         "topic {topic} partition {partition}: the resolved start offset is greater than the "
@@ -124,6 +127,25 @@ CONDITIONS: dict[str, Condition] = {
         "a start timestamp later than the end), or the Kafka topic has been damaged (deleted "
         "and re-created, or truncated). Check {starting} and {ending}",
         "a batch read's resolved start offset is after its end"),
+
+    # -- a row the sink cannot write (DataError): the DataFrame's data, not an option
+    "KAFKAWIRE_DATA": Condition("{reason}", "a row (or column) of the written DataFrame cannot "
+                                "be written"),
+    "KAFKAWIRE_DATA.MISSING_VALUE_COLUMN": Condition(
+        "the DataFrame needs a 'value' column (the record value, string or binary); found "
+        "columns: {columns}", "the written DataFrame has no 'value' column"),
+    "KAFKAWIRE_DATA.COLUMN_TYPE": Condition(
+        "column '{column}' must be {expected}, got {got}",
+        "a column of the written DataFrame is not of the type the sink takes"),
+    "KAFKAWIRE_DATA.NULL_TOPIC": Condition(
+        "the 'topic' column is null in row {row} of a partition and no 'topic' option is set: "
+        "every row needs a topic (set the 'topic' option for a default)",
+        "a row's topic is null and no topic option gives a default"),
+    # ``numbering``: how the topic's partitions are numbered, or that null lets the
+    # partitioner choose (with its leading space)
+    "KAFKAWIRE_DATA.PARTITION_OUT_OF_RANGE": Condition(
+        "column 'partition' holds {partition}, but topic {topic!r} has partitions "
+        "0..{last}{numbering}", "a row's partition is not one of its topic's"),
 
     "KAFKAWIRE_CHECKPOINT": Condition(
         'stream checkpoint offsets: {problem}. kafkawire writes {{"topic": {{"partition": '
@@ -148,10 +170,20 @@ CONDITIONS: dict[str, Condition] = {
         None, "records would decompress past the caller's limit"),
     "KAFKAWIRE_PROTOCOL.DECOMPRESSION_LIMIT": Condition(
         None, "one Fetch answer's records decompress past kafka.fetch.max.decompressed.bytes"),
-    "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE": Condition(
+
+    # -- this side's mistake in speaking the protocol (LocalProtocolError), before sending
+    "KAFKAWIRE_LOCAL_PROTOCOL": Condition(
+        "{reason}", "this side's request breaks the protocol (a bug in the calling code)"),
+    "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE": Condition(
         "cannot encode {reason}; fix the dict passed to the encoder "
-        "(spark_kafka_wire.protocol.messages has every field of every version){where}",
+        "(spark_kafka_wire.protocol.messages has every field of every version)",
         "a request dict that does not fit its API's layout"),
+    "KAFKAWIRE_LOCAL_PROTOCOL.VERSION_NOT_IMPLEMENTED": Condition(
+        "{api} v{version} is not implemented (versions {low}-{high})",
+        "a request or response of an API version the engine has no layout for"),
+    "KAFKAWIRE_LOCAL_PROTOCOL.UNKNOWN_FIELD_TYPE": Condition(
+        "unknown type {type!r} for field {field!r}",
+        "an API's layout names a field type the engine does not know"),
 
     # -- a broker's error code (KafkaError); its codes are the open family's sub-conditions
     BROKER_CONDITION: Condition(_BROKER, "a broker answered an error code"),

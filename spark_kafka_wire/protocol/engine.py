@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar, cast
 
-from spark_kafka_wire.protocol.errors import MessageEncodeError, ProtocolError
+from spark_kafka_wire.protocol.errors import LocalProtocolError, MessageEncodeError, ProtocolError
 from spark_kafka_wire.protocol.primitives import Reader, Writer
 
 Encode = Callable[[Writer, Any], None]
@@ -158,7 +158,7 @@ def _primitive(t: str, flexible: bool, nullable: bool, name: str) -> tuple[Encod
             return v
 
         return enc, dec_required
-    raise ValueError(f"unknown type {t!r} for field {name!r}")
+    raise LocalProtocolError.of("KAFKAWIRE_LOCAL_PROTOCOL.UNKNOWN_FIELD_TYPE", type=t, field=name)
 
 
 def _field_codec(f: Field, version: int, flexible: bool) -> tuple[Encode, Decode]:
@@ -357,10 +357,9 @@ class ApiSpec(Generic[RequestT, ResponseT]):
 
     def check_version(self, version: int) -> None:
         if not self.min_version <= version <= self.max_version:
-            raise ValueError(
-                f"{self.name} v{version} is not implemented "
-                f"(versions {self.min_version}-{self.max_version})"
-            )
+            raise LocalProtocolError.of(
+                "KAFKAWIRE_LOCAL_PROTOCOL.VERSION_NOT_IMPLEMENTED", api=self.name,
+                version=version, low=self.min_version, high=self.max_version)
 
     def _codec(self, kind: str, version: int) -> tuple[Encode, Decode]:
         self.check_version(version)

@@ -354,16 +354,27 @@ class ProtocolError(KafkaWireError):
         self._build(self.condition, reason=reason, where=f" ({where})" if where else "")
 
 
-class MessageEncodeError(ProtocolError, ValueError):
+class LocalProtocolError(KafkaWireError, ValueError):
+    """This side's mistake in speaking the protocol, caught before anything is sent: a request
+    dict that does not fit its layout, an API version the engine does not implement, a layout
+    naming a type it does not know. A bug in the code calling the protocol layer (kafkawire's
+    or a user's), never the broker's bytes: so not a ProtocolError, which a reader handles as
+    a damaged answer (closing the connection, retrying), as h11 separates its
+    LocalProtocolError from RemoteProtocolError. Also a ValueError: it is a bad argument."""
+
+    condition = "KAFKAWIRE_LOCAL_PROTOCOL"
+
+
+class MessageEncodeError(LocalProtocolError):
     """A request (or, in the test brokers, a response) whose dict does not fit its layout:
     an unknown key, a missing field without default, a null or a value of the wrong type.
 
     Raised before anything is sent, naming the API, the version and the field's path (such as
     ``topics[0].partitions[2].fetch_offset``) so that the caller's mistake is found where it
-    was made instead of as a broker's puzzling answer. Also a ValueError: it is a bad argument.
+    was made instead of as a broker's puzzling answer.
     """
 
-    condition = "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE"
+    condition = "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE"
 
     def __init__(self, api: str, version: int, kind: str, path: str, problem: str) -> None:
         self.api = api
@@ -372,7 +383,8 @@ class MessageEncodeError(ProtocolError, ValueError):
         self.path = path
         self.problem = problem
         at = f" at {path}" if path else ""
-        super().__init__(f"{api} v{version} {kind}{at}: {problem}")
+        self.reason = f"{api} v{version} {kind}{at}: {problem}"
+        self._build(self.condition, reason=self.reason)
 
 
 class CorruptRecordError(ProtocolError):

@@ -48,7 +48,7 @@ from pyspark.sql.types import (
 
 from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import ConfigurationError, DataError
 from spark_kafka_wire.client.pool import (
     planner_client,
     shared_client,
@@ -117,7 +117,8 @@ def _check_column(schema: StructType, name: str) -> bool:
     dtype = schema[name].dataType
     expected, ok = _EXPECTED[name]
     if not ok(dtype):
-        raise ConfigurationError(f"column '{name}' must be {expected}, got {dtype.simpleString()}")
+        raise DataError.of("KAFKAWIRE_DATA.COLUMN_TYPE", column=name, expected=expected,
+                           got=dtype.simpleString())
     return True
 
 
@@ -129,10 +130,8 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         self.options = options
         self.streaming = streaming  # exactly-once micro-batches also commit a batch marker
         if "value" not in schema.fieldNames():
-            raise ConfigurationError(
-                "the DataFrame needs a 'value' column (the record value, string or binary); "
-                "found columns: " + ", ".join(schema.fieldNames())
-            )
+            raise DataError.of("KAFKAWIRE_DATA.MISSING_VALUE_COLUMN",
+                               columns=", ".join(schema.fieldNames()))
         # value.format / key.format: a formatted column may be of any type to_avro takes
         formatted = {c.column for c in options.formats.columns}
         if "value" not in formatted:
@@ -259,10 +258,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         topics = batch.column(batch.schema.get_field_index("topic"))
         if topics.null_count:
             row = pc.index(pc.is_null(topics), True).as_py()
-            raise ConfigurationError(
-                f"the 'topic' column is null in row {row} of a partition and no 'topic' "
-                "option is set: every row needs a topic (set the 'topic' option for a default)"
-            )
+            raise DataError.of("KAFKAWIRE_DATA.NULL_TOPIC", row=row)
         names = pc.unique(topics).to_pylist()
         for topic in names:  # every topic must exist before any row of the batch is sent
             prepare(topic)
@@ -288,10 +284,9 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
                 bad = given & ((chosen < 0) | (chosen >= info.num_partitions))
                 if bad.any():
                     p = int(chosen[bad][0])
-                    raise ConfigurationError(
-                        f"column 'partition' holds {p}, but topic {topic!r} has partitions "
-                        f"0..{info.num_partitions - 1} (null lets the partitioner choose)"
-                    )
+                    raise DataError.of("KAFKAWIRE_DATA.PARTITION_OUT_OF_RANGE", partition=p,
+                                       topic=topic, last=info.num_partitions - 1,
+                                       numbering=" (null lets the partitioner choose)")
                 parts[given] = chosen[given]
         headers = header_bytes = None
         if self.has_headers:

@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 
 from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError
+from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError, DataError
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 
 # re-exported: the sink names a 0.7 topic's layout through this module, the one above the
@@ -143,10 +143,11 @@ class Kafka07Writer:
             chosen = pc.fill_null(explicit, 0).to_numpy(zero_copy_only=False)
             bad = given & ((chosen < 0) | (chosen >= count))
             if bad.any():
-                raise ConfigurationError(
-                    f"column 'partition' holds {int(chosen[bad][0])}, but topic {topic!r} has "
-                    f"partitions 0..{count - 1} on its Kafka 0.7 brokers, numbered by broker "
-                    f"id, then partition ({', '.join(layout.names)})")
+                raise DataError.of(
+                    "KAFKAWIRE_DATA.PARTITION_OUT_OF_RANGE", partition=int(chosen[bad][0]),
+                    topic=topic, last=count - 1,
+                    numbering=" on its Kafka 0.7 brokers, numbered by broker id, then "
+                    f"partition ({', '.join(layout.names)})")
             parts[given] = chosen[given]
         sizes = pc.binary_length(values).to_numpy(zero_copy_only=False)
         too_big = np.nonzero(sizes + MESSAGE_OVERHEAD > self.max_message)[0]

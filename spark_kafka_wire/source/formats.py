@@ -40,6 +40,7 @@ from spark_kafka_wire.options.registry_decoders import (
     decode_framed_values,
     decoder_for,
 )
+from spark_kafka_wire.protocol.errors import KafkaWireError
 
 #: The column metadata that carries a formatted column's reader schema into the plan.
 SCHEMA_ID_KEY = "kafkawire.schema.id"
@@ -99,8 +100,14 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
                            recursive_field_max_depth=formats.recursive_field_max_depth,
                            protobuf_max_depth=formats.protobuf_max_depth)
     except (ValueError, KeyError) as exc:
-        if fmt.format != "protobuf" or isinstance(exc, SchemaTooComplexError):
+        if isinstance(exc, SchemaTooComplexError):
             raise  # a schema too large is refused as such, naming its subject and id
+        if fmt.format != "protobuf":
+            if isinstance(exc, KafkaWireError):
+                raise  # typed already (a setting the decoder refuses)
+            raise ConfigurationError.of(
+                "KAFKAWIRE_CONFIGURATION.UNREADABLE_SCHEMA", column=fmt.column,
+                format=fmt.format, schema_id=schema.id, reason=str(exc)) from exc
         raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
                                  f"cannot be read: {exc}", condition=REFUSED_OPTION) from None
 

@@ -40,6 +40,7 @@ from spark_kafka_wire.formats.protobuf_codec import (
     build_pool,
     write_message_indexes,
 )
+from tests.support.errors import raises_condition
 
 pytestmark = pytest.mark.unit
 
@@ -211,15 +212,17 @@ def test_decoded_values_in_every_output_format() -> None:
 
 def test_a_registry_format_needs_the_registry_and_the_registry_a_format() -> None:
     assert registry_decoder("text", "json", None) is None
-    with pytest.raises(ConfigurationError, match="--value-format avro: records are decoded "
-                       "with their schemas from a Schema Registry; add --schema-registry URL"
-                       ) as e:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          "--value-format avro: records are decoded "
+                          "with their schemas from a Schema Registry; add --schema-registry URL") as e:
         registry_decoder("text", "avro", None)
     assert e.value.condition == MISSING_OPTION
-    with pytest.raises(ConfigurationError, match="--key-format protobuf and --value-format "
-                       "json-schema: records are decoded"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
+                          "--key-format protobuf and --value-format "
+                          "json-schema: records are decoded"):
         registry_decoder("protobuf", "json-schema", None)
-    with pytest.raises(ConfigurationError, match="--schema-registry is used by") as e:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          "--schema-registry is used by") as e:
         registry_decoder("text", "json", "http://registry:8081")
     assert e.value.condition == CONFLICTING_OPTIONS
     decoder = registry_decoder("avro", "text", "http://registry:8081")

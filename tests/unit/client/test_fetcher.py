@@ -371,7 +371,7 @@ def test_undecided_at_the_end_of_the_partition_fails(broker) -> None:
         "ends at offset 4 (its high watermark) without them" in str(e)
     assert "kafka.isolation.level=read_uncommitted" in str(e)
     # failOnDataLoss=false does not hide it: nothing was lost, the log is inconsistent.
-    with pytest.raises(ProtocolError, match="no COMMIT or ABORT marker"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "no COMMIT or ABORT marker"):
         broker.read(0, 4, fail=False, committed=True)
 
 
@@ -421,7 +421,7 @@ def test_a_damaged_marker_fails_only_when_it_decides(broker) -> None:
     script[0] = answer(data(0, 2, P2, True) + bytes(bad), hw=3, aborted=[])
     with raises_condition(CorruptRecordError, "KAFKAWIRE_PROTOCOL.CORRUPT_RECORD",
                           "the control batch ending producer 2002's "
-                                                 "transaction cannot be read"):
+                          "transaction cannot be read"):
         broker.read(0, 3, committed=True)
 
 
@@ -496,7 +496,8 @@ def test_a_batch_larger_than_the_budget_doubles_it_up_to_the_limit() -> None:
     assert p.next_request() == FetchRequest(0, 256)
     big = plan(0, 8, max_partition_fetch_bytes=MAX_FETCH_BYTES_LIMIT,
                fetch_max_bytes=MAX_FETCH_BYTES_LIMIT)
-    with pytest.raises(ProtocolError, match="a record batch is larger than 268435456 bytes"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL",
+                          "a record batch is larger than 268435456 bytes"):
         big.receive(cut, 0.0)
 
 
@@ -510,7 +511,7 @@ def test_empty_answers_back_off_then_stall_by_the_time_passed_in() -> None:
     assert pauses == [0.0, 0.001, 0.002, 0.002]  # asked again at once, then backed off
     with raises_condition(FetchStalledError, "KAFKAWIRE_PROTOCOL.FETCH_STALLED",
                           "answered 5 Fetches in a row with no data for "
-                                                r"0.1 s although the partition ends at 8"):
+                          r"0.1 s although the partition ends at 8"):
         p.receive(empty, 10.1)  # the 100 ms of request.timeout.ms ran out
 
 
@@ -555,7 +556,8 @@ def test_read_committed_ends_at_the_last_stable_offset() -> None:
 
 def test_an_answer_that_makes_no_progress_fails() -> None:
     p = plan(5, 8)
-    with pytest.raises(ProtocolError, match=r"fetch made no progress \(next offset 3\)"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL",
+                          r"fetch made no progress \(next offset 3\)"):
         p.receive(answer(data(0, 3), hw=8), 0.0)
 
 
@@ -591,8 +593,9 @@ def test_walking_past_the_end_for_markers_uses_a_fresh_budget_and_its_own_stall_
 def test_a_failed_fetch_past_the_end_leaves_the_records_undecided() -> None:
     strict = plan(0, 5, committed=True)
     strict.receive(answer(data(3, 2, P2, True), hw=9, aborted=[]), 0.0)
-    with pytest.raises(ProtocolError, match="fetching markers past the range at offset 5 "
-                                            "failed"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL",
+                          "fetching markers past the range at offset 5 "
+                          "failed"):
         strict.fetch_failed(oor(5))
     lenient = plan(0, 5, committed=True, fail=False)
     lenient.receive(answer(data(0, 1) + data(3, 2, P2, True), hw=9, aborted=[]), 0.0)

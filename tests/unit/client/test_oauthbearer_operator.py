@@ -27,6 +27,7 @@ from spark_kafka_wire.client.sasl.oidc import oidc_token
 from spark_kafka_wire.client.sasl.tokens import provider_token
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from tests.support import token_provider
+from tests.support.errors import raises_condition
 from tests.support.oauth_server import FAILING_PATH, REDIRECT_PATH, TokenEndpoint
 
 MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -232,6 +233,8 @@ def test_provider_not_allowed(allowed: str, name: str,
                               monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(MODULES_ENV, allowed)
     sys.modules.pop(SIDE_EFFECT, None)
-    with pytest.raises(ConfigurationError, match="kafka.sasl.oauthbearer.token.provider"):
+    refusal = ("KAFKAWIRE_CONFIGURATION.SECURITY_SETTING" if name.startswith(".")  # relative
+               else "KAFKAWIRE_CONFIGURATION.NOT_ALLOWED_BY_OPERATOR")
+    with raises_condition(ConfigurationError, refusal, "kafka.sasl.oauthbearer.token.provider"):
         _parse(**{"kafka.sasl.oauthbearer.token.provider": name})
     assert SIDE_EFFECT not in sys.modules

@@ -22,6 +22,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED, resolve_offsets
 from spark_kafka_wire.protocol.errors import ErrorCode, ProtocolError, TopicAuthorizationError
 from spark_kafka_wire.protocol.messages import FETCH, LIST_OFFSETS
+from tests.support.errors import raises_condition
 
 RECORDED = json.loads((Path(__file__).parent / "data" / "tansu_concurrent_producers.json")
                       .read_text())
@@ -147,5 +148,5 @@ def test_a_refused_partition_in_the_watermark_fetch_is_its_error_not_damage(answ
 
 def test_a_negative_high_watermark_without_an_error_is_damage(answers):
     answers["fetch_at_latest"]["responses"][0]["partitions"][0]["high_watermark"] = -1
-    with pytest.raises(ProtocolError, match="damaged"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "damaged"):
         resolve_offsets(_Client(_Conn(answers)), {TP: LATEST})

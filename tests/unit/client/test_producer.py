@@ -118,8 +118,9 @@ def test_encoded_batches_carry_headers_and_per_row_timestamps() -> None:
 
 def test_a_record_that_can_never_fit_names_its_size() -> None:
     values = pa.array([b"small", b"x" * 5000], pa.binary())
-    with pytest.raises(RecordTooLargeError, match=r"partition 1.*a record of about 5021 bytes "
-                       r"can never fit in a request of kafka.max.request.size=4000 bytes"):
+    with raises_condition(RecordTooLargeError, "KAFKA_BROKER_ERROR.MESSAGE_TOO_LARGE",
+                          r"partition 1.*a record of about 5021 bytes "
+                          r"can never fit in a request of kafka.max.request.size=4000 bytes"):
         encode_partitioned("t", None, values, np.array([0, 1], np.int32),
                            ProduceSettings(max_request_size=4000), 0)
 

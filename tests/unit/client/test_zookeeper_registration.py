@@ -10,6 +10,7 @@ import pytest
 from spark_kafka_wire.cli.lag import subscribed_topics
 from spark_kafka_wire.client.errors import ZooKeeperError
 from spark_kafka_wire.client.zookeeper import parse_offset, parse_registration
+from tests.support.errors import raises_condition
 
 
 def test_registrations_of_each_era() -> None:
@@ -23,7 +24,7 @@ def test_registrations_of_each_era() -> None:
 
 @pytest.mark.parametrize("data", [b"not json", b"[1]", b'{"a": "x"}'])
 def test_a_broken_registration_names_the_consumer(data: bytes) -> None:
-    with pytest.raises(ZooKeeperError, match="consumer host-1 in group 'g'"):
+    with raises_condition(ZooKeeperError, "KAFKAWIRE_ZOOKEEPER", "consumer host-1 in group 'g'"):
         parse_registration(data, "g", "host-1")
 
 
@@ -45,9 +46,9 @@ def test_offsets_are_decimal_text() -> None:
 def test_a_node_that_holds_no_offset_is_named(data: bytes | None, held: str) -> None:
     """It was an AttributeError for None (no node, no ZooKeeperError) and a bare ValueError
     message for the others."""
-    with pytest.raises(ZooKeeperError,
-                       match=rf"ZooKeeper node /consumers/g/offsets/t/0 on zk:2181/c holds "
-                       rf"{held}, not an offset \(the decimal text"):
+    with raises_condition(ZooKeeperError, "KAFKAWIRE_ZOOKEEPER",
+                          rf"ZooKeeper node /consumers/g/offsets/t/0 on zk:2181/c holds "
+                          rf"{held}, not an offset \(the decimal text"):
         parse_offset(data, "/consumers/g/offsets/t/0", "zk:2181/c")
 
 

@@ -160,9 +160,9 @@ def test_bootstrap_addresses_choose_the_protocol_and_say_what_is_offered() -> No
                1: parse_broker(1, reg({"endpoints": ["PLAINTEXT://b:1"]}))}
     assert bootstrap_addresses(brokers, "PLAINTEXT", "zk:2181") == (("a", 1), ("b", 1))
     assert bootstrap_addresses(brokers, "SSL", "zk:2181") == (("a", 2),)
-    with pytest.raises(NoBrokersRegisteredError,
-                       match=r"at zk:2181 has a SASL_SSL listener \(broker 0: PLAINTEXT://a:1, "
-                       r"SSL://a:2; broker 1: PLAINTEXT://b:1\); set kafka.security.protocol"):
+    with raises_condition(NoBrokersRegisteredError, "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED",
+                          r"at zk:2181 has a SASL_SSL listener \(broker 0: PLAINTEXT://a:1, "
+                          r"SSL://a:2; broker 1: PLAINTEXT://b:1\); set kafka.security.protocol"):
         bootstrap_addresses(brokers, "SASL_SSL", "zk:2181")
 
 
@@ -221,8 +221,9 @@ def test_an_unreadable_connect_string_is_a_configuration_error() -> None:
 
 
 def test_an_unreachable_zookeeper_is_named() -> None:
-    with pytest.raises(ZooKeeperError, match=r"ZooKeeper at 127.0.0.1:1/kafka did not answer "
-                       r"within 0.5 s; check zookeeper.connect"):
+    with raises_condition(ZooKeeperError, "KAFKAWIRE_ZOOKEEPER",
+                          r"ZooKeeper at 127.0.0.1:1/kafka did not answer "
+                          r"within 0.5 s; check zookeeper.connect"):
         BrokerRegistry("127.0.0.1:1/kafka", timeout_s=0.5).brokers()
 
 
@@ -303,7 +304,7 @@ def test_bootstrap_servers_win_over_zookeeper_connect(discovered) -> None:
 def test_neither_says_both_ways(discovered) -> None:
     with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.MISSING_OPTION",
                           "kafka.bootstrap.servers' is required.*"
-                       "'zookeeper.connect'"):
+                          "'zookeeper.connect'"):
         parse_source_options({"subscribe": "t", "zookeeper.connect": "  "})
     assert discovered == []
 

@@ -18,6 +18,7 @@ from spark_kafka_wire.protocol.consumer_protocol import (
     encode_subscription,
 )
 from spark_kafka_wire.protocol.errors import ProtocolError
+from tests.support.errors import raises_condition
 
 
 @pytest.mark.parametrize("version", range(4))
@@ -38,7 +39,7 @@ def test_no_bytes_is_no_assignment_and_cut_bytes_fail() -> None:
     assert decode_assignment(b"") == [] and decode_subscription(b"") == []
     data = ConsumerProtocolAssignment(version=0, assigned_partitions=[("orders", [0, 1])],
                                       user_data=None).encode()
-    with pytest.raises(ProtocolError, match="truncated data"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "truncated data"):
         decode_assignment(data[:-7])  # into the partitions (user data is not read)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from spark_kafka_wire.client.offsets import fetch_body
 from spark_kafka_wire.protocol.engine import NULL_UUID, ApiSpec, Field, Versions
-from spark_kafka_wire.protocol.errors import MessageEncodeError, ProtocolError
+from spark_kafka_wire.protocol.errors import LocalProtocolError, MessageEncodeError, ProtocolError
 from spark_kafka_wire.protocol.messages import CREATE_TOPICS, FETCH, METADATA
 from tests.support.errors import raises_condition
 
@@ -63,13 +63,16 @@ def test_non_nullable_null_is_refused_both_ways() -> None:
 
 def test_trailing_bytes_are_an_error() -> None:
     good = DEMO.encode_request(0, {"a": 1, "items": []})
-    with pytest.raises(ProtocolError, match="trailing"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "trailing"):
         DEMO.decode_request(0, good + b"\x00")
 
 
 def test_unimplemented_version_is_refused() -> None:
-    with pytest.raises(ValueError, match="not implemented"):
+    with raises_condition(LocalProtocolError, "KAFKAWIRE_LOCAL_PROTOCOL.VERSION_NOT_IMPLEMENTED",
+                          "not implemented") as err:
         FETCH.encode_request(FETCH.max_version + 1, {})
+    assert isinstance(err.value, ValueError)
+    assert err.value.parameters["version"] == FETCH.max_version + 1
 
 
 @pytest.mark.parametrize("cut", range(1, 40))
@@ -88,29 +91,31 @@ def test_truncated_messages_raise_protocol_error(cut: int) -> None:
 def test_a_misspelt_key_is_refused_naming_api_version_and_field() -> None:
     body = dict(fetch_body({("t", 0): 5}, 1, 1, 500, 1, 1))
     body["isolation_levl"] = body.pop("isolation_level")
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           r"Fetch v11 request: unknown field\(s\) "
-                       r"isolation_levl") as err:
+                          r"isolation_levl") as err:
         FETCH.encode_request(11, body)
     assert (err.value.api, err.value.version, err.value.path) == ("Fetch", 11, "")
-    assert isinstance(err.value, ProtocolError) and isinstance(err.value, ValueError)
+    # this side's mistake, not the broker's bytes (which a reader retries): h11's split
+    assert isinstance(err.value, LocalProtocolError) and isinstance(err.value, ValueError)
+    assert not isinstance(err.value, ProtocolError)
 
 
 def test_unknown_keys_are_refused_inside_arrays_of_structs() -> None:
     body = fetch_body({("t", 0): 5, ("t", 1): 6}, 1, 1, 500, 1, 0)
     body["topics"][0]["partitions"][1]["fetch_ofset"] = 6
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           r"at topics\[0\]\.partitions\[1\]: unknown "
-                       r"field\(s\) fetch_ofset"):
+                          r"field\(s\) fetch_ofset"):
         FETCH.encode_request(4, body)
 
 
 def test_a_missing_field_without_default_is_refused_and_one_with_a_default_filled() -> None:
     body = fetch_body({("t", 0): 5}, 1, 1, 500, 1, 1)
     del body["topics"][0]["partitions"][0]["fetch_offset"]
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           r"Fetch v0 request at topics\[0\]\."
-                       r"partitions\[0\]: missing field\(s\) fetch_offset"):
+                          r"partitions\[0\]: missing field\(s\) fetch_offset"):
         FETCH.encode_request(0, body)
     # replica_id, max_bytes, session_epoch ... have declared defaults: left out, they are sent
     full = fetch_body({("t", 0): 5}, 1, 1, 500, 1, 1)
@@ -121,7 +126,7 @@ def test_a_missing_field_of_another_version_only_is_not_required() -> None:
     # isolation_level exists from v4: a v3 request need not name it, a v4 one must
     body = {"max_wait_ms": 1, "min_bytes": 1, "topics": []}
     FETCH.encode_request(3, body)
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           "missing field.*isolation_level"):
         FETCH.encode_request(4, body)
 
@@ -136,17 +141,17 @@ def test_fields_of_newer_versions_are_version_negotiation_not_errors() -> None:
 def test_a_wrong_value_names_its_field_path() -> None:
     body = fetch_body({("t", 0): 5}, 1, 1, 500, 1, 1)
     body["topics"][0]["partitions"][0]["partition_max_bytes"] = "1 MB"
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           r"at topics\[0\]\.partitions\[0\]\."
-                       r"partition_max_bytes: cannot encode '1 MB' as int32"):
+                          r"partition_max_bytes: cannot encode '1 MB' as int32"):
         FETCH.encode_request(11, body)
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           r"at topics\[0\]: a struct must be a dict"):
         FETCH.encode_request(11, {**body, "topics": [("t", [])]})
 
 
 def test_responses_are_encoded_as_strictly() -> None:
-    with raises_condition(MessageEncodeError, "KAFKAWIRE_PROTOCOL.MESSAGE_ENCODE",
+    with raises_condition(MessageEncodeError, "KAFKAWIRE_LOCAL_PROTOCOL.MESSAGE_ENCODE",
                           r"CreateTopics v7 response: missing "
-                       r"field\(s\) throttle_time_ms"):
+                          r"field\(s\) throttle_time_ms"):
         CREATE_TOPICS.encode_response(7, {"topics": []})

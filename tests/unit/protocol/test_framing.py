@@ -12,6 +12,7 @@ from spark_kafka_wire.protocol.errors import ProtocolError, UnsupportedVersionEr
 from spark_kafka_wire.protocol.messages import API_VERSIONS, FETCH, METADATA, PRODUCE
 from spark_kafka_wire.protocol.primitives import Writer
 from spark_kafka_wire.protocol.versions import choose_version, parse_api_versions
+from tests.support.errors import raises_condition
 
 
 def test_metadata_v0_request_matches_the_protocol_guide_grammar() -> None:
@@ -61,7 +62,7 @@ def test_split_response_skips_header_tagged_fields() -> None:
 
 @pytest.mark.parametrize("size", [-1, (1 << 30) + 1])
 def test_absurd_frame_size_is_rejected_before_allocating(size: int) -> None:
-    with pytest.raises(ProtocolError, match="not speaking Kafka"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "not speaking Kafka"):
         framing.frame_size(struct.pack(">i", size))
 
 
@@ -93,9 +94,11 @@ def test_choose_version_picks_highest_common() -> None:
 
 
 def test_choose_version_fails_clearly_without_common_version() -> None:
-    with pytest.raises(UnsupportedVersionError, match=r"no common Fetch version: broker offers 12-17"):
+    with raises_condition(UnsupportedVersionError, "KAFKA_BROKER_ERROR.UNSUPPORTED_VERSION",
+                          r"no common Fetch version: broker offers 12-17"):
         choose_version(FETCH, {1: (12, 17)}, "b:9092")
-    with pytest.raises(UnsupportedVersionError, match="does not offer Produce"):
+    with raises_condition(UnsupportedVersionError, "KAFKA_BROKER_ERROR.UNSUPPORTED_VERSION",
+                          "does not offer Produce"):
         choose_version(PRODUCE, {1: (0, 2)})
 
 
