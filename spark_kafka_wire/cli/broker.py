@@ -73,7 +73,7 @@ def broker(port: int, host: str, storage_engine: str) -> None:
         local.start()
     except RuntimeError as exc:
         raise ConfigurationError.of(
-            CONFIGURATION, "LOCAL_BROKER_NOT_STARTED", exc=exc,
+            CONFIGURATION, "LOCAL_BROKER_NOT_STARTED", exc=str(exc),
             log_path=_last_line(local.log_path, storage_engine)) from None
     # Ctrl-C and SIGTERM stop it, a background job (`kafkawire broker &`) too
     memory = storage_engine.startswith("memory:")

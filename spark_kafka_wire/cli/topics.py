@@ -168,7 +168,7 @@ def name_matcher(pattern: str, what: str) -> Callable[[str], object]:
         return re.compile(pattern).fullmatch
     except re.error as exc:
         raise ConfigurationError.of(
-            INVALID_VALUE, "NOT_A_REGEX", what=what, pattern=pattern, exc=exc) from None
+            INVALID_VALUE, "NOT_A_REGEX", what=what, pattern=pattern, exc=str(exc)) from None
 
 
 def existing_topic(client: Cluster, topic: str) -> TopicInfo:

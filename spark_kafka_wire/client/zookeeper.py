@@ -160,7 +160,7 @@ def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
                          sasl_options=security.sasl_options())
     except ValueError as exc:
         raise ConfigurationError.of(
-            INVALID_VALUE, "ZOOKEEPER_CONNECT", connect=shown(connect), exc=exc) from None
+            INVALID_VALUE, "ZOOKEEPER_CONNECT", connect=shown(connect), exc=str(exc)) from None
     if security.sasl_user is not None:
         _refusal_ends_session(zk)
     try:

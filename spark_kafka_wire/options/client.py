@@ -181,7 +181,7 @@ def broker_version_fallback(opts: Mapping[str, str], zookeeper: str, protocol: s
             versions_for_release(fallback)
         except ValueError as exc:
             raise ConfigurationError.of(
-                UNSUPPORTED_VALUE, "BROKER_VERSION_FALLBACK", exc=exc) from None
+                UNSUPPORTED_VALUE, "BROKER_VERSION_FALLBACK", exc=str(exc)) from None
     return fallback
 
 

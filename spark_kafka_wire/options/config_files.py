@@ -274,7 +274,7 @@ def declared_providers(props: Mapping[str, str], source: str, prefix: str = ""
             except re.error as exc:
                 raise ConfigurationError.of(
                     CONFIG_FILE, "ALLOWLIST_NOT_A_REGEX", source=source, key=key,
-                    exc=exc) from None
+                    exc=str(exc)) from None
         found[name] = Provider(
             name, kind, _real_dirs(paths, f"{source}: {key}.param.allowed.paths")
             if paths else None, allowlist, key)

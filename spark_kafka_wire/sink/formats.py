@@ -216,7 +216,7 @@ def _encoder(writes: _Writes, fmt: ColumnFormat, schema: RegisteredSchema | None
         which = f"schema {schema.id}" if schema is not None else "the derived schema"
         raise ConfigurationError.of(
             UNSUPPORTED_VALUE, "COLUMN_NOT_ENCODABLE", column=fmt.column, format=fmt.format,
-            which=which, exc=exc) from None
+            which=which, exc=str(exc)) from None
     return encoder
 
 
@@ -235,7 +235,7 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
     except ValueError as exc:
         raise ConfigurationError.of(
             UNSUPPORTED_VALUE, "COLUMN_SCHEMA_NOT_DERIVABLE", column=fmt.column,
-            format=fmt.format, exc=exc) from None
+            format=fmt.format, exc=str(exc)) from None
     if formats.use_latest_version or fmt.schema_version is not None:
         subject = fmt.subject_for(topic, derived.record)
         found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \

@@ -106,7 +106,7 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
                 format=fmt.format, schema_id=schema.id, reason=str(exc)) from exc
         raise ConfigurationError.of(
             REFUSED_OPTION, "PROTOBUF_SCHEMA_UNREADABLE", column=fmt.column, id=schema.id,
-            exc=exc) from None
+            exc=str(exc)) from None
 
 
 def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:

@@ -70,7 +70,7 @@ def load_gssapi() -> ModuleType:
         import gssapi  # noqa: PLC0415 (an optional extra, needed only for GSSAPI logins)
     except ImportError as exc:
         raise ConfigurationError.of(
-            SECURITY_SETTING, "GSSAPI_MISSING", install_hint=INSTALL_HINT, exc=exc) from None
+            SECURITY_SETTING, "GSSAPI_MISSING", install_hint=INSTALL_HINT, exc=str(exc)) from None
     return gssapi
 
 
