@@ -108,20 +108,14 @@ class KafkaWireDataSource(DataSource):
                                 options.formats.mode == PERMISSIVE)
         if schema != expected:
             columns = ", ".join(f.name for f in expected.fields)
-            raise ConfigurationError(
-                f"kafkawire has a fixed schema ({columns}); do not pass a schema to the reader",
-                condition=REFUSED_OPTION,
-            )
+            raise ConfigurationError.of(
+                REFUSED_OPTION, "USER_SCHEMA", columns=columns)
         return KafkaWireBatchReader(options, default_task_count())
 
     @brief_traceback
     def writer(self, schema: StructType, overwrite: bool) -> KafkaWireBatchWriter:
         if overwrite:
-            raise ConfigurationError(
-                "kafkawire appends to topics; save mode overwrite is not allowed "
-                "(use mode('append'))",
-                condition=UNSUPPORTED_VALUE,
-            )
+            raise ConfigurationError.of(UNSUPPORTED_VALUE, "SAVE_MODE_OVERWRITE")
         return KafkaWireBatchWriter(parse_sink_options(self.options), schema)
 
     @brief_traceback
@@ -133,9 +127,7 @@ class KafkaWireDataSource(DataSource):
                                 source.decoding.columns if source.decoding else (),
                                 source.formats.mode == PERMISSIVE)
         if schema != expected:
-            raise ConfigurationError(
-                "kafkawire has a fixed schema; do not pass a schema to the stream reader",
-                condition=REFUSED_OPTION)
+            raise ConfigurationError.of(REFUSED_OPTION, "USER_SCHEMA_STREAM")
         return KafkaWireStreamReader(options, default_task_count())
 
     @brief_traceback

@@ -60,8 +60,8 @@ def _value_formats(fmt: str, options: Mapping[str, str] | None) -> FormatOptions
     formats = format_options({**(options or {}), "value.format": fmt})
     if formats.value is None:
         formats_named = ", ".join(f for f in VALUE_FORMATS if f != "raw")
-        raise ConfigurationError(f"from_confluent/to_confluent need a registry format "
-                                 f"({formats_named}), got {fmt!r}", condition=MISSING_OPTION)
+        raise ConfigurationError.of(
+            MISSING_OPTION, "REGISTRY_FORMAT", formats_named=formats_named, fmt=fmt)
     return formats
 
 
@@ -114,10 +114,7 @@ def to_confluent(col: ColumnOrName, format: str = "avro",  # noqa: A002 (Spark's
     value = formats.value
     assert value is not None
     if topic is None and value.subject is None and value.schema_id is None:
-        raise ConfigurationError(
-            "to_confluent needs the subject of the schema: give topic= (the subject is "
-            "<topic>-value), or value.subject, or value.schema.id in options",
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "TO_CONFLUENT_SUBJECT")
     pinned = value.schema_id is not None or formats.use_latest_version or \
         value.schema_version is not None
     encoding = Encoding(formats, {})

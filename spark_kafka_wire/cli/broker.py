@@ -21,7 +21,7 @@ from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV, summary
 from spark_kafka_wire.cli.local_broker import MEMORY_STORAGE, LocalBroker, shown_storage
 from spark_kafka_wire.cli.output import error_line
 from spark_kafka_wire.cli.signals import stopped_by_signals
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 
 #: Kafka's own default port, which clients try when given only a host.
 DEFAULT_PORT = 9092
@@ -72,8 +72,9 @@ def broker(port: int, host: str, storage_engine: str) -> None:
     try:
         local.start()
     except RuntimeError as exc:
-        raise ConfigurationError(f"the local broker did not start: {exc}"
-                                 f"; its log ends: {_last_line(local.log_path, storage_engine)}") from None
+        raise ConfigurationError.of(
+            CONFIGURATION, "LOCAL_BROKER_NOT_STARTED", exc=str(exc),
+            log_path=_last_line(local.log_path, storage_engine)) from None
     # Ctrl-C and SIGTERM stop it, a background job (`kafkawire broker &`) too
     memory = storage_engine.startswith("memory:")
     with stopped_by_signals():

@@ -214,10 +214,8 @@ def new_offsets(cluster: Cluster, group: str, tps: list[TopicPartition],
         missing = [tp for tp in tps if current.get(tp, -1) < 0]
         if missing:
             t, p = missing[0]
-            raise ConfigurationError(
-                f"--shift-by: group {group!r} has no committed offset for {t}-{p} to shift; "
-                "reset it with --to-earliest, --to-latest or --to-offset first",
-                condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "NOTHING_TO_SHIFT", group=group, topic=t, partition=p)
         specs = {tp: StartSpec(ABSOLUTE, current[tp] + value) for tp in tps}
     else:
         kind = {"earliest": BEGINNING, "latest": END, "offset": ABSOLUTE, "datetime": TIME}[to]
@@ -242,8 +240,7 @@ def partitions_to_reset(cluster: Cluster, group: str, current: dict[TopicPartiti
     if partitions:
         tps = [tp for tp in tps if tp[1] in partitions]
     if not tps:
-        raise ConfigurationError(f"group {group!r}: no partition to reset (it committed "
-                                 "none; name them with --topic)", condition=INVALID_VALUE)
+        raise ConfigurationError.of(INVALID_VALUE, "GROUP_NOTHING_TO_RESET", group=group)
     return tps
 
 
@@ -288,11 +285,9 @@ def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_top
                 zookeeper_store(g, zookeeper) as store:
             members = store.members(group)
             if execute and members:
-                raise ConfigurationError(
-                    f"group {group!r} has {len(members)} consumer(s) registered in ZooKeeper "
-                    f"at {zookeeper}: they would overwrite reset offsets at their next "
-                    "commit; stop them first (a dry run, without --execute, shows the "
-                    "offsets)", condition=INVALID_VALUE)
+                raise ConfigurationError.of(
+                    INVALID_VALUE, "GROUP_HAS_ZOOKEEPER_CONSUMERS", group=group,
+                    members_count=len(members), zookeeper=zookeeper)
             current, _ = zookeeper_committed(cluster, zookeeper, group, [],
                                              g.zookeeper_security(extra))
             tps = partitions_to_reset(cluster, group, current, topics, partitions)
@@ -306,11 +301,9 @@ def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_top
             cluster = KafkaCluster(client)
             desc = describe_group(client, group)
             if execute and desc.state not in INACTIVE_STATES:
-                raise ConfigurationError(
-                    f"group {group!r} is {desc.state} with {len(desc.members)} member(s): its "
-                    "consumers would overwrite reset offsets at their next commit; stop them "
-                    "first (a dry run, without --execute, shows the offsets)",
-                    condition=INVALID_VALUE)
+                raise ConfigurationError.of(
+                    INVALID_VALUE, "GROUP_HAS_MEMBERS", group=group, state=desc.state,
+                    members_count=len(desc.members))
             current = kafka_committed(cluster, group, [])
             tps = partitions_to_reset(cluster, group, current, topics, partitions)
             target = new_offsets(cluster, group, tps, current, how, value)
@@ -335,9 +328,9 @@ def delete(g: GlobalOptions, group: tuple[str, ...], zookeeper: str | None = Non
         with zookeeper_store(g, zookeeper) as store:
             for name in dict.fromkeys(group):
                 if not store.delete_group(name):
-                    raise ConfigurationError(
-                        f"group {name!r} does not exist in ZooKeeper at {zookeeper} (kafkawire "
-                        "groups list --zookeeper lists them)", condition=INVALID_VALUE)
+                    raise ConfigurationError.of(
+                        INVALID_VALUE, "GROUP_NOT_IN_ZOOKEEPER", name=name,
+                        zookeeper=zookeeper)
                 click.echo(f"group {name} deleted")
         return
     with connected(g.client_config(), "kafkawire groups delete") as client:

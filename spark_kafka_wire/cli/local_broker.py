@@ -116,11 +116,9 @@ class LocalBroker:
                 return self._start(timeout)
             except _PortTaken:
                 if not self._chosen or attempt == PORT_ATTEMPTS - 1:
-                    raise ConfigurationError(
-                        f"port {self.port} of {self.host} is in use by another process "
-                        "(another broker?): choose another port (kafkawire broker --port; "
-                        f"0 picks a free one); see {self.log_path}",
-                        condition=INVALID_VALUE) from None
+                    raise ConfigurationError.of(
+                        INVALID_VALUE, "PORT_IN_USE", port=self.port, host=self.host,
+                        log_path=self.log_path) from None
                 self.port = free_port(self.host)
                 self.log_path = self._log_path()
         raise AssertionError("unreachable")

@@ -43,7 +43,7 @@ from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.times import EpochMsType
 from spark_kafka_wire.cli.topics import existing_topic, partitions_of
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.producer import Producer, assign_partitions
 from spark_kafka_wire.client.producer.accumulator import headers_from_arrow
 from spark_kafka_wire.options.produce import SinkOptions
@@ -121,10 +121,9 @@ def produce07(sink: SinkOptions, topic: str, chunks: Iterable[Chunk], partition:
     with topic_writer(sink, topic) as (writer, layout):
         count = len(layout.locations)
         if partition is not None and partition >= count:
-            raise ConfigurationError(
-                f"--partition {partition}: topic {topic!r} has partitions 0-{count - 1} on its "
-                f"Kafka 0.7 brokers, numbered by broker id, then partition "
-                f"({', '.join(layout.names)})")
+            raise ConfigurationError.of(
+                CONFIGURATION, "PARTITION_NOT_IN_KAFKA07_TOPIC", partition=partition,
+                topic=topic, last=count - 1, names=', '.join(layout.names))
         with progress:
             task = progress.add_task("produce", total=None, records=0)
             for chunk in chunks:
@@ -146,10 +145,8 @@ def refuse_on_kafka07(header: tuple[str, ...], timestamp: int | None, tombstone:
                                       ("--input-format jsonl", input_format == "jsonl"),
                                       ("--txn-id", txn_id)) if given]
     if asked:
-        raise ConfigurationError(
-            f"{', '.join(asked)}: a Kafka 0.7 message has a payload only (no key, headers, "
-            "timestamp or null value, and 0.7 brokers have no transactions); write plain "
-            "lines to this cluster")
+        raise ConfigurationError.of(
+            CONFIGURATION, "KAFKA07_PAYLOAD_ONLY", asked=', '.join(asked))
 
 
 @click.command(short_help=summary("produce"))

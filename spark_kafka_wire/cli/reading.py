@@ -108,15 +108,13 @@ def registry_decoder(key_format: str, value_format: str, url: str | None
               if fmt in REGISTRY_FORMATS]
     if not chosen:
         if url is not None:
-            raise ConfigurationError(
-                "--schema-registry is used by --key-format / --value-format "
-                f"{', '.join(REGISTRY_FORMATS)}: choose one, or leave it out",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "CLI_SCHEMA_REGISTRY_UNUSED",
+                registry_formats=', '.join(REGISTRY_FORMATS))
         return None
     if url is None:
-        raise ConfigurationError(
-            f"{' and '.join(chosen)}: records are decoded with their schemas from a Schema "
-            "Registry; add --schema-registry URL", condition=MISSING_OPTION)
+        raise ConfigurationError.of(
+            MISSING_OPTION, "CLI_SCHEMA_REGISTRY", chosen=' and '.join(chosen))
     # imported here: only a registry format loads the registry, Avro and Protobuf modules
     from spark_kafka_wire.cli.registry_decoding import RecordDecoder  # noqa: PLC0415
 
@@ -155,8 +153,8 @@ def matching_topics(client: Cluster, names: tuple[str, ...], pattern: str | None
                          if t.error_code == 0 and not t.is_internal and matches(t.name)
                          and t.name not in named), key=lambda t: t.name)
         if not found:
-            raise ConfigurationError(f"--pattern {pattern!r} matches no topic (kafkawire topics "
-                                     "lists them)", condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "PATTERN_MATCHES_NO_TOPIC", pattern=pattern)
     return found
 
 

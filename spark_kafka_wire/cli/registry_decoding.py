@@ -218,7 +218,7 @@ class RecordDecoder:
                 urls=tuple(url.split(",")), user_info=user_info, bearer_token=token))
         except ConfigurationError as exc:
             where = " and ".join(["--schema-registry", *given])
-            raise ConfigurationError(f"{where}: {exc}", condition=exc.condition) from None
+            raise exc.within(where) from None
         self.formats = {field: fmt for field, fmt in (("key", key_format),
                                                        ("value", value_format))
                         if fmt in REGISTRY_FORMATS}

@@ -82,11 +82,8 @@ class GlobalOptions:
             opts = {**taken, **opts}
         if not (opts.get("kafka.bootstrap.servers") or "").strip() and \
                 not (opts.get(ZOOKEEPER_KEY) or "").strip():
-            raise ConfigurationError(
-                f"no broker to connect to: give --bootstrap-server HOST:PORT, set {BOOTSTRAP_ENV}"
-                ", or put bootstrap.servers in the --command-config file; or name the "
-                "cluster's ZooKeeper (--zookeeper HOST:PORT[/CHROOT], or zookeeper.connect in "
-                "the file) to find the brokers there", condition=MISSING_OPTION)
+            raise ConfigurationError.of(
+                MISSING_OPTION, "CLI_NO_BROKER", bootstrap_env=BOOTSTRAP_ENV)
         return opts
 
     def client_config(self, use: Use = SOURCE, extra: dict[str, str] | None = None
@@ -148,10 +145,9 @@ def connected(config: ClientConfig, command: str = "this command") -> Iterator[K
     :func:`connected_any` speak 0.7's protocol.
     """
     if config.kafka07:
-        raise ConfigurationError(
-            f"{command} needs Kafka 0.8 or later, but the brokers registered in ZooKeeper at "
-            f"{config.zookeeper_connect} are Kafka 0.7 brokers; kafkawire topics, describe, "
-            "offsets, tail, produce and lag work with them", condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(
+            KAFKA07_UNSUPPORTED, "CLI_COMMAND", command=command,
+            zookeeper_connect=config.zookeeper_connect)
     client = KafkaClient(config)
     try:
         client.any_connection()

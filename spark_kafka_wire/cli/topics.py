@@ -96,8 +96,7 @@ def _configs(pairs: tuple[str, ...]) -> dict[str, str]:
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise ConfigurationError(f"--config {pair!r}: give NAME=VALUE (a topic config such "
-                                     "as retention.ms=86400000)", condition=INVALID_VALUE)
+            raise ConfigurationError.of(INVALID_VALUE, "TOPIC_CONFIG_PAIR", pair=pair)
         configs[name.strip()] = value
     return configs
 
@@ -168,8 +167,8 @@ def name_matcher(pattern: str, what: str) -> Callable[[str], object]:
     try:
         return re.compile(pattern).fullmatch
     except re.error as exc:
-        raise ConfigurationError(f"{what} {pattern!r}: not a regular expression ({exc})",
-                                 condition=INVALID_VALUE) from None
+        raise ConfigurationError.of(
+            INVALID_VALUE, "NOT_A_REGEX", what=what, pattern=pattern, exc=str(exc)) from None
 
 
 def existing_topic(client: Cluster, topic: str) -> TopicInfo:
@@ -230,8 +229,7 @@ def describe(g: GlobalOptions, topic: str, configs_only: bool, all_configs: bool
     """
     config = g.client_config()
     if config.kafka07 and configs_only:
-        raise ConfigurationError("--configs: a Kafka 0.7 cluster has no per-topic configs to "
-                                 "describe", condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "TOPIC_CONFIGS")
     # the configs table is drawn on a terminal; a pipe gets it with --configs only
     wanted = configs_only or (not config.kafka07 and stdout_is_terminal())
     configs: list[TopicConfig] | None = None

@@ -9,7 +9,7 @@ from functools import partial
 from typing import Any, cast
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.offsets import LATEST, by_topic, list_offsets
 from spark_kafka_wire.protocol.bodies import (
     CreatePartitionsRequest,
@@ -146,11 +146,8 @@ def ensure_topic(
     if create:
         version = client.any_connection().version(CREATE_TOPICS)
         if (partitions < 0 or replication_factor < 0) and version < 4:
-            raise ConfigurationError(
-                f"the broker's CreateTopics v{version} cannot use its default partition count "
-                "or replication factor (Kafka 2.4+ can): set createTopicPartitions and "
-                "createTopicReplicationFactor"
-            )
+            raise ConfigurationError.of(
+                CONFIGURATION, "CREATE_TOPICS_NEEDS_COUNTS", version=version)
         # exist_ok: another task may create the same topic at the same moment
         create_topics(client, [(topic, partitions)], replication_factor, exist_ok=True)
         return client.topic(topic, refresh=True)

@@ -76,10 +76,9 @@ def check_topic_name(name: str, what: str) -> str:
     option or column it came from) otherwise."""
     if not name or name in (".", "..") or len(name) > MAX_TOPIC_LENGTH \
             or not _TOPIC_CHARS.issuperset(name):
-        raise ConfigurationError(
-            f"{what}: {shown(name, 60)} is not a legal Kafka topic name (1 to {MAX_TOPIC_LENGTH} "
-            "characters from letters, digits, '.', '_' and '-'; not '.' or '..')",
-            condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, "TOPIC_NAME", what=what, name=shown(name, 60),
+            max_topic_length=MAX_TOPIC_LENGTH)
     return name
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient, TopicPartition
 from spark_kafka_wire.client.cluster_api import Contradiction, Layout, Locator, PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.offsets import resolve_offsets
@@ -152,16 +152,15 @@ class Kafka07ClusterAdapter:
 
     def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
                           ) -> dict[TopicPartition, int]:
-        raise ConfigurationError(self._no_coordinator(group))
+        raise self._no_coordinator(group)
 
     def commit_offsets(self, group: str, offsets: Mapping[TopicPartition, int],
                        metadata: str) -> None:
-        raise ConfigurationError(self._no_coordinator(group))
+        raise self._no_coordinator(group)
 
-    def _no_coordinator(self, group: str) -> str:
-        return (f"group {group!r}: Kafka 0.7 brokers have no group coordinator, so offsets "
-                f"are committed and read in ZooKeeper at {self.cluster.config.zookeeper_connect} "
-                "only; use commitOffsets=zookeeper")
+    def _no_coordinator(self, group: str) -> ConfigurationError:
+        return ConfigurationError.of(CONFIGURATION, "NO_GROUP_COORDINATOR_KAFKA07", group=group,
+                                     zookeeper_connect=self.cluster.config.zookeeper_connect)
 
     def close(self) -> None:
         self.cluster.close()

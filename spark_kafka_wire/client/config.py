@@ -29,9 +29,8 @@ def format_address(host: str, port: int) -> str:
 
 
 def _bad_address(item: str, why: str) -> ConfigurationError:
-    return ConfigurationError(f"kafka.bootstrap.servers: {shown(item)} is not host:port ({why}); "
-                              "give a comma-separated list such as broker1:9092,broker2:9092",
-                              condition=INVALID_VALUE)
+    return ConfigurationError.of(
+        INVALID_VALUE, "BOOTSTRAP_SERVER_NOT_HOST_PORT", item=shown(item), why=why)
 
 
 def check_host(host: str, item: str) -> None:
@@ -76,9 +75,7 @@ def parse_bootstrap(servers: str) -> list[tuple[str, int]]:
         check_host(host, item)
         out.append((host, port))
     if not out:
-        raise ConfigurationError(
-            "kafka.bootstrap.servers is empty: give a comma-separated list of host:port",
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "BOOTSTRAP_SERVERS_EMPTY")
     return out
 
 

@@ -48,6 +48,7 @@ from spark_kafka_wire.client.answer_limits import (
 )
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import (
+    CONFIGURATION,
     KAFKA07_UNSUPPORTED,
     ApiVersionsClosedError,
     ApiVersionsTimeoutError,
@@ -215,10 +216,8 @@ class BrokerConnection:
             return
         if self.kafka07:
             if self.config.sasl is not None:
-                raise ConfigurationError(
-                    f"Kafka 0.7 brokers have no SASL (broker {self.name}): use "
-                    "security.protocol PLAINTEXT (or SSL through a TLS proxy)",
-                    condition=KAFKA07_UNSUPPORTED)
+                raise ConfigurationError.of(
+                    KAFKA07_UNSUPPORTED, "SASL", name=self.name)
             self._open()  # and nothing else: a 0.7 broker drops unknown requests
             self.api_versions = {}
             return
@@ -579,9 +578,9 @@ class BrokerConnection:
             else:
                 self._login_or_close()
         if self.kafka07:
-            raise ConfigurationError(
-                f"{spec.name} is not a Kafka 0.7 request (broker {self.name} is configured as "
-                f"{self.config.broker_version_fallback}): use spark_kafka_wire.client.kafka07")
+            raise ConfigurationError.of(
+                CONFIGURATION, "NOT_A_KAFKA07_REQUEST", spec=spec.name, name=self.name,
+                broker_version_fallback=self.config.broker_version_fallback)
         if version is None:
             version = self.version(spec)
         self._wait_for_throttle()

@@ -8,6 +8,9 @@ family when it stands for a broker's answer), so one ``except`` catches all of t
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
 from spark_kafka_wire.protocol.conditions import (
     CONDITIONS,
     DATA_LOSS_ADVICE,
@@ -15,6 +18,7 @@ from spark_kafka_wire.protocol.conditions import (
     family,
     kinds,
     part,
+    worded,
 )
 from spark_kafka_wire.protocol.errors import (
     ERRORS,
@@ -32,7 +36,7 @@ DATA_LOSS = "KAFKA_DATA_LOSS"
 DATA_LOSS_KINDS: dict[str, str] = kinds(DATA_LOSS)
 
 #: The condition of a setting that cannot work; an instance may narrow it to one of the kinds
-#: below (``ConfigurationError(text, condition=...)``), the ones a user or a program would
+#: below (``ConfigurationError.of(condition, ...)``), the ones a user or a program would
 #: tell apart (protocol/conditions.py lists them, each with when it applies). A raise site
 #: without a kind keeps the family's condition.
 CONFIGURATION = "KAFKAWIRE_CONFIGURATION"
@@ -55,6 +59,8 @@ SCHEMA_REGISTRY = "KAFKAWIRE_SCHEMA_REGISTRY"
 #: The kinds of Schema Registry failure: kind -> when (protocol/conditions.py).
 SCHEMA_REGISTRY_KINDS: dict[str, str] = kinds(SCHEMA_REGISTRY)
 
+_C = TypeVar("_C", bound="ConfigurationError")
+
 
 class ConfigurationError(KafkaWireError, ValueError):
     """An option is missing, unknown or has a value that cannot work.
@@ -63,9 +69,9 @@ class ConfigurationError(KafkaWireError, ValueError):
     ``KAFKAWIRE_CONFIGURATION.INVALID_VALUE``), so that a program tells a bad value from an
     unknown option or an operator's refusal without reading the English; ``except
     ConfigurationError`` (and the CLI's exit status 2) holds for every kind.
-    ``ConfigurationError.of(condition, **parameters)`` builds the text from the condition's
-    template (protocol/conditions.py): for a value, ``option`` and ``got`` (shown safely), and
-    ``expected``, ``bound`` or ``allowed``; see each template for the others.
+    ``ConfigurationError.of(condition, wording, **parameters)`` builds the text from the
+    condition's template (protocol/conditions.py) or from one named wording of it
+    (protocol/configuration_wordings.py); the parameters stay on the error.
     """
 
     condition = CONFIGURATION
@@ -75,6 +81,49 @@ class ConfigurationError(KafkaWireError, ValueError):
         if condition is not None:
             assert family(condition) == CONFIGURATION and condition in CONDITIONS, condition
             self.condition = condition
+
+    #: the name of the wording its message was built from, one problem of its condition
+    #: (protocol/configuration_wordings.py), or None for the condition's own template
+    wording: str | None = None
+
+    # the base takes any parameter by keyword; here ``wording`` (a str) is one of its own
+    @classmethod
+    def of(cls: type[_C], condition: str, wording: str | None = None,  # type: ignore[override]
+           **parameters: object) -> _C:
+        """The error of ``condition`` (CONFIGURATION or one of its kinds) whose message is
+        built from ``parameters`` alone: with the condition's own template when ``wording``
+        is None (for a value: ``option`` and ``got``, shown safely, and ``expected``,
+        ``bound`` or ``allowed``), else with the wording of that one problem of the kind
+        (``"<condition>:<wording>"``, protocol/configuration_wordings.py). The only way the
+        package builds one (tests/unit/test_architecture_configuration_errors.py)."""
+        if wording is None:
+            return super().of(condition, **parameters)
+        assert condition == cls.condition or condition.startswith(f"{cls.condition}."), \
+            (cls.__name__, condition)
+        made = cls.__new__(cls)
+        made.condition, made.parameters, made.wording = condition, parameters, wording
+        Exception.__init__(made, worded(condition, wording, **parameters))
+        return made
+
+    def within(self, where: str) -> ConfigurationError:
+        """The same error (condition, wording, parameters) said of ``where``, the flags or
+        settings the caller took the value from: ``"<where>: <this error>"``."""
+        return self._retold(f"{where}: {self}")
+
+    def renamed(self, names: Mapping[str, str]) -> ConfigurationError:
+        """The same error told with the option names the user gave: ``names`` maps each name
+        the parser knows (a Kafka TLS option) to the user's (a schema.registry.ssl.* one)."""
+        text = str(self.args[0]) if self.args else ""
+        for known, theirs in names.items():
+            text = text.replace(known, theirs)
+        return self._retold(text)
+
+    def _retold(self, text: str) -> ConfigurationError:
+        made = ConfigurationError.__new__(ConfigurationError)
+        made.condition, made.parameters, made.wording = \
+            self.condition, self.parameters, self.wording
+        Exception.__init__(made, text)
+        return made
 
 
 class DataError(KafkaWireError, ValueError):

@@ -253,10 +253,9 @@ def check_registry_url(url: str) -> None:
         prefix = entry.rstrip("/")
         if clean == prefix or clean.startswith(prefix + "/"):
             return
-    raise ConfigurationError(
-        f"{URL_OPTION}: {shown_url(url)} is not among the Schema Registries the cluster "
-        f"operator allows; to use it, {where_to_set(ALLOWED_URLS)}, a comma-separated list of "
-        "registry URLs", condition=NOT_ALLOWED_BY_OPERATOR)
+    raise ConfigurationError.of(
+        NOT_ALLOWED_BY_OPERATOR, "REGISTRY_URL", url_option=URL_OPTION,
+        url=shown_url(url), allowed_urls=where_to_set(ALLOWED_URLS))
 
 
 def _header_checked(name: str, value: str) -> None:
@@ -326,32 +325,23 @@ class RegistryConfig:
         object.__setattr__(self, "url_user_info", tuple(infos))
         from_urls = any(i is not None for i in infos)
         if self.user_info is not None and from_urls:
-            raise ConfigurationError(
-                "basic.auth.user.info is set and a schema.registry.url holds user info too: "
-                "give the credentials once", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "USER_INFO_TWICE")
         if self.user_info is not None and (":" not in self.user_info
                                            or not self.user_info.partition(":")[0]):
             raise ConfigurationError.of(INVALID_VALUE, option="basic.auth.user.info",
                                         expected="user:password", got="<hidden>")
         if self.oauth is not None and (self.bearer_token is not None or
                                        self.user_info is not None or from_urls):
-            raise ConfigurationError(
-                "OAuth bearer tokens and another credential (bearer.auth.token, Basic "
-                "credentials) are both set: give one", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "OAUTH_AND_OTHER_CREDENTIAL")
         if self.bearer_token is not None and (self.user_info is not None or from_urls):
-            raise ConfigurationError(
-                "a bearer token and Basic credentials (basic.auth.user.info or user info in "
-                "schema.registry.url) are both set: give one", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "BEARER_AND_BASIC")
         if self.bearer_token is not None and (
                 not self.bearer_token or any(not " " < c <= "~" for c in self.bearer_token)):
             raise ConfigurationError.of(INVALID_VALUE, option="bearer.auth.token",
                                         expected="printable ASCII without spaces",
                                         got="<hidden>")
         if self.bearer_headers and self.bearer_token is None and self.oauth is None:
-            raise ConfigurationError(
-                "bearer headers (target-sr-cluster, Confluent-Identity-Pool-Id) are set "
-                "without a bearer token: they go with bearer.auth.token",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "BEARER_HEADERS_WITHOUT_TOKEN")
         headers = tuple((str(n), str(v)) for n, v in self.bearer_headers)
         for name, value in headers:
             _header_checked(name, value)

@@ -100,14 +100,13 @@ def store_type(data: bytes, declared: str | None, what: str) -> str:
     """The declared type (checked against the bytes for JKS) or the detected one."""
     kind = detect_store_type(data) if not declared else declared.strip().upper()
     if kind not in STORE_TYPES:
-        raise ConfigurationError(f"{what}.type must be one of {', '.join(STORE_TYPES)}, "
-                                 f"got {declared!r}", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "STORE_TYPE", what=what, store_types=', '.join(STORE_TYPES),
+            declared=declared)
     if data.startswith(_JKS_MAGIC) and kind != "JKS":
-        raise ConfigurationError(f"{what} is a JKS store, but {what}.type says {kind}",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "JKS_TYPE_MISMATCH", what=what, kind=kind)
     if kind == "JKS" and not data.startswith(_JKS_MAGIC):
-        raise ConfigurationError(f"{what}.type says JKS, but the file is not a JKS store",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "NOT_JKS", what=what)
     return kind
 
 
@@ -128,7 +127,8 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
     environment, so they never show in a process list."""
     keytool = _keytool()
     if keytool is None:
-        raise ConfigurationError(f"{what}: {JKS_ADVICE}", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JKS_NEEDS_KEYTOOL", what=what, jks_advice=JKS_ADVICE)
     one_time = secrets.token_urlsafe(24)
     env = {**os.environ, "KAFKAWIRE_DEST_PASS": one_time,
            "KAFKAWIRE_SRC_PASS": store_password or ""}
@@ -144,18 +144,17 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
             done = subprocess.run(command, env=env, capture_output=True, text=True,
                                   stdin=subprocess.DEVNULL, timeout=_KEYTOOL_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            raise ConfigurationError(
-                f"{what}: keytool did not read the JKS store within {_KEYTOOL_TIMEOUT_S} s",
-                condition=SECURITY_SETTING) from None
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "KEYTOOL_TIMEOUT", what=what,
+                keytool_timeout_s=_KEYTOOL_TIMEOUT_S) from None
         if done.returncode != 0:
             said = " ".join((done.stdout + done.stderr).split())
             for secret in secrets_shown:
                 if secret:
                     said = said.replace(secret, "<hidden>")
-            raise ConfigurationError(
-                f"{what}: cannot read the JKS store (keytool said: {said[-300:] or 'nothing'}); "
-                "check the store password (and kafka.ssl.key.password for a key entry)",
-                condition=SECURITY_SETTING)
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "JKS_UNREADABLE", what=what,
+                value=said[-300:] or 'nothing')
         return done.stdout
 
     try:
@@ -169,9 +168,9 @@ def jks_to_pkcs12(data: bytes, store_password: str | None, key_password: str | N
                           + (["-storepass:env", "KAFKAWIRE_SRC_PASS"] if store_password else []))
             aliases = _private_key_aliases(listing)
             if len(aliases) != 1:
-                raise ConfigurationError(
-                    f"{what}: the JKS store holds {len(aliases)} private key entries; "
-                    "kafkawire needs exactly one", condition=SECURITY_SETTING)
+                raise ConfigurationError.of(
+                    SECURITY_SETTING, "JKS_KEY_ENTRIES", what=what,
+                    aliases_count=len(aliases))
             env["KAFKAWIRE_KEY_PASS"] = key_password
             args += ["-srcalias", aliases[0], "-srckeypass:env", "KAFKAWIRE_KEY_PASS",
                      "-destkeypass:env", "KAFKAWIRE_DEST_PASS"]
@@ -208,8 +207,7 @@ def _pem_certs(data: bytes, what: str) -> list[x509.Certificate]:
     try:
         certs = x509.load_pem_x509_certificates(data)
     except ValueError:
-        raise ConfigurationError(f"{what} holds no readable PEM certificate",
-                                 condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(SECURITY_SETTING, "PEM_NO_CERTIFICATE", what=what) from None
     return certs
 
 
@@ -231,15 +229,13 @@ def load_truststore(data: bytes, kind: str, password: str | None, what: str) -> 
     try:
         p12 = pkcs12.load_pkcs12(data, password.encode() if password else None)
     except ValueError:
-        raise ConfigurationError(
-            f"{what}: cannot read the PKCS12 truststore (wrong password, or not PKCS12)",
-            condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(SECURITY_SETTING, "PKCS12_TRUSTSTORE_UNREADABLE", what=what) from None
     certs = [c.certificate for c in p12.additional_certs]
     if p12.cert is not None:
         certs.insert(0, p12.cert.certificate)
     if not certs:
-        raise ConfigurationError(f"{what}: the PKCS12 truststore holds no certificate",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "PKCS12_NO_CERTIFICATE", what=what)
     return _to_pem(certs).decode("ascii")
 
 
@@ -251,14 +247,11 @@ def load_private_key(data: bytes, password: str | None, what: str) -> bytes:
     try:
         key = serialization.load_pem_private_key(data, password.encode() if password else None)
     except TypeError:
-        raise ConfigurationError(
-            f"{what}: the private key is encrypted: set kafka.ssl.key.password"
-            if not password else f"{what}: the private key is not encrypted, but "
-            "kafka.ssl.key.password is set", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "PRIVATE_KEY_NOT_ENCRYPTED" if password else "PRIVATE_KEY_ENCRYPTED",
+            what=what) from None
     except ValueError:
-        raise ConfigurationError(
-            f"{what}: cannot read the private key (wrong kafka.ssl.key.password, or not a PEM "
-            "private key)", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(SECURITY_SETTING, "PRIVATE_KEY_UNREADABLE", what=what) from None
     return key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                              serialization.NoEncryption())
 
@@ -279,8 +272,7 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
         kind = "PKCS12"
     if kind == "PEM":
         if b"PRIVATE KEY-----" not in data:
-            raise ConfigurationError(f"{what}: the PEM keystore holds no private key",
-                                     condition=SECURITY_SETTING)
+            raise ConfigurationError.of(SECURITY_SETTING, "PEM_NO_KEY", what=what)
         return _to_pem(_pem_certs(data, what)), load_private_key(data, key_password, what)
     try:
         p12 = pkcs12.load_pkcs12(data, store_password.encode() if store_password else None)
@@ -293,12 +285,11 @@ def load_keystore(data: bytes, kind: str, store_password: str | None,
                     "key protected by a password of its own is not supported: export the key "
                     "and chain as PEM (kafka.ssl.keystore.type=PEM) or store the key under the "
                     "store password")
-        raise ConfigurationError(
-            f"{what}: cannot read the PKCS12 keystore (wrong {_password_option(what)}, or "
-            f"not PKCS12){hint}", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "PKCS12_KEYSTORE_UNREADABLE", what=what,
+            what2=_password_option(what), hint=hint) from None
     if p12.key is None or p12.cert is None:
-        raise ConfigurationError(f"{what}: the PKCS12 keystore holds no private key entry",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "PKCS12_NO_KEY", what=what)
     chain = [p12.cert.certificate, *(c.certificate for c in p12.additional_certs)]
     key = p12.key.private_bytes(serialization.Encoding.DER, serialization.PrivateFormat.PKCS8,
                                 serialization.NoEncryption())
@@ -310,8 +301,9 @@ def version_name(value: str, what: str) -> str:
     for name in PROTOCOL_VERSIONS:
         if name.lower() == value.strip().lower():
             return name
-    raise ConfigurationError(f"{what}: unknown TLS protocol {value!r}; use one of "
-                             + ", ".join(PROTOCOL_VERSIONS), condition=SECURITY_SETTING)
+    raise ConfigurationError.of(
+        SECURITY_SETTING, "TLS_PROTOCOL", what=what, value=value,
+        protocol_versions=", ".join(PROTOCOL_VERSIONS))
 
 
 # ------------------------------------------------------------- contexts (where we connect)
@@ -337,16 +329,14 @@ def context_for(tls: TlsConfig) -> ssl.SSLContext:
         if tls.max_version:
             ctx.maximum_version = PROTOCOL_VERSIONS[tls.max_version]
     except (ssl.SSLError, ValueError) as exc:
-        raise ConfigurationError("kafka.ssl.enabled.protocols / kafka.ssl.protocol: "
-                                 f"{_ssl_reason(exc)}", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "TLS_PROTOCOLS", exc=_ssl_reason(exc)) from None
     try:
         if tls.ciphers:
             ctx.set_ciphers(tls.ciphers)
     except (ssl.SSLError, ValueError) as exc:  # ValueError: a NUL or non-ASCII character
-        raise ConfigurationError(
-            f"kafka.ssl.cipher.suites: {_ssl_reason(exc)}; give OpenSSL cipher names "
-            "separated by commas (`openssl ciphers` lists them)",
-            condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "CIPHER_SUITES", exc=_ssl_reason(exc)) from None
     if tls.cert_chain is not None and tls.key is not None:
         _load_client_certificate(ctx, tls.cert_chain, tls.key)
     return ctx
@@ -380,10 +370,7 @@ def _load_client_certificate(ctx: ssl.SSLContext, chain: bytes, key_der: bytes) 
         try:
             ctx.load_cert_chain(paths[0], paths[1], password=one_time)
         except ssl.SSLError:
-            raise ConfigurationError(
-                "the client private key does not match the client certificate "
-                "(kafka.ssl.keystore.* / kafka.ssl.certificate.location)",
-                condition=SECURITY_SETTING) from None
+            raise ConfigurationError.of(SECURITY_SETTING, "KEY_CERTIFICATE_MISMATCH") from None
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 

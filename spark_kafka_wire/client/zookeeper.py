@@ -159,9 +159,8 @@ def start_zookeeper(connect: str, timeout_s: float = ZOOKEEPER_TIMEOUT_S,
                          handler=_handler(security.tls, attempts),
                          sasl_options=security.sasl_options())
     except ValueError as exc:
-        raise ConfigurationError(f"zookeeper.connect {shown(connect)} is not "
-                                 f"host:port[,host:port][/chroot]: {exc}",
-                                 condition=INVALID_VALUE) from None
+        raise ConfigurationError.of(
+            INVALID_VALUE, "ZOOKEEPER_CONNECT", connect=shown(connect), exc=str(exc)) from None
     if security.sasl_user is not None:
         _refusal_ends_session(zk)
     try:
@@ -424,10 +423,9 @@ class ZooKeeperOffsetStore(ZooKeeperSession):
         offset_path(group, "t", 0)  # checks the group name
         members = self.members(group)
         if members:
-            raise ConfigurationError(
-                f"group {group!r} has {len(members)} consumer(s) registered in ZooKeeper at "
-                f"{self.connect} (/consumers/{group}/ids: {', '.join(sorted(members))}); "
-                "stop them before deleting the group", condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "GROUP_HAS_ZOOKEEPER_CONSUMERS_2", group=group,
+                members_count=len(members), connect=self.connect, value=', '.join(sorted(members)))
         zk = self.session()
         try:
             if zk.exists(f"/consumers/{group}") is None:

@@ -461,9 +461,6 @@ def bootstrap_from_zookeeper(connect: str, security_protocol: str = "PLAINTEXT",
     bootstraps from them."""
     addresses, kafka07 = find_cluster(connect, security_protocol, timeout_s, zookeeper_security)
     if kafka07:
-        raise ConfigurationError(
-            f"the brokers registered in ZooKeeper at {connect} are Kafka 0.7 brokers, which "
-            "have no Metadata request to bootstrap from; kafkawire reads and writes them "
-            "through zookeeper.connect with kafka.broker.version.fallback 0.7.x or unset",
-            condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(
+            KAFKA07_UNSUPPORTED, "NO_METADATA", connect=connect)
     return addresses

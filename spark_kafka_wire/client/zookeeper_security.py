@@ -51,6 +51,4 @@ def check_sasl_support() -> None:
     """kazoo speaks SASL through pure-sasl, which it imports only if installed; without it a
     login would fail inside kazoo's connection thread, so say so where options are parsed."""
     if importlib.util.find_spec("puresasl") is None:
-        raise ConfigurationError(
-            "zookeeper.sasl.jaas.config needs the pure-sasl package (kazoo's SASL support): "
-            "pip install pure-sasl", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "PURE_SASL_MISSING")

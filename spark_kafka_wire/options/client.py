@@ -79,13 +79,10 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     servers = (given(opts, "kafka.bootstrap.servers") or "").strip()
     zookeeper = (given(opts, "zookeeper.connect") or "").strip()
     if not servers and not zookeeper:
-        raise ConfigurationError(
-            "option 'kafka.bootstrap.servers' is required: set it to the brokers' "
-            "host:port list, e.g. .option('kafka.bootstrap.servers', 'broker1:9092'), or give "
-            "the cluster's ZooKeeper in 'zookeeper.connect' (host:port[,host:port][/chroot]) "
-            "to find the brokers there" + ("" if opts else NO_OPTIONS_AT_ALL)
-            + (UNPREFIXED_BOOTSTRAP if "bootstrap.servers" in opts else ""),
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(
+            MISSING_OPTION, "BOOTSTRAP_SERVERS_REQUIRED",
+            hints=("" if opts else NO_OPTIONS_AT_ALL)
+            + (UNPREFIXED_BOOTSTRAP if "bootstrap.servers" in opts else ""))
     protocol = text_value(opts, "kafka.security.protocol").strip().upper()
     if protocol not in SECURITY_PROTOCOLS:
         raise ConfigurationError.of(UNSUPPORTED_VALUE, option=option("kafka.security.protocol").name,
@@ -127,12 +124,13 @@ def refuse_what_the_table_refuses(opts: Mapping[str, str], use: Use) -> None:
     """The table's refused options and refused values, where ``use`` refuses them."""
     for o in OPTIONS:
         if o.refused is not None and o.uses & use and o.key in opts:
-            raise ConfigurationError(f"Kafka option '{o.name}' is not supported: {o.refused}",
-                                     condition=REFUSED_OPTION)
+            raise ConfigurationError.of(
+                REFUSED_OPTION, "KAFKA_OPTION", option=o.name, refused=o.refused)
     for r in REFUSED_VALUES:
         if r.uses & use and r.key in opts and str(opts[r.key]).strip().lower() == r.value:
-            raise ConfigurationError(f"Kafka option '{r.name}={r.value}' is not supported: "
-                                     f"{r.reason}", condition=REFUSED_OPTION)
+            raise ConfigurationError.of(
+                REFUSED_OPTION, "KAFKA_OPTION_VALUE", option=r.name, value=r.value,
+                reason=r.reason)
 
 
 def check_security_keys(opts: Mapping[str, str], use: Use, protocol: str, tls_on: bool,
@@ -157,13 +155,13 @@ def check_security_keys(opts: Mapping[str, str], use: Use, protocol: str, tls_on
             if not key.startswith(prefix):
                 continue
             if not on:
-                raise ConfigurationError(
-                    f"'{key}' is set but kafka.security.protocol is {protocol}: set "
-                    f"kafka.security.protocol={protocols}", condition=CONFLICTING_OPTIONS)
+                raise ConfigurationError.of(
+                    CONFLICTING_OPTIONS, "SECURITY_PROTOCOL", key=key, protocol=protocol,
+                    protocols=protocols)
             if key not in accepted:
-                raise ConfigurationError(
-                    f"'{key}' {implemented}; refusing to connect without the security you "
-                    "asked for", condition=REFUSED_OPTION)
+                raise ConfigurationError.of(
+                    REFUSED_OPTION, "UNIMPLEMENTED_SECURITY", key=key,
+                    implemented=implemented)
 
 
 def broker_version_fallback(opts: Mapping[str, str], zookeeper: str, protocol: str,
@@ -174,21 +172,16 @@ def broker_version_fallback(opts: Mapping[str, str], zookeeper: str, protocol: s
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
     if is_kafka07(fallback):
         if not zookeeper:
-            raise ConfigurationError(
-                f"kafka.broker.version.fallback={said}: Kafka 0.7 brokers have no "
-                "Metadata request, so kafkawire finds a 0.7 topic's brokers and partitions in "
-                "ZooKeeper: give zookeeper.connect (host:port[,host:port][/chroot])",
-                condition=MISSING_OPTION)
+            raise ConfigurationError.of(MISSING_OPTION, "KAFKA07_ZOOKEEPER_CONNECT", said=said)
         if sasl_on:
-            raise ConfigurationError(
-                f"kafka.security.protocol={protocol}: Kafka 0.7 brokers have no SASL",
-                condition=KAFKA07_UNSUPPORTED)
+            raise ConfigurationError.of(
+                KAFKA07_UNSUPPORTED, "SECURITY_PROTOCOL", protocol=protocol)
     else:
         try:
             versions_for_release(fallback)
         except ValueError as exc:
-            raise ConfigurationError(f"kafka.broker.version.fallback: {exc}",
-                                     condition=UNSUPPORTED_VALUE) from None
+            raise ConfigurationError.of(
+                UNSUPPORTED_VALUE, "BROKER_VERSION_FALLBACK", exc=str(exc)) from None
     return fallback
 
 
@@ -209,17 +202,13 @@ def _brokers_in_zookeeper(opts: Mapping[str, str], zookeeper: str, protocol: str
         zookeeper_security=zk_security)
     if registered07 and not kafka07:
         if named:
-            raise ConfigurationError(
-                f"kafka.broker.version.fallback={said}, but the brokers registered in "
-                f"ZooKeeper at {zookeeper} are Kafka 0.7 brokers (0.7's creator:host:port "
-                "registrations): set it to 0.7.2 (or leave it unset) to speak their "
-                "protocol", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "FALLBACK_NOT_KAFKA07", said=said,
+                zookeeper=zookeeper)
         fallback = "0.7.2"  # the registrations say which protocol
     elif kafka07 and not registered07:
-        raise ConfigurationError(
-            f"kafka.broker.version.fallback={said}, but the brokers registered in "
-            f"ZooKeeper at {zookeeper} are Kafka 0.8+ brokers (JSON registrations): "
-            "leave the option unset or name their release", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(
+            CONFLICTING_OPTIONS, "FALLBACK_KAFKA07", said=said, zookeeper=zookeeper)
     return bootstrap, fallback
 
 
@@ -238,10 +227,8 @@ def check_unused_kafka_keys(opts: Mapping[str, str], use: Use) -> None:
             close = closest_name(name, known)
             hints.append(f"'kafka.{name}'" + ("" if close is None
                                                 else f" (did you mean 'kafka.{close}'?)"))
-        raise ConfigurationError(
-            "unknown Kafka client option(s): " + ", ".join(hints)
-            + ": no Kafka client has such a setting. See docs/reference/options.md for the "
-            "kafka.* settings kafkawire understands", condition=UNKNOWN_OPTION)
+        raise ConfigurationError.of(
+            UNKNOWN_OPTION, "UNKNOWN_KAFKA_OPTIONS", hints=", ".join(hints))
     if given_keys:
         side = "read" if use & SOURCE else "write"
         _log.warning("Kafka client settings a kafkawire %s does not use, accepted without "

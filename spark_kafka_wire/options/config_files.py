@@ -78,8 +78,7 @@ def _unescape(text: str, where: str) -> str:
         if e == "u":
             digits = text[i + 2:i + 6]
             if len(digits) != 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
-                raise ConfigurationError(f"{where}: malformed \\uXXXX escape",
-                                         condition=CONFIG_FILE)
+                raise ConfigurationError.of(CONFIG_FILE, "BAD_ESCAPE", where=where)
             out.append(chr(int(digits, 16)))
             i += 6
         else:
@@ -143,8 +142,8 @@ def parse_properties(text: str, source: str = "properties",
     for number, line in _logical_lines(text):
         raw_key, sep, raw_value = _split(line)
         if names is not None and not _plausible(raw_key, sep, names):
-            raise ConfigurationError(f"{source}: not a Kafka client properties file (line "
-                                     f"{number} is not key=value)", condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "NOT_PROPERTIES", source=source, number=number)
         key = _unescape(raw_key, f"{source}, entry {number}")
         props[key] = _unescape(raw_value, f"{source}: {key}")
     return props
@@ -168,14 +167,13 @@ def read_properties(path: str, what: str, names: re.Pattern[str] = CONFIG_NAMES,
     except UnicodeDecodeError:
         if not precise:
             raise _vague(what, path) from None
-        raise ConfigurationError(f"{what}: {path!r} is not UTF-8 text",
-                                 condition=CONFIG_FILE) from None
+        raise ConfigurationError.of(CONFIG_FILE, "NOT_UTF8", what=what, path=path) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         if not precise:
             raise _vague(what, path) from None
-        raise ConfigurationError(f"{what}: cannot read {path!r}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}",
-                                 condition=CONFIG_FILE) from None
+        raise ConfigurationError.of(
+            CONFIG_FILE, "UNREADABLE", what=what, path=path,
+            value=getattr(exc, 'strerror', None) or exc) from None
     try:
         return parse_properties(text, f"{what}: {path}", names)
     except ConfigurationError:
@@ -227,8 +225,8 @@ def _real_dirs(value: str, what: str) -> tuple[str, ...]:
         if not item:
             continue
         if not os.path.isabs(item):
-            raise ConfigurationError(f"{what}: {item!r} is not an absolute path (Kafka's rule "
-                                     "for allowed.paths)", condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "ALLOWED_PATH_NOT_ABSOLUTE", what=what, item=item)
         dirs.append(os.path.realpath(item))
     return tuple(dirs)
 
@@ -248,25 +246,25 @@ def declared_providers(props: Mapping[str, str], source: str, prefix: str = ""
         key = f"{prefix}config.providers.{name}"
         cls = (props.get(f"{key}.class") or "").strip()
         if not cls:
-            raise ConfigurationError(f"{source}: {prefix}config.providers names {name!r} but "
-                                     f"{key}.class is not set: set it to one of "
-                                     + ", ".join(PROVIDER_CLASSES), condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "PROVIDER_CLASS_MISSING", source=source, prefix=prefix,
+                name=name, key=key, provider_classes=", ".join(PROVIDER_CLASSES))
         kind = PROVIDER_CLASSES.get(cls)
         if kind is None:
-            raise ConfigurationError(f"{source}: {key}.class names a JVM class kafkawire cannot "
-                                     "run; it understands " + ", ".join(PROVIDER_CLASSES),
-                                     condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "PROVIDER_CLASS_UNKNOWN", source=source, key=key,
+                provider_classes=", ".join(PROVIDER_CLASSES))
         if allowed_kinds is not None and kind not in allowed_kinds:
-            raise ConfigurationError(f"{source}: {key}.class: the {kind} config provider is "
-                                     f"not allowed here; {where_to_set(OPERATOR_PROVIDERS)}",
-                                     condition=NOT_ALLOWED_BY_OPERATOR)
+            raise ConfigurationError.of(
+                NOT_ALLOWED_BY_OPERATOR, "CONFIG_PROVIDER", source=source, key=key,
+                kind=kind, operator_providers=where_to_set(OPERATOR_PROVIDERS))
         params = {k[len(f"{key}.param."):]: v for k, v in props.items()
                   if k.startswith(f"{key}.param.")}
         for param in params:
             if param not in _PARAMS[kind]:
-                raise ConfigurationError(
-                    f"{source}: {key}.param.{param} is not a parameter of the {kind} provider "
-                    f"(it takes {', '.join(_PARAMS[kind])})", condition=CONFIG_FILE)
+                raise ConfigurationError.of(
+                    CONFIG_FILE, "UNKNOWN_PROVIDER_PARAMETER", source=source, key=key,
+                    param=param, kind=kind, value=', '.join(_PARAMS[kind]))
         paths = params.get("allowed.paths", "").strip()
         pattern = params.get("allowlist.pattern")
         allowlist = None
@@ -274,9 +272,9 @@ def declared_providers(props: Mapping[str, str], source: str, prefix: str = ""
             try:
                 allowlist = re.compile(pattern)
             except re.error as exc:
-                raise ConfigurationError(f"{source}: {key}.param.allowlist.pattern is not a "
-                                         f"regular expression ({exc})",
-                                         condition=CONFIG_FILE) from None
+                raise ConfigurationError.of(
+                    CONFIG_FILE, "ALLOWLIST_NOT_A_REGEX", source=source, key=key,
+                    exc=str(exc)) from None
         found[name] = Provider(
             name, kind, _real_dirs(paths, f"{source}: {key}.param.allowed.paths")
             if paths else None, allowlist, key)
@@ -292,13 +290,13 @@ def _check_path(path: str, provider: Provider, where: str) -> None:
     after normalising and resolving symlinks (a link out of an allowed directory is out)."""
     real = os.path.realpath(path)
     if provider.allowed_paths is not None and not _inside(real, provider.allowed_paths):
-        raise ConfigurationError(f"{where}: {path!r} is outside "
-                                 f"{provider.key}.param.allowed.paths", condition=CONFIG_FILE)
+        raise ConfigurationError.of(
+            CONFIG_FILE, "OUTSIDE_ALLOWED_PATHS", where=where, path=path, key=provider.key)
     operator = operator_list(OPERATOR_PATHS)
     if operator is not None and not _inside(real, _real_dirs(",".join(operator), OPERATOR_PATHS)):
-        raise ConfigurationError(f"{where}: {path!r} is outside the directories config "
-                                 f"providers may read here; {where_to_set(OPERATOR_PATHS)}",
-                                 condition=NOT_ALLOWED_BY_OPERATOR)
+        raise ConfigurationError.of(
+            NOT_ALLOWED_BY_OPERATOR, "PROVIDER_PATH", where=where,
+            path=path, operator_paths=where_to_set(OPERATOR_PATHS))
 
 
 @dataclass(frozen=True)
@@ -313,56 +311,53 @@ class _Resolver:
         where = f"{self.source}: {key}: placeholder ${{{name}:...}}"
         provider = self.providers.get(name)
         if provider is None:
-            raise ConfigurationError(
-                f"{where}: config provider {name!r} is not declared; Kafka resolves a "
-                f"placeholder only through a declared provider: add "
-                + _declaration(name, self.prefix), condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "PROVIDER_NOT_DECLARED", where=where, name=name,
+                name2=_declaration(name, self.prefix))
         if provider.kind == "env":
             return self._env(provider, path, item, where)
         if not path:
-            raise ConfigurationError(f"{where}: write ${{{name}:PATH:"
-                                     f"{'KEY' if provider.kind == 'file' else 'FILE'}}}",
-                                     condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "PLACEHOLDER_FORM", where=where, name=name,
+                value='KEY' if provider.kind == 'file' else 'FILE')
         if provider.kind == "file":
             _check_path(path, provider, where)
             props = read_properties(path, where, SECRET_NAMES, self.precise)
             if item not in props:
                 if not self.precise:
-                    raise ConfigurationError(f"{where}: cannot use key {item!r} of {path!r} "
-                                             "(missing, unreadable, not a properties file or "
-                                             "without that key)", condition=CONFIG_FILE)
-                raise ConfigurationError(f"{where}: {path!r} has no key {item!r}",
-                                         condition=CONFIG_FILE)
+                    raise ConfigurationError.of(
+                        CONFIG_FILE, "PLACEHOLDER_KEY_UNUSABLE", where=where, item=item, path=path)
+                raise ConfigurationError.of(CONFIG_FILE, "NO_SUCH_KEY", where=where, path=path, item=item)
             return props[item]
         file = os.path.join(path, item)
         if os.path.dirname(os.path.normpath(file)) != os.path.normpath(path):
-            raise ConfigurationError(f"{where}: {item!r} is not a file name in {path!r}",
-                                     condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "NOT_A_FILE_NAME", where=where, item=item, path=path)
         _check_path(file, provider, where)
         try:
             with open(file, encoding="utf-8") as f:
                 return f.read()
         except (UnicodeDecodeError, OSError, ValueError) as exc:  # ValueError: a NUL byte
             if not self.precise:
-                raise ConfigurationError(f"{where}: cannot use {file!r} (missing, unreadable "
-                                         "or not text)", condition=CONFIG_FILE) from None
+                raise ConfigurationError.of(
+                    CONFIG_FILE, "PLACEHOLDER_FILE_UNUSABLE", where=where, file=file) from None
             why = "it is not UTF-8 text" if isinstance(exc, UnicodeDecodeError) else \
                 getattr(exc, "strerror", None) or exc
-            raise ConfigurationError(f"{where}: cannot read {file!r}: {why}",
-                                     condition=CONFIG_FILE) from None
+            raise ConfigurationError.of(
+                CONFIG_FILE, "PLACEHOLDER_FILE_UNREADABLE", where=where, file=file, why=why) from None
 
     def _env(self, provider: Provider, path: str | None, item: str, where: str) -> str:
         if path:
-            raise ConfigurationError(f"{where} takes no path: write ${{{provider.name}:NAME}}",
-                                     condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "ENV_TAKES_NO_PATH", where=where, provider=provider.name)
         if provider.allowlist is not None and not provider.allowlist.fullmatch(item):
-            raise ConfigurationError(
-                f"{where}: environment variable {item!r} does not match "
-                f"{provider.key}.param.allowlist.pattern", condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "ENV_NOT_ALLOWED", where=where, item=item,
+                key=provider.key)
         value = os.environ.get(item)
         if value is None:
-            raise ConfigurationError(f"{where}: environment variable {item!r} is not set",
-                                     condition=CONFIG_FILE)
+            raise ConfigurationError.of(
+                CONFIG_FILE, "ENV_NOT_SET", where=where, item=item)
         return value
 
 

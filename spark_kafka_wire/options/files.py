@@ -57,8 +57,7 @@ def with_config_file(opts: dict[str, str], use: Use) -> dict[str, str]:
     if path is None:
         return opts
     if not path.strip():
-        raise ConfigurationError("kafkaConfigFile is empty: give the path of a .properties file",
-                                 condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "CONFIG_FILE_PATH")
     taken, skipped = config_file_options(path.strip(), opts, use, precise=False)
     if skipped:
         _log.warning("kafkaConfigFile %s: skipped keys this %s does not use: %s", path.strip(),
@@ -159,10 +158,9 @@ def check_security_spelling(names: Iterable[str], where: str) -> None:
     for name in names:
         intended = misspelt_security_key(name)
         if intended is not None:
-            raise ConfigurationError(
-                f"{where}: '{name}' is not a Kafka client setting; did you mean "
-                f"'{intended}'? Fix its name: kafkawire will not connect without the security "
-                "setting it seems to give", condition=UNKNOWN_OPTION)
+            raise ConfigurationError.of(
+                UNKNOWN_OPTION, "MISSPELT_SETTING", where=where, name=name,
+                intended=intended)
 
 
 def unknown_client_configs(names: Iterable[str]) -> list[str]:

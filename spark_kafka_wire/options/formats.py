@@ -109,10 +109,9 @@ class ColumnFormat:
         if self.strategy == "TopicNameStrategy":
             return f"{topic}-{self.column}"
         if record_name is None:
-            raise ConfigurationError(
-                f"{self.column}.subject.name.strategy={self.strategy} names subjects by the "
-                f"record's name, which a read does not know before it has a schema: set "
-                f"{self.column}.subject (or {self.column}.schema.id)", condition=MISSING_OPTION)
+            raise ConfigurationError.of(
+                MISSING_OPTION, "SUBJECT_BY_RECORD_NAME", column=self.column,
+                strategy=self.strategy)
         if self.strategy == "RecordNameStrategy":
             return record_name
         return f"{topic}-{record_name}"
@@ -141,9 +140,9 @@ def _strategy(opts: Mapping[str, str], name: Option) -> str:
     value = text_value(opts, name).strip()
     simple = value.rsplit(".", 1)[-1]
     if simple not in SUBJECT_NAME_STRATEGIES:
-        raise ConfigurationError(
-            f"{name.name} must be one of {', '.join(SUBJECT_NAME_STRATEGIES)} (or its "
-            f"io.confluent class name), got {value!r}", condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "SUBJECT_NAME_STRATEGY", name=name.name,
+            subject_name_strategies=', '.join(SUBJECT_NAME_STRATEGIES), value=value)
     return simple
 
 
@@ -151,9 +150,9 @@ def _column(opts: Mapping[str, str], column: str) -> ColumnFormat | None:
     names = _PER_COLUMN[column]
     fmt = text_value(opts, names.format).strip().lower()
     if fmt not in VALUE_FORMATS:
-        raise ConfigurationError(f"{names.format.name} must be one of "
-                                 f"{', '.join(VALUE_FORMATS)}, got {fmt!r}",
-                                 condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "COLUMN_FORMAT", name=names.format.name,
+            value_formats=', '.join(VALUE_FORMATS), fmt=fmt)
     schema_id = optional_int(opts, names.schema_id)
     schema_version = optional_int(opts, names.schema_version)
     subject = given(opts, names.subject)
@@ -181,10 +180,8 @@ def _registry_tls(opts: Mapping[str, str], url: str) -> TlsConfig | None:
         return tls_config(ours)
     except ConfigurationError as exc:
         # the Kafka parser names its own options: say which of ours it was
-        text = str(exc).split("] ", 1)[-1]
-        for mine, kafka in _REGISTRY_SSL.items():
-            text = text.replace(kafka.name, mine.name)
-        raise ConfigurationError(text, condition=exc.condition) from None
+        raise exc.renamed({kafka.name: mine.name for mine, kafka in _REGISTRY_SSL.items()}
+                          ) from None
 
 
 def _basic_user_info(opts: Mapping[str, str]) -> str | None:
@@ -199,24 +196,18 @@ def _basic_user_info(opts: Mapping[str, str]) -> str | None:
         return None
     if source == "USER_INFO":
         if not info or ":" not in info:
-            raise ConfigurationError(
-                "basic.auth.credentials.source=USER_INFO needs basic.auth.user.info as "
-                "user:password", condition=MISSING_OPTION)
+            raise ConfigurationError.of(MISSING_OPTION, "BASIC_AUTH_USER_INFO")
         return info
     if source == "SASL_INHERIT":
         # the mechanism alone decides, before the login is parsed: GSSAPI's (the default)
         # would first ask for the Kerberos extra, which has nothing to do with the conflict
         mechanism = text_value(opts, option("kafka.sasl.mechanism")).strip().upper()
         if mechanism not in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"):
-            raise ConfigurationError(
-                "basic.auth.credentials.source=SASL_INHERIT takes the user and password of a "
-                f"PLAIN or SCRAM Kafka login; kafka.sasl.mechanism is {mechanism}",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "SASL_INHERIT_MECHANISM", mechanism=mechanism)
         sasl = sasl_config(opts)
         return f"{sasl.username}:{sasl.password}"
-    raise ConfigurationError(
-        f"basic.auth.credentials.source must be URL, USER_INFO or SASL_INHERIT, got "
-        f"{source!r}", condition=UNSUPPORTED_VALUE)
+    raise ConfigurationError.of(UNSUPPORTED_VALUE, "BASIC_AUTH_SOURCE", source=source)
 
 
 def _oauth(opts: Mapping[str, str], source: str) -> OAuthConfig:
@@ -226,10 +217,8 @@ def _oauth(opts: Mapping[str, str], source: str) -> OAuthConfig:
     if source == "SASL_OAUTHBEARER_INHERIT":
         sasl = sasl_config(opts)
         if sasl.oauth is None:
-            raise ConfigurationError(
-                "bearer.auth.credentials.source=SASL_OAUTHBEARER_INHERIT sends the Kafka "
-                f"OAUTHBEARER login's tokens; kafka.sasl.mechanism is {sasl.mechanism}",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "OAUTHBEARER_INHERIT_MECHANISM", mechanism=sasl.mechanism)
         return sasl.oauth
     url_opt = option("bearer.auth.issuer.endpoint.url")
     url, client_id = given(opts, url_opt), given(opts, option("bearer.auth.client.id"))
@@ -237,8 +226,8 @@ def _oauth(opts: Mapping[str, str], source: str) -> OAuthConfig:
     for name, value in ((url_opt, url), (option("bearer.auth.client.id"), client_id),
                         (option("bearer.auth.client.secret"), secret)):
         if not value or not value.strip():
-            raise ConfigurationError(f"bearer.auth.credentials.source=OAUTHBEARER needs "
-                                     f"{name.name}", condition=MISSING_OPTION)
+            raise ConfigurationError.of(
+                MISSING_OPTION, "BEARER_AUTH_OAUTH", name=name.name)
     assert url is not None and client_id is not None and secret is not None
     check_url_allowed(url.strip(), url_opt.name)
     return OAuthConfig(source="oidc", principal=client_id.strip(), endpoint_url=url.strip(),
@@ -264,12 +253,10 @@ def _bearer(opts: Mapping[str, str]
     if source in ("OAUTHBEARER", "SASL_OAUTHBEARER_INHERIT"):
         return None, _oauth(opts, source), tuple(headers)
     if source != "STATIC_TOKEN":
-        raise ConfigurationError(
-            "bearer.auth.credentials.source must be STATIC_TOKEN, OAUTHBEARER or "
-            f"SASL_OAUTHBEARER_INHERIT, got {given_source!r}", condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "BEARER_AUTH_SOURCE", given_source=given_source)
     if not token or not token.strip():
-        raise ConfigurationError("bearer.auth.credentials.source=STATIC_TOKEN needs "
-                                 "bearer.auth.token", condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "BEARER_AUTH_TOKEN")
     return token.strip(), None, tuple(headers)
 
 
@@ -279,9 +266,7 @@ def registry_config(opts: Mapping[str, str]) -> RegistryConfig:
     url = given(opts, option("schema.registry.url"))
     urls = tuple(u.strip() for u in (url or "").split(",") if u.strip())
     if not urls:
-        raise ConfigurationError(
-            "value.format / key.format other than raw read schemas from a Schema Registry: "
-            "set schema.registry.url", condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "SCHEMA_REGISTRY_URL")
     user_info = _basic_user_info(opts)
     token, oauth, headers = _bearer(opts)
     if user_info is not None and (token is not None or oauth is not None):
@@ -299,8 +284,8 @@ def format_options(opts: Mapping[str, str]) -> FormatOptions:
     value, key = (_column(opts, c) for c in COLUMNS)
     mode = text_value(opts, option("mode")).strip().upper()
     if mode not in DECODE_MODES:
-        raise ConfigurationError(f"mode must be {' or '.join(DECODE_MODES)}, got {mode!r}",
-                                 condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "DECODE_MODE", decode_modes=' or '.join(DECODE_MODES), mode=mode)
     depth = optional_int(opts, option("recursiveFieldMaxDepth"))
     pb_depth = optional_int(opts, option("recursive.fields.max.depth"))
     settings = FormatOptions(

@@ -50,19 +50,20 @@ def _fraction(opts: Mapping[str, str], opt: Option, low: float, high: float) -> 
     try:
         value = float(raw.strip())
     except ValueError:
-        raise ConfigurationError(f"{name} must be a number, got {raw!r}",
-                                 condition=INVALID_VALUE) from None
+        raise ConfigurationError.of(INVALID_VALUE, option=name, expected="a number", got=repr(raw)) from None
     if not low <= value <= high:
-        raise ConfigurationError(f"{name} must be between {low} and {high}, got "
-                                 f"{shown(value, within=raw)}", condition=VALUE_OUT_OF_RANGE)
+        raise ConfigurationError.of(
+            VALUE_OUT_OF_RANGE, option=name, bound=f"between {low} and {high}",
+            got=shown(value, within=raw))
     return value
 
 
 def _bounded(opts: Mapping[str, str], opt: Option, high: int) -> int:
     value = int_value(opts, opt)
     if value > high:
-        raise ConfigurationError(f"{opt.name} must be at most {high}, got "
-                                 f"{shown(value, within=given(opts, opt))}", condition=VALUE_OUT_OF_RANGE)
+        raise ConfigurationError.of(
+            VALUE_OUT_OF_RANGE, option=opt.name, bound=f"at most {high}",
+            got=shown(value, within=given(opts, opt)))
     return value
 
 
@@ -83,10 +84,7 @@ def _aws_region(opts: Mapping[str, str]) -> str:
     if not region:
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or ""
     if not region:
-        raise ConfigurationError(
-            "Amazon MSK IAM needs the cluster's region: set kafka.sasl.aws.region (it is "
-            "taken from broker names like b-1.<cluster>.kafka.<region>.amazonaws.com, or "
-            "AWS_REGION, when those are available)", condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "AWS_REGION")
     return region
 
 
@@ -96,9 +94,7 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
     endpoint, else unsecured tokens. Messages name options, never their values."""
     if given(opts, "kafka.sasl.username") is not None or \
             given(opts, "kafka.sasl.password") is not None:
-        raise ConfigurationError("kafka.sasl.username/kafka.sasl.password do not apply to "
-                                 "OAUTHBEARER: give kafka.sasl.jaas.config",
-                                 condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, "OAUTHBEARER_USERNAME")
     handler = (given(opts, "kafka.sasl.login.callback.handler.class") or "").strip()
     url = (given(opts, "kafka.sasl.oauthbearer.token.endpoint.url") or "").strip()
     provider = (given(opts, "kafka.sasl.oauthbearer.token.provider") or "").strip()
@@ -106,24 +102,19 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
     module, jopts = parse_jaas(jaas) if jaas is not None else ("", {})
     known = (*OIDC_HANDLERS, UNSECURED_HANDLER, AWS_HANDLER)
     if handler and handler not in known:
-        raise ConfigurationError(
-            "kafka.sasl.login.callback.handler.class names a JVM class kafkawire cannot run; "
-            f"it understands {', '.join(known)}. For another token source, name a Python "
-            "callable in kafka.sasl.oauthbearer.token.provider", condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "LOGIN_CALLBACK_HANDLER", known=', '.join(known))
     aws = handler == AWS_HANDLER or module == AWS_MODULE
     if sum((aws, bool(url), bool(provider))) > 1:
-        raise ConfigurationError(
-            "give one OAUTHBEARER token source: kafka.sasl.oauthbearer.token.endpoint.url, "
-            "kafka.sasl.oauthbearer.token.provider or the MSK IAM callback handler",
-            condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "TOKEN_SOURCES")
     if module and module not in (OAUTH_MODULE, AWS_MODULE):
-        raise ConfigurationError(f"kafka.sasl.jaas.config: {shown_module(module)} does not fit "
-                                 f"kafka.sasl.mechanism=OAUTHBEARER (use {OAUTH_MODULE}, or "
-                                 f"{AWS_MODULE} for Amazon MSK IAM)", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "OAUTHBEARER_JAAS_MODULE", module=shown_module(module),
+            oauth_module=OAUTH_MODULE, aws_module=AWS_MODULE)
     if module == AWS_MODULE and not aws or module == OAUTH_MODULE and aws:
-        raise ConfigurationError(f"Amazon MSK IAM needs the JAAS module {AWS_MODULE} with "
-                                 f"kafka.sasl.login.callback.handler.class={AWS_HANDLER}",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "AWS_JAAS_AND_HANDLER", aws_module=AWS_MODULE,
+            aws_handler=AWS_HANDLER)
     refresh = _refresh_settings(opts)
     if aws:
         check_signer()
@@ -138,39 +129,28 @@ def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
         return OAuthConfig(source="provider", principal=provider, provider=provider,
                            extensions=extensions_from(jopts, "extension_"), refresh=refresh)
     if jaas is None:
-        raise ConfigurationError(
-            f"SASL OAUTHBEARER needs kafka.sasl.jaas.config: {OAUTH_MODULE} required "
-            'clientId="..." clientSecret="..." scope="..."; with '
-            "kafka.sasl.oauthbearer.token.endpoint.url (an identity provider), or "
-            'unsecuredLoginStringClaim_sub="<user>"; (unsecured tokens, development only)',
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(
+            MISSING_OPTION, "OAUTHBEARER_JAAS_CONFIG", oauth_module=OAUTH_MODULE)
     if url or handler in OIDC_HANDLERS:
         if not url:
-            raise ConfigurationError(
-                f"kafka.sasl.login.callback.handler.class={handler} needs "
-                "kafka.sasl.oauthbearer.token.endpoint.url", condition=SECURITY_SETTING)
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "HANDLER_NEEDS_ENDPOINT", handler=handler)
         scheme = url.partition(":")[0].lower()
         if scheme not in ("http", "https", "file"):
-            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url must be an "
-                                     "http, https or file URL", condition=INVALID_VALUE)
+            raise ConfigurationError.of(INVALID_VALUE, "TOKEN_ENDPOINT_SCHEME")
         try:
             parts = urlsplit(url)
             parts.port  # noqa: B018 (raises ValueError for a port that is not a number)
         except ValueError as exc:
             # exc quotes a piece of the URL
             why = f" ({shown(url)})" if isinstance(url, FromPlaceholder) else f" ({exc})"
-            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
-                                     f"valid URL{why}", condition=INVALID_VALUE) from None
+            raise ConfigurationError.of(INVALID_VALUE, "TOKEN_ENDPOINT_NOT_URL", why=why) from None
         if scheme != "file" and not parts.hostname or any(c in url for c in " \x00\r\n"):
-            raise ConfigurationError("kafka.sasl.oauthbearer.token.endpoint.url is not a "
-                                     "valid URL (no host, or white space in it)",
-                                     condition=INVALID_VALUE)
+            raise ConfigurationError.of(INVALID_VALUE, "TOKEN_ENDPOINT_NO_HOST")
         client_id, secret = jopts.get("clientId", ""), jopts.get("clientSecret", "")
         if scheme != "file" and (not client_id or not secret):
-            raise ConfigurationError(
-                "kafka.sasl.oauthbearer.token.endpoint.url: the token endpoint needs clientId "
-                f"and clientSecret in kafka.sasl.jaas.config ({OAUTH_MODULE})",
-                condition=SECURITY_SETTING)
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "ENDPOINT_CLIENT_CREDENTIALS", oauth_module=OAUTH_MODULE)
         check_url_allowed(url)  # where the query is defined; oidc.py checks again where read
         return OAuthConfig(
             source="oidc", principal=client_id or "token file", endpoint_url=url,

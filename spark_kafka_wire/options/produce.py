@@ -97,24 +97,17 @@ def _idempotence(opts: dict[str, str], acks: int, retries: int, in_flight: int) 
     disable = False
     if retries == 0:
         if explicit:
-            raise ConfigurationError(
-                "kafka.retries must be non-zero when kafka.enable.idempotence=true",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "IDEMPOTENCE_RETRIES")
         disable = True
     if acks != -1:
         if explicit:
-            raise ConfigurationError(
-                f"kafka.acks must be all to use kafka.enable.idempotence=true (got acks={acks}); "
-                "otherwise idempotence cannot be guaranteed", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "IDEMPOTENCE_ACKS", acks=acks)
         disable = True
     if in_flight > MAX_IN_FLIGHT_FOR_IDEMPOTENCE:
-        raise ConfigurationError(
-            "to use the idempotent producer (kafka.enable.idempotence, on by default), "
-            f"kafka.max.in.flight.requests.per.connection must be at most "
-            f"{MAX_IN_FLIGHT_FOR_IDEMPOTENCE}; got "
-            f"{shown(in_flight, within=given(opts, 'kafka.max.in.flight.requests.per.connection'))}"
-            ". Lower it, or set "
-            "kafka.enable.idempotence=false", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(
+            CONFLICTING_OPTIONS, "IDEMPOTENCE_IN_FLIGHT",
+            max_in_flight_for_idempotence=MAX_IN_FLIGHT_FOR_IDEMPOTENCE,
+            in_flight=shown(in_flight, within=given(opts, 'kafka.max.in.flight.requests.per.connection')))
     if disable:
         return False
     return True if explicit else None
@@ -131,23 +124,16 @@ def _transactional_prefix(opts: dict[str, str], idempotence: bool | None) -> str
     raw = wire_text(opts, "kafka.transactional.id")
     if raw is None:
         if given(opts, "kafka.transaction.timeout.ms") is not None:
-            raise ConfigurationError(
-                "kafka.transaction.timeout.ms takes effect only with kafka.transactional.id",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(CONFLICTING_OPTIONS, "TRANSACTION_TIMEOUT_ALONE")
         return None
     prefix = raw.strip()
     if not prefix:
-        raise ConfigurationError("kafka.transactional.id is empty: give the prefix of the "
-                                 "write's transactional ids", condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "TRANSACTIONAL_ID_EMPTY")
     if len(prefix.encode("utf-8")) > MAX_WIRE_STRING - _TASK_SUFFIX:
-        raise ConfigurationError(
-            f"kafka.transactional.id is too long: a task's id (prefix, '-', its partition) must "
-            f"fit a protocol string of {MAX_WIRE_STRING} bytes", condition=VALUE_OUT_OF_RANGE)
+        raise ConfigurationError.of(
+            VALUE_OUT_OF_RANGE, "TRANSACTIONAL_ID_TOO_LONG", max_wire_string=MAX_WIRE_STRING)
     if idempotence is False:
-        raise ConfigurationError(
-            "kafka.transactional.id needs the idempotent producer: kafka.acks=all, "
-            "kafka.retries > 0 and kafka.enable.idempotence not false (Java's producer refuses "
-            "a transactional.id without idempotence too)", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, "TRANSACTIONS_NEED_IDEMPOTENCE")
     return prefix
 
 
@@ -159,8 +145,8 @@ def _topic_creation(opts: dict[str, str]) -> TopicCreation:
     if not explicit:
         for o in sizes:
             if o.key in opts:
-                raise ConfigurationError(f"{o.name} takes effect only with createTopic=true",
-                                         condition=CONFLICTING_OPTIONS)
+                raise ConfigurationError.of(
+                    CONFLICTING_OPTIONS, "CREATE_TOPIC_ONLY", option=o.name)
     return TopicCreation(auto, explicit, -1 if partitions is None else partitions,
                          -1 if replication is None else replication)
 
@@ -188,7 +174,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
                                     allowed=", ".join(CODEC_NAMES), got=repr(codec_name))
     topic = given(opts, "topic")
     if topic is not None and not topic.strip():
-        raise ConfigurationError("option 'topic' is empty", condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "TOPIC_EMPTY")
     if topic is not None:
         check_topic_name(topic.strip(), "option 'topic'")
     raw_partitioner = text_value(opts, "kafka.partitioner")
@@ -230,9 +216,7 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         produce = replace(produce, enable_idempotence=False)
     formats = format_options(opts)
     if client.kafka07 and formats.columns:
-        raise ConfigurationError(
-            "value.format / key.format: writes to Kafka 0.7 clusters take raw columns only "
-            "(encode them in the DataFrame, e.g. with to_avro)", condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "FORMATS")
     return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
                        partitioner=partitioner, create=create, transactional_prefix=prefix,
                        formats=formats)
@@ -246,19 +230,13 @@ def _check_kafka07(opts: dict[str, str], codec_name: str, prefix: str | None,
     """What a Kafka 0.7 cluster cannot do, refused before anything is written (see
     sink/kafka07_writer.py for what 0.7 writes mean)."""
     if prefix is not None:
-        raise ConfigurationError(
-            "kafka.transactional.id: Kafka 0.7 brokers have no transactions; exactly-once "
-            "writes need Kafka 0.11 or later", condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "TRANSACTIONS")
     if given(opts, "kafka.enable.idempotence") is not None and \
             bool_value(opts, "kafka.enable.idempotence"):
-        raise ConfigurationError(
-            "kafka.enable.idempotence=true: Kafka 0.7 brokers have no idempotent producer "
-            "(writes to them are at-least-once)", condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "IDEMPOTENCE")
     if codec_name not in KAFKA07_CODECS:
-        raise ConfigurationError(
-            f"kafka.compression.type={codec_name}: Kafka 0.7 knows {', '.join(KAFKA07_CODECS)}",
-            condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(
+            KAFKA07_UNSUPPORTED, "CODEC", codec_name=codec_name,
+            kafka07_codecs=', '.join(KAFKA07_CODECS))
     if create.explicit:
-        raise ConfigurationError(
-            "createTopic: Kafka 0.7 has no CreateTopics request; its brokers create a topic on "
-            "the first write to it", condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "CREATE_TOPIC")

@@ -73,10 +73,8 @@ def zookeeper_security(opts: Mapping[str, str]) -> ZooKeeperSecurity | None:
     else:
         stray = [o.name for o in _ZK_TLS_ONLY if given(opts, o) is not None]
         if stray:
-            raise ConfigurationError(
-                f"'{stray[0]}' is set but zookeeper.ssl.client.enable is not true: set "
-                "zookeeper.ssl.client.enable=true to connect to ZooKeeper with TLS (its "
-                "secureClientPort)", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "ZOOKEEPER_TLS_OFF", stray=stray[0])
     user = password = None
     jaas_opt = option("zookeeper.sasl.jaas.config")
     jaas = given(opts, jaas_opt)
@@ -116,14 +114,14 @@ def _zookeeper_tls(opts: Mapping[str, str]) -> TlsConfig:
     if algorithm is not None:
         value = algorithm.strip().lower()
         if value not in ("https", ""):
-            raise ConfigurationError(f"{algorithm_opt.name} must be HTTPS or empty (no host "
-                                     f"name check), got {shown(algorithm)}",
-                                     condition=UNSUPPORTED_VALUE)
+            raise ConfigurationError.of(
+                UNSUPPORTED_VALUE, "ZOOKEEPER_ENDPOINT_IDENTIFICATION", algorithm_opt=algorithm_opt.name,
+                algorithm=shown(algorithm))
         enable = given(opts, "zookeeper.ssl.endpoint.identification.enable")
         if enable is not None and check != (value == "https"):
-            raise ConfigurationError(
-                f"{algorithm_opt.name} and zookeeper.ssl.endpoint.identification.enable "
-                "disagree: give one of them", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "ZOOKEEPER_HOSTNAME_CHECK",
+                algorithm_opt=algorithm_opt.name)
         check = value == "https"
     tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key, check_hostname=check)
     context_for(tls)  # a key that does not match its certificate fails here, on the driver
@@ -148,25 +146,23 @@ def sasl_config(opts: Mapping[str, str]) -> SaslConfig:
                           oauth=oauth)
     for oauth_only in _OAUTH_ONLY:
         if given(opts, oauth_only) is not None:
-            raise ConfigurationError(f"{oauth_only.name} applies to kafka.sasl.mechanism=OAUTHBEARER, "
-                                     f"not {mechanism}", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "OAUTHBEARER_ONLY", oauth_only=oauth_only.name,
+                mechanism=mechanism)
     if mechanism == "GSSAPI":
         return kerberos_sasl_config(opts)
     jaas = given(opts, "kafka.sasl.jaas.config")
     user, password = given(opts, "kafka.sasl.username"), given(opts, "kafka.sasl.password")
     if jaas is not None and (user is not None or password is not None):
-        raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.username/"
-                                 "kafka.sasl.password, not both", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, "JAAS_AND_USERNAME")
     if jaas is not None:
         user, password = jaas_credentials(jaas, mechanism)
     elif user is None or password is None:
-        raise ConfigurationError(
-            f"SASL {mechanism} needs credentials: set kafka.sasl.jaas.config (e.g. "
-            f"{SCRAM_MODULE if mechanism.startswith('SCRAM') else PLAIN_MODULE} required "
-            'username="..." password="...";) or kafka.sasl.username and kafka.sasl.password',
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(
+            MISSING_OPTION, "SASL_CREDENTIALS", mechanism=mechanism,
+            value=SCRAM_MODULE if mechanism.startswith('SCRAM') else PLAIN_MODULE)
     if not user:
-        raise ConfigurationError("the SASL user name is empty", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "SASL_USER_EMPTY")
     return SaslConfig(mechanism=mechanism, username=user, password=password)
 
 
@@ -187,33 +183,23 @@ def kerberos_sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     is read here, on the driver, and shipped with the plan (``client/sasl/kerberos.py``)."""
     if given(opts, "kafka.sasl.username") is not None \
             or given(opts, "kafka.sasl.password") is not None:
-        raise ConfigurationError(
-            "kafka.sasl.username/kafka.sasl.password do not apply to kafka.sasl.mechanism="
-            "GSSAPI (Kerberos, the default): set kafka.sasl.mechanism to PLAIN, SCRAM-SHA-256 "
-            "or SCRAM-SHA-512 for a user name and password, or give GSSAPI a keytab "
-            "(kafka.sasl.jaas.config with Krb5LoginModule useKeyTab=true keyTab=\"...\" "
-            "principal=\"...\")", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, "GSSAPI_USERNAME")
     service = given(opts, "kafka.sasl.kerberos.service.name")
     if service is not None and not service.strip():
-        raise ConfigurationError("kafka.sasl.kerberos.service.name is empty",
-                                 condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "KERBEROS_SERVICE_NAME")
     jaas = given(opts, "kafka.sasl.jaas.config")
     principal = (given(opts, "kafka.sasl.kerberos.principal") or "").strip() or None
     keytab_opt = option("kafka.sasl.kerberos.keytab")
     keytab = (given(opts, keytab_opt) or "").strip() or None
     if jaas is not None and (principal or keytab):
-        raise ConfigurationError("give either kafka.sasl.jaas.config or kafka.sasl.kerberos."
-                                 "keytab/kafka.sasl.kerberos.principal, not both",
-                                 condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(CONFLICTING_OPTIONS, "JAAS_AND_KEYTAB")
     kerberos: KerberosConfig
     if jaas is not None:
         module, options = parse_jaas(jaas)
         kerberos = kerberos_from_jaas(module, options, service.strip() if service else None)
     elif keytab is not None:
         if principal is None:
-            raise ConfigurationError("kafka.sasl.kerberos.keytab needs "
-                                     "kafka.sasl.kerberos.principal (name@REALM)",
-                                     condition=MISSING_OPTION)
+            raise ConfigurationError.of(MISSING_OPTION, "KERBEROS_PRINCIPAL")
         kerberos = keytab_config(principal, keytab, (service or DEFAULT_SERVICE_NAME).strip(),
                                  keytab_opt.name)
     else:
@@ -237,9 +223,9 @@ def _read_file(opts: Mapping[str, str], opt: Option) -> bytes | None:
         with open(path.strip(), "rb") as f:
             return f.read()
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
-        raise ConfigurationError(f"{opt.name}: cannot read {path!r}: "
-                                 f"{getattr(exc, 'strerror', None) or exc}",
-                                 condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "FILE_UNREADABLE", option=opt.name, path=path,
+            value=getattr(exc, 'strerror', None) or exc) from None
 
 
 def _inline(opts: Mapping[str, str], opt: Option) -> bytes | None:
@@ -296,8 +282,8 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
         if (sources[chain_opt] is None) != (keys[key_opt] is None):
             missing, present = (key_opt, chain_opt) if keys[key_opt] is None else \
                 (chain_opt, key_opt)
-            raise ConfigurationError(f"{missing.name} is needed with {present.name}",
-                                     condition=MISSING_OPTION)
+            raise ConfigurationError.of(
+                MISSING_OPTION, "NEEDED_WITH", missing=missing.name, present=present.name)
     _one_of(sources, "client certificate")
     chain: bytes | None = None
     key: bytes | None = None
@@ -314,17 +300,17 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
     # -- verification and versions
     algorithm = text_value(opts, "kafka.ssl.endpoint.identification.algorithm").strip().lower()
     if algorithm not in ("https", "", "none"):
-        raise ConfigurationError(
-            "kafka.ssl.endpoint.identification.algorithm must be https or empty (no hostname "
-            f"check), got {algorithm!r}", condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "SSL_ENDPOINT_IDENTIFICATION", algorithm=algorithm)
     low = high = None
     enabled_opt = option("kafka.ssl.enabled.protocols")
     enabled = given(opts, enabled_opt)
     if enabled is not None and enabled.strip():
         names = [version_name(v, enabled_opt.name) for v in enabled.split(",") if v.strip()]
         if not names:
-            raise ConfigurationError(f"{enabled_opt.name} names no TLS version: give some of "
-                                     + ", ".join(PROTOCOL_VERSIONS), condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "NO_TLS_VERSION", enabled_opt=enabled_opt.name,
+                protocol_versions=", ".join(PROTOCOL_VERSIONS))
         ranked = sorted(names, key=list(PROTOCOL_VERSIONS).index)
         low, high = ranked[0], ranked[-1]
     cap_opt = option("kafka.ssl.protocol")
@@ -335,8 +321,9 @@ def tls_config(opts: Mapping[str, str]) -> TlsConfig:
         if high is None or order.index(capped) < order.index(high):
             high = capped
         if low is not None and order.index(low) > order.index(high):
-            raise ConfigurationError(f"{cap_opt.name} is lower than every version in "
-                                     f"{enabled_opt.name}", condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "TLS_PROTOCOL_BELOW_ENABLED", cap_opt=cap_opt.name,
+                enabled_opt=enabled_opt.name)
     suites = given(opts, "kafka.ssl.cipher.suites")
     ciphers = ":".join(c.strip() for c in suites.split(",") if c.strip()) if suites else None
     tls = TlsConfig(cadata=cadata, cert_chain=chain, key=key,

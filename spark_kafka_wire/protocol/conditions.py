@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from string import Formatter
 
+from spark_kafka_wire.protocol.configuration_wordings import WORDINGS
+
 #: The condition prefix of a broker's error code (Kafka 0.8+): ``KAFKA_BROKER_ERROR.<name>``,
 #: the name as in Kafka's protocol guide.
 BROKER_CONDITION = "KAFKA_BROKER_ERROR"
@@ -410,6 +412,18 @@ def message(condition: str, **parameters: object) -> str:
         return message(family(condition), **outer,
                        **{entry.fills: part(condition, **parameters)})
     return template_of(condition).format(**parameters)
+
+
+def worded(condition: str, wording: str, **parameters: object) -> str:
+    """The message of one problem of ``condition``: the wording ``"<condition>:<wording>"``
+    of protocol/configuration_wordings.py filled with ``parameters`` (every field of it)."""
+    if not is_known(condition):
+        raise KeyError(f"unknown error condition {condition!r}")
+    template = WORDINGS[f"{condition}:{wording}"]
+    missing = template_parameters(template) - parameters.keys()
+    if missing:
+        raise TypeError(f"{condition}:{wording} needs the parameters {sorted(missing)}")
+    return template.format(**parameters)
 
 
 def kinds(of: str) -> dict[str, str]:

@@ -48,7 +48,7 @@ from pyspark.sql.types import (
 
 from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
-from spark_kafka_wire.client.errors import ConfigurationError, DataError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError, DataError
 from spark_kafka_wire.client.pool import (
     planner_client,
     shared_client,
@@ -144,9 +144,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         # Like Spark, the topic column's type matters only when no topic option overrides it.
         self.use_topic_column = options.topic is None
         if self.use_topic_column and not _check_column(schema, "topic"):
-            raise ConfigurationError(
-                "no topic to write to: set the 'topic' option or add a 'topic' column"
-            )
+            raise ConfigurationError.of(CONFIGURATION, "NO_TOPIC")
         self.has_partition = _check_column(schema, "partition")
         self.has_headers = _check_column(schema, "headers")
         self.timestamp_type = schema["timestamp"].dataType if _check_column(schema, "timestamp") \

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from pyspark import TaskContext
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.group_offsets import fetch_group
 from spark_kafka_wire.client.producer.transactions import (
     OpenTransaction,
@@ -97,8 +97,7 @@ def current_partition() -> int:
     """Spark's partition id of the running write task (the same for each of its attempts)."""
     context = TaskContext.get()
     if context is None:
-        raise ConfigurationError("kafka.transactional.id: the write is not running in a Spark "
-                                 "task (no TaskContext), so it has no partition id")
+        raise ConfigurationError.of(CONFIGURATION, "TRANSACTIONS_WITHOUT_TASK")
     return context.partitionId()
 
 
@@ -108,10 +107,9 @@ def current_batch() -> TaskBatch:
     batch = context.getLocalProperty(BATCH_ID_PROPERTY) if context else None
     query = context.getLocalProperty(QUERY_ID_PROPERTY) if context else None
     if batch is None or query is None:
-        raise ConfigurationError(
-            "kafka.transactional.id in a streaming write needs the micro-batch's id in the "
-            f"task's local properties ({BATCH_ID_PROPERTY}, {QUERY_ID_PROPERTY}), which this "
-            "Spark did not set; exactly-once cannot be guaranteed")
+        raise ConfigurationError.of(
+            CONFIGURATION, "TRANSACTIONS_WITHOUT_BATCH_ID", batch_id_property=BATCH_ID_PROPERTY,
+            query_id_property=QUERY_ID_PROPERTY)
     return TaskBatch(query, int(batch))
 
 
@@ -123,8 +121,8 @@ def _fingerprint(query_id: str) -> int:
 def marker_offset(batch: TaskBatch) -> int:
     """The committed offset that records ``batch``: query fingerprint, then batch id."""
     if not 0 <= batch.batch_id < 1 << BATCH_BITS:
-        raise ConfigurationError(f"batch id {batch.batch_id} does not fit the marker's "
-                                 f"{BATCH_BITS} bits")
+        raise ConfigurationError.of(
+            CONFIGURATION, "BATCH_ID_TOO_LARGE", batch_id=batch.batch_id, batch_bits=BATCH_BITS)
     return _fingerprint(batch.query_id) << BATCH_BITS | batch.batch_id
 
 

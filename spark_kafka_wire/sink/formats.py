@@ -214,9 +214,9 @@ def _encoder(writes: _Writes, fmt: ColumnFormat, schema: RegisteredSchema | None
         raise
     except ValueError as exc:
         which = f"schema {schema.id}" if schema is not None else "the derived schema"
-        raise ConfigurationError(
-            f"the {fmt.column} column cannot be written with {fmt.format} {which}: {exc}",
-            condition=UNSUPPORTED_VALUE) from None
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "COLUMN_NOT_ENCODABLE", column=fmt.column, format=fmt.format,
+            which=which, exc=str(exc)) from None
     return encoder
 
 
@@ -233,9 +233,9 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
     except ConfigurationError:
         raise
     except ValueError as exc:
-        raise ConfigurationError(
-            f"the {fmt.column} column's {fmt.format} schema cannot be derived from its Spark "
-            f"type: {exc}", condition=UNSUPPORTED_VALUE) from None
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "COLUMN_SCHEMA_NOT_DERIVABLE", column=fmt.column,
+            format=fmt.format, exc=str(exc)) from None
     if formats.use_latest_version or fmt.schema_version is not None:
         subject = fmt.subject_for(topic, derived.record)
         found = client.version(subject, fmt.schema_version) if fmt.schema_version is not None \
@@ -251,11 +251,8 @@ def _settle(fmt: ColumnFormat, formats: FormatOptions, registry: RegistryConfig,
     else:
         looked_up = client.lookup(subject, text, writes.schema_type)
         if looked_up is None:
-            raise ConfigurationError(
-                f"the {fmt.column} column's schema (derived from its Spark type) is not "
-                f"registered under subject {subject!r}, and auto.register.schemas=false: "
-                f"register it, or set use.latest.version=true or {fmt.column}.schema.id",
-                condition=MISSING_OPTION)
+            raise ConfigurationError.of(
+                MISSING_OPTION, "COLUMN_SCHEMA_NOT_REGISTERED", column=fmt.column, subject=subject)
         schema_id = looked_up.id
     return ColumnSchema(fmt.column, schema_id,
                         _encoder(writes, fmt, None, encoded_from, client, None))

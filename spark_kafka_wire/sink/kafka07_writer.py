@@ -127,16 +127,12 @@ class Kafka07Writer:
         count = len(layout.locations)
         if values.null_count:
             row = pc.index(pc.is_null(values), True).as_py()
-            raise ConfigurationError(
-                f"row {row} of a partition has a null value for topic {topic!r}: Kafka 0.7 "
-                "messages have no null payload (no tombstones); filter such rows out",
-                condition=KAFKA07_UNSUPPORTED)
+            raise ConfigurationError.of(
+                KAFKA07_UNSUPPORTED, "NULL_VALUE", row=row, topic=topic)
         if headers is not None and pc.any(pc.greater(pc.fill_null(pc.list_value_length(
                 headers), 0), 0)).as_py():
-            raise ConfigurationError(
-                f"rows for topic {topic!r} carry headers, which Kafka 0.7 messages cannot "
-                "hold: drop the 'headers' column (or empty it) to write to a 0.7 cluster",
-                condition=KAFKA07_UNSUPPORTED)
+            raise ConfigurationError.of(
+                KAFKA07_UNSUPPORTED, "HEADERS", topic=topic)
         parts = assign_partitions(keys, n, count, self.rng, self.options.partitioner)
         if explicit is not None and explicit.null_count < len(explicit):
             given = explicit.is_valid().to_numpy(zero_copy_only=False)
@@ -153,11 +149,9 @@ class Kafka07Writer:
         too_big = np.nonzero(sizes + MESSAGE_OVERHEAD > self.max_message)[0]
         if len(too_big):
             i = int(too_big[0])
-            raise ConfigurationError(
-                f"row {i} of a partition holds a value of {int(sizes[i])} bytes for topic "
-                f"{topic!r}, more than kafka.max.request.size ({self.max_message}) allows; "
-                "Kafka 0.7 brokers also drop messages above their max.message.size",
-                condition=KAFKA07_UNSUPPORTED)
+            raise ConfigurationError.of(
+                KAFKA07_UNSUPPORTED, "MESSAGE_TOO_LARGE", i=i, value=int(sizes[i]),
+                topic=topic, max_message=self.max_message)
         by_broker: dict[tuple[str, int], list[tuple[PartitionLocation, bytes, int]]] = \
             defaultdict(list)
         for number in np.unique(parts).tolist():

@@ -72,20 +72,16 @@ def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
     if fmt.schema_id is not None:
         return client.schema_by_id(fmt.schema_id)
     if not topics and fmt.subject is None:
-        raise ConfigurationError(
-            f"the {fmt.column} column's schema is found by topic ({fmt.strategy}), and this "
-            f"read names no topic yet: set {fmt.column}.subject or {fmt.column}.schema.id",
-            condition=REFUSED_OPTION)
+        raise ConfigurationError.of(
+            REFUSED_OPTION, "SUBJECT_WITHOUT_TOPIC", column=fmt.column, strategy=fmt.strategy)
     subjects = sorted({fmt.subject_for(t) for t in topics} if fmt.subject is None
                       else {fmt.subject})
     found = [client.version(s, fmt.schema_version) if fmt.schema_version is not None
              else client.latest(s) for s in subjects]
     if len({f.id for f in found}) > 1:
         listed = ", ".join(f"{s} (id {f.id})" for s, f in zip(subjects, found, strict=True))
-        raise ConfigurationError(
-            f"the {fmt.column} column needs one reader schema, and the topics' subjects have "
-            f"different ones: {listed}; set {fmt.column}.subject or {fmt.column}.schema.id to "
-            f"choose, or read the topics apart", condition=REFUSED_OPTION)
+        raise ConfigurationError.of(
+            REFUSED_OPTION, "READER_SCHEMAS_DIFFER", column=fmt.column, listed=listed)
     return found[0]
 
 
@@ -108,8 +104,9 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
             raise ConfigurationError.of(
                 "KAFKAWIRE_CONFIGURATION.UNREADABLE_SCHEMA", column=fmt.column,
                 format=fmt.format, schema_id=schema.id, reason=str(exc)) from exc
-        raise ConfigurationError(f"the {fmt.column} column's Protobuf schema {schema.id} "
-                                 f"cannot be read: {exc}", condition=REFUSED_OPTION) from None
+        raise ConfigurationError.of(
+            REFUSED_OPTION, "PROTOBUF_SCHEMA_UNREADABLE", column=fmt.column, id=schema.id,
+            exc=str(exc)) from None
 
 
 def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:
@@ -117,10 +114,10 @@ def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:
     reverse) would fail every record, so it is refused where the query is defined."""
     expected = SCHEMA_TYPE_OF_FORMAT[fmt.format]
     if schema.schema_type != expected:
-        raise ConfigurationError(
-            f"{fmt.column}.format={fmt.format} needs a {expected} schema, and the registry's "
-            f"schema {schema.id} (subject {schema.subject}) is {schema.schema_type}: set "
-            f"{fmt.column}.format to its format", condition=REFUSED_OPTION)
+        raise ConfigurationError.of(
+            REFUSED_OPTION, "SCHEMA_TYPE_MISMATCH", column=fmt.column, format=fmt.format,
+            expected=expected, id=schema.id, subject=schema.subject,
+            schema_type=schema.schema_type)
     return schema
 
 
@@ -141,10 +138,8 @@ def planned_columns(formats: FormatOptions, schema: StructType) -> tuple[ColumnR
         assert formats.registry is not None
         meta = schema[c.column].metadata if c.column in schema.fieldNames() else {}
         if SCHEMA_ID_KEY not in meta:
-            raise ConfigurationError(
-                f"kafkawire gives the {c.column} column the registry's reader schema; do not "
-                "pass a schema to the reader (pin one with "
-                f"{c.column}.schema.id or {c.column}.schema.version)", condition=REFUSED_OPTION)
+            raise ConfigurationError.of(
+                REFUSED_OPTION, "USER_SCHEMA_FORMATTED", column=c.column)
         # the id names the schema; the subject and version it was found under, which an id
         # lookup does not give, come from the metadata too
         registered = replace(

@@ -54,9 +54,9 @@ def _check_cover(given: Mapping[TopicPartition, int], tps: list[TopicPartition],
         if extra:
             parts.append(f"it names partitions that are not {word} or do not exist: "
                          + _tp_list(extra))
-        raise ConfigurationError(
-            f"{option} must give {what} for every {word} partition: " + "; ".join(parts) + hint,
-            condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, "PARTITIONS_MISSING", option=option, what=what, word=word,
+            parts="; ".join(parts), hint=hint)
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,9 @@ class OffsetSpec:
                      "an offset", word, " (use -2 for earliest, -1 for latest)")
         unread = sorted(set(self.topics) - {t for t, _ in tps})
         if unread:
-            raise ConfigurationError(
-                f"{name} names topics that are not {word} or do not exist: "
-                + ", ".join(unread), condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "TOPICS_NOT_READ", name=name, word=word,
+                unread=", ".join(unread))
         return {tp: by_topic[tp] if tp in by_topic else self.specific[tp] for tp in tps}
 
 
@@ -121,8 +121,8 @@ def load_json(raw: str, option: str, example: str) -> object:
     try:
         return json.loads(raw)
     except (ValueError, RecursionError):  # json.JSONDecodeError is a ValueError
-        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}",
-                                 condition=INVALID_VALUE) from None
+        raise ConfigurationError.of(
+            INVALID_VALUE, option=option, expected=f"JSON like {example}", got=shown(raw)) from None
 
 
 def partition_number(p: object, topic: str, option: str, key: bool = True) -> int:
@@ -133,8 +133,9 @@ def partition_number(p: object, topic: str, option: str, key: bool = True) -> in
         number = int(p)
     if not isinstance(number, int) or isinstance(number, bool) or not 0 <= number <= INT32_MAX:
         what = "a number" if key else "a partition number"
-        raise ConfigurationError(f"{option}: partition {shown(p)} of {topic!r} is not {what} "
-                                 f"(0 to {INT32_MAX})", condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, "PARTITION_NUMBER", option=option, partition=shown(p), topic=topic, what=what,
+            int32_max=INT32_MAX)
     return number
 
 
@@ -146,8 +147,8 @@ def _json_map(raw: str, option: str, example: str, topic_words: bool = False
     doc = load_json(raw, option, example)
     if not isinstance(doc, dict) or not all(
             isinstance(v, dict) or (topic_words and isinstance(v, str)) for v in doc.values()):
-        raise ConfigurationError(f"{option} must be JSON like {example}, got {shown(raw)}",
-                                 condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, option=option, expected=f"JSON like {example}", got=shown(raw))
     out: dict[TopicPartition, int] = {}
     words: dict[str, str] = {}
     for topic, parts in doc.items():
@@ -158,9 +159,9 @@ def _json_map(raw: str, option: str, example: str, topic_words: bool = False
         for p, value in parts.items():
             pi = partition_number(p, topic, option)
             if not isinstance(value, int) or isinstance(value, bool) or value > INT64_MAX:
-                raise ConfigurationError(
-                    f"{option}: the value for {topic}-{p} must be an integer up to "
-                    f"{INT64_MAX}, got {shown(value)}", condition=INVALID_VALUE)
+                raise ConfigurationError.of(
+                    INVALID_VALUE, "PARTITION_LIMIT", option=option, topic=topic, partition=p,
+                    int64_max=INT64_MAX, value=shown(value))
             out[(topic, pi)] = value
     return out, words
 
@@ -175,24 +176,23 @@ def parse_offsets(raw: str, option: str, allow_earliest: bool, allow_latest: boo
         return OffsetSpec(value, option=option)
     example = '{"topic":{"0":23,"1":-2}} or {"topic":"latest"}'
     if not text.startswith("{"):
-        raise ConfigurationError(
-            f"{option} must be 'earliest', 'latest' or JSON like {example}, got {shown(raw)}",
-            condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, option=option, expected=f"'earliest', 'latest' or JSON like {example}",
+            got=shown(raw))
     specific, words = _json_map(text, option, example, topic_words=True)
     topics: dict[str, int] = {}
     for topic, given_word in words.items():  # a topic's "earliest" / "latest" (SPARK-58774)
         which = given_word.strip().lower()
         if which not in ("earliest", "latest"):
-            raise ConfigurationError(
-                f"{option}: the value for topic {topic!r} must be 'earliest', 'latest' or a "
-                f"partition → offset map, got {shown(given_word)}", condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "TOPIC_OFFSET_WORD", option=option, topic=topic,
+                given_word=shown(given_word))
         topics[topic] = EARLIEST if which == "earliest" else LATEST
         _check_special(topics[topic], option, allow_earliest, allow_latest, topic)
     for (topic, p), off in specific.items():
         if off < -2:
-            raise ConfigurationError(
-                f"{option}: offset for {topic}-{p} must be an integer >= -2, got {off!r}",
-                condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "PARTITION_OFFSET", option=option, topic=topic, partition=p, off=off)
         _check_special(off, option, allow_earliest, allow_latest, f"{topic}-{p}")
     return OffsetSpec(None, specific, option=option, topics=topics)
 
@@ -201,11 +201,11 @@ def _check_special(value: int, option: str, allow_earliest: bool, allow_latest: 
                    where: str | None) -> None:
     at = f" for {where}" if where else ""
     if value == EARLIEST and not allow_earliest:
-        raise ConfigurationError(f"{option}{at} cannot be earliest (-2) for batch queries",
-                                 condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "EARLIEST_AS_BATCH_END", option=option, at=at)
     if value == LATEST and not allow_latest:
-        raise ConfigurationError(f"{option}{at} cannot be latest (-1) for batch queries",
-                                 condition=UNSUPPORTED_VALUE)
+        raise ConfigurationError.of(
+            UNSUPPORTED_VALUE, "LATEST_AS_BATCH_START", option=option, at=at)
 
 
 def _timestamp_value(raw: str, option: str) -> int:
@@ -213,17 +213,17 @@ def _timestamp_value(raw: str, option: str) -> int:
     digits = text[1:] if text[:1] in "+-" else text
     # ASCII digits of at most a long's length, as Java's Long.parseLong reads them
     if not (digits.isascii() and digits.isdigit() and len(digits.lstrip("0")) <= 19):
-        raise ConfigurationError(
-            f"{option} expects a single long value (milliseconds since the epoch), "
-            f"got {shown(text)}", condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, "TIMESTAMP_NOT_A_NUMBER", option=option, text=shown(text))
     value = int(text)
     if value < 0:
         # Negative values are ListOffsets' special queries (-1 latest, -2 earliest, ...).
-        raise ConfigurationError(f"{option} must be a timestamp >= 0 in ms, got {value}",
-                                 condition=VALUE_OUT_OF_RANGE)
+        raise ConfigurationError.of(
+            VALUE_OUT_OF_RANGE, option=option, bound="a timestamp >= 0 in ms", got=value)
     if value > INT64_MAX:
-        raise ConfigurationError(f"{option} must be a timestamp up to {INT64_MAX} ms, "
-                                 f"got {value}", condition=VALUE_OUT_OF_RANGE)
+        raise ConfigurationError.of(
+            VALUE_OUT_OF_RANGE, option=option, bound=f"a timestamp up to {INT64_MAX} ms",
+            got=value)
     return value
 
 
@@ -243,8 +243,9 @@ def parse_limit(opts: dict[str, str], end: str, *, latest_on_no_match: bool) -> 
         specific, _ = _json_map(raw, by_timestamp.name, '{"topic":{"0":1700000000000}}')
         for (topic, p), ts in specific.items():
             if ts < 0:
-                raise ConfigurationError(f"{by_timestamp.name}: the timestamp for {topic}-{p} "
-                                         f"must be >= 0 (ms), got {ts}", condition=VALUE_OUT_OF_RANGE)
+                raise ConfigurationError.of(
+                    VALUE_OUT_OF_RANGE, "PARTITION_TIMESTAMP_NEGATIVE", by_timestamp=by_timestamp.name,
+                    topic=topic, partition=p, ts=ts)
         return TimestampSpec(None, specific, option=by_timestamp.name,
                              latest_on_no_match=latest_on_no_match)
     return parse_offsets(text_value(opts, offsets), offsets.name,
@@ -269,15 +270,13 @@ def check_limits(starting: Limit, ending: Limit) -> None:
     else:
         return
     if set(s) != set(e):
-        raise ConfigurationError(
-            f"{starting.option} and {ending.option} name different partitions: "
-            f"only in {starting.option}: {_tp_list(set(s) - set(e)) or 'none'}; "
-            f"only in {ending.option}: {_tp_list(set(e) - set(s)) or 'none'}",
-            condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(
+            CONFLICTING_OPTIONS, "DIFFERENT_PARTITIONS", option=starting.option,
+            option2=ending.option, value=_tp_list(set(s) - set(e)) or 'none',
+            value2=_tp_list(set(e) - set(s)) or 'none')
     for (t, p), start in sorted(s.items()):
         end = e[(t, p)]
         if start >= 0 and end >= 0 and start > end:
-            raise ConfigurationError(
-                f"the starting {unit} {start} of {t}-{p} is after its ending {unit} {end}; "
-                f"check {starting.option} and {ending.option}",
-                condition=CONFLICTING_OPTIONS)
+            raise ConfigurationError.of(
+                CONFLICTING_OPTIONS, "START_AFTER_END", unit=unit, start=start, topic=t,
+                partition=p, end=end, option=starting.option, option2=ending.option)

@@ -142,10 +142,9 @@ def check_trigger_limits(opts: Mapping[str, str]) -> None:
     low = optional_int(opts, "minOffsetsPerTrigger")
     high = optional_int(opts, "maxOffsetsPerTrigger")
     if low is not None and high is not None and low > high:
-        raise ConfigurationError(
-            f"minOffsetsPerTrigger ({low}) is higher than maxOffsetsPerTrigger ({high}): a "
-            "micro-batch could never hold enough offsets. Lower minOffsetsPerTrigger or raise "
-            "maxOffsetsPerTrigger", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(
+            CONFLICTING_OPTIONS, "MIN_OFFSETS_ABOVE_MAX", low=low,
+            high=high)
 
 
 def parse_source_options(options: Mapping[str, str], batch: bool = True) -> SourceOptions:
@@ -266,10 +265,7 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     opts = with_config_file(lower_keys(options), SOURCE)
     for o in _ENDING:
         if o.key in opts:
-            raise ConfigurationError(
-                f"option {o.name!r} is not valid for streaming queries; a stream reads until it "
-                "is stopped (use Trigger.AvailableNow to stop at the current end)",
-                condition=REFUSED_OPTION)
+            raise ConfigurationError.of(REFUSED_OPTION, "BATCH_ONLY_OPTION", option=o.name)
     if _ENDING_IGNORED.key in opts:
         log.warning("%s option ignored in streaming queries (as in Spark): a stream reads until "
                     "it is stopped; use Trigger.AvailableNow to stop at the current end",
@@ -297,24 +293,16 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     group_id = source.group_id
     needs_group = commit != "none" or isinstance(starting, GroupStart)
     if needs_group and not group_id:
-        raise ConfigurationError(
-            "commitOffsets and startingOffsets=group need a consumer group: set kafka.group.id "
-            "(the group lag tools will show)", condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "GROUP_ID")
     if source.client.kafka07 and commit in ("kafka", "both"):
-        raise ConfigurationError(
-            f"commitOffsets={commit}: Kafka 0.7 brokers keep no consumer offsets; 0.7 "
-            "consumers kept them in ZooKeeper: use commitOffsets=zookeeper",
-            condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(
+            KAFKA07_UNSUPPORTED, "COMMIT_OFFSETS", commit=commit)
     if source.client.kafka07 and isinstance(starting, GroupStart) and commit != "zookeeper":
-        raise ConfigurationError(
-            "startingOffsets=group on a Kafka 0.7 cluster reads the group's offsets from "
-            "ZooKeeper, where 0.7 consumers kept them: set commitOffsets=zookeeper",
-            condition=KAFKA07_UNSUPPORTED)
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "GROUP_OFFSETS")
     zk = given(opts, "zookeeper.connect")
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):
-        raise ConfigurationError(
-            f"commitOffsets={commit} needs zookeeper.connect (host:port[,host:port][/chroot])",
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(
+            MISSING_OPTION, "COMMIT_ZOOKEEPER_CONNECT", commit=commit)
     check_trigger_limits(opts)
     optional_int(opts, POLL_TIMEOUT)  # checked, no effect (parse_source_options never sees it)
     return StreamOptions(

@@ -56,7 +56,7 @@ from pyspark.sql.datasource import InputPartition
 from spark_kafka_wire.client.cluster import TopicPartition, topic_error
 from spark_kafka_wire.client.cluster_api import Cluster, FetchSettings07, Locator, PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError, StartAfterEndError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError, StartAfterEndError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.offsets import LATEST
 from spark_kafka_wire.protocol.errors import AuthorizationError, ErrorCode
@@ -213,12 +213,9 @@ def resolve_limit(
         if offset is not None:
             wanted[tp] = offset
         elif is_start and not limit.latest_on_no_match:
-            raise ConfigurationError(
-                f"no offset matched from request of topic-partition {tp[0]}-{tp[1]} and "
-                f"timestamp {stamps[tp]} ({limit.option}): no record has a timestamp at or "
-                "after it. Set startingOffsetsByTimestampStrategy=latest to start such "
-                "partitions at the latest offset instead"
-            )
+            raise ConfigurationError.of(
+                CONFIGURATION, "NO_OFFSET_FOR_TIMESTAMP", topic=tp[0], partition=tp[1],
+                stamps=stamps[tp], option=limit.option)
         else:
             wanted[tp] = LATEST  # ending: no match is latest; starting: strategy "latest"
     return cluster_offsets(client, wanted, isolation_level)

@@ -27,13 +27,15 @@ def parse_duration_ms(text: str, option: str) -> int:
     """Spark's time strings: ``15m``, ``30s``, ``500ms``, ``1h``; a bare number means ms."""
     m = re.fullmatch(r"\s*([0-9]+)\s*([a-z]*)\s*", text.lower())
     if not m or (m.group(2) and m.group(2) not in _UNITS_MS):
-        raise ConfigurationError(f"{option} must be a duration like 15m, 30s or 500ms, "
-                                 f"got {text[:60]!r}", condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, option=option, expected="a duration like 15m, 30s or 500ms",
+            got=repr(text[:60]))
     num, den = _UNITS_MS[m.group(2) or "ms"]
     digits = m.group(1).lstrip("0") or "0"
     if len(digits) > 25 or int(digits) * num // den > MAX_DURATION_MS:
-        raise ConfigurationError(f"{option} is longer than {MAX_DURATION_MS} ms, got "
-                                 f"{text[:60]!r}", condition=VALUE_OUT_OF_RANGE)
+        raise ConfigurationError.of(
+            VALUE_OUT_OF_RANGE, "DURATION_TOO_LONG", option=option,
+            max_duration_ms=MAX_DURATION_MS, text=text[:60])
     return int(digits) * num // den
 
 

@@ -62,45 +62,36 @@ Strategy = Subscribe | SubscribePattern | Assign
 def parse_strategy(opts: dict[str, str]) -> Strategy:
     chosen = [o for o in (SUBSCRIBE, SUBSCRIBE_PATTERN, ASSIGN) if o.key in opts]
     if not chosen:
-        raise ConfigurationError(
-            "one of the options 'subscribe', 'subscribePattern' or 'assign' is required: "
-            "'subscribe' takes a comma-separated list of topics, 'subscribePattern' a regular "
-            "expression, 'assign' JSON like {\"topicA\":[0,1]}",
-            condition=MISSING_OPTION)
+        raise ConfigurationError.of(MISSING_OPTION, "SUBSCRIPTION")
     if len(chosen) > 1:
-        raise ConfigurationError(
-            "only one of the options 'subscribe', 'subscribePattern' or 'assign' can be "
-            f"given; got {', '.join(o.name for o in chosen)}",
-            condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(
+            CONFLICTING_OPTIONS, "SUBSCRIPTIONS",
+            chosen=', '.join(o.name for o in chosen))
     value = opts[chosen[0].key]
     if chosen[0] is SUBSCRIBE:
         topics = tuple(dict.fromkeys(t.strip() for t in value.split(",") if t.strip()))
         if not topics:
-            raise ConfigurationError(
-                f"option 'subscribe' names no topic (its value is {shown(value)})",
-                condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "SUBSCRIBE_NO_TOPIC", value=shown(value))
         for t in topics:
             check_topic_name(t, "option 'subscribe'")
         return Subscribe(topics)
     if chosen[0] is SUBSCRIBE_PATTERN:
         pattern = value.strip()
         if not pattern:
-            raise ConfigurationError(
-                f"option 'subscribePattern' is an empty pattern (its value is {shown(value)})",
-                condition=INVALID_VALUE)
+            raise ConfigurationError.of(
+                INVALID_VALUE, "SUBSCRIBE_PATTERN_EMPTY", value=shown(value))
         compile_pattern(pattern)
         return SubscribePattern(pattern)
     text = value.strip()
     example = '{"topicA":[0,1],"topicB":[0]}'
     if not text.startswith("{"):
-        raise ConfigurationError(
-            f"option 'assign' must be JSON like {example}; got {shown(value)}",
-            condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, "ASSIGN_NOT_JSON", example=example, value=shown(value))
     doc = load_json(text, "option 'assign'", example)
     if not isinstance(doc, dict) or not all(isinstance(v, list) for v in doc.values()):
-        raise ConfigurationError(
-            f"option 'assign' must be JSON like {example}; got {shown(value)}",
-            condition=INVALID_VALUE)
+        raise ConfigurationError.of(
+            INVALID_VALUE, "ASSIGN_NOT_JSON", example=example, value=shown(value))
     tps: list[TopicPartition] = []
     for topic, parts in doc.items():
         check_topic_name(topic, "option 'assign'")
@@ -126,7 +117,6 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     except (re.error, OverflowError, RecursionError) as exc:
         reason = "it nests too deeply" if isinstance(exc, RecursionError) else str(exc)
         hints = [hint for java, hint in _JAVA_ONLY if java.search(pattern)]
-        raise ConfigurationError(
-            "option 'subscribePattern' is not a valid regular expression (Python's re) "
-            f"({reason})" + (f"; write {'; '.join(hints)}" if hints else ""),
-            condition=INVALID_VALUE) from None
+        raise ConfigurationError.of(
+            INVALID_VALUE, "SUBSCRIBE_PATTERN_NOT_REGEX", reason=reason,
+            write=f"; write {'; '.join(hints)}" if hints else "") from None

@@ -40,6 +40,7 @@ from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import (
+    CONFIGURATION,
     KAFKA07_UNSUPPORTED,
     ConfigurationError,
     NoBrokersRegisteredError,
@@ -134,10 +135,7 @@ class Kafka07Cluster:
 
     def __init__(self, config: ClientConfig) -> None:
         if not config.zookeeper_connect:
-            raise ConfigurationError(
-                "Kafka 0.7 brokers have no Metadata request: kafkawire finds a 0.7 topic's "
-                "brokers and partitions in ZooKeeper; give zookeeper.connect "
-                "(host:port[,host:port][/chroot])", condition=KAFKA07_UNSUPPORTED)
+            raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "NEEDS_ZOOKEEPER")
         self.config = config
         self.connections = Kafka07Connections(config)
         self._registry = BrokerRegistry(config.zookeeper_connect,
@@ -159,12 +157,10 @@ class Kafka07Cluster:
         brokers = self._registry.brokers()
         newer = [b for b in brokers.values() if not b.kafka07]
         if newer:
-            raise ConfigurationError(
-                f"broker {newer[0].broker_id} registered in ZooKeeper at "
-                f"{self.config.zookeeper_connect} in Kafka 0.8+'s JSON layout "
-                f"({broker_path(newer[0].broker_id)}), not 0.7's: this is not a Kafka 0.7 "
-                "cluster; leave kafka.broker.version.fallback unset (or name the brokers' "
-                "release) to use the protocol its brokers speak", condition=KAFKA07_UNSUPPORTED)
+            raise ConfigurationError.of(
+                KAFKA07_UNSUPPORTED, "NOT_A_KAFKA07_BROKER",
+                broker_id=newer[0].broker_id, zookeeper_connect=self.config.zookeeper_connect,
+                broker_id2=broker_path(newer[0].broker_id))
         return brokers
 
     def layouts(self, topics: Iterable[str] | None = None) -> dict[str, TopicLayout]:
@@ -178,10 +174,9 @@ class Kafka07Cluster:
             if registration is None:
                 continue
             if not registration.kafka07:
-                raise ConfigurationError(
-                    f"topic {topic!r} is registered in Kafka 0.8+'s layout "
-                    f"({topic_path(topic)} holds JSON): this is not a Kafka 0.7 cluster",
-                    condition=KAFKA07_UNSUPPORTED)
+                raise ConfigurationError.of(
+                    KAFKA07_UNSUPPORTED, "NOT_A_KAFKA07_TOPIC", topic=topic,
+                    topic2=topic_path(topic))
             out[topic] = number_partitions(topic, registration.broker_partitions, brokers)
         self._layouts.update(out)
         return out
@@ -211,14 +206,14 @@ class Kafka07Cluster:
         """Where global partition ``number`` of ``topic`` is, as last read from ZooKeeper."""
         layout = self._layouts.get(topic) or self.layouts([topic]).get(topic)
         if layout is None:
-            raise ConfigurationError(f"topic {topic!r} is not registered in ZooKeeper at "
-                                     f"{self.config.zookeeper_connect} (/brokers/topics)")
+            raise ConfigurationError.of(
+                CONFIGURATION, "KAFKA07_TOPIC_NOT_REGISTERED", topic=topic,
+                zookeeper_connect=self.config.zookeeper_connect)
         if not 0 <= number < len(layout.locations):
-            raise ConfigurationError(
-                f"topic {topic!r} has no partition {number}: its brokers hold "
-                f"{len(layout.locations)} partitions, numbered 0 to "
-                f"{len(layout.locations) - 1} by broker id, then partition "
-                f"({', '.join(layout.names)})")
+            raise ConfigurationError.of(
+                CONFIGURATION, "KAFKA07_PARTITION_NOT_FOUND", topic=topic, number=number,
+                locations_count=len(layout.locations), value=len(layout.locations) - 1,
+                names=', '.join(layout.names))
         return layout.locations[number]
 
     def names(self, topics: Iterable[str]) -> dict[str, tuple[str, ...]]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.answer_limits import LISTING_ANSWER_BYTES, kafka07_fetch_limit
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
-from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import RequestType, expects_answer, split_answer
 from spark_kafka_wire.protocol.versions import is_kafka07
@@ -67,9 +67,9 @@ class Kafka07Connection:
     def __init__(self, host: str, port: int, config: ClientConfig,
                  deadline: Callable[[], Deadline | None] | None = None) -> None:
         if not is_kafka07(config.broker_version_fallback):
-            raise ConfigurationError(
-                f"a Kafka 0.7 connection needs broker_version_fallback 0.7.x (e.g. 0.7.2), not "
-                f"{config.broker_version_fallback!r}")
+            raise ConfigurationError.of(
+                CONFIGURATION, "KAFKA07_CONNECTION_NEEDS_07",
+                broker_version_fallback=config.broker_version_fallback)
         self.conn = BrokerConnection(host, port, config, deadline=deadline)
         self.host, self.port = host, port
         self.name = self.conn.name

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
@@ -352,16 +352,13 @@ def headers_from_arrow(column: pa.Array) -> tuple[np.ndarray | None, np.ndarray 
     parents = pc.list_parent_indices(column).to_numpy(zero_copy_only=False)
     if flat.null_count:
         i = int(np.flatnonzero(flat.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ConfigurationError(
-            f"row {int(parents[i])} has a null element in its 'headers' array; every header "
-            "is a struct with a non-null key")
+        raise ConfigurationError.of(
+            CONFIGURATION, "ROW_HEADER_NULL", value=int(parents[i]))
     keys = flat.field(0)
     values = flat.field(1)
     if keys.null_count:
         i = int(np.flatnonzero(keys.is_null().to_numpy(zero_copy_only=False))[0])
-        raise ConfigurationError(
-            f"row {int(parents[i])} has a header with a null key; header keys must be strings "
-            "(values may be null)")
+        raise ConfigurationError.of(CONFIGURATION, "ROW_HEADER_NULL_KEY", value=int(parents[i]))
     each = (pc.binary_length(keys.cast(pa.binary() if pa.types.is_string(keys.type)
                                        else pa.large_binary())).to_numpy(zero_copy_only=False)
             + pc.fill_null(pc.binary_length(values), 0).to_numpy(zero_copy_only=False)

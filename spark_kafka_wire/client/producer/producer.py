@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.producer.accumulator import (
     Accumulator,
     PendingBatch,
@@ -121,11 +121,8 @@ class Producer(Sender):
 
     def _idempotence_unsupported(self, topic: str, why: str) -> bool:
         if self.settings.enable_idempotence:
-            raise ConfigurationError(
-                f"kafka.enable.idempotence=true cannot be honoured for topic {topic!r}: {why}; "
-                "idempotent produce needs Kafka 0.11+ (InitProducerId). Remove the setting "
-                "(or set it to false) to write without idempotence"
-            )
+            raise ConfigurationError.of(
+                CONFIGURATION, "IDEMPOTENCE_UNSUPPORTED_BY_TOPIC", topic=topic, why=why)
         log.info("idempotence is off for this write: %s", why)
         return False
 
@@ -133,9 +130,8 @@ class Producer(Sender):
         if not self.settings.idempotence_wanted:
             return False
         if self.settings.transactional_id is not None and magic < 2:
-            raise ConfigurationError(
-                f"kafka.transactional.id cannot be honoured for topic {topic!r}: its leader "
-                "speaks a Produce version before record batches; transactions need Kafka 0.11+")
+            raise ConfigurationError.of(
+                CONFIGURATION, "TRANSACTIONS_UNSUPPORTED_BY_TOPIC", topic=topic)
         if magic < 2:
             return self._idempotence_unsupported(
                 topic, "its leader speaks a Produce version before record batches")
@@ -175,11 +171,8 @@ class Producer(Sender):
         magic = self.prepare(topic)
         if magic < 2 and headers is not None and any(h for h in headers):
             row = next(i for i, h in enumerate(headers) if h)
-            raise ConfigurationError(
-                f"row {row} has headers, but the leader of topic {topic!r} speaks a Produce "
-                f"version with message format v{magic}, which has no headers (Kafka 0.11+ "
-                "brokers store them); drop the 'headers' column or write to a newer broker"
-            )
+            raise ConfigurationError.of(
+                CONFIGURATION, "HEADERS_UNSUPPORTED_BY_TOPIC", row=row, topic=topic, magic=magic)
         sizes = record_sizes(keys, values, header_bytes)
         check_record_sizes(topic, sizes, partitions, self.settings)
         ts = np.broadcast_to(np.asarray(timestamps, dtype=np.int64), (n,))

@@ -41,7 +41,7 @@ from typing import TypeVar
 
 from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.group_offsets import (
     TRANSACTION_KEY_TYPE,
     check_coordinated,
@@ -117,13 +117,11 @@ def request_version(conn: BrokerConnection, spec: ApiSpec, v2: bool) -> int:
     version = conn.version(spec)
     if v2:
         if version < TRANSACTION_V2_FROM[spec.key]:
-            raise ConfigurationError(
-                f"broker {conn.name} speaks {spec.name} up to v{version}, but the transaction "
-                f"was begun with the transaction protocol v2 (KIP-890), which needs "
-                f"v{TRANSACTION_V2_FROM[spec.key]}: the cluster finalized "
-                f"{TRANSACTION_VERSION_FEATURE} {TRANSACTION_V2_LEVEL} while this broker does "
-                "not support it (a rolling upgrade or downgrade under way?). Retry the write "
-                "once every broker runs the same Kafka")
+            raise ConfigurationError.of(
+                CONFIGURATION, "BROKER_WITHOUT_TRANSACTION_V2", conn=conn.name, spec=spec.name,
+                version=version, transaction_v2_from=TRANSACTION_V2_FROM[spec.key],
+                transaction_version_feature=TRANSACTION_VERSION_FEATURE,
+                transaction_v2_level=TRANSACTION_V2_LEVEL)
         return version
     return min(version, CLASSIC_MAX_VERSION[spec.key])
 
@@ -208,10 +206,9 @@ def init_transactions(client: KafkaClient, transactional_id: str, timeout_ms: in
 
 
 def transactions_unsupported(broker: str) -> ConfigurationError:
-    return ConfigurationError(
-        f"broker {broker} does not support transactions (no InitProducerId: Kafka before "
-        f"0.11); {TRANSACTIONAL_ID} needs Kafka 0.11+ (2.5+ recommended). Remove it to "
-        "write at-least-once")
+    return ConfigurationError.of(
+        CONFIGURATION, "BROKER_WITHOUT_TRANSACTIONS", broker=broker,
+        transactional_id=TRANSACTIONAL_ID)
 
 
 def add_partitions(client: KafkaClient, transactional_id: str, identity: ProducerIdentity,

@@ -37,10 +37,7 @@ def check_signer() -> None:
     try:
         import aws_msk_iam_sasl_signer  # noqa: F401, PLC0415 (the optional [aws] extra)
     except ImportError:
-        raise ConfigurationError(
-            "Amazon MSK IAM (software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler) "
-            f"needs the aws-msk-iam-sasl-signer-python package: {INSTALL} (on the driver and "
-            "the executors)", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(SECURITY_SETTING, "AWS_SIGNER_MISSING", install=INSTALL) from None
 
 
 def aws_token(config: OAuthConfig) -> Token:

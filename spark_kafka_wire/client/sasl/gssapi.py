@@ -69,7 +69,8 @@ def load_gssapi() -> ModuleType:
     try:
         import gssapi  # noqa: PLC0415 (an optional extra, needed only for GSSAPI logins)
     except ImportError as exc:
-        raise ConfigurationError(f"{INSTALL_HINT} ({exc})", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "GSSAPI_MISSING", install_hint=INSTALL_HINT, exc=str(exc)) from None
     return gssapi
 
 

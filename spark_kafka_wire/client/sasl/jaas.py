@@ -61,8 +61,7 @@ def _tokens(text: str, what: str = _WHAT) -> list[tuple[str, bool]]:
             buf: list[str] = []
             while True:
                 if i >= n:
-                    raise ConfigurationError(f"{what}: a quoted value is not closed",
-                                             condition=SECURITY_SETTING)
+                    raise ConfigurationError.of(SECURITY_SETTING, "JAAS_QUOTE", what=what)
                 c = text[i]
                 if c == "\\" and i + 1 < n:
                     buf.append(text[i + 1])
@@ -87,30 +86,25 @@ def parse_jaas(text: str, what: str = _WHAT) -> tuple[str, dict[str, str]]:
     in messages."""
     toks = _tokens(text, what)
     if len(toks) < 2 or toks[0][1] or toks[1][1]:
-        raise ConfigurationError(
-            f"{what} must read '<LoginModule> required key=\"value\" ...;'",
-            condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "JAAS_FORM", what=what)
     module, flag = toks[0][0], toks[1][0]
     if flag.lower() not in FLAGS:
-        raise ConfigurationError(
-            f"{what}: the login module must be followed by one of {', '.join(FLAGS)}",
-            condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JAAS_FLAG", what=what, flags=', '.join(FLAGS))
     options: dict[str, str] = {}
     i = 2
     while i < len(toks) and toks[i] != (";", False):
         key, quoted = toks[i]
         if quoted or i + 2 >= len(toks) or toks[i + 1] != ("=", False) \
                 or toks[i + 2] in ((";", False), ("=", False)):
-            raise ConfigurationError(f"{what}: expected key=value after the module name "
-                                     f"(near option {len(options) + 1})",
-                                     condition=SECURITY_SETTING)
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "JAAS_KEY_VALUE", what=what, value=len(options) + 1)
         options[key] = toks[i + 2][0]
         i += 3
     if i >= len(toks):
-        raise ConfigurationError(f"{what} must end with ';'", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "JAAS_END", what=what)
     if i + 1 != len(toks):
-        raise ConfigurationError(f"{what} holds more than one login module: give exactly one",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "JAAS_MODULES", what=what)
     return module, options
 
 
@@ -119,26 +113,25 @@ def jaas_credentials(text: str, mechanism: str) -> tuple[str, str]:
     ``mechanism``."""
     module, options = parse_jaas(text)
     if module in KNOWN_MODULES and module not in MODULES:  # OAUTHBEARER's, GSSAPI's module
-        raise ConfigurationError(
-            f"{_WHAT}: {shown_module(module)} does not fit kafka.sasl.mechanism={mechanism}; "
-            f"expected {PLAIN_MODULE} or {SCRAM_MODULE}", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JAAS_MODULE_MECHANISM", what=_WHAT, module=shown_module(module),
+            mechanism=mechanism, plain_module=PLAIN_MODULE, scram_module=SCRAM_MODULE)
     if module not in MODULES:
-        raise ConfigurationError(
-            f"{_WHAT}: {shown_module(module)} is not one kafkawire supports for "
-            f"kafka.sasl.mechanism={mechanism}; expected {PLAIN_MODULE} or {SCRAM_MODULE}",
-            condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JAAS_MODULE_UNSUPPORTED", what=_WHAT,
+            module=shown_module(module), mechanism=mechanism, plain_module=PLAIN_MODULE,
+            scram_module=SCRAM_MODULE)
     if mechanism not in MODULES[module]:
-        raise ConfigurationError(
-            f"{_WHAT}: {module.rsplit('.', 1)[1]} does not fit kafka.sasl.mechanism="
-            f"{mechanism} (it serves {', '.join(MODULES[module])})", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JAAS_MODULE_OTHER_MECHANISM", what=_WHAT, value=module.rsplit('.', 1)[1],
+            mechanism=mechanism, value2=', '.join(MODULES[module]))
     if options.get("tokenauth", "").strip().lower() == "true":
-        raise ConfigurationError(
-            f"{_WHAT}: tokenauth=true (delegation tokens, KIP-48) is not supported yet",
-            condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "DELEGATION_TOKENS", what=_WHAT)
     missing = [k for k in ("username", "password") if k not in options]
     if missing:
-        raise ConfigurationError(f"{_WHAT}: {' and '.join(missing)} missing",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JAAS_OPTIONS_MISSING", what=_WHAT, missing=' and '.join(missing))
     return options["username"], options["password"]
 
 
@@ -148,14 +141,13 @@ def digest_credentials(text: str, what: str) -> tuple[str, str]:
     in messages, which never show a value."""
     module, options = parse_jaas(text, what)
     if module != DIGEST_MODULE:
-        raise ConfigurationError(
-            f"{what}: login module {module!r} is not supported for ZooKeeper; kafkawire logs in "
-            f"to ZooKeeper with SASL DIGEST-MD5: {DIGEST_MODULE} required username=\"...\" "
-            'password="...";', condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "ZOOKEEPER_JAAS_MODULE", what=what, module=module,
+            digest_module=DIGEST_MODULE)
     missing = [k for k in ("username", "password") if k not in options]
     if missing:
-        raise ConfigurationError(f"{what}: {' and '.join(missing)} missing",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "JAAS_OPTIONS_MISSING", what=what, missing=' and '.join(missing))
     if not options["username"]:
-        raise ConfigurationError(f"{what}: the user name is empty", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "JAAS_USER_EMPTY", what=what)
     return options["username"], options["password"]

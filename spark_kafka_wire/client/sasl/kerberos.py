@@ -64,8 +64,7 @@ class KerberosConfig:
 def _flag(options: dict[str, str], key: str) -> bool:
     value = options.get(key, "false").strip().lower()
     if value not in ("true", "false"):
-        raise ConfigurationError(f"{_WHAT}: {key} must be true or false",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "JAAS_BOOLEAN", what=_WHAT, key=key)
     return value == "true"
 
 
@@ -79,15 +78,14 @@ def read_keytab(path: str, what: str, shown: str | None = None) -> bytes:
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
         # strerror, not str(exc): the latter quotes the path
         reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise ConfigurationError(f"{what}: cannot read {name}: {reason}",
-                                 condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "KEYTAB_UNREADABLE", what=what, name=name, reason=reason) from None
     principals = keytab_principals(data)
     if principals is None:
-        raise ConfigurationError(f"{what}: {name} is not a Kerberos keytab (MIT keytab "
-                                 "format version 2 expected, as ktutil and kadmin write)",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "NOT_A_KEYTAB", what=what, name=name)
     if not principals:
-        raise ConfigurationError(f"{what}: {name} holds no keys", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "KEYTAB_EMPTY", what=what, name=name)
     return data
 
 
@@ -148,38 +146,31 @@ def kerberos_from_jaas(module: str, options: dict[str, str], service_name: str |
     ``serviceName`` may give it too, and the two must agree (the Java client's rule).
     """
     if module != KRB5_MODULE:
-        raise ConfigurationError(
-            f"{_WHAT}: kafka.sasl.mechanism=GSSAPI (Kerberos, the default) takes "
-            f"{KRB5_MODULE}, not {shown_module(module)}; set kafka.sasl.mechanism to the "
-            "mechanism of that login module (PLAIN, SCRAM-SHA-256/512 or OAUTHBEARER)",
-            condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "GSSAPI_JAAS_MODULE", what=_WHAT, krb5_module=KRB5_MODULE,
+            module=shown_module(module))
     jaas_service = options.get("serviceName")
     if jaas_service is not None and service_name is not None and jaas_service != service_name:
-        raise ConfigurationError(
-            f"conflicting Kerberos service names: serviceName in {_WHAT} differs from "
-            f"kafka.sasl.kerberos.service.name={service_name!r}", condition=CONFLICTING_OPTIONS)
+        raise ConfigurationError.of(
+            CONFLICTING_OPTIONS, "KERBEROS_SERVICE_NAMES", what=_WHAT,
+            service_name=service_name)
     service = (jaas_service or service_name or DEFAULT_SERVICE_NAME).strip()
     use_keytab, use_cache = _flag(options, "useKeyTab"), _flag(options, "useTicketCache")
     principal = options.get("principal") or None
     keytab_path = options.get("keyTab")
     if keytab_path is not None and not use_keytab:
-        raise ConfigurationError(f"{_WHAT}: keyTab is set but useKeyTab is not true; add "
-                                 "useKeyTab=true (Java ignores keyTab without it)",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "KEYTAB_WITHOUT_USEKEYTAB", what=_WHAT)
     if use_keytab and keytab_path:
         if principal is None:
-            raise ConfigurationError(f"{_WHAT}: useKeyTab=true needs principal=\"name@REALM\" "
-                                     "(the keytab's principal to log in as)",
-                                     condition=SECURITY_SETTING)
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "KEYTAB_NEEDS_PRINCIPAL", what=_WHAT)
         return keytab_config(principal, keytab_path.strip(), service, _WHAT, in_jaas=True)
     if use_keytab or use_cache:
         # No keyTab: MIT's default client keytab or the ticket cache of each process.
         return KerberosConfig(service_name=service, principal=principal,
                               ticket_cache=options.get("ticketCache") or None)
-    raise ConfigurationError(
-        f"{_WHAT}: {KRB5_MODULE} needs useKeyTab=true with keyTab=\"/path/client.keytab\" and "
-        "principal=\"name@REALM\", or useTicketCache=true (a kinit'ed ticket cache); "
-        "kafkawire cannot prompt for a password", condition=SECURITY_SETTING)
+    raise ConfigurationError.of(
+        SECURITY_SETTING, "KRB5_LOGIN", what=_WHAT, krb5_module=KRB5_MODULE)
 
 
 def keytab_config(principal: str, path: str, service: str, what: str,
@@ -193,9 +184,8 @@ def keytab_config(principal: str, path: str, service: str, what: str,
     data = read_keytab(path, what, keytab)
     principals = keytab_principals(data) or []
     if not principal_in(principal, principals):
-        raise ConfigurationError(
-            f"{what}: {keytab} holds no key for {who}; it holds "
-            f"keys for {', '.join(principals)}. Set principal to one of those or use the "
-            "principal's own keytab", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "KEYTAB_PRINCIPAL", what=what, keytab=keytab, who=who,
+            principals=', '.join(principals))
     return KerberosConfig(service_name=service, principal=principal, keytab=data,
                           keytab_path=path)

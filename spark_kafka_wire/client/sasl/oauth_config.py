@@ -163,12 +163,9 @@ def check_url_allowed(url: str, option: str = URL_OPTION) -> None:
     allowed = operator_list(ALLOWED_URLS) or []
     if url.strip() in allowed:
         return
-    raise ConfigurationError(
-        f"{option}: kafkawire reads no URL a query names unless the cluster operator listed "
-        f"it, and {safe_url(url)} is not listed (the check compares the whole URL exactly, "
-        "as Java's org.apache.kafka.sasl.oauthbearer.allowed.urls does since Kafka 4.0). "
-        f"To use it, ask the operator: {where_to_set(ALLOWED_URLS)}, a comma-separated list of "
-        "exact URLs", condition=NOT_ALLOWED_BY_OPERATOR)
+    raise ConfigurationError.of(
+        NOT_ALLOWED_BY_OPERATOR, "URL", option=option, url=safe_url(url),
+        allowed_urls=where_to_set(ALLOWED_URLS))
 
 
 def provider_module(name: str) -> tuple[str, str]:
@@ -186,18 +183,14 @@ def check_provider_allowed(name: str) -> None:
     query's choosing in every Python process of the cluster."""
     module, attr = provider_module(name.strip())
     if not _DOTTED.fullmatch(module) or not attr.isidentifier():
-        raise ConfigurationError(
-            f"{PROVIDER_OPTION} must read package.module:function (or "
-            "package.module.function), absolute module names only", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "TOKEN_PROVIDER_FORM", provider_option=PROVIDER_OPTION)
     allowed = operator_list(ALLOWED_PROVIDER_MODULES) or []
     if "*" in allowed or any(module == m or module.startswith(m + ".") for m in allowed):
         return
-    raise ConfigurationError(
-        f"{PROVIDER_OPTION}: the module {module!r} is not one the cluster operator allows "
-        "token providers from (a token provider is code the query makes every Python process "
-        f"import and run). To use it, ask the operator: {where_to_set(ALLOWED_PROVIDER_MODULES)}"
-        ", a comma-separated list of modules (each allows its submodules too), or * for any",
-        condition=NOT_ALLOWED_BY_OPERATOR)
+    raise ConfigurationError.of(
+        NOT_ALLOWED_BY_OPERATOR, "TOKEN_PROVIDER_MODULE", provider_option=PROVIDER_OPTION,
+        module=module, allowed_provider_modules=where_to_set(ALLOWED_PROVIDER_MODULES))
 
 
 def _option(options: dict[str, str], key: str, pattern: str) -> str:
@@ -217,11 +210,10 @@ def extensions_from(options: dict[str, str], prefix: str) -> tuple[tuple[str, st
         name = key[len(prefix):]
         where = _option(options, key, f"{prefix}<name>, a SASL extension")
         if not EXTENSION_NAME.fullmatch(name) or name == "auth":
-            raise ConfigurationError(f"{where}: the extension's name must be letters only and "
-                                     "not 'auth' (KIP-342)", condition=SECURITY_SETTING)
+            raise ConfigurationError.of(
+                SECURITY_SETTING, "EXTENSION_NAME", where=where)
         if not EXTENSION_VALUE.fullmatch(value):
-            raise ConfigurationError(f"{where}: the extension's value must be non-empty "
-                                     "printable ASCII (KIP-342)", condition=SECURITY_SETTING)
+            raise ConfigurationError.of(SECURITY_SETTING, "EXTENSION_VALUE", where=where)
         out.append((name, value))
     return tuple(out)
 
@@ -235,9 +227,9 @@ def _number(where: str, text: str) -> int | float:
     try:
         value = float(text.strip())
     except ValueError:
-        raise ConfigurationError(f"{where} must be a number", condition=SECURITY_SETTING) from None
+        raise ConfigurationError.of(SECURITY_SETTING, "NOT_A_NUMBER", where=where) from None
     if not math.isfinite(value):  # nan, inf, 1e999: JSON has no such number
-        raise ConfigurationError(f"{where} must be a finite number", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(SECURITY_SETTING, "NOT_FINITE", where=where)
     return int(value) if value.is_integer() else value
 
 
@@ -256,9 +248,8 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
             name = key[len(prefix):]
             where = _option(options, key, f"{prefix}<claim>")
             if not name or name in ("iat", "exp") or name in claims:
-                raise ConfigurationError(f"{where}: the claim cannot be set (an empty name, iat "
-                                         "or exp, or a claim given twice)",
-                                         condition=SECURITY_SETTING)
+                raise ConfigurationError.of(
+                    SECURITY_SETTING, "UNSECURED_CLAIM", where=where)
             if kind == "String":
                 claims[name] = value
             elif kind == "Number":
@@ -271,19 +262,17 @@ def unsecured_claims(options: dict[str, str]) -> tuple[str, str, str, int]:
     if not isinstance(principal, str) or not principal.strip():
         claim = "sub" if principal_claim == "sub" else \
             "<the claim unsecuredLoginPrincipalClaimName names>"
-        raise ConfigurationError(
-            f"{_WHAT}: an unsecured OAUTHBEARER token needs its principal: set "
-            f'unsecuredLoginStringClaim_{claim}="<user>" in {OAUTH_MODULE}, or '
-            "kafka.sasl.oauthbearer.token.endpoint.url with clientId/clientSecret for tokens "
-            "from an identity provider", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "UNSECURED_PRINCIPAL", what=_WHAT, claim=claim,
+            oauth_module=OAUTH_MODULE)
     if scope_claim in claims and not isinstance(claims[scope_claim], (str, list)):
-        raise ConfigurationError(f"{_WHAT}: the scope claim (unsecuredLoginScopeClaimName, "
-                                 "scope by default) must be a string or a list",
-                                 condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "UNSECURED_SCOPE", what=_WHAT)
     lifetime = _number(f"{_WHAT}: unsecuredLoginLifetimeSeconds",
                        options.get("unsecuredLoginLifetimeSeconds", "3600"))
     if not 0 < lifetime <= MAX_LIFETIME_S:
-        raise ConfigurationError(f"{_WHAT}: unsecuredLoginLifetimeSeconds must be positive and "
-                                 f"at most {MAX_LIFETIME_S}", condition=SECURITY_SETTING)
+        raise ConfigurationError.of(
+            SECURITY_SETTING, "UNSECURED_LIFETIME", what=_WHAT,
+            max_lifetime_s=MAX_LIFETIME_S)
     return (json.dumps(claims, separators=(",", ":"), sort_keys=True), principal_claim,
             principal, int(lifetime))
