@@ -33,6 +33,7 @@ from spark_kafka_wire.client.wire_session import (
 )
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.messages import FIND_COORDINATOR, HEARTBEAT, METADATA, PRODUCE
+from tests.support.errors import raises_condition
 
 
 def _answer(cid: int, body: bytes = b"") -> bytes:
@@ -170,7 +171,7 @@ def test_a_frame_too_short_for_its_header_is_a_protocol_error() -> None:
     s = WireSession("b1", None)
     inflight = _sent(s)
     s.receive_data(struct.pack(">i", 2) + b"\x00\x01")
-    with pytest.raises(ProtocolError, match="bad Metadata response header"):
+    with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "bad Metadata response header"):
         s.next_answer(inflight)
 
 
@@ -206,13 +207,15 @@ def pair() -> Any:
 def test_a_later_use_names_why_the_connection_closed(pair: Any) -> None:
     conn, _peer = pair
     inflight = conn.send(METADATA, {"topics": None})
-    with pytest.raises(BrokerConnectionError, match="no response to Metadata"):
+    with raises_condition(BrokerConnectionError, "KAFKAWIRE_BROKER_CONNECTION.REQUEST_TIMEOUT",
+                          "no response to Metadata"):
         conn.receive(inflight)  # the peer never answers
     assert conn.closed_reason is CloseReason.TIMED_OUT and not conn.connected
-    with pytest.raises(BrokerConnectionError, match=r"connection is closed \(TIMED_OUT\)"):
+    with raises_condition(BrokerConnectionError, "KAFKAWIRE_BROKER_CONNECTION",
+                          r"connection is closed \(TIMED_OUT\)"):
         conn.send(METADATA, {"topics": None})
-    with pytest.raises(BrokerConnectionError, match=r"before the Metadata response arrived "
-                                                    r"\(TIMED_OUT\)"):
+    with raises_condition(BrokerConnectionError, "KAFKAWIRE_BROKER_CONNECTION",
+                          r"before the Metadata response arrived \(TIMED_OUT\)"):
         conn.receive(inflight)
     conn.close(CloseReason.CLIENT_CLOSED)
     assert conn.closed_reason is CloseReason.TIMED_OUT  # the first reason is the cause
