@@ -38,6 +38,7 @@ from typing import TypeVar, cast
 
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
+from spark_kafka_wire.client.connection_hooks import CloseReason, HookRegistry
 from spark_kafka_wire.client.errors import (
     INVALID_VALUE,
     BrokerConnectionError,
@@ -140,6 +141,8 @@ class KafkaClient:
     def __init__(self, config: ClientConfig) -> None:
         self.config = config
         self._connections: dict[tuple[str, int], BrokerConnection] = {}
+        # what observes every connection of this client (client/connection_hooks.py)
+        self.hooks = HookRegistry()
         self._brokers: dict[int, tuple[str, int]] = {}
         self._topics: dict[str, TopicInfo] = {}
         self._metadata_time = 0.0
@@ -153,7 +156,7 @@ class KafkaClient:
 
     def close(self) -> None:
         for conn in self._connections.values():
-            conn.close()
+            conn.close(CloseReason.CLIENT_CLOSED)
             self._closed_counts.update(conn.requests_sent)
             self._closed_bytes.update(conn.bytes_received)
         self._connections.clear()
@@ -188,7 +191,7 @@ class KafkaClient:
         conn = self._connections.get((host, port))
         if conn is None:
             conn = BrokerConnection(host, port, self.config, node_id,
-                                    deadline=self.current_deadline)
+                                    deadline=self.current_deadline, hooks=self.hooks)
             self._connections[(host, port)] = conn
         conn.connect()
         self._reached = True

@@ -1,14 +1,20 @@
-"""One TCP connection to one broker: framing, correlation ids, timeouts, version choice.
+"""One TCP connection to one broker: the socket, TLS, SASL, timeouts, version choice.
 
-Requests may be pipelined: ``send`` returns a handle and responses are read in send order
-(the broker answers in order on a connection). Any socket failure closes the connection and
-raises BrokerConnectionError, so a half-read response can never be mistaken for the next; a
-request still in flight when its connection closed fails the same way when it is received.
+The bytes are a ``WireSession``'s (client/wire_session.py, sans-I/O): it frames requests,
+assembles answers and pairs them to their requests; this class moves the bytes between it and
+the socket within the waits below. Requests may be pipelined: ``send`` returns a handle and
+responses are read in send order (the broker answers in order on a connection). Any socket
+failure closes the connection and raises BrokerConnectionError, so a half-read response can
+never be mistaken for the next; a request still in flight when its connection closed fails
+the same way when it is received. Every close says why (``CloseReason``, kept as
+``closed_reason`` and named in the error a later use raises), and the hooks registered on the
+connection's client (``hooks``, client/connection_hooks.py) see connects, requests, answers,
+throttles and closes.
 
 Produce with acks=0 gets no response from Kafka. Some brokers (Tansu) answer it anyway, so the
-correlation ids of requests sent without expecting a response are remembered and a frame that
-carries one of them is skipped (librdkafka ignores such frames too); while nothing else is in
-flight they are drained without blocking, so they never pile up in the socket buffer.
+session skips frames answering requests sent without expecting a response (librdkafka ignores
+such frames too); while nothing else is in flight they are drained without blocking, so they
+never pile up in the socket buffer.
 
 With SASL (client/sasl/) the connection logs in right after ApiVersions, before any other
 request, and logs in again (KIP-368) before the next request sent with nothing in flight once
@@ -33,20 +39,23 @@ import logging
 import select
 import socket
 import ssl
-import struct
 import time
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, cast
+from typing import Any, cast
 
-from spark_kafka_wire.client.answer_limits import (
-    LISTING_ANSWER_BYTES,
-    SMALL_ANSWER_BYTES,
-    answer_limit,
-    too_large,
-)
+from spark_kafka_wire.client.answer_limits import LISTING_ANSWER_BYTES, SMALL_ANSWER_BYTES
 from spark_kafka_wire.client.config import ClientConfig, format_address
+from spark_kafka_wire.client.connection_hooks import (
+    AnswerEvent,
+    CloseEvent,
+    CloseReason,
+    ConnectEvent,
+    HookRegistry,
+    RequestEvent,
+    ThrottleEvent,
+)
 from spark_kafka_wire.client.errors import (
     CONFIGURATION,
     KAFKA07_UNSUPPORTED,
@@ -61,6 +70,15 @@ from spark_kafka_wire.client.errors import (
 )
 from spark_kafka_wire.client.sasl.authenticate import authenticate, plan_reauthentication
 from spark_kafka_wire.client.tls import context_for, explain_verify_failure, peer_certificate
+from spark_kafka_wire.client.wire_session import (
+    FrameRefused,
+    InFlight,
+    NeedData,
+    WireSession,
+    WrongCorrelation,
+    answer_begins,
+    frame_raw,
+)
 from spark_kafka_wire.protocol import framing
 from spark_kafka_wire.protocol.bodies import ApiVersionsRequest
 from spark_kafka_wire.protocol.engine import ApiSpec, RequestT, ResponseT
@@ -75,22 +93,7 @@ from spark_kafka_wire.protocol.versions import (
     versions_for_release,
 )
 
-# Answers at least this large are read into uninitialised memory (``_read_exact``).
-_UNINITIALISED_FROM = 64 * 1024
-
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class InFlight(Generic[ResponseT]):
-    correlation_id: int
-    spec: ApiSpec[Any, ResponseT]
-    version: int
-    expect_response: bool
-    generation: int = 0  # the connection's generation when sent (it changes on close)
-    abandoned: bool = False  # nobody will read the answer: the next receive() drops it
-    throttle_ms: int = 0  # the answer's KIP-219 throttle time, if honoured (see receive())
-    max_answer: int = LISTING_ANSWER_BYTES  # the most bytes its answer may announce
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,6 @@ class _Limit:
     deadline: str | None
 
 
-_CID = struct.Struct(">i")
 # Seconds a TLS handshake waits for the broker's first answer before checking, on a second
 # connection, whether the port is a plaintext Kafka listener (``BrokerConnection._wrap``). A TLS
 # listener answers a ClientHello in one round trip, so on a healthy one the check never runs;
@@ -165,15 +167,12 @@ def _evidence(kind: str | None, sasl: bool, seen: str) -> str:
             f"listeners (host:port){advice}")
 
 
-# Correlation ids of requests sent without expecting a response, remembered in case the broker
-# answers anyway; Kafka never does, so the memory is bounded.
-_MAX_UNANSWERED = 4096
-
-
 class BrokerConnection:
     def __init__(self, host: str, port: int, config: ClientConfig, node_id: int | None = None,
-                 deadline: Callable[[], Deadline | None] | None = None):
-        """``deadline``: the deadline of the operation under way, asked before each wait."""
+                 deadline: Callable[[], Deadline | None] | None = None,
+                 hooks: HookRegistry | None = None):
+        """``deadline``: the deadline of the operation under way, asked before each wait;
+        ``hooks``: those of the client this connection belongs to (else its own)."""
         self.host = host
         self.port = port
         self.node_id = node_id
@@ -182,13 +181,9 @@ class BrokerConnection:
         self.name = format_address(host, port) + (
             f" (node {node_id})" if node_id is not None else "")
         self._sock: socket.socket | None = None
-        self._next_id = 1
-        self._in_flight: deque[InFlight] = deque()
-        self._generation = 0
-        self._rbuf = bytearray()  # bytes read ahead while draining unsolicited responses
-        self._unanswered: deque[int] = deque()
-        self._unanswered_set: set[int] = set()
-        self.unsolicited_dropped = 0  # responses to requests that expected none (see above)
+        self._wire = WireSession(self.name, config.client_id)
+        self.hooks = hooks if hooks is not None else HookRegistry()
+        self.closed_reason: CloseReason | None = None  # why the last socket closed
         self.api_versions: BrokerVersions = {}
         # the cluster's finalized features as this broker reported them (ApiVersions v3+)
         self.finalized_features: dict[str, int] = {}
@@ -211,9 +206,37 @@ class BrokerConnection:
     def connected(self) -> bool:
         return self._sock is not None
 
+    @property
+    def generation(self) -> int:
+        """Sessions this connection has had: it changes on every close, and a request sent in
+        an earlier one is never answered."""
+        return self._wire.generation
+
+    @property
+    def unsolicited_dropped(self) -> int:
+        """Answers to requests that expected none, dropped (see the module docstring)."""
+        return self._wire.unsolicited_dropped
+
+    def _closed(self, what: str = "connection is closed") -> BrokerConnectionError:
+        """The error of a use after a close, naming the close's reason when there was one."""
+        reason = f" ({self.closed_reason.name})" if self.closed_reason is not None else ""
+        return BrokerConnectionError(self.name, what + reason)
+
     def connect(self) -> None:
         if self._sock is not None:
             return
+        if not self.hooks:
+            self._connect()
+            return
+        began = time.monotonic()
+        try:
+            self._connect()
+        except BaseException as exc:
+            self.hooks.connected(ConnectEvent(self.name, exc, time.monotonic() - began))
+            raise
+        self.hooks.connected(ConnectEvent(self.name, None, time.monotonic() - began))
+
+    def _connect(self) -> None:
         if self.kafka07:
             if self.config.sasl is not None:
                 raise ConfigurationError.of(
@@ -234,13 +257,13 @@ class BrokerConnection:
             except RequestTimeoutError as exc:
                 # No answer at all: another version would wait as long again. A real Kafka
                 # 0.9.0.1 answers nothing to ApiVersions (tests/compat), so say how to pin it.
-                self.close()
+                self.close(CloseReason.TIMED_OUT)
                 raise ApiVersionsTimeoutError(exc) from None
             except NotKafkaError:
-                self.close()  # not a broker of another version: no other version is tried
+                self.close(CloseReason.NOT_KAFKA)  # no broker of another version: none tried
                 raise
             except BrokerConnectionError as exc:
-                self.close()
+                self.close(CloseReason.SETUP_FAILED)
                 if version == 0:
                     raise ApiVersionsClosedError(
                         self.name,
@@ -256,7 +279,7 @@ class BrokerConnection:
                 # know instead of answering UNSUPPORTED_VERSION: retry with v0, which all of them know.
                 version = 0
             except BaseException:
-                self.close()
+                self.close(CloseReason.SETUP_FAILED)
                 raise
         self._login_or_close()
 
@@ -266,7 +289,7 @@ class BrokerConnection:
         try:
             self._login()
         except BaseException:
-            self.close()
+            self.close(CloseReason.AUTH_FAILED)
             raise
 
     def _login(self) -> None:
@@ -284,14 +307,14 @@ class BrokerConnection:
     def send_raw(self, token: bytes) -> None:
         """A SASL token outside Kafka's framing (after SaslHandshake v0): length, bytes."""
         if self._sock is None:
-            raise BrokerConnectionError(self.name, "connection is closed")
+            raise self._closed()
         try:
             self._sock.settimeout(self.config.request_timeout_ms / 1000)
-            self._sock.sendall(_CID.pack(len(token)) + token)
+            self._sock.sendall(frame_raw(token))
         except ssl.SSLError as exc:
             raise self._tls_error(exc) from None
         except OSError as exc:
-            self.close()
+            self.close(CloseReason.IO_ERROR)
             raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
 
     def receive_raw(self) -> bytes:
@@ -335,6 +358,7 @@ class BrokerConnection:
         if self.config.tls is not None:
             sock = self._wrap(sock, limit)
         self._sock = sock
+        self.closed_reason = None
 
     def _wrap(self, sock: socket.socket, limit: _Limit) -> socket.socket:
         """TLS around the connected socket (the handshake runs here, within the connect
@@ -419,7 +443,7 @@ class BrokerConnection:
         """Whether the broker's port answers an ApiVersions v0 request sent in plaintext on a
         connection of its own, within ``limit``: proof that it is a plaintext listener. A TLS
         listener answers with an alert or closes, a silent peer stays silent: False."""
-        cid = INT32_MAX
+        cid = INT32_MAX  # an id the connection's own requests reach only after 2**31 of them
         frame = b"".join(bytes(part) for part in framing.encode_request_parts(
             API_VERSIONS, 0, cid, self.config.client_id, ApiVersionsRequest()))
         remaining = limit.ends - time.monotonic()
@@ -440,22 +464,21 @@ class BrokerConnection:
                     head += chunk
         except (OSError, ValueError):
             return False
-        size, answered = struct.unpack(">ii", head)
-        return answered == cid and 4 <= size <= SMALL_ANSWER_BYTES
+        return answer_begins(head, cid, SMALL_ANSWER_BYTES)
 
     def _check_silence(self, limit: _Limit) -> None:
         """The first ApiVersions of a plaintext connection: when nothing has come back after
         ``HTTP_SILENCE_PROBE_S``, a NotKafkaError if the port answers an HTTP request (see
         HTTP_SILENCE_PROBE_S); otherwise the answer is waited for as usual."""
         sock = self._sock
-        if sock is None or self.config.tls is not None or self._rbuf:
+        if sock is None or self.config.tls is not None or self._wire.buffered:
             return
         wait = min(HTTP_SILENCE_PROBE_S, limit.ends - time.monotonic())
         if wait <= 0 or select.select([sock], [], [], wait)[0]:
             return
         answer = self._probe_http(limit)
         if answer is not None:
-            self.close()
+            self.close(CloseReason.NOT_KAFKA)
             raise NotKafkaError(self.name, _evidence(
                 "an HTTP server", self.config.sasl is not None,
                 f"it left ApiVersions unanswered and answered an HTTP request with {answer!r}"))
@@ -500,7 +523,7 @@ class BrokerConnection:
         A connection that merely ends (EOF, close_notify) stays a retriable connection error."""
         reason = exc.reason or str(exc)
         if isinstance(exc, (ssl.SSLEOFError, ssl.SSLZeroReturnError, ssl.SSLSyscallError)):
-            self.close()
+            self.close(CloseReason.PEER_CLOSED)
             return BrokerConnectionError(self.name, f"TLS connection closed: {reason}")
         if "CERTIFICATE" in reason.upper() or "UNKNOWN_CA" in reason.upper():
             advice = ("the broker refused the client certificate or requires one (mutual TLS): "
@@ -511,31 +534,34 @@ class BrokerConnection:
         else:
             advice = ("check kafka.ssl.enabled.protocols, kafka.ssl.protocol and "
                       "kafka.ssl.cipher.suites against the broker's TLS settings")
-        self.close()
+        self.close(CloseReason.TLS_ERROR)
         return TlsHandshakeError(self.name, f"{reason}: {advice}", self.config.security_protocol)
 
-    def close(self) -> None:
+    def close(self, reason: CloseReason) -> None:
+        """Close the socket, if open, for ``reason`` (kept as ``closed_reason`` until the next
+        connect; closing a closed connection keeps the first reason, the cause). What was in
+        flight is never answered: receiving it raises."""
         sock, self._sock = self._sock, None
-        self._in_flight.clear()
-        self._generation += 1
+        self._wire.reset()
         self._reauth_at = None
         self._reauth_reconnects = False
         self._logged_in = False
-        self._rbuf.clear()
-        self._unanswered.clear()
-        self._unanswered_set.clear()
-        if sock is not None:
-            try:
-                sock.close()
-            except OSError:
-                pass
+        if sock is None:
+            return
+        self.closed_reason = reason
+        try:
+            sock.close()
+        except OSError:
+            pass
+        if self.hooks:
+            self.hooks.closed(CloseEvent(self.name, reason))
 
     def __enter__(self) -> BrokerConnection:
         self.connect()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.close(CloseReason.CLIENT_CLOSED)
 
     def _negotiate(self, version: int) -> int | None:
         """One ApiVersions exchange; the next version to try, or None when done."""
@@ -565,15 +591,15 @@ class BrokerConnection:
         expect_response: bool = True,
     ) -> InFlight[ResponseT]:
         if self._sock is None:
-            raise BrokerConnectionError(self.name, "connection is closed")
-        if self._reauth_at is not None and not self._in_flight \
+            raise self._closed()
+        if self._reauth_at is not None and not self._wire.in_flight \
                 and time.monotonic() >= self._reauth_at:
             self._reauth_at = None
             if self._reauth_reconnects:  # a session too short to re-authenticate in
                 log.info("broker %s granted a SASL session too short to re-authenticate in "
                          "(Kafka takes one re-authentication a second): logging in on a new "
                          "connection", self.name)
-                self.close()
+                self.close(CloseReason.REAUTHENTICATE)
                 self.connect()
             else:
                 self._login_or_close()
@@ -584,19 +610,17 @@ class BrokerConnection:
         if version is None:
             version = self.version(spec)
         self._wait_for_throttle()
-        cid = self._next_id
-        self._next_id = (cid + 1) & INT32_MAX
-        frame = framing.encode_request_parts(spec, version, cid, self.config.client_id, body)
+        inflight, frame = self._wire.frame_request(spec, version, body, expect_response)
         self._send_bytes(frame, spec.name)
         self.requests_sent[spec.name] += 1
-        inflight = InFlight(cid, spec, version, expect_response, self._generation,
-                            max_answer=answer_limit(spec, version, cast(dict[str, Any], body)))
-        if expect_response:
-            self._in_flight.append(inflight)
-        else:
-            self._remember_unanswered(cid)
-            if not self._in_flight:
-                self._drain_unsolicited()
+        self._wire.sent(inflight)
+        if self.hooks:
+            inflight.sent_at = time.monotonic()
+            self.hooks.request_written(RequestEvent(
+                self.name, spec.name, version, sum(len(memoryview(p).cast("B")) for p in frame),
+                cast(dict[str, Any], body)))
+        if not expect_response and not self._wire.in_flight:
+            self._drain_unsolicited()
         return inflight
 
     def _wait_for_throttle(self) -> None:
@@ -624,6 +648,8 @@ class BrokerConnection:
         ms = min(int(answer.get("throttle_time_ms") or 0), self.config.request_timeout_ms)
         if ms > 0:
             self._throttled_until = max(self._throttled_until, time.monotonic() + ms / 1000)
+            if self.hooks:
+                self.hooks.throttled(ThrottleEvent(self.name, spec.name, ms))
         return max(0, ms)
 
     def _send_bytes(self, parts: list[Any], what: str) -> None:
@@ -634,20 +660,20 @@ class BrokerConnection:
         try:
             self._send_frame(self._sock, parts, limit)
         except TimeoutError:
-            self.close()
+            self.close(CloseReason.TIMED_OUT)
             raise RequestTimeoutError(self.name, f"sending {what}", limit.ms,
                                       limit.deadline) from None
         except ssl.SSLError as exc:
             raise self._tls_error(exc) from None
         except OSError as exc:
-            self.close()
+            self.close(CloseReason.IO_ERROR)
             raise BrokerConnectionError(self.name, f"send failed: {exc}") from None
 
     def send_frame(self, frame: bytes | memoryview, what: str) -> None:
         """Send a request framed by the caller (its size prefix included), as is: a Kafka 0.7
         request, which has no header this class could write. ``what`` names it in errors."""
         if self._sock is None:
-            raise BrokerConnectionError(self.name, "connection is closed")
+            raise self._closed()
         self._send_bytes([frame], what)
 
     def receive_frame(self, what: str, max_size: int) -> memoryview:
@@ -685,13 +711,7 @@ class BrokerConnection:
     @property
     def in_flight(self) -> int:
         """Requests sent whose responses have not been read yet."""
-        return len(self._in_flight)
-
-    def _remember_unanswered(self, cid: int) -> None:
-        self._unanswered.append(cid)
-        self._unanswered_set.add(cid)
-        while len(self._unanswered) > _MAX_UNANSWERED:
-            self._unanswered_set.discard(self._unanswered.popleft())
+        return self._wire.in_flight
 
     def _drain_unsolicited(self) -> None:
         """Read, without blocking, responses to requests that expected none, and drop them."""
@@ -701,106 +721,87 @@ class BrokerConnection:
         try:
             sock.setblocking(False)
             # no more than one answer's worth ahead: what a broker streams past that waits
-            # in the socket (the next receive() reads it), not in this buffer
-            while len(self._rbuf) < LISTING_ANSWER_BYTES:
+            # in the socket (the next receive() reads it), not in the session
+            while self._wire.buffered < LISTING_ANSWER_BYTES:
                 try:
                     chunk = sock.recv(65536)
                 except (BlockingIOError, InterruptedError, ssl.SSLWantReadError):
                     break
                 if not chunk:
-                    self.close()
+                    self.close(CloseReason.PEER_CLOSED)
                     raise BrokerConnectionError(
                         self.name,
                         "the broker closed the connection after a request that expects no "
                         "response (Kafka does so when a Produce with acks=0 fails)",
                     )
-                self._rbuf += chunk
+                self._wire.receive_data(chunk)
         except ssl.SSLError as exc:
             raise self._tls_error(exc) from None
         except OSError as exc:
-            self.close()
+            self.close(CloseReason.IO_ERROR)
             raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None
         finally:
             if self._sock is not None:
                 self._sock.setblocking(True)
-        while len(self._rbuf) >= 8:
-            try:
-                size = framing.frame_size(bytes(self._rbuf[:4]))
-            except ProtocolError as exc:
-                self.close()
-                raise ProtocolError(exc.reason, broker=self.name) from None
-            if size > LISTING_ANSWER_BYTES:
-                self.close()
-                raise ProtocolError(too_large("the Produce answer", size, LISTING_ANSWER_BYTES),
-                                    broker=self.name)
-            if len(self._rbuf) < 4 + size:
-                break
-            (cid,) = _CID.unpack_from(self._rbuf, 4)
-            if cid not in self._unanswered_set:
-                break  # not ours to drop: the next receive() reports it
-            self._unanswered_set.discard(cid)
-            self.unsolicited_dropped += 1
-            del self._rbuf[: 4 + size]
+        try:
+            self._wire.drop_unsolicited()
+        except ProtocolError:
+            self.close(CloseReason.PROTOCOL_ERROR)
+            raise
 
     def receive(self, inflight: InFlight[ResponseT], limit: _Limit | None = None) -> ResponseT:
         """Read the response to ``inflight`` (responses to earlier requests must be read
-        first), within ``limit`` (by default request.timeout.ms from now)."""
+        first), within ``limit`` (by default request.timeout.ms from now, for each frame
+        read)."""
         if not inflight.expect_response:
             return cast(ResponseT, {})  # acks=0: no answer, and nothing in it
         spec, version = inflight.spec, inflight.version
-        if inflight.generation != self._generation or self._sock is None:
-            raise BrokerConnectionError(
-                self.name, f"the connection closed before the {spec.name} response arrived"
-            )
-        while self._in_flight and self._in_flight[0] is not inflight \
-                and self._in_flight[0].abandoned:
-            self._next_answer(self._in_flight[0])
-            self._in_flight.popleft()
-        if not self._in_flight or self._in_flight[0] is not inflight:
-            raise RuntimeError("responses must be received in the order requests were sent")
-        frame = self._next_answer(inflight, limit)
-        self._in_flight.popleft()
-        self.bytes_received[spec.name] += 4 + len(frame)
-        try:
-            cid, body = framing.split_response(spec, version, frame)
-        except ProtocolError as exc:
-            self.close()
-            raise ProtocolError(f"bad {spec.name} response header: {exc.reason}", broker=self.name) from None
-        if cid != inflight.correlation_id:
-            self.close()
-            if spec.key == API_VERSIONS.key:  # the connection's first answer
-                raise NotKafkaError(self.name, _evidence(
-                    None, self.config.sasl is not None, f"its answer to ApiVersions carries "
-                    f"correlation id {cid}, not {inflight.correlation_id}"))
-            raise ProtocolError(
-                f"correlation id mismatch: expected {inflight.correlation_id}, got {cid} "
-                f"for {spec.name}",
-                broker=self.name,
-            )
-        if spec.key == API_VERSIONS.key:
-            return cast(ResponseT, {"__raw__": body})  # parsed by the negotiation, which knows the fallback rule
-        try:
-            answer = spec.decode_response(version, body)
-        except ProtocolError as exc:
-            # Damaged or foreign bytes: the size prefix that delimited this answer may be
-            # damaged too, so nothing more is read from this connection (as after a
-            # correlation id mismatch); the next request opens a new one.
-            self.close()
-            raise ProtocolError(exc.reason, broker=self.name) from None
-        inflight.throttle_ms = self._throttle(spec, version, cast(dict[str, Any], answer))
-        return answer
-
-    def _next_answer(self, inflight: InFlight, limit: _Limit | None = None) -> memoryview:
-        """The next frame, skipping answers to requests sent as expecting none (acks=0)."""
+        if inflight.generation != self._wire.generation or self._sock is None:
+            raise self._closed(f"the connection closed before the {spec.name} response arrived")
+        frame, frame_limit = -1, limit
         while True:
-            frame = self._read_frame(inflight.spec.name, inflight.max_answer, limit)
-            if len(frame) >= 4 and self._unanswered_set:
-                (cid,) = _CID.unpack_from(frame, 0)
-                if cid in self._unanswered_set and cid != inflight.correlation_id:
-                    self._unanswered_set.discard(cid)  # an answer nobody asked for (acks=0)
-                    self.unsolicited_dropped += 1
-                    continue
-            return frame
+            try:
+                event = self._wire.next_answer(inflight)
+            except FrameRefused as refused:
+                raise self._refused(refused) from None
+            except WrongCorrelation as wrong:
+                self.close(CloseReason.PROTOCOL_ERROR)
+                if spec.key == API_VERSIONS.key:  # the connection's first answer
+                    raise NotKafkaError(self.name, _evidence(
+                        None, self.config.sasl is not None, f"its answer to ApiVersions carries "
+                        f"correlation id {wrong.got}, not {inflight.correlation_id}")) from None
+                raise ProtocolError(str(wrong), broker=self.name) from None
+            except ProtocolError:
+                self.close(CloseReason.PROTOCOL_ERROR)
+                raise
+            if not isinstance(event, NeedData):
+                break
+            if event.frame != frame:  # a new frame: the caller's limit, or a fresh one
+                frame = event.frame
+                frame_limit = limit if limit is not None and event.inflight is inflight \
+                    else self._limit(self.config.request_timeout_ms)
+            assert frame_limit is not None
+            self._receive_into(event, frame_limit)
+        self.bytes_received[spec.name] += event.size
+        if spec.key == API_VERSIONS.key:
+            # parsed by the negotiation, which knows the fallback rule
+            answer = cast(ResponseT, {"__raw__": event.body})
+        else:
+            try:
+                answer = spec.decode_response(version, event.body)
+            except ProtocolError as exc:
+                # Damaged or foreign bytes: the size prefix that delimited this answer may be
+                # damaged too, so nothing more is read from this connection (as after a
+                # correlation id mismatch); the next request opens a new one.
+                self.close(CloseReason.PROTOCOL_ERROR)
+                raise ProtocolError(exc.reason, broker=self.name) from None
+            inflight.throttle_ms = self._throttle(spec, version, cast(dict[str, Any], answer))
+        if self.hooks:
+            self.hooks.answer_read(AnswerEvent(
+                self.name, spec.name, version, event.size,
+                time.monotonic() - inflight.sent_at if inflight.sent_at else 0.0,
+                inflight.throttle_ms, event.frame))
+        return answer
 
     def abandon(self, inflight: InFlight) -> None:
         """Give up on reading the answer to ``inflight`` without blocking now.
@@ -809,7 +810,7 @@ class BrokerConnection:
         abandons it; the connection reads and drops that answer before the next one it is
         asked for, so the connection stays usable by other readers of the same worker.
         """
-        inflight.abandoned = True
+        self._wire.abandon(inflight)
 
     def request(self, spec: ApiSpec[RequestT, ResponseT], body: RequestT,
                 version: int | None = None) -> ResponseT:
@@ -821,66 +822,51 @@ class BrokerConnection:
         one announcing more than ``max_size`` bytes (the limit of the answer awaited,
         ``answer_limits``) closes the connection before it is read, and one whose size is
         another protocol's bytes is a NotKafkaError (``_foreign``)."""
-        sock = self._sock
-        if sock is None:
-            raise BrokerConnectionError(self.name, "connection is closed")
+        if self._sock is None:
+            raise self._closed()
         if limit is None:
             limit = self._limit(self.config.request_timeout_ms)
-        head = self._read_exact(sock, 4, limit, what)
-        try:
-            size = framing.frame_size(head)
-        except ProtocolError as exc:
-            self.close()
-            raise self._foreign(head, what) or ProtocolError(exc.reason, broker=self.name) \
-                from None
-        if size > max_size:
-            self.close()
-            foreign = self._foreign(head, what)
-            if foreign is not None:
-                raise foreign
-            subject = what if " " in what else f"the {what} answer"
-            raise ProtocolError(too_large(subject, size, max_size), broker=self.name)
-        return self._read_exact(sock, size, limit, what)
-
-    def _read_exact(self, sock: socket.socket, n: int, limit: _Limit, what: str) -> memoryview:
-        # A large answer (records) goes into uninitialised memory (every byte is received into
-        # it): a bytearray would first be zero-filled, an extra pass over every fetched byte
-        # (about 25 µs per 1.5 MB answer). Small answers (metadata, offsets) take a bytearray,
-        # so that a command asking only for those never imports numpy
-        # (tests/unit/test_cli_startup.py).
-        if n < _UNINITIALISED_FROM:
-            view = memoryview(bytearray(n))
-        else:
-            import numpy as np  # noqa: PLC0415 (loaded with the first records anyway)
-
-            view = np.empty(n, np.uint8).data
-        got = 0
-        if self._rbuf:
-            got = min(n, len(self._rbuf))
-            view[:got] = self._rbuf[:got]
-            del self._rbuf[:got]
-        while got < n:
-            remaining = limit.ends - time.monotonic()
-            if remaining <= 0:
-                self.close()
-                raise RequestTimeoutError(self.name, what, limit.ms, limit.deadline)
+        while True:
             try:
-                sock.settimeout(remaining)
-                k = sock.recv_into(view[got:], n - got)
-            except TimeoutError:
-                self.close()
-                raise RequestTimeoutError(self.name, what, limit.ms, limit.deadline) from None
-            except ssl.SSLError as exc:
-                raise self._tls_error(exc) from None
-            except OSError as exc:
-                self.close()
-                raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None
-            if k == 0:
-                self.close()
-                raise BrokerConnectionError(
-                    self.name,
-                    f"connection closed by the broker while waiting for {what} (it may not "
-                    "support the request version, or it is shutting down)",
-                )
-            got += k
-        return view
+                got = self._wire.next_frame(what, max_size)
+            except FrameRefused as refused:
+                raise self._refused(refused) from None
+            if not isinstance(got, NeedData):
+                return got
+            self._receive_into(got, limit)
+
+    def _refused(self, refused: FrameRefused) -> NotKafkaError | ProtocolError:
+        """A frame refused on its size prefix: the connection closes, and the error says
+        whether the peer speaks another protocol (``_foreign``)."""
+        foreign = self._foreign(refused.head, refused.what)
+        self.close(CloseReason.PROTOCOL_ERROR if foreign is None else CloseReason.NOT_KAFKA)
+        return foreign or ProtocolError(refused.reason, broker=self.name)
+
+    def _receive_into(self, need: NeedData, limit: _Limit) -> None:
+        """Receive some of the bytes ``need`` asks for, within ``limit``."""
+        sock = self._sock
+        if sock is None:
+            raise self._closed()
+        remaining = limit.ends - time.monotonic()
+        if remaining <= 0:
+            self.close(CloseReason.TIMED_OUT)
+            raise RequestTimeoutError(self.name, need.what, limit.ms, limit.deadline)
+        try:
+            sock.settimeout(remaining)
+            k = sock.recv_into(need.buffer, len(need.buffer))
+        except TimeoutError:
+            self.close(CloseReason.TIMED_OUT)
+            raise RequestTimeoutError(self.name, need.what, limit.ms, limit.deadline) from None
+        except ssl.SSLError as exc:
+            raise self._tls_error(exc) from None
+        except OSError as exc:
+            self.close(CloseReason.IO_ERROR)
+            raise BrokerConnectionError(self.name, f"receive failed: {exc}") from None
+        if k == 0:
+            self.close(CloseReason.PEER_CLOSED)
+            raise BrokerConnectionError(
+                self.name,
+                f"connection closed by the broker while waiting for {need.what} (it may not "
+                "support the request version, or it is shutting down)",
+            )
+        self._wire.received(k)

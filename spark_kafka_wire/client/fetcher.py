@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.connection import BrokerConnection, InFlight
+from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.fetch_plan import (
     FetchAnswer,
     FetchRequest,
@@ -57,6 +57,7 @@ from spark_kafka_wire.client.offsets import (
     fetch_body,
     resolve_offsets,
 )
+from spark_kafka_wire.client.wire_session import InFlight
 from spark_kafka_wire.protocol.bodies import FetchResponse
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,

@@ -68,7 +68,7 @@ import pytest
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import ConnectionHooks
 from spark_kafka_wire.client.errors import (
     ConnectionSetupTimeoutError,
     DeliveryTimeoutError,
@@ -577,23 +577,16 @@ def _zigzag_varint(n: int) -> bytes:
     return bytes(out + bytes([z]))
 
 
-def _frame_position(monkeypatch, read: Callable[[], object], needle: bytes,
+def _frame_position(client: KafkaClient, read: Callable[[], object], needle: bytes,
                     api: str = FETCH.name) -> int:
-    """Where ``needle`` lies in the first answer to an ``api`` request that ``read`` gets,
-    counted as the fault proxy counts (from the size prefix's first byte)."""
+    """Where ``needle`` lies in the first answer to an ``api`` request that ``read`` gets
+    (from ``client``'s connections), counted as the fault proxy counts (from the size
+    prefix's first byte)."""
     frames: list[bytes] = []
-    original = BrokerConnection._read_frame
-
-    def capture(self: BrokerConnection, what: str, max_size: int,
-                limit: object = None) -> memoryview:
-        frame = original(self, what, max_size, limit)  # type: ignore[arg-type]
-        if what == api:
-            frames.append(bytes(frame))
-        return frame
-
-    monkeypatch.setattr(BrokerConnection, "_read_frame", capture)
+    capture = client.hooks.add(ConnectionHooks(
+        on_answer=lambda e: frames.append(bytes(e.frame)) if e.api == api else None))
     read()
-    monkeypatch.setattr(BrokerConnection, "_read_frame", original)
+    client.hooks.remove(capture)
     found = frames[0].find(needle)
     assert found > 0 and frames[0].find(needle, found + 1) < 0, "the needle must be unique"
     return 4 + found
@@ -613,7 +606,7 @@ def test_a_flipped_byte_in_record_data_fails_the_crc_naming_where(durable_broker
         # byte flipped is in its padding
         value = clean[150][1]
         length = _zigzag_varint(len(value))
-        position = _frame_position(monkeypatch, lambda: _read_all(client, topic, n),
+        position = _frame_position(client, lambda: _read_all(client, topic, n),
                                    length + value[:8]) + len(length) + 10
         durable_broker.proxy.corrupt(position, xor=0x01, api_key=FETCH_KEY)
         with pytest.raises(CorruptRecordError) as info:
@@ -698,7 +691,7 @@ def test_a_damaged_partition_index_fails_planning_instead_of_skipping_a_partitio
         name = topic.encode()
         if answer == "Metadata":  # v12: name, topic id, is_internal, partitions; error code
             needle = bytes([len(name) + 1]) + name
-            position = _frame_position(monkeypatch, lambda: plan_ranges(KafkaCluster(client), options), needle,
+            position = _frame_position(client, lambda: plan_ranges(KafkaCluster(client), options), needle,
                                        METADATA.name) + len(needle) + 16 + 1 + 1 + 2 + 3
             api_key = METADATA_KEY
         else:

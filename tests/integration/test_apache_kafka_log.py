@@ -18,7 +18,7 @@ import pytest
 from spark_kafka_wire.client.admin import create_partitions, delete_records
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import ConnectionHooks
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
@@ -180,26 +180,18 @@ def test_fetch_throttled_by_a_quota_waits_before_the_next_send(kclient, throttle
     values = [b"%06d" % i + b"q" * 1018 for i in range(300)]  # ~300 KiB
     _write(kclient, topic, 0, values, ProduceSettings(batch_size=16 << 10))
 
-    sends: list[tuple[int, float]] = []  # (connection, monotonic time the frame went out)
-    answers: list[tuple[int, float, int]] = []  # (connection, received at, throttle ms)
-    real_send, real_receive = BrokerConnection._send_bytes, BrokerConnection.receive
-
-    def send_bytes(self, parts, what):
-        real_send(self, parts, what)
-        sends.append((id(self), time.monotonic()))
-
-    def receive(self, inflight, limit=None):
-        answer = real_receive(self, inflight, limit)
-        if inflight.spec is FETCH:
-            answers.append((id(self), time.monotonic(), inflight.throttle_ms))
-        return answer
-
-    monkeypatch.setattr(BrokerConnection, "_send_bytes", send_bytes)
-    monkeypatch.setattr(BrokerConnection, "receive", receive)
+    sends: list[tuple[str, float]] = []  # (connection, monotonic time the frame went out)
+    answers: list[tuple[str, float, int]] = []  # (connection, received at, throttle ms)
+    # a client's connections have one name each (its broker's address)
+    watching = throttled_client.hooks.add(ConnectionHooks(
+        on_request=lambda e: sends.append((e.broker, time.monotonic())),
+        on_answer=lambda e: answers.append((e.broker, time.monotonic(), e.throttle_ms))
+        if e.api == FETCH.name else None))
     began = time.monotonic()
     got = _read(throttled_client, topic, 0, 0, 300,
                 FetchSettings(max_partition_fetch_bytes=16 << 10, fetch_max_bytes=16 << 10))
     took = time.monotonic() - began
+    throttled_client.hooks.remove(watching)
     assert got == list(enumerate(values))
     throttled = [(c, t, ms) for c, t, ms in answers if ms > 0]
     assert throttled, f"Kafka throttled no Fetch answer: {answers}"

@@ -21,7 +21,7 @@ import pytest
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import ConnectionHooks
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.protocol.messages import PRODUCE
@@ -56,22 +56,13 @@ def test_produce_throttled_by_a_quota_waits_before_the_next_send(apache_kafka, q
     reader = KafkaClient(ClientConfig.from_servers(apache_kafka.bootstrap_servers))
     topic = topic_on(reader, 1, "pquota")
     values = [b"%06d" % i + b"p" * 1018 for i in range(300)]  # 1 KiB each, 300 at most
-    sends: list[tuple[int, float]] = []  # (connection, when a frame went out)
-    answers: list[tuple[int, float, int]] = []  # (connection, received at, throttle ms)
-    real_send, real_receive = BrokerConnection._send_bytes, BrokerConnection.receive
-
-    def send_bytes(self, parts, what):
-        real_send(self, parts, what)
-        sends.append((id(self), time.monotonic()))
-
-    def receive(self, inflight, limit=None):
-        answer = real_receive(self, inflight, limit)
-        if inflight.spec is PRODUCE:
-            answers.append((id(self), time.monotonic(), inflight.throttle_ms))
-        return answer
-
-    monkeypatch.setattr(BrokerConnection, "_send_bytes", send_bytes)
-    monkeypatch.setattr(BrokerConnection, "receive", receive)
+    sends: list[tuple[str, float]] = []  # (connection, when a frame went out)
+    answers: list[tuple[str, float, int]] = []  # (connection, received at, throttle ms)
+    # a client's connections have one name each (its broker's address)
+    watching = quota_client.hooks.add(ConnectionHooks(
+        on_request=lambda e: sends.append((e.broker, time.monotonic())),
+        on_answer=lambda e: answers.append((e.broker, time.monotonic(), e.throttle_ms))
+        if e.api == PRODUCE.name else None))
     settings = ProduceSettings(batch_size=8 << 10, linger_ms=0)
     producer = Producer(quota_client, settings)
     began = time.monotonic()
@@ -86,7 +77,7 @@ def test_produce_throttled_by_a_quota_waits_before_the_next_send(apache_kafka, q
         producer.flush()
         n += len(chunk)
     took = time.monotonic() - began
-    monkeypatch.undo()
+    quota_client.hooks.remove(watching)
 
     throttled = [(c, t, ms) for c, t, ms in answers if ms > 0]
     assert throttled, f"Kafka throttled no Produce answer: {answers}"

@@ -4,6 +4,8 @@ task of many small ranges costs a few requests instead of one per range."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -11,6 +13,7 @@ import pytest
 from spark_kafka_wire.client import multi_fetch
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import DataLossError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
@@ -21,6 +24,7 @@ from spark_kafka_wire.protocol.compression import codec_id
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import encode_record_batch
 from tests.support.errors import raises_condition
+from tests.support.request_log import RequestLog
 
 Range = tuple[str, int, int, int]
 
@@ -50,18 +54,14 @@ def _alone(client: KafkaClient, ranges: list[Range], settings: FetchSettings) ->
 
 
 @pytest.fixture
-def fetches(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the Fetch requests sent (the list grows by one per request)."""
-    sent: list[int] = []
-    real = BrokerConnection.send
-
-    def send(self, spec, body, version=None, expect_response=True):
-        if spec.key == FETCH.key:
-            sent.append(sum(len(t["partitions"]) for t in body["topics"]))
-        return real(self, spec, body, version, expect_response)
-
-    monkeypatch.setattr(BrokerConnection, "send", send)
-    return sent
+def fetches() -> Iterator[RequestLog[int]]:
+    """Counts the Fetch requests the clients it ``watch``es send (the list grows by one per
+    request: the partitions it names)."""
+    sent: RequestLog[int] = RequestLog(
+        lambda e: sum(len(t["partitions"]) for t in e.body["topics"])
+        if e.api == FETCH.name else None)
+    yield sent
+    sent.close()
 
 
 @pytest.fixture
@@ -80,7 +80,8 @@ def layout(client: KafkaClient, new_topic) -> list[Range]:
 
 
 def test_shared_fetches_return_what_each_range_returns_alone(
-        client: KafkaClient, layout: list[Range], fetches: list[int]) -> None:
+        client: KafkaClient, layout: list[Range], fetches: RequestLog[int]) -> None:
+    fetches.watch(client)
     settings = FetchSettings()
     expected = _alone(client, layout, settings)
     alone = len(fetches)
@@ -94,7 +95,8 @@ def test_shared_fetches_return_what_each_range_returns_alone(
 
 
 def test_small_budgets_take_several_rounds_and_stay_exact(
-        client: KafkaClient, layout: list[Range], fetches: list[int]) -> None:
+        client: KafkaClient, layout: list[Range], fetches: RequestLog[int]) -> None:
+    fetches.watch(client)
     # a batch or two per partition and per answer: ranges fill up over many shared requests,
     # partitions left out of an answer wait for the next one
     settings = FetchSettings(max_partition_fetch_bytes=300, fetch_max_bytes=700)
@@ -131,7 +133,8 @@ def test_lost_offsets_are_reported_for_their_range_only(client: KafkaClient, new
 
 
 def test_read_committed_reads_each_range_alone(client: KafkaClient, layout: list[Range],
-                                               fetches: list[int]) -> None:
+                                               fetches: RequestLog[int]) -> None:
+    fetches.watch(client)
     settings = FetchSettings(isolation_level=READ_COMMITTED)
     expected = _alone(client, layout, settings)
     fetches.clear()
@@ -150,7 +153,7 @@ def test_a_failed_shared_request_falls_back_to_each_range(
     def request(self, spec, body, version=None):
         if spec.key == FETCH.key and not failed and len(body["topics"][0]["partitions"]) > 1:
             failed.append(True)
-            self.close()
+            self.close(CloseReason.CLIENT_CLOSED)
         return real(self, spec, body, version)
 
     monkeypatch.setattr(BrokerConnection, "request", request)
@@ -159,8 +162,9 @@ def test_a_failed_shared_request_falls_back_to_each_range(
 
 
 def test_requests_name_at_most_the_partition_cap(client: KafkaClient, new_topic,
-                                                 fetches: list[int],
+                                                 fetches: RequestLog[int],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    fetches.watch(client)
     monkeypatch.setattr(multi_fetch, "MAX_PARTITIONS_PER_FETCH", 4)
     topic = new_topic(10)
     ranges = []
@@ -177,7 +181,7 @@ def test_requests_name_at_most_the_partition_cap(client: KafkaClient, new_topic,
 
 @pytest.mark.parametrize("release", ["0.8.2", "0.10.0"])
 def test_legacy_message_sets_share_fetches(legacy_broker, release: str,
-                                           fetches: list[int]) -> None:
+                                           fetches: RequestLog[int]) -> None:
     # magic 0 / 1 message sets, gzip wrappers among plain messages, over two partitions
     from spark_kafka_wire.client.config import ClientConfig
 
@@ -191,7 +195,7 @@ def test_legacy_message_sets_share_fetches(legacy_broker, release: str,
     config = ClientConfig.from_servers(broker.bootstrap_servers, request_timeout_ms=5000,
                                        api_version_request=False,
                                        broker_version_fallback=release)
-    with KafkaClient(config) as client:
+    with fetches.watch(KafkaClient(config)) as client:
         expected = _alone(client, ranges, FetchSettings())
         fetches.clear()
         got = _rows(fetch_ranges(client, ranges, FetchSettings()))

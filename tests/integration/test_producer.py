@@ -25,11 +25,12 @@ import pytest
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import InFlight
+from spark_kafka_wire.client.connection_hooks import ConnectionHooks
 from spark_kafka_wire.client.fetcher import fetch_range
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.client.producer import sender as producer_module
 from spark_kafka_wire.client.producer.partitioner import assign_partitions
+from spark_kafka_wire.client.wire_session import InFlight
 from spark_kafka_wire.errors import (
     ConfigurationError,
     DeliveryFailedError,
@@ -209,7 +210,7 @@ class LoseFirstProduce:
 
     def send(self, spec, body, version=None, expect_response=True):
         if spec is PRODUCE and self.lost is None:
-            self.lost = InFlight(-1, spec, self.conn.version(spec), True, self.conn._generation)
+            self.lost = InFlight(-1, spec, self.conn.version(spec), True, self.conn.generation)
             return self.lost
         return self._send(spec, body, version, expect_response)
 
@@ -367,16 +368,13 @@ def test_requests_are_pipelined_up_to_max_in_flight(own_client, client, new_topi
     p.prepare(topic)
     conn = own_client.leader_connection(topic, 0)
     outstanding: list[int] = []
-    send = conn.send
-
-    def counting_send(spec, body, version=None, expect_response=True):
-        inflight = send(spec, body, version, expect_response)
-        outstanding.append(conn.in_flight)
-        return inflight
-
-    monkeypatch.setattr(conn, "send", counting_send)
+    # after each request written to the leader: the requests awaiting answers on it
+    counting = own_client.hooks.add(ConnectionHooks(
+        on_request=lambda e: outstanding.append(conn.in_flight) if e.broker == conn.name
+        else None))
     values = _values(120)
     _write(p, topic, values)
+    own_client.hooks.remove(counting)
     assert p.requests_sent > 5
     assert max(outstanding) == in_flight == p.max_in_flight_seen
     assert _log(client, topic) == values

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -24,7 +25,6 @@ from pyspark.sql.types import BinaryType, StructField, StructType
 
 from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection, InFlight
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetcher import fetch_range
@@ -48,7 +48,6 @@ from spark_kafka_wire.client.producer.transactions import (
     init_transactions,
 )
 from spark_kafka_wire.options.produce import parse_sink_options
-from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.errors import ErrorCode, ProducerStateError, error_for_code
 from spark_kafka_wire.protocol.messages import END_TXN
 from spark_kafka_wire.protocol.records.batch import ATTR_CONTROL
@@ -58,6 +57,7 @@ from tests.support.apache_kafka import topic_on
 from tests.support.id_oracle import assert_exactly_once
 from tests.support.librdkafka import consume_all
 from tests.support.log_oracle import committed_records, decisions, read_log
+from tests.support.request_log import RequestLog
 from tests.support.transactions import task_transaction, wait_until_no_transaction_open
 from tests.support.txn_log_oracle import assert_committed_exactly_once
 from tests.support.write_support import stored_batches
@@ -414,20 +414,12 @@ def test_a_broker_without_transactions_is_refused_clearly(legacy_broker):
 
 
 @pytest.fixture
-def sent_requests(monkeypatch) -> list[tuple[str, int]]:
-    """(API name, version) of every request kafkawire's connections send, in order: what
-    went on the wire (the real send, recorded)."""
-    sent: list[tuple[str, int]] = []
-    real = BrokerConnection.send
-
-    def send(self: BrokerConnection, spec: ApiSpec, body: dict, version: int | None = None,
-             expect_response: bool = True) -> InFlight:
-        inflight = real(self, spec, body, version, expect_response)
-        sent.append((spec.name, inflight.version))
-        return inflight
-
-    monkeypatch.setattr(BrokerConnection, "send", send)
-    return sent
+def sent_requests() -> Iterator[RequestLog[tuple[str, int]]]:
+    """(API name, version) of every request the connections of the clients it ``watch``es
+    send, in order: what went on the wire (their request hooks)."""
+    sent: RequestLog[tuple[str, int]] = RequestLog(lambda e: (e.api, e.version))
+    yield sent
+    sent.close()
 
 
 @pytest.fixture(scope="module")
@@ -477,7 +469,7 @@ def test_on_a_transaction_version_1_kafka_the_classic_protocol_is_used(
     AddOffsetsToTxn, sends Produce v8, TxnOffsetCommit v3 and EndTxn v4, and the markers carry
     the transaction's own epoch; the commit is exactly what librdkafka reads committed."""
     bootstrap = transaction_v1_kafka
-    c = KafkaClient(ClientConfig.from_servers(bootstrap))
+    c = sent_requests.watch(KafkaClient(ClientConfig.from_servers(bootstrap)))
     try:
         conn = c.any_connection()
         assert conn.finalized_features.get("transaction.version") == 1
@@ -517,6 +509,7 @@ def test_on_a_transaction_version_2_broker_kafkawire_writes_with_the_v2_protocol
     transaction. Committed records and offsets are what they are with the classic protocol
     (librdkafka's read_committed consumer as the oracle). Tansu finalizes nothing: there the
     classic requests go out."""
+    sent_requests.watch(client)
     topic = new_topic(2, "txn-tv2")
     producer = Producer(client, _txn_settings())
     _write(producer, topic, [b"a%d" % i for i in range(5)], 0)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from spark_kafka_wire.client.answer_limits import LISTING_ANSWER_BYTES, kafka07_fetch_limit
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection, Deadline
+from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import CONFIGURATION, BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import RequestType, expects_answer, split_answer
@@ -88,9 +89,9 @@ class Kafka07Connection:
     def connected(self) -> bool:
         return self.conn.connected
 
-    def close(self) -> None:
+    def close(self, reason: CloseReason = CloseReason.CLIENT_CLOSED) -> None:
         self._pending.clear()
-        self.conn.close()
+        self.conn.close(reason)
 
     def __enter__(self) -> Kafka07Connection:
         self.connect()
@@ -144,7 +145,7 @@ class Kafka07Connection:
             self._unconfirmed_produce = False
             return split_answer(frame)
         except ProtocolError as exc:
-            self._failed()
+            self._failed(CloseReason.PROTOCOL_ERROR)
             raise ProtocolError(exc.reason, broker=self.name) from None
         except BrokerConnectionError as exc:
             produced, self._unconfirmed_produce = self._unconfirmed_produce, False
@@ -168,9 +169,11 @@ class Kafka07Connection:
     def in_flight(self) -> int:
         return len(self._pending)
 
-    def _failed(self) -> None:
+    def _failed(self, reason: CloseReason = CloseReason.CLIENT_CLOSED) -> None:
+        """Nothing in flight is answered any more; a connection not closed by its failure
+        already closes for ``reason``."""
         self._pending.clear()
-        self.conn.close()
+        self.conn.close(reason)
 
 
 class Kafka07Connections:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
+from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Pending
@@ -83,7 +84,7 @@ def multifetch(conn: Kafka07Connection, fetches: Sequence[FetchSpec],
     try:
         parts = decode_multifetch(body, len(fetches))
     except ProtocolError as exc:
-        conn.close()  # the sizes that delimited the parts are not to be trusted
+        conn.close(CloseReason.PROTOCOL_ERROR)  # the sizes that delimited the parts are not to be trusted
         raise ProtocolError(exc.reason, broker=conn.name) from None
     out = []
     for f, (part_code, data) in zip(fetches, parts, strict=True):

@@ -33,7 +33,8 @@ from collections import defaultdict, deque
 from dataclasses import dataclass
 
 from spark_kafka_wire.client.cluster import KafkaClient, is_retriable
-from spark_kafka_wire.client.connection import BrokerConnection, InFlight
+from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
     DeliveryFailedError,
@@ -52,6 +53,7 @@ from spark_kafka_wire.client.producer.transactions import (
     offers_v2,
     request_version,
 )
+from spark_kafka_wire.client.wire_session import InFlight
 from spark_kafka_wire.protocol.bodies import (
     ProduceRequest,
     ProduceRequestTopicDataPartitionData,
@@ -190,7 +192,7 @@ class Sender:
         carries unread responses into the next task) and forget failed batches."""
         for window in self._windows.values():
             for r in window:
-                r.conn.close()
+                r.conn.close(CloseReason.CLIENT_CLOSED)
             window.clear()
         self._failed.clear()
         self._blocked.clear()

@@ -20,6 +20,7 @@ from spark_kafka_wire.client.answer_limits import (
 )
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.offsets import fetch_body
 from spark_kafka_wire.protocol import messages as m
 from spark_kafka_wire.protocol.errors import ProtocolError
@@ -55,7 +56,7 @@ def pair() -> Iterator[tuple[BrokerConnection, socket.socket]]:
     conn._sock = a  # connected: what connect() leaves, without an ApiVersions exchange
     conn.api_versions = {METADATA.key: (0, 12), HEARTBEAT.key: (0, 4), FETCH.key: (4, 12)}
     yield conn, b
-    conn.close()
+    conn.close(CloseReason.CLIENT_CLOSED)
     b.close()
 
 

@@ -13,6 +13,7 @@ import pytest
 from spark_kafka_wire.client.answer_limits import SMALL_ANSWER_BYTES
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.client.kafka07 import Kafka07Connection
 from spark_kafka_wire.protocol.errors import ProtocolError
@@ -93,7 +94,7 @@ def test_a_07_connection_sends_nothing_when_it_opens(peer) -> None:
                           "not a Kafka 0.7 request"):
         conn.send(METADATA, {"topics": []})
     assert done.wait(5)
-    conn.close()
+    conn.close(CloseReason.CLIENT_CLOSED)
     assert seen == [None]
 
 
