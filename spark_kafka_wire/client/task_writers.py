@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 from spark_kafka_wire.client.admin import ensure_topic
 from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.errors import ConfigurationError, DataError
+from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError, DataError
 from spark_kafka_wire.client.kafka07.cluster import TopicLayout
 from spark_kafka_wire.client.kafka07.writer import Kafka07Writer, layout_for_write, topic_writer
 from spark_kafka_wire.client.pool import planner_client, task_client, task_connections07
@@ -205,7 +205,8 @@ class MessageSetWriter:
 
     def commit_offsets(self, group: str, offsets: Mapping[tuple[str, int], tuple[int, str]]
                        ) -> None:
-        raise ConfigurationError("Kafka 0.7 brokers have no transactions to commit offsets in")
+        # unreachable: the sink's options refuse transactions on such a cluster first
+        raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "TRANSACTIONS")
 
 
 def checked_topic(client: KafkaClient, topic: str, creation: TopicCreationSettings
