@@ -293,7 +293,7 @@ def reset_offsets(g: GlobalOptions, group: str, topics: tuple[str, ...], all_top
             tps = partitions_to_reset(cluster, group, current, topics, partitions)
             target = new_offsets(cluster, group, tps, current, how, value)
             if execute:
-                layout = cluster.partition_names({t for t, _ in target})
+                layout = cluster.layout({t for t, _ in target})
                 store.commit(group, target, None if layout is None
                              else {(t, p): layout[t][p] for t, p in target})
     else:

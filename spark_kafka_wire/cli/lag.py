@@ -64,7 +64,7 @@ def zookeeper_committed(client: Cluster, zookeeper: str, group: str, topics: lis
     """The group's offsets in ZooKeeper (reached as ``security`` says), and the owner of each
     partition by the range assignment of its live consumers (empty when none is
     registered). On Kafka 0.7 the offset nodes have 0.7's names (``<broker id>-<partition>``,
-    ``Cluster.partition_names``) and are shown by global partition number."""
+    ``Cluster.layout``) and are shown by global partition number."""
     with ZooKeeperOffsetStore(zookeeper, zookeeper_timeout_s(client), security) as store:
         if topics:
             tps = topic_partitions(client, topics)
@@ -72,7 +72,7 @@ def zookeeper_committed(client: Cluster, zookeeper: str, group: str, topics: lis
             found = client.fetch_metadata(store.topics(group)).topics
             tps = [(t, p) for t, info in found.items() if info.error_code == ErrorCode.NONE
                    for p in info.partitions]
-        layout = client.partition_names({t for t, _ in tps})
+        layout = client.layout({t for t, _ in tps})
         names = None if layout is None else {(t, p): layout[t][p] for t, p in tps}
         committed = store.fetch(group, tps, names)
         if not topics:

@@ -49,7 +49,7 @@ def offsets(g: GlobalOptions, topic: str, when: When, partition: int | None) -> 
         if when.epoch_ms is None:
             lo, hi = earliest_latest(client, topic, parts, isolation)
             found: dict[int, int | None] = dict(lo if when.special == "earliest" else hi)
-        elif client.byte_offsets:
+        elif not client.offsets_count_records:
             # 0.7 keeps no timestamps: its OFFSETS answers which segment was last modified
             # before the time, so the offset is the start of the first segment after that
             stamps = client.offsets_for_times({(topic, p): when.epoch_ms for p in parts},

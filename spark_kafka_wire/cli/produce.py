@@ -46,9 +46,9 @@ from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
 from spark_kafka_wire.client.producer import Producer, assign_partitions
 from spark_kafka_wire.client.producer.accumulator import headers_from_arrow
+from spark_kafka_wire.client.task_writers import own_writer
 from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
-from spark_kafka_wire.sink.kafka07_writer import topic_writer
 
 HEADERS_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
 
@@ -112,13 +112,14 @@ def timestamps_column(chunk: Chunk, fixed: int | None) -> np.ndarray:
     return np.array([default if t is None else t for t in chunk.timestamps], np.int64)
 
 
-def produce07(sink: SinkOptions, topic: str, chunks: Iterable[Chunk], partition: int | None,
-              progress: Progress) -> int:
-    """Records to a Kafka 0.7 cluster as the sink writes rows there (``sink.kafka07_writer``:
-    the key only picks the partition, 0.7 messages have none; each message set confirmed by
-    the log end; a topic no broker has yet goes to partition 0 of each broker, which creates
-    it, as 0.7's own producer did). Returns the records written."""
-    with topic_writer(sink, topic) as (writer, layout):
+def produce_plain(sink: SinkOptions, topic: str, chunks: Iterable[Chunk], partition: int | None,
+                  progress: Progress) -> int:
+    """Records to a cluster of plain messages (Kafka 0.7) as the sink writes rows there
+    (``client/task_writers.py``'s ``own_writer``, ``client/kafka07/writer.py``: the key only
+    picks the partition, 0.7 messages have none; each message set confirmed by the log end;
+    a topic no broker has yet goes to partition 0 of each broker, which creates it, as 0.7's
+    own producer did). Returns the records written."""
+    with own_writer(sink.client, sink.produce, sink.partitioner, topic) as (writer, layout):
         count = len(layout.locations)
         if partition is not None and partition >= count:
             raise ConfigurationError.of(
@@ -132,12 +133,12 @@ def produce07(sink: SinkOptions, topic: str, chunks: Iterable[Chunk], partition:
                     explicit = None if partition is None else pa.array(np.full(n, partition,
                                                                                np.int32))
                     writer.append(topic, pa.array(chunk.keys, pa.binary()),
-                                  pa.array(chunk.values, pa.binary()), explicit, None)
-                progress.update(task, advance=chunk.size, records=writer.written.records)
-        return writer.written.records
+                                  pa.array(chunk.values, pa.binary()), explicit, None, 0)
+                progress.update(task, advance=chunk.size, records=writer.records)
+        return writer.records
 
 
-def refuse_on_kafka07(header: tuple[str, ...], timestamp: int | None, tombstone: bool,
+def refuse_on_plain_messages(header: tuple[str, ...], timestamp: int | None, tombstone: bool,
                       input_format: str, txn_id: str | None) -> None:
     """What a Kafka 0.7 message cannot carry: refused before anything is sent."""
     asked = [name for name, given in (("-H/--header", header), ("--timestamp", timestamp),
@@ -213,10 +214,10 @@ def produce(g: GlobalOptions, topic: str, file: BinaryIO, key_separator: str | N
     interactive = file.isatty()
     lines = line_chunks(file, separator, 1 if interactive else CHUNK_LINES, keep_empty)
     decode = decode_jsonl if input_format == "jsonl" else decode_lines
-    if sink.client.kafka07:
-        refuse_on_kafka07(header, timestamp, tombstone, input_format, txn_id)
+    if sink.client.plain_messages:
+        refuse_on_plain_messages(header, timestamp, tombstone, input_format, txn_id)
         chunks = decode(lines, key_format, value_format, tombstone)
-        n = produce07(sink, topic, chunks, partition, progress_bar(file, interactive))
+        n = produce_plain(sink, topic, chunks, partition, progress_bar(file, interactive))
         click.echo(f"{n} record{'' if n == 1 else 's'} written to {topic}")
         return
     settings = sink.produce if txn_id is None else \

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV
 from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.cluster_adapters import KafkaCluster, open_cluster
+from spark_kafka_wire.client.cluster_adapters import open_cluster
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, MISSING_OPTION, ConfigurationError
@@ -90,7 +90,7 @@ class GlobalOptions:
                       ) -> ClientConfig:
         """The connection settings, parsed as a query's: with zookeeper.connect and no
         bootstrap server, the brokers registered in ZooKeeper (a Kafka 0.7 cluster's give a
-        config whose ``kafka07`` is true)."""
+        config whose ``registry_only`` is true)."""
         return client_config(self.kafka_options(use, extra), use)
 
     def zookeeper_security(self, extra: dict[str, str] | None = None
@@ -122,11 +122,8 @@ class GlobalOptions:
 def connected_any(config: ClientConfig) -> Iterator[Cluster]:
     """A 0.8+ cluster through a client as :func:`connected` gives it, or a Kafka 0.7 cluster
     (found through ZooKeeper) through its view from ZooKeeper, both behind the one interface
-    (``client/cluster_api.py``), for the commands that speak both."""
-    if not config.kafka07:
-        with connected(config) as client:
-            yield KafkaCluster(client)
-        return
+    (``client/cluster_api.py``), for the commands that speak both: ``open_cluster`` reaches
+    it as :func:`connected` does."""
     cluster = open_cluster(config)
     try:
         yield cluster
@@ -144,7 +141,7 @@ def connected(config: ClientConfig, command: str = "this command") -> Iterator[K
     0.7 cluster is refused here, naming ``command``: only the commands that use
     :func:`connected_any` speak 0.7's protocol.
     """
-    if config.kafka07:
+    if config.registry_only:
         raise ConfigurationError.of(
             KAFKA07_UNSUPPORTED, "CLI_COMMAND", command=command,
             zookeeper_connect=config.zookeeper_connect)

@@ -85,11 +85,11 @@ def read_records(client: Cluster, tps: list[TopicPartition], specs: tuple[StartS
     on from)."""
     lo = cluster_offsets(client, {tp: EARLIEST for tp in tps}, settings.isolation_level)
     hi = cluster_offsets(client, {tp: LATEST for tp in tps}, settings.isolation_level)
-    if not client.byte_offsets:
+    if client.offsets_count_records:
         starts = start_offsets(client, tps, specs, default, lo, hi, settings.isolation_level)
         read_ranges(client, {tp: (starts[tp], hi[tp]) for tp in tps}, settings, sink, stop)
         return hi
-    # Kafka 0.7: offsets are byte positions (module docstring)
+    # offsets are positions in the log (Kafka 0.7's bytes; module docstring)
     for tp in tps:
         spec = spec_for(specs, tp[1], default)
         if spec.kind == LAST:

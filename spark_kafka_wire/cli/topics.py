@@ -228,10 +228,10 @@ def describe(g: GlobalOptions, topic: str, configs_only: bool, all_configs: bool
     A pipe gets one table per run (TSV): the partitions, or with --configs the configs.
     """
     config = g.client_config()
-    if config.kafka07 and configs_only:
+    if config.registry_only and configs_only:
         raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "TOPIC_CONFIGS")
     # the configs table is drawn on a terminal; a pipe gets it with --configs only
-    wanted = configs_only or (not config.kafka07 and stdout_is_terminal())
+    wanted = configs_only or (not config.registry_only and stdout_is_terminal())
     configs: list[TopicConfig] | None = None
     with connected_any(config) as cluster:
         if not configs_only:

@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient, TopicPartition
-from spark_kafka_wire.client.cluster_api import Contradiction, Layout, Locator, PartitionLocation
+from spark_kafka_wire.client.cluster_api import Contradiction, Layout, PlannedRange, TaskRead
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
-from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
+from spark_kafka_wire.client.fetch_settings import FetchSettings, fetch_settings07
 from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.offsets import resolve_offsets
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 class KafkaCluster:
     """A Kafka 0.8+ cluster through a :class:`KafkaClient`."""
 
-    byte_offsets = False
+    offsets_count_records = True
     has_group_coordinator = True
 
     def __init__(self, client: KafkaClient) -> None:
@@ -64,17 +64,21 @@ class KafkaCluster:
         return fetch_range(self.client, tp[0], tp[1], start, end, settings,
                            fail_on_data_loss=fail_on_data_loss)
 
+    def task_read(self, config: ClientConfig, ranges: Sequence[PlannedRange],
+                  fetch: FetchSettings, fail_on_data_loss: bool,
+                  layout: Mapping[str, Sequence[str]] | None = None) -> TaskRead:
+        # tasks find each partition's leader themselves
+        return TaskRead(config, tuple(r for r in ranges if r[3] > r[2]), fetch,
+                        fail_on_data_loss)
+
     def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
         return [max(lo, hi - n)]  # offsets count records
 
-    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+    def layout(self, topics: Iterable[str]) -> Layout | None:
         return None  # a partition number is the broker's own: nothing to record
 
-    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
-        return None  # tasks find each partition's leader themselves
-
-    def message_end(self, tp: TopicPartition, start: int, limit: int,
-                    settings: FetchSettings07 | None) -> int:
+    def batch_end(self, tp: TopicPartition, start: int, limit: int,
+                  settings: FetchSettings) -> int:
         return limit  # offsets count records: any offset is a record's
 
     def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
@@ -93,7 +97,7 @@ class Kafka07ClusterAdapter:
     """A Kafka 0.7 cluster through its ZooKeeper view (:class:`Kafka07Cluster`). The
     isolation level is ignored: 0.7 has no transactions."""
 
-    byte_offsets = True
+    offsets_count_records = False  # byte offsets
     has_group_coordinator = False
 
     def __init__(self, cluster: Kafka07Cluster) -> None:
@@ -122,6 +126,18 @@ class Kafka07ClusterAdapter:
         return read_range(self.cluster.connections, self.cluster.location(*tp), start, end,
                           fetch_settings07(settings), fail_on_data_loss=fail_on_data_loss)
 
+    def task_read(self, config: ClientConfig, ranges: Sequence[PlannedRange],
+                  fetch: FetchSettings, fail_on_data_loss: bool,
+                  layout: Mapping[str, Sequence[str]] | None = None) -> TaskRead:
+        # a task has no ZooKeeper: where each range's partition is now travels with it
+        cluster = self.cluster
+        kept = tuple(r for r in ranges if r[3] > r[2])
+        if layout is None:
+            locations = tuple(cluster.location(t, p) for t, p, _, _ in kept)
+        else:
+            locations = tuple(cluster.locate(t, layout[t][p], p) for t, p, _, _ in kept)
+        return TaskRead(config, kept, fetch, fail_on_data_loss, locations)
+
     def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
         if n == 0 or hi <= lo:
             return []
@@ -134,21 +150,13 @@ class Kafka07ClusterAdapter:
                                 LATEST_TIME, MAX_SEGMENTS, **loc.shown())  # type: ignore[arg-type]
         return sorted({s for s in listed if lo <= s < hi} | {lo}, reverse=True)
 
-    def partition_names(self, topics: Iterable[str]) -> Layout | None:
+    def layout(self, topics: Iterable[str]) -> Layout | None:
         return self.cluster.names(sorted(set(topics)))
 
-    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
-        cluster = self.cluster
-        if layout is None:
-            return cluster.location
-
-        def by_name(topic: str, number: int) -> PartitionLocation:
-            return cluster.locate(topic, layout[topic][number], number)
-        return by_name
-
-    def message_end(self, tp: TopicPartition, start: int, limit: int,
-                    settings: FetchSettings07 | None) -> int:
-        return self.cluster.cut(self.cluster.location(*tp), start, limit, settings)
+    def batch_end(self, tp: TopicPartition, start: int, limit: int,
+                  settings: FetchSettings) -> int:
+        return self.cluster.cut(self.cluster.location(*tp), start, limit,
+                                fetch_settings07(settings))
 
     def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
                           ) -> dict[TopicPartition, int]:

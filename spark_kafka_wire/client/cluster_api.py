@@ -8,17 +8,21 @@ Two adapters implement it (``client/cluster_adapters.py``): one over :class:`Kaf
 above the client layer (``tests/unit/test_architecture.py`` checks that):
 
 - Offsets. On 0.8+ an offset counts records; on 0.7 it is a byte position in the partition's
-  log (:attr:`Cluster.byte_offsets`): a range cannot be split into equal pieces (a piece must
-  start where a message does, which only reading the bytes tells), and a rate-limited batch
-  ends at a message's end (:meth:`Cluster.message_end`, one FETCH; 0.8+ returns the limit).
-  Offsets by time on 0.7 are at segment granularity (0.7 keeps no finer index).
+  log (:attr:`Cluster.offsets_count_records` False): a range cannot be split into equal
+  pieces (a piece must start where a message does, which only reading the bytes tells), and
+  a rate-limited batch ends at a message's end (:meth:`Cluster.batch_end`, one FETCH; 0.8+
+  returns the limit). Offsets by time on 0.7 are at segment granularity (0.7 keeps no finer
+  index).
 - Layout for checkpoints. A 0.8+ partition number is the broker's own; 0.7 has none: the
   (broker, partition) pairs ZooKeeper lists are numbered by position, and a broker that leaves
   renumbers those after it. So a 0.7 stream records the partition names its numbers refer to
-  (:meth:`Cluster.partition_names`) and 0.8+ records nothing (None).
-- Locations. A 0.8+ task finds each partition's leader itself; a 0.7 task has no ZooKeeper,
-  so the planner records where each range's partition is (:meth:`Cluster.locator`; None on
-  0.8+) and the task reads from there (``client/task_reads.py``).
+  (:meth:`Cluster.layout`) and 0.8+ records nothing (None).
+- Task reads. The planner hands each task a :class:`TaskRead` the cluster made
+  (:meth:`Cluster.task_read`: ranges in; ``client/task_reads.py`` reads it, records out): a
+  0.8+ task finds each partition's leader itself; a 0.7 task has no ZooKeeper, so the 0.7
+  adapter records in it where each range's partition is, and the task reads from there. The
+  source never knows which: it reads a ``TaskRead`` and asks it whether its records carry
+  timestamps (0.7 messages have none).
 - Reads on the driver (the CLI's tail): :meth:`Cluster.read_range` reads one partition's
   range, and :meth:`Cluster.last_records_starts` says where to read from to find a
   partition's last records: ``hi - n`` on 0.8+, the log's segment starts on 0.7, where byte
@@ -35,15 +39,15 @@ wraps do; the interface adds only the ConfigurationErrors above, saying what 0.7
 Writes are not part of the interface. The two write paths share nothing below the split of
 rows by topic: 0.8+ writes through a :class:`Producer` (batching per leader, idempotence,
 transactions, exactly-once markers, all bound to a :class:`KafkaClient`), 0.7 sends message
-sets with MULTIPRODUCE to the brokers ZooKeeper lists, unacknowledged. One ``write rows``
-method would force one of them into the other's shape, so the sink picks its writer once
-per task from the configuration (``sink/batch_writer.py``), and ``sink/kafka07_writer.py``,
-the 0.7 writer, is the one module above the client layer that uses ``client/kafka07``.
+sets with MULTIPRODUCE to the brokers ZooKeeper lists, unacknowledged. A cluster view that
+wrote rows would bind one of them to the other's shape, so writers are chosen apart from it,
+in ``client/task_writers.py`` (``task_writer``), from the configuration; the sink and the CLI
+take the writer it gives.
 
-The types a plan carries to 0.7 tasks are named through the interface: :class:`PartitionLocation`
-is defined here (the 0.7 cluster fills it in) and :class:`FetchSettings07` re-exported. The
-module imports nothing that decodes records, so commands that only ask for metadata start
-without numpy and pyarrow (tests/unit/test_cli_startup.py).
+The types a plan carries to tasks are defined here: :class:`PartitionLocation` (the 0.7
+cluster fills it in) and :class:`TaskRead`. The module imports nothing that decodes records,
+so commands that only ask for metadata start without numpy and pyarrow
+(tests/unit/test_cli_startup.py).
 """
 
 from __future__ import annotations
@@ -54,13 +58,13 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from spark_kafka_wire.client.cluster import ClusterMetadata, TopicPartition
 from spark_kafka_wire.client.config import ClientConfig, format_address
-from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 
 if TYPE_CHECKING:
     from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
-__all__ = ["Cluster", "Contradiction", "FetchSettings07", "Layout", "Locator",
-           "PartitionLocation", "fetch_settings07"]
+__all__ = ["Cluster", "Contradiction", "Layout", "PartitionLocation", "PlannedRange",
+           "TaskRead"]
 
 
 @dataclass(frozen=True)
@@ -95,8 +99,29 @@ class PartitionLocation:
 Layout = dict[str, tuple[str, ...]]
 """Kafka 0.7: each topic's partition names (``<broker id>-<partition>``) in number order."""
 
-Locator = Callable[[str, int], PartitionLocation]
-"""Where partition ``number`` of ``topic`` is now (Kafka 0.7)."""
+PlannedRange = tuple[str, int, int, int]
+"""(topic, partition, start, end): the records at offsets [start, end)."""
+
+
+@dataclass(frozen=True)
+class TaskRead:
+    """What one Spark task reads, made on the driver by :meth:`Cluster.task_read` and read in
+    the task by ``client/task_reads.py``'s ``read_planned``: the non-empty ``ranges``, in
+    order, with the settings to read them. ``locations`` (one per range) is the cluster's
+    own business: where a cluster without a Metadata request (0.7) has each range's partition
+    (None: the task finds each partition's leader)."""
+
+    config: ClientConfig
+    ranges: tuple[PlannedRange, ...]
+    fetch: FetchSettings
+    fail_on_data_loss: bool = True
+    locations: tuple[PartitionLocation, ...] | None = None
+
+    @property
+    def has_timestamps(self) -> bool:
+        """Whether the records read carry timestamps (0.7 messages have none: the source
+        shows a null timestamp column)."""
+        return self.locations is None
 
 Contradiction = Callable[[TopicPartition, str], None]
 """Told when a broker's answer by time is contradicted by the records (partition, why)."""
@@ -111,8 +136,10 @@ class Cluster(Protocol):
         """The settings the cluster was reached with."""
 
     @property
-    def byte_offsets(self) -> bool:
-        """True on Kafka 0.7, whose offsets are byte positions: ranges are not split."""
+    def offsets_count_records(self) -> bool:
+        """Whether an offset counts records (a range splits into equal pieces, the last n
+        records start n before the end); False where offsets are positions in a log that only
+        reading tells record boundaries of (0.7's byte offsets): ranges are not split."""
 
     @property
     def has_group_coordinator(self) -> bool:
@@ -139,22 +166,29 @@ class Cluster(Protocol):
         """The records at offsets [start, end) of one partition, chunk by chunk (0.7: FETCH
         sizes from ``settings`` as a query's, ``fetch_settings07``)."""
 
+    def task_read(self, config: ClientConfig, ranges: Sequence[PlannedRange],
+                  fetch: FetchSettings, fail_on_data_loss: bool,
+                  layout: Mapping[str, Sequence[str]] | None = None) -> TaskRead:
+        """What a task reads of ``ranges`` (empty ones left out) with ``config`` (the task's
+        settings, not the planner's): on 0.7 with where each range's partition is now, found
+        by the names of ``layout`` when given (a stream's recorded layout), else by number."""
+
     def last_records_starts(self, tp: TopicPartition, n: int, lo: int, hi: int) -> list[int]:
         """Where to read from, newest first, to find the last ``n`` records of [lo, hi):
         read [start, hi) from each until ``n`` are found. 0.8+: ``max(lo, hi - n)``; 0.7:
         ``lo`` and the segment starts in [lo, hi), the only known message boundaries."""
 
-    def partition_names(self, topics: Iterable[str]) -> Layout | None:
-        """The layout a stream records with its offsets (0.7); None on 0.8+."""
+    def layout(self, topics: Iterable[str]) -> Layout | None:
+        """Where partition numbers are positions that change when brokers come or go (0.7):
+        each topic's partition names in number order, which a stream records with its
+        offsets and ZooKeeper's offset nodes are named by; None where a partition's number
+        is its own (0.8+)."""
 
-    def locator(self, layout: Mapping[str, Sequence[str]] | None = None) -> Locator | None:
-        """0.7: where each partition is now, found by the names of ``layout`` when given (a
-        stream's recorded layout), else by number; None on 0.8+ (tasks find leaders)."""
-
-    def message_end(self, tp: TopicPartition, start: int, limit: int,
-                    settings: FetchSettings07 | None) -> int:
-        """Where a rate-limited batch from message boundary ``start`` ends at ``limit`` at
-        most: ``limit`` on 0.8+, the end of the last whole message before it on 0.7."""
+    def batch_end(self, tp: TopicPartition, start: int, limit: int,
+                  settings: FetchSettings) -> int:
+        """Where a rate-limited batch from record boundary ``start`` ends at ``limit`` at
+        most: ``limit`` where offsets count records, else the end of the last whole record
+        before it (0.7: one FETCH, sized by ``settings``)."""
 
     def committed_offsets(self, group: str, tps: Iterable[TopicPartition]
                           ) -> dict[TopicPartition, int]:

@@ -21,6 +21,12 @@ from spark_kafka_wire.protocol.versions import is_kafka07
 DEFAULT_PORT = 9092
 
 
+def registry_only(release: str) -> bool:
+    """Whether brokers of ``release`` (kafka.broker.version.fallback) are found through
+    ZooKeeper only: they have no Metadata request (see ``ClientConfig.registry_only``)."""
+    return is_kafka07(release)
+
+
 def format_address(host: str, port: int) -> str:
     """``host:port`` as kafka.bootstrap.servers takes it back: an IPv6 host in brackets
     (``[::1]:9092``; unbracketed, ``::1:9092`` reads as a host without a port). Brokers found
@@ -114,6 +120,30 @@ class ClientConfig:
     def kafka07(self) -> bool:
         """Whether the brokers are Kafka 0.7 brokers (their own protocol, byte offsets)."""
         return is_kafka07(self.broker_version_fallback)
+
+    # What a cluster of these settings can do, known before connecting, for the code above
+    # the client layer, which never names a protocol generation
+    # (tests/unit/test_architecture.py): each says what it means to a reader or a writer.
+
+    @property
+    def registry_only(self) -> bool:
+        """Whether the brokers have no Metadata request (nor any request of Kafka's versioned
+        API): ZooKeeper alone says where they and their topics' partitions are, and only the
+        ``Cluster`` interface (``client/cluster_api.py``) and ``client/task_writers.py``
+        speak to them."""
+        return registry_only(self.broker_version_fallback)
+
+    @property
+    def has_group_coordinator(self) -> bool:
+        """Whether the brokers keep consumer groups' offsets (else only ZooKeeper does)."""
+        return not self.kafka07
+
+    @property
+    def plain_messages(self) -> bool:
+        """Whether records written are plain messages: a value only (a key only picks the
+        partition; no headers, timestamps or null values), without idempotence,
+        transactions or CreateTopics, compressed by none, gzip or snappy only."""
+        return self.kafka07
 
     @property
     def principal(self) -> str | None:

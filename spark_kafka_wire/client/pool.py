@@ -58,9 +58,8 @@ def _one_per_process(store: dict[tuple[int, ClientConfig], T], config: ClientCon
 
 def shared_kafka07(config: ClientConfig) -> Kafka07Cluster:
     """The driver's view of a Kafka 0.7 cluster (its ZooKeeper session and connections), one
-    per configuration per process, like ``shared_client``. Above the client layer only the
-    0.7 writer (``sink/kafka07_writer.py``) takes it; everything else asks
-    ``shared_cluster``."""
+    per configuration per process, like ``shared_client``. Only the 0.7 writer
+    (``client/kafka07/writer.py``) takes it; everything else asks ``shared_cluster``."""
     return _one_per_process(_clusters07, config, Kafka07Cluster)
 
 

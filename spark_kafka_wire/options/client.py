@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 
-from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
+from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap, registry_only
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     KAFKA07_UNSUPPORTED,
@@ -54,7 +54,7 @@ from spark_kafka_wire.options.values import (
     wire_text,
 )
 from spark_kafka_wire.protocol.errors import FromPlaceholder
-from spark_kafka_wire.protocol.versions import is_kafka07, versions_for_release
+from spark_kafka_wire.protocol.versions import versions_for_release
 
 _log = logging.getLogger(__name__)
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
@@ -91,17 +91,19 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
     check_security_keys(opts, use, protocol, tls_on, sasl_on)
     check_unused_kafka_keys(opts, use)
     fallback = broker_version_fallback(opts, zookeeper, protocol, sasl_on)
-    kafka07 = is_kafka07(fallback)
+    # brokers without a Metadata request (Kafka 0.7) are found through ZooKeeper only
+    in_zookeeper = registry_only(fallback)
     tls = tls_config(opts) if tls_on else None
     sasl = sasl_config(opts) if sasl_on else None
-    zk_security = zookeeper_security(opts) if zookeeper and (kafka07 or not servers) else None
+    zk_security = zookeeper_security(opts) if zookeeper and (in_zookeeper or not servers) \
+        else None
     # Only now, with every setting checked, is ZooKeeper asked (a wrong option fails first).
-    if servers and not kafka07:
+    if servers and not in_zookeeper:
         bootstrap = tuple(parse_bootstrap(servers))
     else:
         bootstrap, fallback = _brokers_in_zookeeper(opts, zookeeper, protocol, fallback,
                                                     zk_security)
-        kafka07 = is_kafka07(fallback)
+        in_zookeeper = registry_only(fallback)
     return ClientConfig(
         bootstrap_servers=bootstrap,
         client_id=wire_text(opts, "kafka.client.id") or "",
@@ -115,8 +117,8 @@ def client_config(opts: dict[str, str], use: Use) -> ClientConfig:
         security_protocol=protocol,
         tls=tls,
         sasl=sasl,
-        zookeeper_connect=(zookeeper or None) if kafka07 else None,
-        zookeeper_security=zk_security if kafka07 else None,
+        zookeeper_connect=(zookeeper or None) if in_zookeeper else None,
+        zookeeper_security=zk_security if in_zookeeper else None,
     )
 
 
@@ -170,7 +172,7 @@ def broker_version_fallback(opts: Mapping[str, str], zookeeper: str, protocol: s
     needs ZooKeeper and has no SASL."""
     fallback = text_value(opts, "kafka.broker.version.fallback").strip()
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
-    if is_kafka07(fallback):
+    if registry_only(fallback):
         if not zookeeper:
             raise ConfigurationError.of(MISSING_OPTION, "KAFKA07_ZOOKEEPER_CONNECT", said=said)
         if sasl_on:
@@ -193,20 +195,20 @@ def _brokers_in_zookeeper(opts: Mapping[str, str], zookeeper: str, protocol: str
     ``kafka.broker.version.fallback`` given."""
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
     named = given(opts, "kafka.broker.version.fallback") is not None
-    kafka07 = is_kafka07(fallback)
+    in_zookeeper = registry_only(fallback)
     # bounded like a broker connection: an unreachable ensemble fails as fast as an
     # unreachable broker would
-    bootstrap, registered07 = find_cluster(
+    bootstrap, registered_only = find_cluster(
         zookeeper, protocol,
         timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,
         zookeeper_security=zk_security)
-    if registered07 and not kafka07:
+    if registered_only and not in_zookeeper:
         if named:
             raise ConfigurationError.of(
                 CONFLICTING_OPTIONS, "FALLBACK_NOT_KAFKA07", said=said,
                 zookeeper=zookeeper)
         fallback = "0.7.2"  # the registrations say which protocol
-    elif kafka07 and not registered07:
+    elif in_zookeeper and not registered_only:
         raise ConfigurationError.of(
             CONFLICTING_OPTIONS, "FALLBACK_KAFKA07", said=said, zookeeper=zookeeper)
     return bootstrap, fallback

@@ -211,32 +211,33 @@ def parse_sink_options(options: Mapping[str, str]) -> SinkOptions:
         transaction_timeout_ms=int_value(opts, "kafka.transaction.timeout.ms"),
     )
     create = _topic_creation(opts)
-    if client.kafka07:
-        _check_kafka07(opts, codec_name, prefix, create)
+    if client.plain_messages:
+        _check_plain_messages(opts, codec_name, prefix, create)
         produce = replace(produce, enable_idempotence=False)
     formats = format_options(opts)
-    if client.kafka07 and formats.columns:
+    if client.plain_messages and formats.columns:
         raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "FORMATS")
     return SinkOptions(client=client, topic=topic.strip() if topic else None, produce=produce,
                        partitioner=partitioner, create=create, transactional_prefix=prefix,
                        formats=formats)
 
 
-KAFKA07_CODECS = ("none", "gzip", "snappy")
+PLAIN_MESSAGE_CODECS = ("none", "gzip", "snappy")
 
 
-def _check_kafka07(opts: dict[str, str], codec_name: str, prefix: str | None,
-                   create: TopicCreation) -> None:
-    """What a Kafka 0.7 cluster cannot do, refused before anything is written (see
-    sink/kafka07_writer.py for what 0.7 writes mean)."""
+def _check_plain_messages(opts: dict[str, str], codec_name: str, prefix: str | None,
+                          create: TopicCreation) -> None:
+    """What a cluster of plain messages (``ClientConfig.plain_messages``: Kafka 0.7) cannot
+    do, refused before anything is written (client/kafka07/writer.py says what 0.7 writes
+    mean)."""
     if prefix is not None:
         raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "TRANSACTIONS")
     if given(opts, "kafka.enable.idempotence") is not None and \
             bool_value(opts, "kafka.enable.idempotence"):
         raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "IDEMPOTENCE")
-    if codec_name not in KAFKA07_CODECS:
+    if codec_name not in PLAIN_MESSAGE_CODECS:
         raise ConfigurationError.of(
             KAFKA07_UNSUPPORTED, "CODEC", codec_name=codec_name,
-            kafka07_codecs=', '.join(KAFKA07_CODECS))
+            codecs=', '.join(PLAIN_MESSAGE_CODECS))
     if create.explicit:
         raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "CREATE_TOPIC")

@@ -621,7 +621,7 @@ WORDINGS: dict[str, str] = {
         "{zookeeper_connect} are Kafka 0.7 brokers; kafkawire topics, describe, offsets, tail, "
         "produce and lag work with them",
     "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED:CODEC":
-        "kafka.compression.type={codec_name}: Kafka 0.7 knows {kafka07_codecs}",
+        "kafka.compression.type={codec_name}: Kafka 0.7 knows {codecs}",
     "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED:COMMIT_OFFSETS":
         "commitOffsets={commit}: Kafka 0.7 brokers keep no consumer offsets; 0.7 consumers kept "
         "them in ZooKeeper: use commitOffsets=zookeeper",

@@ -26,7 +26,6 @@ when the whole write succeeded (``exactly_once.py``): exactly-once for read_comm
 from __future__ import annotations
 
 import logging
-import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -46,17 +45,10 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_kafka_wire.client.admin import ensure_topic
-from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError, DataError
-from spark_kafka_wire.client.pool import (
-    planner_client,
-    shared_client,
-    task_client,
-    task_connections07,
-)
-from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
+from spark_kafka_wire.client.pool import shared_client, task_client
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
+from spark_kafka_wire.client.task_writers import RowWriter, plan_write, task_writer
 from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.errors import AuthorizationError
@@ -73,7 +65,6 @@ from spark_kafka_wire.sink.exactly_once import (
     task_transactional_id,
 )
 from spark_kafka_wire.sink.formats import encoding_for
-from spark_kafka_wire.sink.kafka07_writer import Kafka07Writer, TopicLayout, layout_for_write
 
 log = logging.getLogger(__name__)
 
@@ -149,25 +140,12 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         self.has_headers = _check_column(schema, "headers")
         self.timestamp_type = schema["timestamp"].dataType if _check_column(schema, "timestamp") \
             else None
-        # Kafka 0.7 (sink/kafka07_writer.py): topic layouts from ZooKeeper; the topic option's
-        # is found here, before any task starts, and travels to the tasks.
-        self.layouts07: dict[str, TopicLayout] = {}
-        if options.client.kafka07:
-            if options.topic is not None:
-                self.layouts07[options.topic] = layout_for_write(options.client, options.topic)
-        elif options.topic is not None:
-            # Fail (or create the topic) on the driver, before any task starts.
-            self._topic_info(planner_client(options.client), options.topic)
-
-    def _topic_info(self, client: KafkaClient, topic: str) -> TopicInfo:
-        c = self.options.create
-        return ensure_topic(client, topic, auto_create=c.auto, create=c.explicit,
-                            partitions=c.partitions, replication_factor=c.replication_factor)
+        # The topic option's topic: checked (or created) on the driver, before any task
+        # starts; what the client found travels to the tasks (client/task_writers.py).
+        self.plan = plan_write(options.client, options.topic, options.create)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
         o = self.options
-        if o.client.kafka07:
-            return self._write07(iterator)
         try:
             return self._write(iterator)
         except AuthorizationError as exc:
@@ -181,68 +159,45 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             raise exc.with_details(prefix=prefix) from None
 
     def _write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
+        """A task's rows through the writer the client chooses for the cluster
+        (client/task_writers.py); topics of the 'topic' column the driver did not check are
+        prepared here, each before any row of a batch naming it is sent."""
         o = self.options
-        client = task_client(o.client)
         settings, batch = o.produce, None
         if o.transactional_prefix is not None:
             tid = task_transactional_id(o.transactional_prefix, current_partition())
             settings = replace(settings, transactional_id=tid)
             if self.streaming:
                 batch = current_batch()
-                if already_committed(client, tid, batch):
+                if already_committed(task_client(o.client), tid, batch):
                     log.info("%s: batch %d of query %s is already committed; a replay "
                              "writes nothing", tid, batch.batch_id, batch.query_id)
                     return KafkaWriteCommitMessage(0, 0, replayed=True)
-        producer = Producer(client, settings)
-        rng = random.Random()
+        writer = task_writer(o.client, settings, o.partitioner, o.create, self.plan)
         try:
             for rows in iterator:
                 if rows.num_rows == 0:
                     continue
-                for topic, part in self._split_by_topic(
-                        rows, lambda t: self._topic_info(client, t)):
-                    self._append(producer, client, topic, part, rng)
-            producer.flush()
+                for topic, part in self._split_by_topic(rows, writer.prepare):
+                    self._append(writer, topic, part)
+            writer.flush()
             if batch is not None:
-                self._mark(producer, batch)
+                self._mark(writer, batch)
         except BaseException:
-            producer.abort()
-            producer.abort_transaction()
+            writer.abort()
             raise
-        return KafkaWriteCommitMessage(producer.records_sent, producer.requests_sent,
-                                       producer.producer_id, producer.open_transaction(),
-                                       batch=batch)
-
-    def _write07(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
-        """A task's rows to a Kafka 0.7 cluster (sink/kafka07_writer.py). Topics of the
-        'topic' column the driver did not resolve are looked up in ZooKeeper here, as 0.7's
-        own producers did."""
-        o = self.options
-        layouts = dict(self.layouts07)
-        writer = Kafka07Writer(o, task_connections07(o.client), layouts)
-        def locate(topic: str) -> None:
-            if topic not in layouts:
-                layouts[topic] = layout_for_write(o.client, topic)
-
-        for rows in iterator:
-            if rows.num_rows == 0:
-                continue
-            for topic, part in self._split_by_topic(rows, locate):
-                writer.append(topic, _column(part, "key", self.has_key),
-                              _as_binary(part.column(part.schema.get_field_index("value"))),
-                              _column(part, "partition", self.has_partition),
-                              _column(part, "headers", self.has_headers))
-        return KafkaWriteCommitMessage(writer.written.records, writer.written.requests)
+        return KafkaWriteCommitMessage(writer.records, writer.requests, writer.producer_id,
+                                       writer.open_transaction(), batch=batch)
 
     @staticmethod
-    def _mark(producer: Producer, batch: TaskBatch) -> None:
+    def _mark(writer: RowWriter, batch: TaskBatch) -> None:
         """Commit the batch marker inside the transaction (see exactly_once.py)."""
-        txn = producer.open_transaction()
+        txn = writer.open_transaction()
         if txn is None:
             return  # nothing written: nothing to skip on a replay either
         key = (txn.partitions[0][0], 0)
-        producer.commit_offsets(txn.transactional_id,
-                                {key: (marker_offset(batch), marker_metadata(batch))})
+        writer.commit_offsets(txn.transactional_id,
+                              {key: (marker_offset(batch), marker_metadata(batch))})
 
     def _split_by_topic(
         self, batch: pa.RecordBatch, prepare: Callable[[str], object]
@@ -266,34 +221,18 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         for topic in names:
             yield topic, batch.filter(pc.equal(topics, topic))
 
-    def _append(self, producer: Producer, client: KafkaClient, topic: str,
-                batch: pa.RecordBatch, rng: random.Random) -> None:
+    def _append(self, writer: RowWriter, topic: str, batch: pa.RecordBatch) -> None:
         names = batch.schema.names
-        n = batch.num_rows
         values = self._bytes(batch, "value", topic)
         keys = self._bytes(batch, "key", topic) if self.has_key else None
-        info = client.topic(topic)
-        parts = assign_partitions(keys, n, info.num_partitions, rng, self.options.partitioner)
-        if self.has_partition:
-            explicit = batch.column(names.index("partition"))
-            if explicit.null_count < len(explicit):
-                given = explicit.is_valid().to_numpy(zero_copy_only=False)
-                chosen = pc.fill_null(explicit, 0).to_numpy(zero_copy_only=False)
-                bad = given & ((chosen < 0) | (chosen >= info.num_partitions))
-                if bad.any():
-                    p = int(chosen[bad][0])
-                    raise DataError.of("KAFKAWIRE_DATA.PARTITION_OUT_OF_RANGE", partition=p,
-                                       topic=topic, last=info.num_partitions - 1,
-                                       numbering=" (null lets the partitioner choose)")
-                parts[given] = chosen[given]
-        headers = header_bytes = None
-        if self.has_headers:
-            headers, header_bytes = headers_from_arrow(batch.column(names.index("headers")))
         now_ms = int(time.time() * 1000)
         timestamps: int | np.ndarray = now_ms
         if self.timestamp_type is not None:
             timestamps = _timestamps_ms(batch.column(names.index("timestamp")), now_ms)
-        producer.append(topic, keys, values, parts, timestamps, headers, header_bytes)
+        writer.append(topic, keys, values,
+                      batch.column(names.index("partition")) if self.has_partition else None,
+                      batch.column(names.index("headers")) if self.has_headers else None,
+                      timestamps)
 
     def _bytes(self, batch: pa.RecordBatch, column: str, topic: str) -> pa.Array:
         """A column's bytes: encoded in its format (value.format / key.format), else as
@@ -359,13 +298,6 @@ def _timestamps_ms(column: pa.Array, now_ms: int) -> np.ndarray:
         micros = np.trunc(micros).astype(np.int64)
     ms = np.where(micros < 0, -((-micros) // 1000), micros // 1000)  # toward zero, like Java
     return np.where(valid, ms, now_ms).astype(np.int64)
-
-
-def _column(batch: pa.RecordBatch, name: str, present: bool) -> pa.Array | None:
-    if not present:
-        return None
-    arr = batch.column(batch.schema.get_field_index(name))
-    return _as_binary(arr) if name == "key" else arr
 
 
 def _as_binary(arr: pa.Array) -> pa.Array:

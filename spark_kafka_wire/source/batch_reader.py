@@ -7,7 +7,6 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
-from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.pool import planner_cluster
 from spark_kafka_wire.client.task_reads import read_planned
 from spark_kafka_wire.errors import brief_traceback
@@ -42,7 +41,7 @@ class KafkaWireBatchReader(DataSourceReader):
             ranges = [OffsetRange("", 0, 0, 0)]
         tasks = sized_task_count(sum(r.size for r in ranges),
                                  sum(r.size > 0 for r in ranges), self.default_tasks)
-        return list(input_partitions(ranges, o, tasks, cluster.locator()))
+        return list(input_partitions(ranges, o, tasks, cluster))
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         return read_partition(partition)
@@ -54,21 +53,12 @@ def read_partition(partition: InputPartition) -> Iterator[pa.RecordBatch]:
     (``multi_fetch``), but each range is read as a fixed range of its own, so what it returns
     does not depend on the ranges it was packed with."""
     assert isinstance(partition, KafkaInputPartition)
-    ranges = [(r.topic, r.partition, r.start, r.end) for r in partition.ranges if r.size > 0]
-    locations: list[PartitionLocation] | None = None
-    if partition.locations is not None:  # Kafka 0.7: read where the planner found each one
-        ranges, locations = [], []
-        for r, loc in zip(partition.ranges, partition.locations, strict=True):
-            if r.size > 0 and loc is not None:
-                ranges.append((r.topic, r.partition, r.start, r.end))
-                locations.append(loc)
+    read = partition.read
     decoding = partition.decoding
-    for i, chunk in read_planned(partition.client, ranges, partition.fetch,
-                                 partition.fail_on_data_loss, locations, partition.fetch07):
-        topic, number = ranges[i][0], ranges[i][1]
+    for i, chunk in read_planned(read):
+        topic, number = read.ranges[i][0], read.ranges[i][1]
         batches = to_record_batches(chunk, topic, number, partition.max_records_per_batch,
-                                    partition.include_headers,
-                                    timestamps=locations is None)  # 0.7 has no timestamps
+                                    partition.include_headers, timestamps=read.has_timestamps)
         if decoding is None:
             yield from batches
         else:

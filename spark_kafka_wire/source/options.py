@@ -16,7 +16,6 @@ from dataclasses import dataclass, replace
 
 from pyspark.sql.types import StructType
 
-from spark_kafka_wire.client.cluster_api import FetchSettings07, fetch_settings07
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
@@ -97,8 +96,6 @@ class SourceOptions:
     # begins.
     offset_fetch_attempts: int = int_default("fetchOffset.numRetries")
     offset_fetch_interval_ms: int = int_default("fetchOffset.retryIntervalMs")
-    # Kafka 0.7 brokers (client.kafka07): their FETCH sizes, from the same options
-    fetch07: FetchSettings07 | None = None
     # value.format / key.format and the registry (parsed, nothing fetched) ...
     formats: FormatOptions = FormatOptions()
     # ... and, once the reader knows its reader schemas, what each task needs to decode
@@ -208,7 +205,6 @@ def parse_source_options(options: Mapping[str, str], batch: bool = True) -> Sour
         group_id_prefix=text_value(opts, "groupIdPrefix"),
         offset_fetch_attempts=int_value(opts, "fetchOffset.numRetries"),
         offset_fetch_interval_ms=int_value(opts, "fetchOffset.retryIntervalMs"),
-        fetch07=fetch_settings07(fetch) if client.kafka07 else None,
         formats=format_options(opts),
     )
 
@@ -294,10 +290,11 @@ def parse_stream_options(options: Mapping[str, str]) -> StreamOptions:
     needs_group = commit != "none" or isinstance(starting, GroupStart)
     if needs_group and not group_id:
         raise ConfigurationError.of(MISSING_OPTION, "GROUP_ID")
-    if source.client.kafka07 and commit in ("kafka", "both"):
+    if not source.client.has_group_coordinator and commit in ("kafka", "both"):
         raise ConfigurationError.of(
             KAFKA07_UNSUPPORTED, "COMMIT_OFFSETS", commit=commit)
-    if source.client.kafka07 and isinstance(starting, GroupStart) and commit != "zookeeper":
+    if not source.client.has_group_coordinator and isinstance(starting, GroupStart) \
+            and commit != "zookeeper":
         raise ConfigurationError.of(KAFKA07_UNSUPPORTED, "GROUP_OFFSETS")
     zk = given(opts, "zookeeper.connect")
     if commit in ("zookeeper", "both") and not (zk and zk.strip()):

@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pyspark.sql.datasource import InputPartition
 
 from spark_kafka_wire.client.cluster import TopicPartition, topic_error
-from spark_kafka_wire.client.cluster_api import Cluster, FetchSettings07, Locator, PartitionLocation
+from spark_kafka_wire.client.cluster_api import Cluster, Layout, TaskRead
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError, StartAfterEndError
 from spark_kafka_wire.client.fetch_settings import FetchSettings
@@ -86,15 +86,14 @@ class KafkaInputPartition(InputPartition):
     ``ranges`` are read one after another, each as a fixed range of its own (so a retried
     task reads exactly the same rows, data loss is judged per range, read_committed holds
     transactions per partition); one range unless small ranges were packed together.
-    On Kafka 0.7 (``Cluster.locator``) ``locations`` holds, range by range, the broker and
-    partition the planner found each global partition number at (None for an empty range),
-    and ``fetch07`` the FETCH sizes: tasks never ask ZooKeeper."""
+    ``read`` is what the cluster made of them for the task (``Cluster.task_read``: on a
+    cluster without a Metadata request, where each range's partition is), so tasks never
+    ask the driver's cluster view; without it, the task finds each partition's leader."""
 
     def __init__(self, index: int, ranges: Sequence[OffsetRange], client: ClientConfig,
                  fetch: FetchSettings, max_records_per_batch: int,
                  fail_on_data_loss: bool = True, include_headers: bool = False,
-                 locations: Sequence[PartitionLocation | None] | None = None,
-                 fetch07: FetchSettings07 | None = None,
+                 read: TaskRead | None = None,
                  decoding: Decoding | None = None) -> None:
         super().__init__(index)
         self.ranges = tuple(ranges)
@@ -103,8 +102,8 @@ class KafkaInputPartition(InputPartition):
         self.max_records_per_batch = max_records_per_batch
         self.fail_on_data_loss = fail_on_data_loss
         self.include_headers = include_headers
-        self.locations = None if locations is None else tuple(locations)
-        self.fetch07 = fetch07
+        self.read = read if read is not None else TaskRead(
+            client, planned(self.ranges), fetch, fail_on_data_loss)
         self.decoding = decoding  # value.format / key.format: decoded in the task
 
     def __repr__(self) -> str:
@@ -112,6 +111,11 @@ class KafkaInputPartition(InputPartition):
                           for r in self.ranges[:3])
         more = len(self.ranges) - 3
         return f"KafkaInputPartition({shown}{f', ... {more} more' if more > 0 else ''})"
+
+
+def planned(ranges: Sequence[OffsetRange]) -> tuple[tuple[str, int, int, int], ...]:
+    """The non-empty ``ranges`` as a cluster reads them (topic, partition, start, end)."""
+    return tuple((r.topic, r.partition, r.start, r.end) for r in ranges if r.size > 0)
 
 
 # ------------------------------------------------------------------------------ partitions
@@ -193,8 +197,8 @@ def subscribed_topics(client: Cluster, options: SourceOptions) -> tuple[str, ...
 
 def cluster_offsets(client: Cluster, specs: dict[TopicPartition, int],
                     isolation_level: int) -> dict[TopicPartition, int]:
-    """Earliest (-2), latest (-1) or given offsets, resolved (``Cluster.list_offsets``: on
-    Kafka 0.7 byte offsets)."""
+    """Earliest (-2), latest (-1) or given offsets, resolved (``Cluster.list_offsets``: where
+    offsets do not count records, positions in the log)."""
     return client.list_offsets(specs, isolation_level)
 
 
@@ -284,7 +288,7 @@ def plan_ranges(client: Cluster, options: SourceOptions) -> list[OffsetRange]:
             raise StartAfterEndError(tp[0], tp[1], start, end, options.starting.option,
                                      options.ending.option)
         ranges.append(OffsetRange(tp[0], tp[1], start, end))
-    if client.byte_offsets:
+    if not client.offsets_count_records:
         if options.min_partitions is not None or options.max_records_per_partition is not None:
             log.info("Kafka 0.7: minPartitions and maxRecordsPerPartition split no range (a "
                      "piece must start where a message does, which only reading the bytes "
@@ -406,12 +410,13 @@ def _halve_until(groups: list[list[OffsetRange]], count: int) -> list[list[Offse
 
 
 def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
-                     default_tasks: int | None,
-                     locate: Locator | None = None) -> list[KafkaInputPartition]:
+                     default_tasks: int | None, cluster: Cluster | None = None,
+                     layout: Layout | None = None) -> list[KafkaInputPartition]:
     """The read's tasks: ``ranges`` packed, aiming at ``minPartitions`` tasks when given, else
     at ``default_tasks`` (None: no packing at all, for a micro-batch whose end offsets were
-    written before kafkawire packed ranges, so its replay is split as it was). ``locate``
-    (Kafka 0.7): where each non-empty range's partition is, recorded in its task."""
+    written before kafkawire packed ranges, so its replay is split as it was). ``cluster``
+    makes each task's read (``Cluster.task_read``, by the names of a stream's recorded
+    ``layout`` when given); without it tasks find each partition's leader themselves."""
     o = options
     target = None if default_tasks is None else o.min_partitions or default_tasks
     groups = pack_ranges(ranges, target, o.min_partitions, o.max_records_per_partition,
@@ -419,7 +424,7 @@ def input_partitions(ranges: Sequence[OffsetRange], options: SourceOptions,
     return [KafkaInputPartition(
                 i, g, o.client, o.fetch, o.max_records_per_batch, o.fail_on_data_loss,
                 o.include_headers,
-                None if locate is None else
-                [locate(r.topic, r.partition) if r.size > 0 else None for r in g],
-                o.fetch07, o.decoding)
+                None if cluster is None else
+                cluster.task_read(o.client, planned(g), o.fetch, o.fail_on_data_loss, layout),
+                o.decoding)
             for i, g in enumerate(groups)]

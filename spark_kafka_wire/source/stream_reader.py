@@ -102,7 +102,7 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _layout(self, client: Cluster, tps: list[TopicPartition] | Offsets) -> Layout | None:
         """Kafka 0.7: the partition names the numbers of ``tps`` refer to now (offsets_json's
         LAYOUT_KEY); None on newer clusters, whose partition numbers are their own."""
-        return client.partition_names({t for t, _ in tps})
+        return client.layout({t for t, _ in tps})
 
     def _names(self, offsets: Offsets, layout: Layout | None) -> dict[TopicPartition, str] | None:
         """Kafka 0.7 ZooKeeper offset nodes are named ``<broker id>-<partition>``."""
@@ -213,10 +213,9 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         end = dict(latest)
         if isinstance(limit, ReadMaxRows):
             end = rate_limit(limit.max_rows, begin, latest)
-            if client.byte_offsets:  # Kafka 0.7: cut at a message's end
-                fetch07 = o.source.fetch07
-                end = {tp: client.message_end(tp, begin[tp], e, fetch07)
-                       if begin[tp] < e < latest[tp] else e for tp, e in end.items()}
+            # a batch ends at a record's end (Kafka 0.7's byte offsets: a message's)
+            end = {tp: client.batch_end(tp, begin[tp], e, o.source.fetch)
+                   if begin[tp] < e < latest[tp] else e for tp, e in end.items()}
         min_rows = limit.min_rows if isinstance(limit, ReadMinRows) else (
             o.min_offsets_per_trigger if isinstance(limit, ReadMaxRows) else None)
         # a batch admitted from this start stays admitted if Spark asks again; what is
@@ -317,8 +316,8 @@ class KafkaWireStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             ranges.append(OffsetRange(tp[0], tp[1], a, b))
         if layout is not None:  # read where the end's layout names each partition now
             return list(input_partitions(
-                [r for r in ranges if r.size > 0], s, recorded_tasks(end),
-                self._client().locator(layout)))
+                [r for r in ranges if r.size > 0], s, recorded_tasks(end), self._client(),
+                layout))
         ranges = split_ranges(ranges, s.min_partitions, s.max_records_per_partition)
         # packed for the task count the batch's end recorded, so that a replay anywhere
         # splits the batch as the first attempt did

@@ -21,7 +21,7 @@ from spark_kafka_wire.cli.produce import (
     header_option,
     headers_column,
     partitions_column,
-    refuse_on_kafka07,
+    refuse_on_plain_messages,
     timestamps_column,
 )
 from spark_kafka_wire.cli.produce_input import (
@@ -484,8 +484,8 @@ def test_produce_options_become_columns() -> None:
         list(decode_jsonl(line_chunks(io.BytesIO(b'{}\n{"partition": 2}\n'), None), "utf8",
                           "utf8", False, 2))
     with pytest.raises(ConfigurationError, match="-H/--header, --txn-id: a Kafka 0.7 message"):
-        refuse_on_kafka07(("a=b",), None, False, "lines", "tx")
-    refuse_on_kafka07((), None, False, "lines", None)  # plain lines: fine
+        refuse_on_plain_messages(("a=b",), None, False, "lines", "tx")
+    refuse_on_plain_messages((), None, False, "lines", None)  # plain lines: fine
 
 
 # --------------------------------------------------------------------------- tail / consume

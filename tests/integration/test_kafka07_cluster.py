@@ -123,14 +123,16 @@ def test_what_07_cannot_do_is_refused(cluster07: Cluster07) -> None:
     """Options that cannot mean anything on 0.7 (offsets kept by Kafka, transactions,
     idempotence, lz4/zstd, CreateTopics) are refused; FETCH sizes come from the usual
     options."""
+    from spark_kafka_wire.client.fetch_settings import fetch_settings07
     from spark_kafka_wire.options.produce import parse_sink_options
     from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 
     opts = cluster07.options(subscribe="t", **{"kafka.max.partition.fetch.bytes": "4096",
                                                "kafka.fetch.max.bytes": "1048576"})
     source = parse_source_options(opts)
-    assert source.fetch07 is not None and source.client.kafka07
-    assert (source.fetch07.fetch_size, source.fetch07.max_fetch_size) == (4096, 1 << 20)
+    fetch07 = fetch_settings07(source.fetch)  # what a task's FETCH sizes are made from
+    assert fetch07 is not None and source.client.kafka07
+    assert (fetch07.fetch_size, fetch07.max_fetch_size) == (4096, 1 << 20)
     assert parse_stream_options(opts).source.client.kafka07
     with pytest.raises(ConfigurationError, match="Kafka 0.7 brokers keep no consumer offsets"):
         parse_stream_options({**opts, "commitOffsets": "both", "kafka.group.id": "g"})

@@ -360,9 +360,47 @@ def test_no_module_uses_another_modules_private_names() -> None:
 # The cluster kinds' types: above the client layer nothing asks which one it has, it asks the
 # interface (client/cluster_api.py's Cluster) what it can do.
 CLUSTER_KINDS = {"KafkaClient", "Kafka07Cluster", "KafkaCluster", "Kafka07ClusterAdapter"}
-# The one module above the client layer that uses client/kafka07 itself: the 0.7 writer
-# (writes are not part of the interface; see client/cluster_api.py).
-KAFKA07_WRITER = "spark_kafka_wire.sink.kafka07_writer"
+
+# Names of the Kafka 0.7 generation (issue 47): what the client layer knows and nothing above
+# it may spell. A name is one of them when, compared case-insensitively, it contains
+# ``kafka07``; or it ends in ``07`` after a letter or an underscore (``fetch07``,
+# ``FetchSettings07``, ``layouts07``, ``produce07``; a number such as ``2007`` does not); or it
+# is one of GENERATION_MEMBERS, the 0.7-shaped members the Cluster interface had before it
+# asked for capabilities instead (``offsets_count_records``, ``layout``, ``batch_end``,
+# ``task_read``, ``ClientConfig.registry_only``, ``has_group_coordinator``,
+# ``plain_messages``: each named for what it means to a reader or a writer).
+GENERATION_MEMBERS = {"byte_offsets", "partition_names", "locator", "message_end"}
+# Data, not a branch: the condition users match a refusal by (docs/errors.md's table).
+GENERATION_DATA = {"KAFKA07_UNSUPPORTED"}
+
+
+def generation_name(name: str) -> bool:
+    low = name.lower()
+    return name not in GENERATION_DATA and (
+        "kafka07" in low or name in GENERATION_MEMBERS
+        or (low.endswith("07") and len(low) > 2 and (low[-3].isalpha() or low[-3] == "_")))
+
+
+def _spelled(node: ast.AST) -> list[str]:
+    """The names a node spells in code: names, attributes, definitions, parameters, keyword
+    arguments and imports (module paths split at their dots). Strings, comments and
+    docstrings are text: an option value such as ``0.7.2`` or a message naming Kafka 0.7 is
+    data, not a branch on the generation."""
+    if isinstance(node, ast.Name):
+        return [node.id]
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.keyword):
+        return [node.arg] if node.arg else []
+    if isinstance(node, ast.alias):
+        return [*node.name.split("."), *([node.asname] if node.asname else [])]
+    if isinstance(node, ast.ImportFrom):
+        return (node.module or "").split(".")
+    return []
 
 
 def _above_the_client(module: str) -> bool:
@@ -370,14 +408,15 @@ def _above_the_client(module: str) -> bool:
 
 
 def cluster_kind_checks(modules: dict[str, Path]) -> list[str]:
-    """isinstance/issubclass on a cluster kind, and imports of ``client.kafka07`` modules,
-    in modules above the client layer (the 0.7 writer may import the latter)."""
+    """isinstance/issubclass on a cluster kind, and any generation name (``generation_name``,
+    which covers every import of ``client.kafka07`` modules), in modules above the client
+    layer."""
     found: list[str] = []
-    names = set(modules)
     for name, path in sorted(modules.items()):
         if not _above_the_client(name):
             continue
         tree = ast.parse(path.read_text(), str(path))
+        spelled: dict[str, int] = {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                     and node.func.id in ("isinstance", "issubclass") and len(node.args) == 2:
@@ -386,18 +425,24 @@ def cluster_kind_checks(modules: dict[str, Path]) -> list[str]:
                                 if isinstance(n, (ast.Name, ast.Attribute))} & CLUSTER_KINDS)
                 if kinds:
                     found.append(f"{name}:{node.lineno}: {node.func.id} on {', '.join(kinds)}")
-        if name == KAFKA07_WRITER:
-            continue
-        for imp in imports_of(name, path, names, tree):
-            if imp.target.startswith("spark_kafka_wire.client.kafka07"):
-                found.append(f"{name}:{imp.line}: imports {imp.target}")
+            for word in _spelled(node):
+                if generation_name(word):
+                    line = getattr(node, "lineno", 0)
+                    spelled[word] = min(spelled.get(word, line), line)
+        found.extend(f"{name}:{line}: spells {word}"
+                     for word, line in sorted(spelled.items(), key=lambda item: item[1]))
     return found
 
 
 def test_nothing_above_the_client_layer_asks_which_kind_of_cluster_it_has() -> None:
     """Source, sink, options, the data source and the CLI ask ``Cluster``
-    (client/cluster_api.py) what a cluster can do; no isinstance on KafkaClient,
-    Kafka07Cluster or the adapters, and only the 0.7 writer imports client/kafka07."""
+    (client/cluster_api.py) what a cluster can do and take their writers from
+    client/task_writers.py: no isinstance on KafkaClient, Kafka07Cluster or the adapters,
+    and no name of the Kafka 0.7 generation (``generation_name``: ``kafka07`` in any name, so
+    no import of client/kafka07 either; names ending in ``07``; the 0.7-shaped members
+    ``byte_offsets``, ``partition_names``, ``locator``, ``message_end``). Option values
+    users type (``0.7.2``) and messages are text, not names; the one condition constant
+    ``KAFKA07_UNSUPPORTED`` is data users match."""
     assert cluster_kind_checks(package_modules()) == []
 
 
@@ -414,7 +459,6 @@ def test_the_cluster_kind_rule_catches_what_it_forbids(tmp_path: Path) -> None:
         "spark_kafka_wire/source/__init__.py": "",
         "spark_kafka_wire/source/p.py": (
             "from spark_kafka_wire.client import cluster\n"
-            "from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster\n"
             "def f(c):\n    return isinstance(c, (int, cluster.KafkaClient))\n"),
         "spark_kafka_wire/sink/__init__.py": "",
         "spark_kafka_wire/sink/kafka07_writer.py": (
@@ -424,8 +468,45 @@ def test_the_cluster_kind_rule_catches_what_it_forbids(tmp_path: Path) -> None:
     })
     assert cluster_kind_checks(modules) == [
         "spark_kafka_wire.cli.t:2: issubclass on KafkaCluster",
-        "spark_kafka_wire.source.p:4: isinstance on KafkaClient",
-        "spark_kafka_wire.source.p:2: imports spark_kafka_wire.client.kafka07.cluster",
+        "spark_kafka_wire.sink.kafka07_writer:1: spells kafka07",
+        "spark_kafka_wire.source.p:3: isinstance on KafkaClient",
+    ]
+
+
+def test_the_generation_name_rule_catches_what_it_forbids(tmp_path: Path) -> None:
+    modules = _write_package(tmp_path, {
+        "spark_kafka_wire/__init__.py": "",
+        "spark_kafka_wire/client/__init__.py": "",
+        "spark_kafka_wire/client/kafka07/__init__.py": "",
+        "spark_kafka_wire/client/kafka07/cluster.py": "def fetch07(): ...\n",
+        "spark_kafka_wire/source/__init__.py": "",
+        "spark_kafka_wire/source/p.py": (
+            "def f(c, options):\n"
+            "    if c.byte_offsets or options.client.kafka07:\n"
+            "        return c.message_end(0, 1, 2, options.fetch07)\n"
+            "    return c.locator(), c.partition_names([])\n"),
+        "spark_kafka_wire/options/__init__.py": "",
+        "spark_kafka_wire/options/o.py": (
+            "from spark_kafka_wire.client.kafka07.cluster import fetch07 as f\n"
+            "from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED\n"
+            "RELEASE = '0.7.2'  # text: an option's value\n"
+            "YEAR2007 = 2007\n"
+            "def g(FetchSettings07=None, **kw):\n    return f(layouts07=kw)\n"),
+        "spark_kafka_wire/cli/__init__.py": "",
+        "spark_kafka_wire/cli/t.py": "class Produce07: ...\n",
+    })
+    assert cluster_kind_checks(modules) == [
+        "spark_kafka_wire.cli.t:1: spells Produce07",
+        "spark_kafka_wire.options.o:1: spells kafka07",
+        "spark_kafka_wire.options.o:1: spells fetch07",
+        "spark_kafka_wire.options.o:5: spells FetchSettings07",
+        "spark_kafka_wire.options.o:6: spells layouts07",
+        "spark_kafka_wire.source.p:2: spells byte_offsets",
+        "spark_kafka_wire.source.p:2: spells kafka07",
+        "spark_kafka_wire.source.p:3: spells message_end",
+        "spark_kafka_wire.source.p:3: spells fetch07",
+        "spark_kafka_wire.source.p:4: spells locator",
+        "spark_kafka_wire.source.p:4: spells partition_names",
     ]
 
 

@@ -11,6 +11,7 @@ from spark_kafka_wire.client.cluster_adapters import Kafka07ClusterAdapter, Kafk
 from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
+from spark_kafka_wire.client.fetch_settings import FetchSettings
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.pool import shared_cluster
 from tests.support.errors import raises_condition
@@ -41,10 +42,13 @@ def test_both_adapters_are_clusters() -> None:
 def test_what_differs_is_asked_not_checked() -> None:
     kafka = KafkaCluster(KafkaClient(ClientConfig(bootstrap_servers=(("h", 9092),))))
     kafka07 = _kafka07()
-    assert (kafka.byte_offsets, kafka.has_group_coordinator) == (False, True)
-    assert (kafka07.byte_offsets, kafka07.has_group_coordinator) == (True, False)
-    assert kafka.partition_names(["t"]) is None and kafka.locator() is None
-    assert kafka.message_end(("t", 0), 5, 17, None) == 17
+    assert (not kafka.offsets_count_records, kafka.has_group_coordinator) == (False, True)
+    assert (not kafka07.offsets_count_records, kafka07.has_group_coordinator) == (True, False)
+    read = kafka.task_read(kafka.config, [("t", 0, 0, 5), ("t", 1, 3, 3)], FetchSettings(),
+                           True)
+    assert kafka.layout(["t"]) is None and read.locations is None and read.has_timestamps
+    assert read.ranges == (("t", 0, 0, 5),)
+    assert kafka.batch_end(("t", 0), 5, 17, FetchSettings()) == 17
     assert kafka.last_records_starts(("t", 0), 10, 3, 100) == [90]
     assert kafka.last_records_starts(("t", 0), 10, 95, 100) == [95]
     with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",

@@ -1,4 +1,7 @@
-"""Spark writes to Kafka 0.7 clusters: rows to message sets, one MULTIPRODUCE per broker.
+"""Writes to Kafka 0.7 clusters: rows to message sets, one MULTIPRODUCE per broker.
+
+The sink's tasks and the CLI's produce take this writer through ``client/task_writers.py``
+(``task_writer``, ``own_writer``), which chooses it for a 0.7 configuration.
 
 0.7 differs from what the rest of the sink writes to in ways users see:
 
@@ -41,17 +44,13 @@ import pyarrow.compute as pc
 from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError, DataError
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
-
-# re-exported: the sink names a 0.7 topic's layout through this module, the one above the
-# client layer that may import client/kafka07 (tests/unit/test_architecture.py)
-from spark_kafka_wire.client.kafka07.cluster import TopicLayout as TopicLayout
+from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, TopicLayout
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.offsets import latest_offset
 from spark_kafka_wire.client.kafka07.produce import multiproduce
 from spark_kafka_wire.client.pool import shared_kafka07
 from spark_kafka_wire.client.producer import assign_partitions
-from spark_kafka_wire.options.produce import SinkOptions
+from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import encode_message_set
 
@@ -68,14 +67,14 @@ def layout_for_write(config: ClientConfig, topic: str) -> TopicLayout:
 
 
 @contextmanager
-def topic_writer(options: SinkOptions, topic: str
+def topic_writer(config: ClientConfig, settings: ProduceSettings, partitioner: str, topic: str
                  ) -> Iterator[tuple[Kafka07Writer, TopicLayout]]:
     """A writer of ``topic`` with a ZooKeeper session and connections of its own, closed
     afterwards (the CLI's produce), and the topic's layout."""
-    with Kafka07Cluster(options.client) as cluster:
+    with Kafka07Cluster(config) as cluster:
         cluster.brokers()  # ZooKeeper answers, and registers 0.7 brokers: say so at once
         layout = topic_layout(cluster, topic)
-        yield Kafka07Writer(options, cluster.connections, {topic: layout}), layout
+        yield Kafka07Writer(settings, partitioner, cluster.connections, {topic: layout}), layout
 
 
 def topic_layout(cluster: Kafka07Cluster, topic: str) -> TopicLayout:
@@ -106,15 +105,15 @@ class Written:
 class Kafka07Writer:
     """One task's writes: message sets per partition, sent per broker, confirmed."""
 
-    def __init__(self, options: SinkOptions, connections: Kafka07Connections,
-                 layouts: dict[str, TopicLayout]) -> None:
-        self.options = options
+    def __init__(self, settings: ProduceSettings, partitioner: str,
+                 connections: Kafka07Connections, layouts: dict[str, TopicLayout]) -> None:
+        self.settings = settings
+        self.partitioner = partitioner
         self.connections = connections
         self.layouts = layouts
         self.rng = random.Random()
         self.ends: dict[PartitionLocation, int] = {}
         self.written = Written()
-        settings = options.produce
         self.chunk_bytes = max(1, settings.batch_size)
         self.max_message = settings.max_request_size
 
@@ -133,7 +132,7 @@ class Kafka07Writer:
                 headers), 0), 0)).as_py():
             raise ConfigurationError.of(
                 KAFKA07_UNSUPPORTED, "HEADERS", topic=topic)
-        parts = assign_partitions(keys, n, count, self.rng, self.options.partitioner)
+        parts = assign_partitions(keys, n, count, self.rng, self.partitioner)
         if explicit is not None and explicit.null_count < len(explicit):
             given = explicit.is_valid().to_numpy(zero_copy_only=False)
             chosen = pc.fill_null(explicit, 0).to_numpy(zero_copy_only=False)
@@ -159,8 +158,8 @@ class Kafka07Writer:
             rows = np.nonzero(parts == number)[0]
             for chunk in self._chunks(values, rows, sizes):
                 data = encode_message_set(
-                    chunk, compression=self.options.produce.compression,
-                    compression_level=self.options.produce.compression_level)
+                    chunk, compression=self.settings.compression,
+                    compression_level=self.settings.compression_level)
                 by_broker[(loc.host, loc.port)].append((loc, data, len(chunk)))
         for (host, port), sets in by_broker.items():
             self._send(self.connections.get(host, port), sets)
@@ -182,7 +181,7 @@ class Kafka07Writer:
 
     def _send(self, conn: Kafka07Connection,
               sets: list[tuple[PartitionLocation, bytes, int]]) -> None:
-        confirm = self.options.produce.acks != 0
+        confirm = self.settings.acks != 0
         if confirm:
             for loc, _, _ in sets:
                 if loc not in self.ends:
