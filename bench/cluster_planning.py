@@ -128,9 +128,9 @@ def make_topics(bootstrap: str, prefix: str, partitions: int, per_topic: int,
     the topics, the seconds creating them took, and the seconds writing the records took."""
     import confluent_kafka
 
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     topics = [f"{prefix}{i:05d}" for i in range(max(1, partitions // per_topic))]
     client = KafkaClient(ClientConfig.from_servers(bootstrap))

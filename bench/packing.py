@@ -28,9 +28,9 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     import pyarrow as pa
 
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
     from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
     from spark_kafka_wire.source.planning import default_task_count
     from spark_kafka_wire.testing.embedded import EmbeddedBroker

@@ -19,7 +19,7 @@ import pyarrow as pa
 from google.protobuf import descriptor_pb2, message_factory
 
 from bench.protobuf_spark import SCHEMA, order_message
-from spark_kafka_wire.client.proto_text import binary_schemas
+from spark_kafka_wire.client.registry.proto_text import binary_schemas
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder, build_pool, decode_framed
 
 F = descriptor_pb2.FieldDescriptorProto

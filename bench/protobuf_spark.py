@@ -56,7 +56,7 @@ def order_message(order: Any, n: int) -> Any:
 
 
 def _produce(bootstrap: str, topic: str, rows: int, schema_id: int) -> None:
-    from spark_kafka_wire.client.proto_text import binary_schemas
+    from spark_kafka_wire.client.registry.proto_text import binary_schemas
     from spark_kafka_wire.formats.protobuf_codec import build_pool
 
     pool, _ = build_pool(binary_schemas(SCHEMA)[0])
@@ -77,7 +77,7 @@ def _produce(bootstrap: str, topic: str, rows: int, schema_id: int) -> None:
 
 
 def _descriptor_set() -> bytes:
-    from spark_kafka_wire.client.proto_text import compile_text
+    from spark_kafka_wire.client.registry.proto_text import compile_text
 
     _, files = compile_text(SCHEMA)
     return bytes(descriptor_pb2.FileDescriptorSet(file=list(files.values()))

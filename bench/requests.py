@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from spark_kafka_wire.client.offsets import fetch_body
+from spark_kafka_wire.client.fetching.offsets import fetch_body
 from spark_kafka_wire.protocol.framing import encode_request_parts
 from spark_kafka_wire.protocol.messages import FETCH, PRODUCE
 

@@ -187,9 +187,9 @@ def _print_samples(samples: list[dict]) -> None:
 
 
 def soak(batches: int, trigger: str, rate: int, sample_every: int) -> dict:
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
     from spark_kafka_wire.testing.embedded import EmbeddedBroker
 
     broker = EmbeddedBroker().start()

@@ -65,8 +65,8 @@ def make_columns(n: int, value_size: int, seed: int = 0) -> tuple[pa.Array, pa.A
 def produce(kafka: dict[str, str], topic: str, n: int, value_size: int, codec: str = "none",
             partitions: int = PARTITIONS) -> None:
     """Create ``topic`` and write ``n`` rows round-robin over its partitions (our producer)."""
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
     from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
     from spark_kafka_wire.protocol.compression import codec_id
 
@@ -84,8 +84,8 @@ def produce(kafka: dict[str, str], topic: str, n: int, value_size: int, codec: s
 
 
 def end_offsets(kafka: dict[str, str], topic: str, partitions: int = PARTITIONS) -> dict[int, int]:
-    from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+    from spark_kafka_wire.client.fetching.offsets import LATEST, resolve_offsets
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     with KafkaClient(connection(kafka)) as client:
         got = resolve_offsets(client, {(topic, p): LATEST for p in range(partitions)})
@@ -93,16 +93,16 @@ def end_offsets(kafka: dict[str, str], topic: str, partitions: int = PARTITIONS)
 
 
 def create_topic(kafka: dict[str, str], topic: str, partitions: int = PARTITIONS) -> None:
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     with KafkaClient(connection(kafka)) as client:
         create_topics(client, [(topic, partitions)])
 
 
 def delete_topic(kafka: dict[str, str], topic: str) -> None:
-    from spark_kafka_wire.client.admin import delete_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.admin import delete_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     with KafkaClient(connection(kafka)) as client:
         delete_topics(client, [topic])
@@ -111,8 +111,8 @@ def delete_topic(kafka: dict[str, str], topic: str) -> None:
 # ---------------------------------------------------------------- scenario 1: client only
 
 def client_kafkawire(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
-    from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.fetcher import fetch_range
+    from spark_kafka_wire.client.fetching.fetcher import fetch_range
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
     from spark_kafka_wire.source.schema import to_record_batches
 
     rows = 0
@@ -217,8 +217,8 @@ def raw_fetch_counts(client, topic: str, partition: int, end: int) -> Iterator[i
     """The rows of each Fetch answer of ``partition`` up to ``end``: kafkawire's Fetch
     requests (same budget, the next one sent as soon as an answer arrives), with only the
     batch headers walked to count the records and find the next offset. No decoding."""
-    from spark_kafka_wire.client.fetch_plan import FetchSettings
-    from spark_kafka_wire.client.fetcher import read_answer, send_fetch
+    from spark_kafka_wire.client.fetching.fetch_plan import FetchSettings
+    from spark_kafka_wire.client.fetching.fetcher import read_answer, send_fetch
     from spark_kafka_wire.protocol.records import next_batch_offset
 
     settings = FetchSettings()
@@ -238,7 +238,7 @@ def raw_fetch_counts(client, topic: str, partition: int, end: int) -> Iterator[i
 
 def client_limit(kafka: dict[str, str], topic: str, ends: dict[int, int]) -> int:
     """What the broker can serve one reader (``raw_fetch_counts``), no Arrow."""
-    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     rows = 0
     with KafkaClient(connection(kafka)) as client:
@@ -263,7 +263,7 @@ def memory_run(spec: dict) -> dict:
     """One Spark task's read of a whole (large) partition, in this process: the task code
     path (``reader.read_partition``) with the given fetch size. Peak RSS is reported as growth
     over the RSS once everything is imported and the broker connected."""
-    from spark_kafka_wire.client.fetch_plan import FetchSettings
+    from spark_kafka_wire.client.fetching.fetch_plan import FetchSettings
     from spark_kafka_wire.client.pool import shared_client
     from spark_kafka_wire.source.batch_reader import read_partition
     from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from tests.support.kdc import kerberos_missing
 
 EXTERNAL = os.environ.get("KAFKA_BOOTSTRAP_SERVERS")

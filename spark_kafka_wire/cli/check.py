@@ -21,10 +21,10 @@ import click
 from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import output_format, print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
-from spark_kafka_wire.client.cluster import ClusterMetadata, KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, format_address
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.metadata.cluster import ClusterMetadata, KafkaClient
 from spark_kafka_wire.client.producer.transactions import transaction_v2_level
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.protocol.errors import KafkaWireError
 from spark_kafka_wire.protocol.messages import (
     ALL_APIS,

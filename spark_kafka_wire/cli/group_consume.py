@@ -3,7 +3,7 @@ group, as ``kcat -G`` and ``kafka-console-consumer --group`` do.
 
 The topics named (and those ``--pattern`` matches when the command starts) are the
 subscription; the group's leader, whichever client it is, assigns the partitions
-(client/group_member.py), so several kafkawire processes, or kafkawire with Java or
+(client/groups/group_member.py), so several kafkawire processes, or kafkawire with Java or
 librdkafka consumers of the same assignor, share the partitions. Each assigned partition
 starts at the group's committed offset; one without a commit (or whose commit is outside the
 log now) starts where ``-o`` says, by default at its end for ``consume`` (Kafka's
@@ -43,12 +43,12 @@ from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.signals import stopped_by_signals
 from spark_kafka_wire.cli.start_offsets import StartSpec
 from spark_kafka_wire.cli.topics import cluster_offsets
-from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.errors import BrokerConnectionError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.group_member import GroupMember, MemberSettings
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.groups.group_member import GroupMember, MemberSettings
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
+from spark_kafka_wire.client.metadata.cluster_adapters import KafkaCluster
 from spark_kafka_wire.protocol.errors import KafkaWireError
 
 if TYPE_CHECKING:  # imported only when a registry format is chosen (reading.registry_decoder)

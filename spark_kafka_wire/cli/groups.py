@@ -37,20 +37,20 @@ from spark_kafka_wire.cli.start_offsets import (
 )
 from spark_kafka_wire.cli.times import EpochMsType
 from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
-from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_adapters import KafkaCluster
-from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import INVALID_VALUE, ConfigurationError
-from spark_kafka_wire.client.group_offsets import commit_offsets
-from spark_kafka_wire.client.groups import (
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
+from spark_kafka_wire.client.groups.group_offsets import commit_offsets
+from spark_kafka_wire.client.groups.listing import (
     DEAD,
     GroupDescription,
     delete_groups,
     describe_group,
     list_groups,
 )
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
-from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
+from spark_kafka_wire.client.metadata.cluster_adapters import KafkaCluster
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
+from spark_kafka_wire.client.zookeeper.consumer_offsets import ZooKeeperOffsetStore
 
 #: States in which a group has no members, so its offsets may be reset (Kafka's tool's rule).
 INACTIVE_STATES = ("Empty", DEAD)

@@ -25,11 +25,14 @@ from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import ZOOKEEPER_KEY, GlobalOptions, connected_any
 from spark_kafka_wire.cli.topics import cluster_offsets, existing_topic
-from spark_kafka_wire.client.assignment import range_assign_topics
-from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.offsets import LATEST
-from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore, ZooKeeperSecurity
+from spark_kafka_wire.client.fetching.offsets import LATEST
+from spark_kafka_wire.client.groups.assignment import range_assign_topics
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
+from spark_kafka_wire.client.zookeeper.consumer_offsets import (
+    ZooKeeperOffsetStore,
+    ZooKeeperSecurity,
+)
 from spark_kafka_wire.protocol.errors import ErrorCode
 
 

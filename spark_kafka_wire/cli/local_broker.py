@@ -32,12 +32,12 @@ import urllib.parse
 from collections.abc import Mapping
 
 from spark_kafka_wire.client.config import ClientConfig, format_address
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import (
     INVALID_VALUE,
     BrokerConnectionError,
     ConfigurationError,
 )
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 
 #: Tansu's default storage: in memory, gone when the broker stops.
 MEMORY_STORAGE = "memory://tansu/"

@@ -42,11 +42,11 @@ from spark_kafka_wire.cli.produce_input import (
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.times import EpochMsType
 from spark_kafka_wire.cli.topics import existing_topic, partitions_of
-from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
+from spark_kafka_wire.client.metadata.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.producer import Producer, assign_partitions
 from spark_kafka_wire.client.producer.accumulator import headers_from_arrow
-from spark_kafka_wire.client.task_writers import own_writer
+from spark_kafka_wire.client.producer.task_writers import own_writer
 from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.compression import CODEC_NAMES
 
@@ -115,7 +115,7 @@ def timestamps_column(chunk: Chunk, fixed: int | None) -> np.ndarray:
 def produce_plain(sink: SinkOptions, topic: str, chunks: Iterable[Chunk], partition: int | None,
                   progress: Progress) -> int:
     """Records to a cluster of plain messages (Kafka 0.7) as the sink writes rows there
-    (``client/task_writers.py``'s ``own_writer``, ``client/kafka07/writer.py``: the key only
+    (``client/producer/task_writers.py``'s ``own_writer``, ``client/kafka07/writer.py``: the key only
     picks the partition, 0.7 messages have none; each message set confirmed by the log end;
     a topic no broker has yet goes to partition 0 of each broker, which creates it, as 0.7's
     own producer did). Returns the records written."""

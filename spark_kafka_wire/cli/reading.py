@@ -25,15 +25,15 @@ from spark_kafka_wire.cli.records import (
 )
 from spark_kafka_wire.cli.start_offsets import TIME, StartSpec, spec_for, start_offset
 from spark_kafka_wire.cli.topics import existing_topic, name_matcher
-from spark_kafka_wire.client.cluster import TopicInfo, TopicPartition
-from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     INVALID_VALUE,
     MISSING_OPTION,
     ConfigurationError,
 )
-from spark_kafka_wire.client.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.metadata.cluster import TopicInfo, TopicPartition
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
 
 if TYPE_CHECKING:  # imported when a registry format is chosen (registry_decoder)

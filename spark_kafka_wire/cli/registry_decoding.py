@@ -41,7 +41,7 @@ import pyarrow as pa
 
 from spark_kafka_wire.cli.records import BASE64, JSON, REGISTRY_FORMATS, Record, where
 from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     SCHEMAS_KEPT,
     RegistryConfig,
     SchemaRegistryClient,

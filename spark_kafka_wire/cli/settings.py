@@ -18,13 +18,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from spark_kafka_wire.cli.commands import BOOTSTRAP_ENV
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.cluster_adapters import open_cluster
-from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, MISSING_OPTION, ConfigurationError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster_adapters import open_cluster
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SINK,
     SOURCE,
@@ -122,7 +122,7 @@ class GlobalOptions:
 def connected_any(config: ClientConfig) -> Iterator[Cluster]:
     """A 0.8+ cluster through a client as :func:`connected` gives it, or a Kafka 0.7 cluster
     (found through ZooKeeper) through its view from ZooKeeper, both behind the one interface
-    (``client/cluster_api.py``), for the commands that speak both: ``open_cluster`` reaches
+    (``client/metadata/cluster_api.py``), for the commands that speak both: ``open_cluster`` reaches
     it as :func:`connected` does."""
     cluster = open_cluster(config)
     try:

@@ -51,11 +51,11 @@ from spark_kafka_wire.cli.start_offsets import (
     spec_for,
 )
 from spark_kafka_wire.cli.topics import cluster_offsets, partitions_of
-from spark_kafka_wire.client.assignment import ASSIGNORS, RANGE
-from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.groups.assignment import ASSIGNORS, RANGE
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
 
 FORMATS = ("table", "json", "csv")
 ISOLATIONS = ("read_uncommitted", "read_committed")

@@ -23,18 +23,23 @@ import click
 from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table, stdout_is_terminal
 from spark_kafka_wire.cli.settings import GlobalOptions, connected, connected_any
-from spark_kafka_wire.client.admin import (
+from spark_kafka_wire.client.errors import INVALID_VALUE, KAFKA07_UNSUPPORTED, ConfigurationError
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
+from spark_kafka_wire.client.metadata.admin import (
     TopicConfig,
     create_partitions,
     create_topics,
     delete_topics,
     describe_topic_configs,
 )
-from spark_kafka_wire.client.cluster import KafkaClient, TopicInfo, TopicPartition, topic_error
-from spark_kafka_wire.client.cluster_adapters import KafkaCluster
-from spark_kafka_wire.client.cluster_api import Cluster
-from spark_kafka_wire.client.errors import INVALID_VALUE, KAFKA07_UNSUPPORTED, ConfigurationError
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED
+from spark_kafka_wire.client.metadata.cluster import (
+    KafkaClient,
+    TopicInfo,
+    TopicPartition,
+    topic_error,
+)
+from spark_kafka_wire.client.metadata.cluster_adapters import KafkaCluster
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     TopicAlreadyExistsError,

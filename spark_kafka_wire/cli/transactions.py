@@ -19,15 +19,15 @@ from spark_kafka_wire.cli.commands import summary
 from spark_kafka_wire.cli.output import print_table
 from spark_kafka_wire.cli.settings import GlobalOptions, connected
 from spark_kafka_wire.cli.times import format_ms
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer.settings import ProduceSettings
-from spark_kafka_wire.client.producer.transactions import init_transactions
-from spark_kafka_wire.client.transaction_states import (
+from spark_kafka_wire.client.producer.transaction_states import (
     ONGOING,
     TransactionState,
     describe_transaction,
     list_transactions,
 )
+from spark_kafka_wire.client.producer.transactions import init_transactions
 from spark_kafka_wire.protocol.messages import DESCRIBE_TRANSACTIONS
 
 #: States in which a transaction still holds its partitions (KIP-664's names).

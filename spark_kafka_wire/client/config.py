@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from spark_kafka_wire.client import defaults
 from spark_kafka_wire.client.errors import INVALID_VALUE, MISSING_OPTION, ConfigurationError
-from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.tls import TlsConfig
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.tls import TlsConfig
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.primitives import INT32_MAX
 from spark_kafka_wire.protocol.versions import is_kafka07
@@ -129,7 +129,7 @@ class ClientConfig:
     def registry_only(self) -> bool:
         """Whether the brokers have no Metadata request (nor any request of Kafka's versioned
         API): ZooKeeper alone says where they and their topics' partitions are, and only the
-        ``Cluster`` interface (``client/cluster_api.py``) and ``client/task_writers.py``
+        ``Cluster`` interface (``client/metadata/cluster_api.py``) and ``client/producer/task_writers.py``
         speak to them."""
         return registry_only(self.broker_version_fallback)
 

@@ -53,7 +53,7 @@ CONFIG_FILE = f"{CONFIGURATION}.CONFIG_FILE"
 SECURITY_SETTING = f"{CONFIGURATION}.SECURITY_SETTING"
 KAFKA07_UNSUPPORTED = f"{CONFIGURATION}.KAFKA07_UNSUPPORTED"
 
-#: The condition of a Schema Registry request that failed (client/schema_registry.py); an
+#: The condition of a Schema Registry request that failed (client/registry/schema_registry.py); an
 #: instance always narrows it to one of the kinds below (SchemaRegistryError.condition).
 SCHEMA_REGISTRY = "KAFKAWIRE_SCHEMA_REGISTRY"
 #: The kinds of Schema Registry failure: kind -> when (protocol/conditions.py).
@@ -163,7 +163,7 @@ class BrokerConnectionError(KafkaWireError):
     conclusive = False
     # Nothing takes connections at the address: refused, or a host name that does not resolve.
     # When that is so of every bootstrap server of a client that never reached one, planning
-    # fails at once (client/cluster.py): a wrong kafka.bootstrap.servers, not a restart.
+    # fails at once (client/metadata/cluster.py): a wrong kafka.bootstrap.servers, not a restart.
     nothing_listens = False
     condition = "KAFKAWIRE_BROKER_CONNECTION"
 
@@ -529,7 +529,7 @@ class StartAfterEndError(ConfigurationError):
 class FetchStalledError(ProtocolError):
     """A broker kept answering Fetches with no data although the partition holds more (its
     high watermark is past the offset asked for, or a 0.7 range's end lies past it) for the
-    whole time budget of the read (client/empty_answers.py): ``waited_s`` seconds, ``answers``
+    whole time budget of the read (client/fetching/empty_answers.py): ``waited_s`` seconds, ``answers``
     answers, ``setting`` the option whose budget ran out.
 
     A ProtocolError, as a broker that never serves what it says it holds breaks the protocol;

@@ -1,6 +1,6 @@
 """One KafkaClient (or Kafka 0.7 view) per configuration per Python process, reused across
 tasks; ``shared_cluster`` gives either through the one interface the source asks
-(``client/cluster_api.py``).
+(``client/metadata/cluster_api.py``).
 
 Spark reuses Python workers between tasks, so keeping connections open saves a TCP handshake
 and an ApiVersions exchange per broker per task. Connections reconnect lazily after a failure.
@@ -27,12 +27,12 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar
 
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
-from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connections
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
 
 T = TypeVar("T")
 

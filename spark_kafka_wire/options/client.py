@@ -25,10 +25,10 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
-from spark_kafka_wire.client.zookeeper_registry import find_cluster
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.offsets import ISOLATION_LEVELS
+from spark_kafka_wire.client.zookeeper.registry import find_cluster
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options.files import (
     check_security_spelling,
     closest_name,

@@ -7,7 +7,7 @@ The registry settings are Confluent's serializer and deserializer names, unprefi
 ``auto.register.schemas``, ``use.latest.version``), so a Confluent client's configuration reads
 the same here. What a query names is not trusted (docs/security.md, "Security model"): the registry's URL
 is like ``kafka.bootstrap.servers``, a place the query chooses to talk to, and only http and
-https are spoken (``client/schema_registry.py`` refuses any other scheme, follows no redirect
+https are spoken (``client/registry/schema_registry.py`` refuses any other scheme, follows no redirect
 and bounds what it reads); the TLS stores named are read here, on the driver, like Kafka's.
 """
 
@@ -22,9 +22,9 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, check_url_allowed
-from spark_kafka_wire.client.schema_registry import RegistryConfig
-from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.registry.schema_registry import RegistryConfig
+from spark_kafka_wire.client.security.sasl.oauth_config import OAuthConfig, check_url_allowed
+from spark_kafka_wire.client.security.tls import TlsConfig
 from spark_kafka_wire.options.security import sasl_config, tls_config
 from spark_kafka_wire.options.table import (
     DECODE_MODES,

@@ -24,9 +24,9 @@ from spark_kafka_wire.client.errors import (
     VALUE_OUT_OF_RANGE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.sasl.aws_iam import check_signer, region_from_host
-from spark_kafka_wire.client.sasl.jaas import parse_jaas, shown_module
-from spark_kafka_wire.client.sasl.oauth_config import (
+from spark_kafka_wire.client.security.sasl.aws_iam import check_signer, region_from_host
+from spark_kafka_wire.client.security.sasl.jaas import parse_jaas, shown_module
+from spark_kafka_wire.client.security.sasl.oauth_config import (
     AWS_HANDLER,
     AWS_MODULE,
     OAUTH_MODULE,
@@ -90,7 +90,7 @@ def _aws_region(opts: Mapping[str, str]) -> str:
 
 def oauth_config(opts: Mapping[str, str]) -> OAuthConfig:
     """Where OAUTHBEARER tokens come from, chosen as the Java client chooses its login callback
-    handler (see client/sasl/oauth_config.py): MSK IAM, a Python token provider, a token
+    handler (see client/security/sasl/oauth_config.py): MSK IAM, a Python token provider, a token
     endpoint, else unsecured tokens. Messages name options, never their values."""
     if given(opts, "kafka.sasl.username") is not None or \
             given(opts, "kafka.sasl.password") is not None:

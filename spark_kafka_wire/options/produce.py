@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from spark_kafka_wire.client.cluster import check_topic_name
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
@@ -37,6 +36,7 @@ from spark_kafka_wire.client.errors import (
     VALUE_OUT_OF_RANGE,
     ConfigurationError,
 )
+from spark_kafka_wire.client.metadata.cluster import check_topic_name
 from spark_kafka_wire.client.producer import MAX_IN_FLIGHT_FOR_IDEMPOTENCE, ProduceSettings
 from spark_kafka_wire.client.producer.settings import parse_acks
 from spark_kafka_wire.options import (

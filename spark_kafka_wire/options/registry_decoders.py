@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from spark_kafka_wire.client.proto_text import binary_schemas
-from spark_kafka_wire.client.schema_registry import RegisteredSchema, SchemaRegistryClient
+from spark_kafka_wire.client.registry.proto_text import binary_schemas
+from spark_kafka_wire.client.registry.schema_registry import RegisteredSchema, SchemaRegistryClient
 from spark_kafka_wire.formats.avro_codec import AvroDecoder, Decoded, decode_framed
 from spark_kafka_wire.formats.errors import SchemaTooComplexError
 from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder

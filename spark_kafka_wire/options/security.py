@@ -19,23 +19,23 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.sasl.config import MECHANISMS as SASL_MECHANISMS
-from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.sasl.gssapi import load_gssapi
-from spark_kafka_wire.client.sasl.jaas import (
+from spark_kafka_wire.client.security.sasl.config import MECHANISMS as SASL_MECHANISMS
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.sasl.gssapi import load_gssapi
+from spark_kafka_wire.client.security.sasl.jaas import (
     PLAIN_MODULE,
     SCRAM_MODULE,
     digest_credentials,
     jaas_credentials,
     parse_jaas,
 )
-from spark_kafka_wire.client.sasl.kerberos import (
+from spark_kafka_wire.client.security.sasl.kerberos import (
     DEFAULT_SERVICE_NAME,
     KerberosConfig,
     kerberos_from_jaas,
     keytab_config,
 )
-from spark_kafka_wire.client.tls import (
+from spark_kafka_wire.client.security.tls import (
     PROTOCOL_VERSIONS,
     TlsConfig,
     context_for,
@@ -45,7 +45,7 @@ from spark_kafka_wire.client.tls import (
     store_type,
     version_name,
 )
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity, check_sasl_support
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity, check_sasl_support
 from spark_kafka_wire.options.oauth import oauth_config
 from spark_kafka_wire.options.table import OPTIONS, Option, option
 from spark_kafka_wire.options.values import bool_value, given, text_value
@@ -180,7 +180,7 @@ def kerberos_sasl_config(opts: Mapping[str, str]) -> SaslConfig:
     """GSSAPI's credentials: a ``Krb5LoginModule`` JAAS entry, librdkafka's
     ``kafka.sasl.kerberos.keytab``/``principal``, or, with neither, each process's default
     Kerberos credentials (``kinit``'s ticket cache, MIT's default client keytab). A keytab
-    is read here, on the driver, and shipped with the plan (``client/sasl/kerberos.py``)."""
+    is read here, on the driver, and shipped with the plan (``client/security/sasl/kerberos.py``)."""
     if given(opts, "kafka.sasl.username") is not None \
             or given(opts, "kafka.sasl.password") is not None:
         raise ConfigurationError.of(CONFLICTING_OPTIONS, "GSSAPI_USERNAME")

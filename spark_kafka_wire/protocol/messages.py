@@ -578,7 +578,7 @@ DELETE_RECORDS: ApiSpec[b.DeleteRecordsRequest, b.DeleteRecordsResponse] = ApiSp
 )
 
 # ---- CreatePartitions (37) -----------------------------------------------------------------
-# More partitions for existing topics (client/admin.py create_partitions), sent to the
+# More partitions for existing topics (client/metadata/admin.py create_partitions), sent to the
 # controller; v3 is v2 that may answer THROTTLING_QUOTA_EXCEEDED (KIP-599). ``assignments``
 # null: the controller places the new partitions.
 CREATE_PARTITIONS: ApiSpec[b.CreatePartitionsRequest, b.CreatePartitionsResponse] = ApiSpec(
@@ -605,7 +605,7 @@ CREATE_PARTITIONS: ApiSpec[b.CreatePartitionsRequest, b.CreatePartitionsResponse
 )
 
 # ---- DescribeConfigs (32) ------------------------------------------------------------------
-# A topic's configs for ``kafkawire describe`` (client/admin.py describe_configs). v0 says
+# A topic's configs for ``kafkawire describe`` (client/metadata/admin.py describe_configs). v0 says
 # whether a value is the default (``is_default``); v1+ says where it comes from
 # (``config_source``, CONFIG_SOURCES) and lists synonyms on request; v3+ adds the config's type
 # and documentation on request; v4 is flexible. Kafka 4.0 answers v1+ only. Any broker answers
@@ -656,7 +656,7 @@ CONFIG_SOURCES = {0: "unknown", 1: "topic", 2: "broker", 3: "cluster default", 4
 DEFAULT_CONFIG_SOURCE = 5
 
 # ---- ListGroups (16) -----------------------------------------------------------------------
-# Every group a broker coordinates (``kafkawire groups``: client/groups.py asks every broker).
+# Every group a broker coordinates (``kafkawire groups``: client/groups/listing.py asks every broker).
 # v3 is flexible; v4 filters by state and answers each group's state (KIP-518); v5 filters by
 # type and answers it (classic, consumer, share: KIP-848).
 LIST_GROUPS: ApiSpec[b.ListGroupsRequest, b.ListGroupsResponse] = ApiSpec(
@@ -679,7 +679,7 @@ LIST_GROUPS: ApiSpec[b.ListGroupsRequest, b.ListGroupsResponse] = ApiSpec(
 
 # ---- DescribeGroups (15) -------------------------------------------------------------------
 # A classic group's state, protocol and members, at its coordinator. A member's metadata and
-# assignment are the embedding protocol's bytes (for consumers: client/groups.py reads them as
+# assignment are the embedding protocol's bytes (for consumers: client/groups/listing.py reads them as
 # Kafka's ConsumerProtocolSubscription / ConsumerProtocolAssignment); both are filled only while
 # the group is Stable. v3 answers authorized operations on request; v4 static members'
 # group.instance.id (KIP-345); v5 is flexible; v6 an error message (KIP-1043).
@@ -834,7 +834,7 @@ ALL_APIS.update({spec.key: spec for spec in (DELETE_TOPICS, DELETE_RECORDS, CREA
                                              LIST_TRANSACTIONS)})
 
 # ---- JoinGroup (11), SyncGroup (14), Heartbeat (12), LeaveGroup (13) ----------------------
-# A classic group's membership (``kafkawire consume --group``, client/group_member.py): join
+# A classic group's membership (``kafkawire consume --group``, client/groups/group_member.py): join
 # and learn the members (the leader) or nothing (the others), hand out the leader's
 # assignment and receive one's own, stay alive, leave. JoinGroup v4+ answers a first join with
 # MEMBER_ID_REQUIRED and the member id to join with (KIP-394); v5+ and SyncGroup/Heartbeat

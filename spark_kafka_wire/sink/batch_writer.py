@@ -47,8 +47,8 @@ from pyspark.sql.types import (
 
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError, DataError
 from spark_kafka_wire.client.pool import shared_client, task_client
+from spark_kafka_wire.client.producer.task_writers import RowWriter, plan_write, task_writer
 from spark_kafka_wire.client.producer.transactions import OpenTransaction, end_transaction
-from spark_kafka_wire.client.task_writers import RowWriter, plan_write, task_writer
 from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.protocol.errors import AuthorizationError
@@ -141,7 +141,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
         self.timestamp_type = schema["timestamp"].dataType if _check_column(schema, "timestamp") \
             else None
         # The topic option's topic: checked (or created) on the driver, before any task
-        # starts; what the client found travels to the tasks (client/task_writers.py).
+        # starts; what the client found travels to the tasks (client/producer/task_writers.py).
         self.plan = plan_write(options.client, options.topic, options.create)
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
@@ -160,7 +160,7 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
 
     def _write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaWriteCommitMessage:
         """A task's rows through the writer the client chooses for the cluster
-        (client/task_writers.py); topics of the 'topic' column the driver did not check are
+        (client/producer/task_writers.py); topics of the 'topic' column the driver did not check are
         prepared here, each before any row of a batch naming it is sent."""
         o = self.options
         settings, batch = o.produce, None

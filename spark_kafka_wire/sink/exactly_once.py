@@ -61,9 +61,9 @@ from dataclasses import dataclass
 
 from pyspark import TaskContext
 
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
-from spark_kafka_wire.client.group_offsets import fetch_group
+from spark_kafka_wire.client.groups.group_offsets import fetch_group
+from spark_kafka_wire.client.metadata.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.producer.transactions import (
     OpenTransaction,
     end_transaction,

@@ -51,8 +51,8 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.proto_text import binary_schemas
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.proto_text import binary_schemas
+from spark_kafka_wire.client.registry.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
     SchemaRegistryClient,

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from spark_kafka_wire.client.fetching.task_reads import read_planned
 from spark_kafka_wire.client.pool import planner_cluster
-from spark_kafka_wire.client.task_reads import read_planned
 from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.source.formats import decode_batch
 from spark_kafka_wire.source.options import SourceOptions

@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, ConfigurationError
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
     shared_registry,

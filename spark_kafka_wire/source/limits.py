@@ -12,7 +12,6 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     INVALID_VALUE,
@@ -20,7 +19,8 @@ from spark_kafka_wire.client.errors import (
     VALUE_OUT_OF_RANGE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.metadata.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.options import option, text_value
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX

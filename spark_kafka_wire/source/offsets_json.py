@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_api import Layout
 from spark_kafka_wire.client.errors import CheckpointError
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
+from spark_kafka_wire.client.metadata.cluster_api import Layout
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.protocol.primitives import INT32_MAX, INT64_MAX
 

@@ -25,8 +25,8 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options import (
     SOURCE,
     Option,

@@ -53,12 +53,12 @@ from dataclasses import dataclass
 
 from pyspark.sql.datasource import InputPartition
 
-from spark_kafka_wire.client.cluster import TopicPartition, topic_error
-from spark_kafka_wire.client.cluster_api import Cluster, Layout, TaskRead
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError, StartAfterEndError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.offsets import LATEST
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.offsets import LATEST
+from spark_kafka_wire.client.metadata.cluster import TopicPartition, topic_error
+from spark_kafka_wire.client.metadata.cluster_api import Cluster, Layout, TaskRead
 from spark_kafka_wire.protocol.errors import AuthorizationError, ErrorCode
 from spark_kafka_wire.source.formats import Decoding
 from spark_kafka_wire.source.limits import Limit, OffsetSpec

@@ -13,8 +13,8 @@ import math
 import re
 from collections.abc import Mapping
 
-from spark_kafka_wire.client.cluster import TopicPartition
 from spark_kafka_wire.client.errors import INVALID_VALUE, VALUE_OUT_OF_RANGE, ConfigurationError
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
 from spark_kafka_wire.protocol.primitives import INT64_MAX
 
 # Spark's time units (JavaUtils.timeStringAsMs) as (numerator, denominator) of a millisecond.

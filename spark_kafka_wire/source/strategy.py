@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
     INVALID_VALUE,
     MISSING_OPTION,
     ConfigurationError,
 )
+from spark_kafka_wire.client.metadata.cluster import TopicPartition, check_topic_name
 from spark_kafka_wire.options import option
 from spark_kafka_wire.protocol.errors import shown
 from spark_kafka_wire.source.limits import load_json, partition_number

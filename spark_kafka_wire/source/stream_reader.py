@@ -37,12 +37,12 @@ from pyspark.sql.streaming.datasource import (
     SupportsTriggerAvailableNow,
 )
 
-from spark_kafka_wire.client.cluster import TopicPartition
-from spark_kafka_wire.client.cluster_api import Cluster, Layout
 from spark_kafka_wire.client.errors import DataLossError
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST
+from spark_kafka_wire.client.metadata.cluster import TopicPartition
+from spark_kafka_wire.client.metadata.cluster_api import Cluster, Layout
 from spark_kafka_wire.client.pool import planner_cluster
-from spark_kafka_wire.client.zookeeper import ZooKeeperOffsetStore
+from spark_kafka_wire.client.zookeeper.consumer_offsets import ZooKeeperOffsetStore
 from spark_kafka_wire.errors import brief_traceback
 from spark_kafka_wire.protocol.errors import UnknownTopicOrPartitionError
 from spark_kafka_wire.source.batch_reader import read_partition

@@ -14,9 +14,9 @@ import uuid
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.datasource import KafkaWireDataSource
 from spark_kafka_wire.testing.embedded import EmbeddedBroker
 from spark_kafka_wire.testing.session import QUIET

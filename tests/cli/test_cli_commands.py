@@ -119,9 +119,9 @@ def test_partition_out_of_range_is_refused(kw, new_topic) -> None:
 def timed_topic(bootstrap: str) -> tuple[str, dict[int, list[int]]]:
     """Two partitions whose records librdkafka wrote with known CreateTimes (out of order in
     partition 0's last batch)."""
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     topic = f"cli-ts-{uuid.uuid4().hex[:12]}"
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as c:
@@ -279,9 +279,9 @@ def test_produce_skips_empty_lines_unless_kept(kw, bootstrap, new_topic) -> None
 @pytest.fixture(scope="module")
 def rd_topic(bootstrap: str) -> tuple[str, list[ck.Message]]:
     """Two partitions written by librdkafka: keys, null keys, binary values, headers."""
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     topic = f"cli-tail-{uuid.uuid4().hex[:12]}"
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as c:

@@ -26,9 +26,9 @@ def written(bootstrap: str) -> tuple[str, list[ck.Message]]:
     """RECORDS records over PARTITIONS partitions written by librdkafka, CreateTime T0 + i
     (rising within each partition), keys on most, headers on a few, JSON values but for two
     binary ones in partition 0."""
-    from spark_kafka_wire.client.admin import create_topics
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.admin import create_topics
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     topic = f"cli-consume-{uuid.uuid4().hex[:12]}"
     with KafkaClient(ClientConfig.from_servers(bootstrap)) as c:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.metadata.admin import create_topics
 from tests.cli.conftest import tsv
 from tests.cli.test_cli_commands import rd_produce
 from tests.cli.test_cli_groups import T0, live_group, rd_group_state  # noqa: F401

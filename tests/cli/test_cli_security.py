@@ -8,8 +8,8 @@ import uuid
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from tests.cli.conftest import run_cli, tsv
 from tests.support.librdkafka import consume

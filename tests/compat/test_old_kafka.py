@@ -18,11 +18,11 @@ import pyarrow as pa
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition  # type: ignore[import-untyped]
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import list_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import list_offsets
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from tests.support.old_kafka import (
     OldKafka,
@@ -263,7 +263,7 @@ def test_group_offsets_in_kafka(old_kafka, client):
     """kafkawire commits a group's offsets to the broker (OffsetCommit v1 and later: Kafka's
     own store, 0.8.2 included) and reads them back; kafka-python, an independent client,
     sees the same commits."""
-    from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+    from spark_kafka_wire.client.groups.group_offsets import commit_offsets, fetch_committed
 
     topic = new_topic(old_kafka, client, 2)
     group = f"g-{uuid.uuid4().hex[:8]}"

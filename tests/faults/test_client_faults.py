@@ -65,19 +65,19 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection_hooks import ConnectionHooks
 from spark_kafka_wire.client.errors import (
     ConnectionSetupTimeoutError,
     DeliveryTimeoutError,
     NoBrokersAvailableError,
     RequestTimeoutError,
 )
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster_adapters import KafkaCluster
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
+from spark_kafka_wire.client.wire.hooks import ConnectionHooks
 from spark_kafka_wire.protocol.errors import (
     CorruptRecordError,
     KafkaWireError,

@@ -2,7 +2,7 @@
 the wire by the fault proxy (``FaultProxy.rewrite_fetches``) in front of Tansu (issue 26).
 
 - Answers emptied for longer than the old count allowed (20 in a row) but shorter than the
-  time budget (kafka.request.timeout.ms, client/empty_answers.py): the read waits and
+  time budget (kafka.request.timeout.ms, client/fetching/empty_answers.py): the read waits and
   returns every record.
 - Emptied past the budget: FetchStalledError within the budget plus a margin, naming how long
   it waited, the broker, topic, partition, offset and the option to raise.
@@ -20,10 +20,10 @@ import time
 
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import FetchStalledError
-from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from tests.support.fault_proxy import FetchEvent
 from tests.support.id_oracle import id_bytes
 from tests.support.librdkafka import produce

@@ -28,7 +28,7 @@ import uuid
 import pytest
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer.transactions import end_transaction
 from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter

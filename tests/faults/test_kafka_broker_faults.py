@@ -27,11 +27,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from tests.faults.test_spark_faults import (
     Fault,

@@ -403,7 +403,7 @@ def _check_killed_and_restarted(spark, broker: DurableBroker, tmp_path, kills: i
 
     # Every id once, so each partition's records are its offsets 0..end-1: the sink's per
     # partition count and last offset say where the topic ends (librdkafka's watermarks come
-    # from Tansu's ListOffsets(-1), which answers the last batch's start + 1: client/offsets.py)
+    # from Tansu's ListOffsets(-1), which answers the last batch's start + 1: client/fetching/offsets.py)
     ends = {r[0]: r[1] + 1 for r in spark.read.parquet(job.sink).groupBy("partition")
             .agg({"offset": "max"}).collect()}
     assert sum(ends.values()) == n

@@ -15,15 +15,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import create_partitions, delete_records
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection_hooks import ConnectionHooks
 from spark_kafka_wire.client.errors import DataLossError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, list_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST, list_offsets
+from spark_kafka_wire.client.metadata.admin import create_partitions, delete_records
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
+from spark_kafka_wire.client.wire.hooks import ConnectionHooks
 from spark_kafka_wire.protocol.errors import (
     InvalidRequestError,
     MessageTooLargeError,

@@ -12,13 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import NoBrokersAvailableError, RequestTimeoutError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import resolve_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import resolve_offsets
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
 from spark_kafka_wire.protocol.errors import (
     KafkaError,

@@ -7,10 +7,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import resolve_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import resolve_offsets
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 

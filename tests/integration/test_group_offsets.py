@@ -8,10 +8,14 @@ import confluent_kafka
 import pytest
 from kazoo.client import KazooClient
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
-from spark_kafka_wire.client.zookeeper import ZooKeeperError, ZooKeeperOffsetStore, offset_path
+from spark_kafka_wire.client.groups.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.zookeeper.consumer_offsets import (
+    ZooKeeperError,
+    ZooKeeperOffsetStore,
+    offset_path,
+)
 from spark_kafka_wire.source.options import parse_stream_options
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER

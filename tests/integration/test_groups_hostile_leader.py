@@ -19,10 +19,10 @@ from typing import Any
 
 import confluent_kafka as ck
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.group_member import GroupMember, MemberSettings
-from spark_kafka_wire.client.group_offsets import fetch_committed
+from spark_kafka_wire.client.groups.group_member import GroupMember, MemberSettings
+from spark_kafka_wire.client.groups.group_offsets import fetch_committed
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.protocol.consumer_protocol import encode_assignment
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -32,11 +32,11 @@ import uuid
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import SaslAuthenticationError
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
 from tests.support.kafkawire_io import (
@@ -170,7 +170,7 @@ def test_keytab_login_leaves_the_users_ticket_cache_alone(gssapi_broker, kdc) ->
 
 _EXECUTOR = textwrap.dedent("""
     import os, pickle, sys
-    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
     from tests.support.kafkawire_io import read_records
     config, topic, n = pickle.loads(sys.stdin.buffer.read())
     client = KafkaClient(config)
@@ -336,7 +336,7 @@ def test_broker_that_cannot_read_the_ticket_is_error_58(sasl_broker_factory, kdc
 
 _KDC_DOWN = textwrap.dedent("""
     import pickle, sys, time
-    from spark_kafka_wire.client.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
     from spark_kafka_wire.client.errors import SaslAuthenticationError
     config = pickle.loads(sys.stdin.buffer.read())
     start = time.monotonic()

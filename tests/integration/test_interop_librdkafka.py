@@ -23,9 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, resolve_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import (
     Producer,
     ProduceSettings,

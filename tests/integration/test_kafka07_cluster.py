@@ -123,7 +123,7 @@ def test_what_07_cannot_do_is_refused(cluster07: Cluster07) -> None:
     """Options that cannot mean anything on 0.7 (offsets kept by Kafka, transactions,
     idempotence, lz4/zstd, CreateTopics) are refused; FETCH sizes come from the usual
     options."""
-    from spark_kafka_wire.client.fetch_settings import fetch_settings07
+    from spark_kafka_wire.client.fetching.fetch_settings import fetch_settings07
     from spark_kafka_wire.options.produce import parse_sink_options
     from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 

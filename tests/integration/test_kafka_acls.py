@@ -21,11 +21,15 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed, fetch_group
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.groups.group_offsets import (
+    commit_offsets,
+    fetch_committed,
+    fetch_group,
+)
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.client.producer.transactions import end_transaction, init_transactions
 from spark_kafka_wire.options import SINK, SOURCE, client_config

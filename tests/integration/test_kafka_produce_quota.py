@@ -6,7 +6,7 @@ ConfigCommand, as ``kafka-configs --alter --entity-type clients``): Kafka then a
 Produce v6+ at once with ``throttle_time_ms`` and mutes the connection that long; the client
 must send nothing more to that broker before the time has passed (a client that does is
 muted anyway, and its requests wait in the broker's socket). kafkawire's connection holds
-the next request (client/connection.py) and the write still ends with every record once.
+the next request (client/wire/connection.py) and the write still ends with every record once.
 Always on Apache Kafka, whatever KAFKAWIRE_TEST_BROKER says.
 """
 
@@ -19,11 +19,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection_hooks import ConnectionHooks
-from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
+from spark_kafka_wire.client.wire.hooks import ConnectionHooks
 from spark_kafka_wire.protocol.messages import PRODUCE
 from tests.support.apache_kafka import topic_on
 

@@ -3,10 +3,10 @@ what they must send to check Kafka's answer.
 
 The client carries checks for brokers that answer differently from Kafka (Tansu, the second
 test broker): "latest" and "earliest" from ListOffsets are confirmed by a Fetch's watermarks
-(client/offsets.py), a ListOffsets-by-timestamp answer is checked against the records around
-it and replaced by a scan when they contradict it (client/timestamps.py), readers fetch with
-min_bytes 1 and ride out empty answers (client/fetcher.py, client/empty_answers.py), and
-answers to acks=0 Produce requests are dropped (client/connection.py). On Kafka, whose
+(client/fetching/offsets.py), a ListOffsets-by-timestamp answer is checked against the records around
+it and replaced by a scan when they contradict it (client/fetching/timestamps.py), readers fetch with
+min_bytes 1 and ride out empty answers (client/fetching/fetcher.py, client/fetching/empty_answers.py), and
+answers to acks=0 Produce requests are dropped (client/wire/connection.py). On Kafka, whose
 answers are right, each must cost at most its check: these tests count the requests by API
 (``KafkaClient.request_counts``, the client's own counter) and, where Kafka would make a
 request wait, the time. They always run on Apache Kafka (tests/support/apache_kafka.py),
@@ -22,14 +22,19 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import delete_records
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, PROBE_WAIT_MS, resolve_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import (
+    EARLIEST,
+    LATEST,
+    PROBE_WAIT_MS,
+    resolve_offsets,
+)
+from spark_kafka_wire.client.fetching.timestamps import offsets_for_times
+from spark_kafka_wire.client.metadata.admin import delete_records
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
-from spark_kafka_wire.client.timestamps import offsets_for_times
 from tests.support.apache_kafka import topic_on
 
 pytestmark = [pytest.mark.broker]

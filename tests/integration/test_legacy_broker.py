@@ -568,8 +568,8 @@ def test_stop_closes_connections_and_the_port(legacy_broker):
 
 
 def _client(broker: LegacyBroker, pinned: bool = True, **kwargs):
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     if pinned:
         kwargs.update(api_version_request=False, broker_version_fallback=broker.release.name)
@@ -578,8 +578,8 @@ def _client(broker: LegacyBroker, pinned: bool = True, **kwargs):
 
 
 def _read_all(client, topic, partition, start, end, **settings):
-    from spark_kafka_wire.client.fetch_settings import FetchSettings
-    from spark_kafka_wire.client.fetcher import fetch_range
+    from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+    from spark_kafka_wire.client.fetching.fetcher import fetch_range
 
     out = []
     for chunk in fetch_range(client, topic, partition, start, end, FetchSettings(**settings)):
@@ -590,7 +590,7 @@ def _read_all(client, topic, partition, start, end, **settings):
 
 @pytest.mark.parametrize("release", list(RELEASES))
 def test_client_reads_legacy_message_sets(legacy_broker, release):
-    from spark_kafka_wire.client.offsets import resolve_offsets
+    from spark_kafka_wire.client.fetching.offsets import resolve_offsets
 
     codecs = list(ALL_CODECS)
     for codec in codecs:
@@ -672,7 +672,7 @@ def test_client_produces_legacy_message_sets(legacy_broker, release, codec):
 def test_client_negotiates_with_0_10_0(legacy_broker):
     """api.version.request=true (the default): ApiVersions at our highest version makes a
     0.10.0 broker close the connection; the client retries with v0 and uses its answer."""
-    from spark_kafka_wire.client.offsets import resolve_offsets
+    from spark_kafka_wire.client.fetching.offsets import resolve_offsets
 
     broker = legacy_broker("0.10.0")
     topic = _topic()

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from tests.support.docs_pages import page
 from tests.support.kafkawire_io import read_records, write_records

@@ -1,4 +1,4 @@
-"""Many ranges read with shared Fetches (client/multi_fetch.py) against a real broker: the
+"""Many ranges read with shared Fetches (client/fetching/multi_fetch.py) against a real broker: the
 records are exactly those of reading each range alone with fetch_range, in range order, and a
 task of many small ranges costs a few requests instead of one per range."""
 
@@ -10,16 +10,16 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client import multi_fetch
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import DataLossError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.multi_fetch import fetch_ranges
-from spark_kafka_wire.client.offsets import READ_COMMITTED
+from spark_kafka_wire.client.fetching import multi_fetch
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.multi_fetch import fetch_ranges
+from spark_kafka_wire.client.fetching.offsets import READ_COMMITTED
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
+from spark_kafka_wire.client.wire.connection import BrokerConnection
+from spark_kafka_wire.client.wire.hooks import CloseReason
 from spark_kafka_wire.protocol.compression import codec_id
 from spark_kafka_wire.protocol.messages import FETCH
 from spark_kafka_wire.protocol.records import encode_record_batch

@@ -13,8 +13,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.errors import NoBrokersAvailableError, NotKafkaError
 from tests.support.errors import assert_condition
 

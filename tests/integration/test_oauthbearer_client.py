@@ -21,12 +21,12 @@ import uuid
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import OAuthTokenError, SaslAuthenticationError
-from spark_kafka_wire.client.sasl.tokens import TOKENS
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.security.sasl.tokens import TOKENS
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
 from tests.support import token_provider

@@ -14,19 +14,19 @@ import uuid
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics, delete_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import (
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import (
     EARLIEST,
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     resolve_offsets,
 )
-from spark_kafka_wire.client.timestamps import offsets_for_times, timestamp_answer_problem
+from spark_kafka_wire.client.fetching.timestamps import offsets_for_times, timestamp_answer_problem
+from spark_kafka_wire.client.metadata.admin import create_topics, delete_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.errors import DataLossError, UnsupportedVersionError
 from spark_kafka_wire.protocol.records import TransactionCounts
 from tests.support.errors import raises_condition
@@ -195,7 +195,7 @@ def test_deleted_topic_is_data_loss(bootstrap, client, new_topic, caplog) -> Non
                                  rf"cannot read offsets \[0, 5\) of {topic}-0",
                                  "set the source option failOnDataLoss to false"):
         list(fetch_range(quick, topic, 0, 0, 5))
-    with caplog.at_level(logging.WARNING, "spark_kafka_wire.client.fetcher"):
+    with caplog.at_level(logging.WARNING, "spark_kafka_wire.client.fetching.fetcher"):
         assert list(fetch_range(client, topic, 0, 0, 5, fail_on_data_loss=False)) == []
     assert f"Skipping offsets [0, 5) of {topic}-0: the topic or partition no longer exists" \
         in caplog.text
@@ -211,7 +211,7 @@ def test_recreated_shorter_partition_is_data_loss(bootstrap, client, new_topic, 
                           r"cannot read offsets \[2, 6\) .* the partition now ends at offset 2 "
                           "but offsets up to 6"):
         list(fetch_range(client, topic, 0, 0, 6))
-    with caplog.at_level(logging.WARNING, "spark_kafka_wire.client.fetcher"):
+    with caplog.at_level(logging.WARNING, "spark_kafka_wire.client.fetching.fetcher"):
         got = [v for c in fetch_range(client, topic, 0, 0, 6, fail_on_data_loss=False)
                for v in c.values.to_pylist()]
     assert got == [b"new0", b"new1"]

@@ -23,14 +23,14 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection_hooks import ConnectionHooks
-from spark_kafka_wire.client.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.client.producer import sender as producer_module
 from spark_kafka_wire.client.producer.partitioner import assign_partitions
-from spark_kafka_wire.client.wire_session import InFlight
+from spark_kafka_wire.client.wire.hooks import ConnectionHooks
+from spark_kafka_wire.client.wire.session import InFlight
 from spark_kafka_wire.errors import (
     ConfigurationError,
     DeliveryFailedError,

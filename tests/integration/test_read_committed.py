@@ -17,9 +17,9 @@ from __future__ import annotations
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import LATEST, READ_COMMITTED, resolve_offsets
 from spark_kafka_wire.protocol.records import TransactionCounts
 from tests.support.librdkafka import consume_all
 from tests.support.log_oracle import (

@@ -16,8 +16,8 @@ from confluent_kafka.schema_registry.protobuf import ProtobufSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from spark_kafka_wire.client.schema_registry import RegistryConfig
-from spark_kafka_wire.client.schema_registry import SchemaRegistryClient as KafkawireClient
+from spark_kafka_wire.client.registry.schema_registry import RegistryConfig
+from spark_kafka_wire.client.registry.schema_registry import SchemaRegistryClient as KafkawireClient
 from spark_kafka_wire.formats.protobuf_codec import ProtobufDecoder, decode_framed
 from tests.support.schema_registry import TOPIC_NAMES, confluent_client
 

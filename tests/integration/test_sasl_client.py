@@ -20,11 +20,11 @@ import uuid
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import SaslAuthenticationError
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
 from tests.support.kafkawire_io import (
@@ -304,8 +304,8 @@ def test_kafka_reauthentication_while_fetching_ahead(reauth_broker) -> None:
     REAUTH listener, reads of about a hundred small fetches each (1 KiB, one two-record batch)
     held for four session lifetimes re-authenticate between fetches and read exactly what was
     written, on the same connections."""
-    from spark_kafka_wire.client.fetch_settings import FetchSettings
-    from spark_kafka_wire.client.fetcher import fetch_range
+    from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+    from spark_kafka_wire.client.fetching.fetcher import fetch_range
     from tests.conftest import REAUTH_MS
 
     client = KafkaClient(_config(reauth_broker, "SCRAM-SHA-256"))

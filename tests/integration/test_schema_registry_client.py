@@ -1,4 +1,4 @@
-"""kafkawire's Schema Registry client (client/schema_registry.py) against a real registry:
+"""kafkawire's Schema Registry client (client/registry/schema_registry.py) against a real registry:
 Apicurio Registry serving Confluent's API (the ``schema_registry`` fixture), with Confluent's
 own Python client as the oracle for what the registry holds.
 
@@ -23,14 +23,14 @@ from confluent_kafka.schema_registry import SchemaReference as ConfluentReferenc
 from confluent_kafka.schema_registry import SchemaRegistryClient as ConfluentClient
 
 from spark_kafka_wire.client.errors import SchemaRegistryError
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
     SchemaReference,
     SchemaRegistryClient,
     shared_registry,
 )
-from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.security.tls import TlsConfig
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.errors import raises_condition
 from tests.support.registry_fault_proxy import Fault, RegistryFaultProxy

@@ -12,8 +12,8 @@ import jwt
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.sasl.tokens import TOKENS
-from spark_kafka_wire.client.schema_registry import SchemaRegistryClient
+from spark_kafka_wire.client.registry.schema_registry import SchemaRegistryClient
+from spark_kafka_wire.client.security.sasl.tokens import TOKENS
 from spark_kafka_wire.options.formats import registry_config
 from tests.support.errors import raises_condition
 from tests.support.registry_fault_proxy import RegistryFaultProxy

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
-from spark_kafka_wire.client.group_offsets import commit_offsets, fetch_committed
+from spark_kafka_wire.client.groups.group_offsets import commit_offsets, fetch_committed
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.source.offsets_json import START_KEY
 from spark_kafka_wire.source.options import parse_stream_options
@@ -206,7 +206,7 @@ def test_a_topic_deleted_between_metadata_and_offsets_is_a_vanished_topic(
     if broker_kind != "kafka":
         pytest.skip("Apache Kafka's answer to a deleted topic's offset lookups; Tansu answers "
                     "them with offset 0 instead (test_streaming's offset-changed path)")
-    from spark_kafka_wire.client.admin import delete_topics
+    from spark_kafka_wire.client.metadata.admin import delete_topics
     from spark_kafka_wire.source import stream_reader as module
 
     kept, doomed = new_topic(1, "calls-kept"), new_topic(1, "calls-doomed")

@@ -12,7 +12,7 @@ import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.tls import detect_store_type
+from spark_kafka_wire.client.security.tls import detect_store_type
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from tests.support.zookeeper_stores import check_zookeeper_stores
 

@@ -23,22 +23,22 @@ import pyarrow as pa
 import pytest
 from pyspark.sql.types import BinaryType, StructField, StructType
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.group_offsets import (
-    TRANSACTION_KEY_TYPE,
-    fetch_group,
-    find_coordinator,
-)
-from spark_kafka_wire.client.offsets import (
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import (
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     resolve_offsets,
 )
+from spark_kafka_wire.client.groups.group_offsets import (
+    TRANSACTION_KEY_TYPE,
+    fetch_group,
+    find_coordinator,
+)
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings
 from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
 from spark_kafka_wire.client.producer.transactions import (

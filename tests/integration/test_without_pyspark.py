@@ -54,11 +54,11 @@ else:
 
 import pyarrow as pa
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, assign_partitions
 
 bootstrap, topic = sys.argv[1], sys.argv[2]

@@ -1,4 +1,4 @@
-"""Broker discovery through a real ZooKeeper (client/zookeeper_registry.py, zookeeper.connect).
+"""Broker discovery through a real ZooKeeper (client/zookeeper/registry.py, zookeeper.connect).
 
 Each test registers brokers the way ZooKeeper-era brokers did (an ephemeral ``/brokers/ids/<id>``
 node in a session of the broker's own, under a fresh chroot), pointing at the real test broker
@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterator
 import pytest
 from kazoo.client import KazooClient
 
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import (
     BrokerRegistrationError,
@@ -27,11 +25,13 @@ from spark_kafka_wire.client.errors import (
     ZooKeeperError,
     ZooKeeperTlsError,
 )
-from spark_kafka_wire.client.fetcher import fetch_range
-from spark_kafka_wire.client.offsets import resolve_offsets
+from spark_kafka_wire.client.fetching.fetcher import fetch_range
+from spark_kafka_wire.client.fetching.offsets import resolve_offsets
+from spark_kafka_wire.client.metadata.admin import create_topics
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import PendingBatch, Producer, ProduceSettings
-from spark_kafka_wire.client.zookeeper import start_zookeeper, stop_zookeeper
-from spark_kafka_wire.client.zookeeper_registry import (
+from spark_kafka_wire.client.zookeeper.consumer_offsets import start_zookeeper, stop_zookeeper
+from spark_kafka_wire.client.zookeeper.registry import (
     BrokerRegistry,
     bootstrap_from_zookeeper,
     discover_brokers,

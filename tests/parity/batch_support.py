@@ -11,7 +11,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.metadata.admin import create_topics
 from tests.support.librdkafka import produce_records as produce  # noqa: F401 (re-exported)
 
 #: CreateTime base of the records the tests write, far from the broker's clock

@@ -15,7 +15,7 @@ import uuid
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics, delete_topics
+from spark_kafka_wire.client.metadata.admin import create_topics, delete_topics
 from spark_kafka_wire.protocol.messages import DELETE_RECORDS
 from tests.parity.batch_support import (
     B,

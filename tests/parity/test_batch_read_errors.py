@@ -10,7 +10,7 @@ import json
 import pytest
 from pyspark.sql.types import StringType, StructField, StructType
 
-from spark_kafka_wire.client.admin import delete_topics
+from spark_kafka_wire.client.metadata.admin import delete_topics
 from tests.parity.batch_support import B, assert_same_facts, make_topic, produce, wire_message
 from tests.parity.both import FORMATS, assert_same_rows, fail_both, read, read_both
 

@@ -13,7 +13,7 @@ from collections import Counter
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.metadata.admin import create_topics
 from tests.parity.both import FORMATS, assert_same_rows, read_both
 from tests.support.write_support import Consumed, consume
 

@@ -16,7 +16,7 @@ from google.protobuf import descriptor_pb2, message_factory
 from pyspark.sql import functions as F
 from pyspark.sql.protobuf.functions import from_protobuf
 
-from spark_kafka_wire.client.proto_text import compile_text
+from spark_kafka_wire.client.registry.proto_text import compile_text
 from spark_kafka_wire.formats.protobuf_codec import build_pool
 from tests.support.schema_registry import confluent_client
 

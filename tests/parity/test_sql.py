@@ -17,7 +17,7 @@ import uuid
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.metadata.admin import create_topics
 from tests.parity.both import FORMATS, assert_same_rows, fail_both
 from tests.support.write_support import consume
 

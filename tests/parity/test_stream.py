@@ -44,7 +44,7 @@ from typing import Any
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_partitions, create_topics, delete_records
+from spark_kafka_wire.client.metadata.admin import create_partitions, create_topics, delete_records
 from tests.parity.both import FORMATS, fail_both
 
 #: The source metrics of Spark's connector that a Python data source cannot report.

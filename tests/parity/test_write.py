@@ -32,7 +32,7 @@ from typing import Any
 import confluent_kafka as ck
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.metadata.admin import create_topics
 from tests.parity.both import FORMATS, fail_both
 from tests.support.write_support import Consumed, consume, end_offsets, stored_batches
 

@@ -16,10 +16,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from spark_kafka_wire.client.admin import create_partitions, delete_records
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, list_offsets
+from spark_kafka_wire.client.fetching.offsets import EARLIEST, LATEST, list_offsets
+from spark_kafka_wire.client.metadata.admin import create_partitions, delete_records
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from tests.support.apache_kafka import topic_on
 from tests.support.parquet_runs import available_now, written

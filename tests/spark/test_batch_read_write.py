@@ -38,8 +38,8 @@ from pyspark.sql.types import (
 )
 
 from spark_kafka_wire import KafkaWireDataSource
-from spark_kafka_wire.client.admin import create_topics
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.fetching.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.metadata.admin import create_topics
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.protocol.messages import PRODUCE
 from spark_kafka_wire.protocol.murmur2 import partition_for_key

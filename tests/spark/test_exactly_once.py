@@ -17,13 +17,13 @@ import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
-from spark_kafka_wire.client.group_offsets import fetch_group
-from spark_kafka_wire.client.offsets import (
+from spark_kafka_wire.client.fetching.offsets import (
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     resolve_offsets,
 )
+from spark_kafka_wire.client.groups.group_offsets import fetch_group
 from spark_kafka_wire.protocol.records import ATTR_TRANSACTIONAL
 from tests.support.id_oracle import assert_exactly_once, id_dataframe, id_records
 from tests.support.librdkafka import consume_all, produce

@@ -42,15 +42,15 @@ from kazoo.client import KazooClient
 from pyspark.sql import functions as F
 
 from spark_kafka_wire.cli import cli
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, format_address
 from spark_kafka_wire.client.errors import NoBrokersRegisteredError
-from spark_kafka_wire.client.zookeeper import (
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.zookeeper.consumer_offsets import (
     ZooKeeperOffsetStore,
     start_zookeeper,
     stop_zookeeper,
 )
-from spark_kafka_wire.client.zookeeper_registry import (
+from spark_kafka_wire.client.zookeeper.registry import (
     BrokerAddress,
     BrokerRegistration,
     BrokerRegistry,

@@ -10,7 +10,7 @@ import uuid
 
 import pytest
 
-from spark_kafka_wire.client.admin import create_topics
+from spark_kafka_wire.client.metadata.admin import create_topics
 from tests.support.kafka_acls import Acl, admin_client, grant, sasl_options
 
 pytestmark = [pytest.mark.spark, pytest.mark.broker]

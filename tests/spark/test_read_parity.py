@@ -14,8 +14,8 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from spark_kafka_wire import KafkaWireDataSource
-from spark_kafka_wire.client.admin import create_topics, delete_topics
-from spark_kafka_wire.client.offsets import LATEST, READ_COMMITTED, resolve_offsets
+from spark_kafka_wire.client.fetching.offsets import LATEST, READ_COMMITTED, resolve_offsets
+from spark_kafka_wire.client.metadata.admin import create_topics, delete_topics
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
 from spark_kafka_wire.source.options import parse_source_options

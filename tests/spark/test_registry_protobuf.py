@@ -218,7 +218,7 @@ def test_proto_text_schema_with_text_reference_registered_as_java_does(
         spark, bootstrap, schema_registry, new_topic):
     from confluent_kafka.schema_registry import Schema, SchemaReference  # noqa: PLC0415
 
-    from spark_kafka_wire.client.proto_text import binary_schemas  # noqa: PLC0415
+    from spark_kafka_wire.client.registry.proto_text import binary_schemas  # noqa: PLC0415
     from spark_kafka_wire.formats.protobuf_codec import build_pool  # noqa: PLC0415
 
     topic = new_topic(1, "pb-text")

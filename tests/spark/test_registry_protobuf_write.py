@@ -19,7 +19,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, message_factory
 from pyspark.sql import functions as F
 
-from spark_kafka_wire.client.proto_text import binary_schemas, compile_text
+from spark_kafka_wire.client.registry.proto_text import binary_schemas, compile_text
 from spark_kafka_wire.formats.protobuf_codec import build_pool
 from spark_kafka_wire.formats.protobuf_encode import derive_file, derived_text
 from tests.support.librdkafka import consume

@@ -16,8 +16,8 @@ import pytest
 from chispa import assert_df_equality
 from kazoo.client import KazooClient
 
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.group_offsets import commit_offsets
+from spark_kafka_wire.client.groups.group_offsets import commit_offsets
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from tests.support.parquet_runs import available_now, written
 
@@ -244,7 +244,7 @@ def test_topic_appearing_during_the_query_starts_at_earliest(spark, bootstrap, c
 
 @pytest.mark.parametrize("fail_on_data_loss", [True, False])
 def test_topic_deleted_during_the_query(spark, bootstrap, client, new_topic, fail_on_data_loss):
-    from spark_kafka_wire.client.admin import delete_topics
+    from spark_kafka_wire.client.metadata.admin import delete_topics
 
     kept = new_topic(1, "s-kept")
     doomed = new_topic(1, "s-doomed")
@@ -454,7 +454,7 @@ def test_topic_recreated_with_more_partitions_between_batches(spark, bootstrap, 
     begins (5): Spark's PARTITION_OFFSET_CHANGED. Partition 1 is new and starts at offset 0: no
     loss. Without failOnDataLoss partition 0 is read from offset 2 on (its first 2 records are
     skipped, as in Spark; the warning says so) and partition 1 from 0."""
-    from spark_kafka_wire.client.admin import create_topics, delete_topics
+    from spark_kafka_wire.client.metadata.admin import create_topics, delete_topics
 
     topic = new_topic(1, "s-recreated")
     _produce(client, topic, 0, 0, 5)

@@ -18,8 +18,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from spark_kafka_wire import KafkaWireDataSource
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from tests.support.legacy_broker import LegacyBroker
 from tests.support.write_support import consume, end_offsets, stored_batches
 

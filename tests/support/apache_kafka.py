@@ -600,7 +600,7 @@ def topic_on(client: object, partitions: int = 1, prefix: str = "log",
              configs: dict[str, str] | None = None) -> str:
     """A new, uniquely named topic (with topic-level ``configs``) on the broker of ``client``,
     ready for writes when this returns (``create_topics`` waits for the leaders)."""
-    from spark_kafka_wire.client.admin import create_topics
+    from spark_kafka_wire.client.metadata.admin import create_topics
 
     name = f"{prefix}-{uuid.uuid4().hex[:10]}"
     create_topics(client, [(name, partitions)], configs=configs)  # type: ignore[arg-type]

@@ -3,7 +3,7 @@ release, registering itself the way every ZooKeeper-era cluster did.
 
 kafkawire finds ZooKeeper-era brokers through ``zookeeper.connect`` (client/
 zookeeper_registry.py) and commits offsets in the old consumers' ZooKeeper layout
-(client/zookeeper.py); until this broker, the registrations those tests read were written by
+(client/zookeeper/consumer_offsets.py); until this broker, the registrations those tests read were written by
 the tests themselves. Here Kafka writes them: ``/brokers/ids/<id>`` (JSON version 5: host and
 port of the first PLAINTEXT listener, ``endpoints``, ``listener_security_protocol_map``,
 ``features``), ``/brokers/topics/<topic>`` and the partition states, under the chroot of its

@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.options import SOURCE, client_config
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.engine import Field as F

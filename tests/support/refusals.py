@@ -17,9 +17,9 @@ from typing import TypeVar
 
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import SaslAuthenticationError
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
 E = TypeVar("E", bound=BaseException)
 

@@ -1,5 +1,5 @@
 """What the clients a test watches write on the wire, through their connection hooks
-(client/connection_hooks.py): a list of what ``record`` makes of each request written (None:
+(client/wire/hooks.py): a list of what ``record`` makes of each request written (None:
 not kept), for fixtures that count requests without patching the connection."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.connection_hooks import ConnectionHooks, RequestEvent
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.wire.hooks import ConnectionHooks, RequestEvent
 
 T = TypeVar("T")
 

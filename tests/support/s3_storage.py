@@ -16,7 +16,7 @@ against under a second on moto 5.1 (the kill -9 stream fault test could not drai
 on two cores). pyproject.toml keeps moto below 5.2 for this. Tansu also stops listing when
 the Fetch's max_wait_ms has passed and then answers with no records below the high watermark:
 a 2-page listing (over 1,000 batches) with one slow page on a busy machine is enough, which
-is why kafkawire doubles max_wait_ms after such an answer (client/empty_answers.py, issue 44).
+is why kafkawire doubles max_wait_ms after such an answer (client/fetching/empty_answers.py, issue 44).
 """
 
 from __future__ import annotations

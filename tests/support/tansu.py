@@ -14,7 +14,7 @@ moment, a later batch can be stored first and -2 then answers its offset (about 
 few hundred of six concurrent producers on a loaded two-core machine; librdkafka's
 get_watermark_offsets and OFFSET_BEGINNING see the same wrong value). The high watermark and
 the log start offset in its Fetch responses are right, which is what
-``spark_kafka_wire.client.offsets`` checks both answers against.
+``spark_kafka_wire.client.fetching.offsets`` checks both answers against.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import tempfile
 import uuid
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import BrokerConnectionError
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.fault_proxy import FaultProxy
 from tests.support.librdkafka import create_topic

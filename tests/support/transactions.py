@@ -11,14 +11,14 @@ import confluent_kafka as ck
 import numpy as np
 import pyarrow as pa
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.offsets import (
+from spark_kafka_wire.client.fetching.offsets import (
     LATEST,
     READ_COMMITTED,
     READ_UNCOMMITTED,
     resolve_offsets,
 )
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer
 from spark_kafka_wire.options.produce import SinkOptions
 from spark_kafka_wire.sink.batch_writer import KafkaWriteCommitMessage

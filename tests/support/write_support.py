@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import confluent_kafka as ck
 
-from spark_kafka_wire.client.offsets import LATEST, resolve_offsets
+from spark_kafka_wire.client.fetching.offsets import LATEST, resolve_offsets
 from spark_kafka_wire.protocol.messages import FETCH
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")

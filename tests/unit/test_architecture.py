@@ -171,11 +171,9 @@ ALLOWED_LAYERS = {
              "face", "root"},
     "root": {"shared", "face"},
     # The CLI parses as queries do (client, fetch and produce settings come from options/,
-    # which both sides read), never through either side (test_architecture_layout.py names
-    # the one sink module it still uses); what keeps pyspark out of it is checked on
-    # everything it imports (no_pyspark_from_cli).
-    "cli": {"protocol", "defaults", "table", "client", "shared", "formats", "sink", "cli",
-            "root"},
+    # which both sides read), never through either side; what keeps pyspark out of it is
+    # checked on everything it imports (no_pyspark_from_cli).
+    "cli": {"protocol", "defaults", "table", "client", "shared", "formats", "cli", "root"},
     "testing": {"protocol", "defaults", "table", "client", "shared", "formats", "source",
                 "sink", "face", "cli", "root", "testing"},
 }
@@ -358,7 +356,7 @@ def test_no_module_uses_another_modules_private_names() -> None:
 
 
 # The cluster kinds' types: above the client layer nothing asks which one it has, it asks the
-# interface (client/cluster_api.py's Cluster) what it can do.
+# interface (client/metadata/cluster_api.py's Cluster) what it can do.
 CLUSTER_KINDS = {"KafkaClient", "Kafka07Cluster", "KafkaCluster", "Kafka07ClusterAdapter"}
 
 # Names of the Kafka 0.7 generation (issue 47): what the client layer knows and nothing above
@@ -436,8 +434,8 @@ def cluster_kind_checks(modules: dict[str, Path]) -> list[str]:
 
 def test_nothing_above_the_client_layer_asks_which_kind_of_cluster_it_has() -> None:
     """Source, sink, options, the data source and the CLI ask ``Cluster``
-    (client/cluster_api.py) what a cluster can do and take their writers from
-    client/task_writers.py: no isinstance on KafkaClient, Kafka07Cluster or the adapters,
+    (client/metadata/cluster_api.py) what a cluster can do and take their writers from
+    client/producer/task_writers.py: no isinstance on KafkaClient, Kafka07Cluster or the adapters,
     and no name of the Kafka 0.7 generation (``generation_name``: ``kafka07`` in any name, so
     no import of client/kafka07 either; names ending in ``07``; the 0.7-shaped members
     ``byte_offsets``, ``partition_names``, ``locator``, ``message_end``). Option values
@@ -450,7 +448,7 @@ def test_the_cluster_kind_rule_catches_what_it_forbids(tmp_path: Path) -> None:
     modules = _write_package(tmp_path, {
         "spark_kafka_wire/__init__.py": "",
         "spark_kafka_wire/client/__init__.py": "",
-        "spark_kafka_wire/client/cluster.py": "class KafkaClient: ...\n",
+        "spark_kafka_wire/client/metadata/cluster.py": "class KafkaClient: ...\n",
         "spark_kafka_wire/client/kafka07/__init__.py": "",
         "spark_kafka_wire/client/kafka07/cluster.py": "class Kafka07Cluster: ...\n",
         "spark_kafka_wire/client/adapted.py": (
@@ -853,6 +851,6 @@ def test_errors_module_draws_every_exception_with_its_real_parent() -> None:
     # the source and the sink turn it into ConfigurationError naming the column's schema
     defined -= {"UnsafeImportPathError"}
     # internal to a connection: BrokerConnection turns what its wire session refuses into
-    # ProtocolError or NotKafkaError (client/wire_session.py)
+    # ProtocolError or NotKafkaError (client/wire/session.py)
     defined -= {"FrameRefused", "WrongCorrelation"}
     assert defined <= set(classes), defined - set(classes)

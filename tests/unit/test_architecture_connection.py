@@ -1,13 +1,13 @@
 """The connection's seams (issue 47 item 5), checked on the source so they stay true.
 
 * Answers are paired to requests in one place: only the sans-I/O core
-  (client/wire_session.py) splits a response header (``framing.split_response``), and no
+  (client/wire/session.py) splits a response header (``framing.split_response``), and no
   other client module reads bytes with ``struct`` (the Kerberos keytab reader, a file format,
   excepted): BrokerConnection moves bytes and parses none.
 * Every close of a connection says why: ``BrokerConnection.close`` takes a ``reason`` without
   default (mypy holds the callers in the client and the CLI to it), and every ``self.close``
-  in client/connection.py passes one.
-* Tests observe connections through their hooks (client/connection_hooks.py), never by
+  in client/wire/connection.py passes one.
+* Tests observe connections through their hooks (client/wire/hooks.py), never by
   monkeypatching BrokerConnection's private methods (``_read_frame``, ``_send_bytes``, ...);
   a test that injects a fault may still wrap its public ``send``/``receive``/``request``.
 """
@@ -18,13 +18,13 @@ import ast
 import textwrap
 from pathlib import Path
 
-from spark_kafka_wire.client.connection import BrokerConnection
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from tests.unit.test_architecture import ROOT, package_modules
 
-CORE = "spark_kafka_wire.client.wire_session"
-CONNECTION = "spark_kafka_wire.client.connection"
+CORE = "spark_kafka_wire.client.wire.session"
+CONNECTION = "spark_kafka_wire.client.wire.connection"
 # client modules that read bytes that are no Kafka frame (a keytab file)
-NOT_FRAMES = {"spark_kafka_wire.client.sasl.kerberos"}
+NOT_FRAMES = {"spark_kafka_wire.client.security.sasl.kerberos"}
 
 
 def _names(tree: ast.AST) -> set[str]:
@@ -112,15 +112,15 @@ def test_the_connection_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     files = {
         "spark_kafka_wire/__init__.py": "",
         "spark_kafka_wire/client/__init__.py": "",
-        "spark_kafka_wire/client/wire_session.py": (
+        "spark_kafka_wire/client/wire/session.py": (
             "import struct\nfrom spark_kafka_wire.protocol import framing\n"
             "def f(s, v, b):\n    return framing.split_response(s, v, b)\n"),
-        "spark_kafka_wire/client/connection.py": (
+        "spark_kafka_wire/client/wire/connection.py": (
             "import struct\nfrom spark_kafka_wire.protocol.framing import split_response\n"
             "class BrokerConnection:\n"
             "    def close(self, reason=None):\n        pass\n"
             "    def fail(self):\n        self.close()\n        self.close(1)\n"),
-        "spark_kafka_wire/client/sasl/kerberos.py": "import struct\n",
+        "spark_kafka_wire/client/security/sasl/kerberos.py": "import struct\n",
         "tests/t.py": (
             "def test(monkeypatch, conn):\n"
             "    monkeypatch.setattr(conn, '_read_frame', None)\n"

@@ -1,5 +1,7 @@
 """Rules of the package's layout beside the layering of test_architecture.py (issue 47): the
-client owns its defaults and imports nothing of options/; the CLI parses produce options as
+client owns its defaults and imports nothing of options/; client/ is laid out by concern (the
+wire, metadata, fetching, producing, groups, the Schema Registry, ZooKeeper, security, Kafka
+0.7), each folder saying what it holds, with only what every concern shares at its top; the CLI parses produce options as
 queries do, in options/, without importing the Spark write side; option modules stay short
 enough to read whole; no function is too long to follow.
 
@@ -20,10 +22,13 @@ MAX_OPTIONS_MODULE_LINES = 500
 #: The most lines a function may span (``def`` to its last line, nested functions included):
 #: a longer one is split into named steps.
 MAX_FUNCTION_LINES = 100
-#: The sink modules the CLI still imports, each with the item that removes it. The 0.7 writer
-#: moves below the client with issue 47 item 1 (a writer chosen in the client layer); then
-#: this is empty, and the cli layer of test_architecture.ALLOWED_LAYERS loses "sink".
-CLI_SINK_IMPORTS_PENDING = {"spark_kafka_wire.sink.kafka07_writer"}
+#: The modules client/ keeps at its top: what every concern of the client shares (its
+#: settings and their defaults, its errors, the operator's settings, the per-process pool).
+#: Everything else sits in the folder of its concern, whose ``__init__`` says what it holds.
+CLIENT_SHARED_MODULES = {"config", "defaults", "errors", "operator", "pool"}
+#: The client's folders, one per concern (ARCHITECTURE.md draws each).
+CLIENT_CONCERNS = {"wire", "metadata", "fetching", "producer", "groups", "registry",
+                   "zookeeper", "security", "kafka07"}
 
 
 def _layer_imports(modules: dict[str, Path], importer: str, target: str) -> list[str]:
@@ -45,10 +50,29 @@ def client_imports_of_options(modules: dict[str, Path]) -> list[str]:
 
 
 def cli_imports_of_sink(modules: dict[str, Path]) -> list[str]:
-    return [found for found in
-            _layer_imports(modules, "spark_kafka_wire.cli", "spark_kafka_wire.sink")
-            + _layer_imports(modules, "spark_kafka_wire.__main__", "spark_kafka_wire.sink")
-            if found.rsplit(" ", 1)[1] not in CLI_SINK_IMPORTS_PENDING]
+    return (_layer_imports(modules, "spark_kafka_wire.cli", "spark_kafka_wire.sink")
+            + _layer_imports(modules, "spark_kafka_wire.__main__", "spark_kafka_wire.sink"))
+
+
+def client_layout(modules: dict[str, Path]) -> list[str]:
+    """What breaks client/'s layout by concern: a module at its top that no concern shares, a
+    folder that is no concern, a folder whose ``__init__`` has no docstring saying what it
+    holds."""
+    found = []
+    prefix = "spark_kafka_wire.client."
+    for name, path in sorted(modules.items()):
+        if not name.startswith(prefix):
+            continue
+        parts = name.removeprefix(prefix).split(".")
+        is_package = path.name == "__init__.py"
+        if len(parts) == 1 and not is_package and parts[0] not in CLIENT_SHARED_MODULES:
+            found.append(f"{name}: a module at client/'s top; move it to its concern's folder")
+        elif len(parts) == 1 and is_package:
+            if parts[0] not in CLIENT_CONCERNS:
+                found.append(f"{name}: a folder that is no concern of CLIENT_CONCERNS")
+            if not ast.get_docstring(ast.parse(path.read_text())):
+                found.append(f"{name}: its __init__ has no docstring saying what it holds")
+    return found
 
 
 def long_options_modules(modules: dict[str, Path]) -> list[str]:
@@ -96,12 +120,21 @@ def test_no_function_is_over_100_lines() -> None:
     assert long_functions(modules) == []
 
 
+def test_the_client_is_laid_out_by_concern() -> None:
+    assert client_layout(package_modules()) == []
+
+
 def test_the_layout_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     files = {
         "spark_kafka_wire/__init__.py": "",
         "spark_kafka_wire/__main__.py": "from spark_kafka_wire.sink import w\n",
         "spark_kafka_wire/client/__init__.py": "",
         "spark_kafka_wire/client/defaults.py": "X = 1\n",
+        "spark_kafka_wire/client/stray.py": "",
+        "spark_kafka_wire/client/wire/__init__.py": '"""One connection."""\n',
+        "spark_kafka_wire/client/wire/session.py": "",
+        "spark_kafka_wire/client/fetching/__init__.py": "",
+        "spark_kafka_wire/client/misc/__init__.py": '"""Odds and ends."""\n',
         "spark_kafka_wire/client/c.py": (
             "from typing import TYPE_CHECKING\nfrom spark_kafka_wire.client import defaults\n"
             "if TYPE_CHECKING:\n    from spark_kafka_wire.options.table import Option\n"
@@ -133,7 +166,15 @@ def test_the_layout_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     ]
     assert cli_imports_of_sink(modules) == [
         "spark_kafka_wire.cli.p:1: imports spark_kafka_wire.sink.w",
+        "spark_kafka_wire.cli.p:2: imports spark_kafka_wire.sink.kafka07_writer",
         "spark_kafka_wire.__main__:1: imports spark_kafka_wire.sink.w",
+    ]
+    assert client_layout(modules) == [
+        "spark_kafka_wire.client.c: a module at client/'s top; move it to its concern's folder",
+        "spark_kafka_wire.client.fetching: its __init__ has no docstring saying what it holds",
+        "spark_kafka_wire.client.misc: a folder that is no concern of CLIENT_CONCERNS",
+        "spark_kafka_wire.client.stray: a module at client/'s top; move it to its concern's "
+        "folder",
     ]
     assert long_options_modules(modules) == [
         f"spark_kafka_wire.options.long: {MAX_OPTIONS_MODULE_LINES + 1} lines"]

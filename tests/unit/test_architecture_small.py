@@ -1,8 +1,8 @@
 """Small rules of the package's design, each checked on its source so it stays true.
 
-A range read's state is one value (``client/fetch_plan.py``'s ``RangeState``), not flags
+A range read's state is one value (``client/fetching/fetch_plan.py``'s ``RangeState``), not flags
 whose combinations no read can be in; every ZooKeeper session is opened, timed out, secured
-and ended by one helper (``client/zookeeper.py``'s ``ZooKeeperSession``); and the package's
+and ended by one helper (``client/zookeeper/consumer_offsets.py``'s ``ZooKeeperSession``); and the package's
 comments and docstrings say why the code is as it is, leaving its history to the commits.
 Each rule has a case showing it catches what it forbids, so none passes vacuously.
 """
@@ -17,8 +17,8 @@ from enum import Enum
 from pathlib import Path
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_plan import RangeFetch
-from spark_kafka_wire.client.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetch_plan import RangeFetch
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
 from tests.unit.test_architecture import _write_package, package_modules
 
 # ------------------------------------------------------------------ a range read's state
@@ -104,7 +104,7 @@ def test_the_zookeeper_session_rule_catches_what_it_forbids(tmp_path: Path) -> N
     modules = _write_package(tmp_path, {
         "spark_kafka_wire/__init__.py": "",
         "spark_kafka_wire/client/__init__.py": "",
-        "spark_kafka_wire/client/zookeeper.py": (
+        "spark_kafka_wire/client/zookeeper/consumer_offsets.py": (
             "from kazoo.client import KazooClient\n"
             "def start_zookeeper(c):\n    try:\n        return KazooClient(c)\n"
             "    except Exception:\n        stop_zookeeper(None)\n"
@@ -113,7 +113,7 @@ def test_the_zookeeper_session_rule_catches_what_it_forbids(tmp_path: Path) -> N
             "    def close(self):\n        stop_zookeeper(self.zk)\n"),
         "spark_kafka_wire/client/registry.py": (
             "from kazoo import client\n"
-            "from spark_kafka_wire.client.zookeeper import start_zookeeper\n"
+            "from spark_kafka_wire.client.zookeeper.consumer_offsets import start_zookeeper\n"
             "class Registry:\n    def _client(self):\n        return start_zookeeper(1)\n"
             "ZK = client.KazooClient('zk:2181')\n"),
         "spark_kafka_wire/cli/__init__.py": "",

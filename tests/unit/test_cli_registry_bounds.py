@@ -19,7 +19,7 @@ from spark_kafka_wire.cli.registry_decoding import (
     decode_values,
 )
 from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     RegisteredSchema,
     RegistryConfig,
     SchemaRegistryClient,
@@ -172,7 +172,7 @@ class EveryId(SchemaRegistryClient):
         self.asked = 0
 
     def _call(self, method, path, **kwargs):  # type: ignore[no-untyped-def,override]
-        from spark_kafka_wire.client.schema_registry import _Answer
+        from spark_kafka_wire.client.registry.schema_registry import _Answer
 
         self.asked += 1
         return _Answer({"schema": '{"type": "string"}', "schemaType": "JSON"},
@@ -184,7 +184,7 @@ def test_the_registry_client_keeps_the_most_recently_used_schemas_only() -> None
     data) while a registry answered them; it keeps SCHEMAS_KEPT, the least recently used
     going first, and the CLI keeps as many readers."""
     from spark_kafka_wire.cli.registry_decoding import READERS_KEPT
-    from spark_kafka_wire.client.schema_registry import SCHEMAS_KEPT
+    from spark_kafka_wire.client.registry.schema_registry import SCHEMAS_KEPT
 
     assert READERS_KEPT == SCHEMAS_KEPT == KEPT
     registry = EveryId()

@@ -247,6 +247,6 @@ def test_consume_loads_no_registry_module_unless_a_registry_format_is_chosen() -
     assert done.returncode == 0, done.stderr
     loaded = done.stdout.rpartition("\n[")[2]
     assert "'spark_kafka_wire.cli.tail'" in loaded
-    for module in ("fastavro", "google.protobuf", "spark_kafka_wire.client.schema_registry",
+    for module in ("fastavro", "google.protobuf", "spark_kafka_wire.client.registry.schema_registry",
                    "spark_kafka_wire.formats", "spark_kafka_wire.cli.registry_decoding"):
         assert f"'{module}'" not in loaded, module

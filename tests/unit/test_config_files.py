@@ -380,7 +380,7 @@ def test_query_options_cannot_tell_a_missing_file_from_an_unusable_one(tmp_path)
 def test_only_the_pieces_from_placeholders_are_marked(tmp_path, monkeypatch) -> None:
     """A JAAS entry with a placeholder: the password it resolved to is named by its
     placeholder in messages, the literal user name around it is not (it is no secret)."""
-    from spark_kafka_wire.client.sasl.jaas import parse_jaas
+    from spark_kafka_wire.client.security.sasl.jaas import parse_jaas
     from spark_kafka_wire.options.config_files import resolve_placeholders
     from spark_kafka_wire.protocol.errors import FromPlaceholder, shown
 

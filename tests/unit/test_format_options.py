@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     ALLOWED_URLS,
     SchemaRegistryClient,
     check_registry_url,

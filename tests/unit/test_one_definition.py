@@ -4,7 +4,7 @@ A second copy of a layout or a code table drifts from the first without a test n
 copy's own tests pass), so the names the layers share are defined in one module and imported
 everywhere else: the record batch header's layout in ``protocol/records/batch.py``, Kafka's
 error codes in ``protocol/errors.py`` (``ErrorCode``), ``TopicPartition`` in
-``client/cluster.py``, a 0.7 checkpoint's ``Layout`` in ``client/cluster_api.py``, Java's
+``client/metadata/cluster.py``, a 0.7 checkpoint's ``Layout`` in ``client/metadata/cluster_api.py``, Java's
 ``INT32_MAX``/``INT64_MAX`` in ``protocol/primitives.py``, Confluent's ``MAGIC_BYTE`` and
 ``FRAME_HEADER_SIZE`` in ``formats/confluent.py`` (written ``2**31 - 1``,
 ``0x7FFFFFFF`` or ``2147483647`` anywhere else, they fail too). Checked on the source: any
@@ -24,8 +24,8 @@ OWNERS = {
     "BATCH_HEADER": "spark_kafka_wire.protocol.records.batch",
     "HEADER_SIZE": "spark_kafka_wire.protocol.records.batch",
     "ErrorCode": "spark_kafka_wire.protocol.errors",
-    "TopicPartition": "spark_kafka_wire.client.cluster",
-    "Layout": "spark_kafka_wire.client.cluster_api",
+    "TopicPartition": "spark_kafka_wire.client.metadata.cluster",
+    "Layout": "spark_kafka_wire.client.metadata.cluster_api",
     "INT32_MAX": "spark_kafka_wire.protocol.primitives",
     "INT64_MAX": "spark_kafka_wire.protocol.primitives",
     "MAGIC_BYTE": "spark_kafka_wire.formats.confluent",

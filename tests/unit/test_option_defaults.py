@@ -21,13 +21,21 @@ from typing import Any
 import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.fetch_settings import FetchSettings, FetchSettings07, fetch_settings07
-from spark_kafka_wire.client.offsets import ISOLATION_LEVELS
+from spark_kafka_wire.client.fetching.fetch_settings import (
+    FetchSettings,
+    FetchSettings07,
+    fetch_settings07,
+)
+from spark_kafka_wire.client.fetching.offsets import ISOLATION_LEVELS
 from spark_kafka_wire.client.producer import ProduceSettings
 from spark_kafka_wire.client.producer.settings import parse_acks
-from spark_kafka_wire.client.sasl.kerberos import DEFAULT_SERVICE_NAME, KerberosConfig
-from spark_kafka_wire.client.sasl.oauth_config import HttpSettings, OAuthConfig, RefreshSettings
-from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.security.sasl.kerberos import DEFAULT_SERVICE_NAME, KerberosConfig
+from spark_kafka_wire.client.security.sasl.oauth_config import (
+    HttpSettings,
+    OAuthConfig,
+    RefreshSettings,
+)
+from spark_kafka_wire.client.security.tls import TlsConfig
 from spark_kafka_wire.options import (
     OPTIONS,
     SOURCE,

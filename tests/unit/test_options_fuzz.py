@@ -30,11 +30,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from spark_kafka_wire.cli.times import WhenType, format_ms
-from spark_kafka_wire.client.cluster import MAX_TOPIC_LENGTH, check_topic_name
 from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
 from spark_kafka_wire.client.errors import CheckpointError, ConfigurationError
-from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
-from spark_kafka_wire.client.sasl.kerberos import keytab_principals
+from spark_kafka_wire.client.metadata.cluster import MAX_TOPIC_LENGTH, check_topic_name
+from spark_kafka_wire.client.security.sasl.jaas import jaas_credentials, parse_jaas
+from spark_kafka_wire.client.security.sasl.kerberos import keytab_principals
 from spark_kafka_wire.options import (
     OPTIONS,
     SINK,
@@ -92,7 +92,7 @@ CONTEXTS: dict[str, dict[str, str]] = {
 }
 #: GSSAPI's context parses only where the ``[kerberos]`` extra (gssapi, compiled against MIT
 #: Kerberos) is installed: the parser refuses GSSAPI on the driver without it, by design
-#: (client/sasl/gssapi.py), so without it the GSSAPI cases skip saying why.
+#: (client/security/sasl/gssapi.py), so without it the GSSAPI cases skip saying why.
 GSSAPI = {"kafka.security.protocol": "SASL_PLAINTEXT", "kafka.sasl.mechanism": "GSSAPI"}
 try:
     import gssapi  # noqa: F401

@@ -8,7 +8,7 @@ a concern of the layers above. Offsets are byte positions in the partition's log
 
 from __future__ import annotations
 
-from spark_kafka_wire.client.fetch_settings import FetchSettings07
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import (
     BrokerPartition,
     Kafka07Connection,

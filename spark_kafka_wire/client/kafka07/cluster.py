@@ -30,27 +30,27 @@ import logging
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import (
-    ClusterMetadata,
-    PartitionInfo,
-    TopicInfo,
-    TopicPartition,
-)
-from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.empty_answers import EmptyAnswers
 from spark_kafka_wire.client.errors import (
     CONFIGURATION,
     KAFKA07_UNSUPPORTED,
     ConfigurationError,
     NoBrokersRegisteredError,
 )
-from spark_kafka_wire.client.fetch_plan import report_data_loss
-from spark_kafka_wire.client.fetch_settings import FetchSettings07
+from spark_kafka_wire.client.fetching.empty_answers import EmptyAnswers
+from spark_kafka_wire.client.fetching.fetch_plan import report_data_loss
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.fetch import fetch_range
 from spark_kafka_wire.client.kafka07.offsets import offsets_before
-from spark_kafka_wire.client.zookeeper_registry import (
+from spark_kafka_wire.client.metadata.cluster import (
+    ClusterMetadata,
+    PartitionInfo,
+    TopicInfo,
+    TopicPartition,
+)
+from spark_kafka_wire.client.metadata.cluster_api import PartitionLocation
+from spark_kafka_wire.client.zookeeper.registry import (
     BrokerRegistration,
     BrokerRegistry,
     broker_path,

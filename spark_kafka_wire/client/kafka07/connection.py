@@ -19,11 +19,11 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.answer_limits import LISTING_ANSWER_BYTES, kafka07_fetch_limit
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection, Deadline
-from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import CONFIGURATION, BrokerConnectionError, ConfigurationError
+from spark_kafka_wire.client.wire.answer_limits import LISTING_ANSWER_BYTES, kafka07_fetch_limit
+from spark_kafka_wire.client.wire.connection import BrokerConnection, Deadline
+from spark_kafka_wire.client.wire.hooks import CloseReason
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import RequestType, expects_answer, split_answer
 from spark_kafka_wire.protocol.versions import is_kafka07

@@ -14,7 +14,7 @@ boundary"), cut wherever MAX_SIZE falls. Hence the rules here:
   (:class:`FetchSizeLimitError` past it);
 - an empty (or shorter) answer below ``end`` is a segment end: fetch again from the same
   offset, which now lies in the next segment; answers in a row that make no progress are
-  waited for under the rule of every reader (``client/empty_answers.py``: at once, then with
+  waited for under the rule of every reader (``client/fetching/empty_answers.py``: at once, then with
   backoff, within kafka.request.timeout.ms or the operation's deadline).
 
 The next FETCH is sent before a chunk is handed out, so the broker reads while the caller works.
@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from spark_kafka_wire.client.connection_hooks import CloseReason
-from spark_kafka_wire.client.empty_answers import EmptyAnswers
-from spark_kafka_wire.client.fetch_settings import FetchSettings07
+from spark_kafka_wire.client.fetching.empty_answers import EmptyAnswers
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings07
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Pending
+from spark_kafka_wire.client.wire.hooks import CloseReason
 from spark_kafka_wire.protocol.errors import (
     FetchSizeLimitError,
     OffsetInsideMessageError,

@@ -1,6 +1,6 @@
 """Writes to Kafka 0.7 clusters: rows to message sets, one MULTIPRODUCE per broker.
 
-The sink's tasks and the CLI's produce take this writer through ``client/task_writers.py``
+The sink's tasks and the CLI's produce take this writer through ``client/producer/task_writers.py``
 (``task_writer``, ``own_writer``), which chooses it for a 0.7 configuration.
 
 0.7 differs from what the rest of the sink writes to in ways users see:
@@ -41,13 +41,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from spark_kafka_wire.client.cluster_api import PartitionLocation
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError, DataError
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster, TopicLayout
 from spark_kafka_wire.client.kafka07.connection import Kafka07Connection, Kafka07Connections
 from spark_kafka_wire.client.kafka07.offsets import latest_offset
 from spark_kafka_wire.client.kafka07.produce import multiproduce
+from spark_kafka_wire.client.metadata.cluster_api import PartitionLocation
 from spark_kafka_wire.client.pool import shared_kafka07
 from spark_kafka_wire.client.producer import assign_partitions
 from spark_kafka_wire.client.producer.settings import ProduceSettings

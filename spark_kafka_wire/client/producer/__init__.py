@@ -5,7 +5,12 @@
 - ``accumulator``: rows buffered per partition until they make a batch, and batch encoding;
 - ``sender``: Produce requests per leader, in flight, answered, retried;
 - ``producer``: :class:`Producer`, which decides record format and idempotence per topic and
-  joins the accumulator to the sender.
+  joins the accumulator to the sender;
+- ``idempotence`` and ``transactions``: producer ids, sequences and epochs; transactions
+  through their coordinator (KIP-98, KIP-890);
+- ``transaction_states``: transactions as ``kafka-transactions`` lists and describes them;
+- ``task_writers``: the writer of a write (the Producer, or a Kafka 0.7 message-set writer),
+  chosen here so that the sink and the CLI never ask which Kafka they write to.
 """
 
 from spark_kafka_wire.client.defaults import DEFAULT_PARTITIONER, PARTITIONERS

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.protocol.bodies import InitProducerIdRequest
 from spark_kafka_wire.protocol.errors import ErrorCode, error_for_code
 from spark_kafka_wire.protocol.messages import INIT_PRODUCER_ID

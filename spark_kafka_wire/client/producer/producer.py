@@ -22,8 +22,8 @@ import time
 import numpy as np
 import pyarrow as pa
 
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
+from spark_kafka_wire.client.metadata.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.producer.accumulator import (
     Accumulator,
     PendingBatch,

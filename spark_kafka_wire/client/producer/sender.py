@@ -32,15 +32,13 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
-from spark_kafka_wire.client.cluster import KafkaClient, is_retriable
-from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
     DeliveryFailedError,
     DeliveryTimeoutError,
     NoBrokersAvailableError,
 )
+from spark_kafka_wire.client.metadata.cluster import KafkaClient, is_retriable
 from spark_kafka_wire.client.producer.accumulator import PendingBatch, split_batch
 from spark_kafka_wire.client.producer.idempotence import (
     ProducerIdentity,
@@ -53,7 +51,9 @@ from spark_kafka_wire.client.producer.transactions import (
     offers_v2,
     request_version,
 )
-from spark_kafka_wire.client.wire_session import InFlight
+from spark_kafka_wire.client.wire.connection import BrokerConnection
+from spark_kafka_wire.client.wire.hooks import CloseReason
+from spark_kafka_wire.client.wire.session import InFlight
 from spark_kafka_wire.protocol.bodies import (
     ProduceRequest,
     ProduceRequestTopicDataPartitionData,

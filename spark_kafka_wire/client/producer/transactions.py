@@ -39,17 +39,17 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
-from spark_kafka_wire.client.cluster import KafkaClient, TopicPartition
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import CONFIGURATION, ConfigurationError
-from spark_kafka_wire.client.group_offsets import (
+from spark_kafka_wire.client.fetching.offsets import by_topic
+from spark_kafka_wire.client.groups.group_offsets import (
     TRANSACTION_KEY_TYPE,
     check_coordinated,
     coordinated,
     find_coordinator,
 )
-from spark_kafka_wire.client.offsets import by_topic
+from spark_kafka_wire.client.metadata.cluster import KafkaClient, TopicPartition
 from spark_kafka_wire.client.producer.idempotence import ProducerIdentity
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.protocol.bodies import (
     AddOffsetsToTxnRequest,
     AddPartitionsToTxnRequest,

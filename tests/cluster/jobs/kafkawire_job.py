@@ -110,9 +110,9 @@ def _wait_until_sent(wait_for: dict, timeout_s: float = 120.0) -> int:
     load; the log end offset seen last (the test checks it)."""
     import time
 
-    from spark_kafka_wire.client.cluster import KafkaClient
     from spark_kafka_wire.client.config import ClientConfig, parse_bootstrap
-    from spark_kafka_wire.client.offsets import LATEST, list_offsets
+    from spark_kafka_wire.client.fetching.offsets import LATEST, list_offsets
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
     tp = (wait_for["topic"], wait_for["partition"])
     client = KafkaClient(ClientConfig(bootstrap_servers=tuple(parse_bootstrap(

@@ -12,11 +12,11 @@ import re
 
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig, format_address, parse_bootstrap
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import NoBrokersAvailableError
-from spark_kafka_wire.client.zookeeper_registry import BrokerAddress
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.wire.connection import BrokerConnection
+from spark_kafka_wire.client.zookeeper.registry import BrokerAddress
 from spark_kafka_wire.testing.embedded import free_port
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from spark_kafka_wire.client import admin
+from spark_kafka_wire.client.metadata import admin
 from spark_kafka_wire.protocol.errors import ErrorCode, NotControllerError
 from tests.support.errors import raises_condition
 

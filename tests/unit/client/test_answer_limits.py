@@ -1,5 +1,5 @@
 """Each answer's size prefix is checked against what that answer may be before a byte of it is
-read (client/answer_limits.py, issue 45 item 13): a broker announcing a 17 MiB Metadata
+read (client/wire/answer_limits.py, issue 45 item 13): a broker announcing a 17 MiB Metadata
 answer, a 2 MiB Heartbeat or a Fetch answer far beyond what the Fetch asked for gets a
 ProtocolError naming the broker, the API and the size, and the connection is closed."""
 
@@ -12,16 +12,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_kafka_wire.client.answer_limits import (
+from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.fetching.offsets import fetch_body
+from spark_kafka_wire.client.wire.answer_limits import (
     FETCH_ANSWER_SLACK,
     LISTING_ANSWER_BYTES,
     SMALL_ANSWER_BYTES,
     answer_limit,
 )
-from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.connection_hooks import CloseReason
-from spark_kafka_wire.client.offsets import fetch_body
+from spark_kafka_wire.client.wire.connection import BrokerConnection
+from spark_kafka_wire.client.wire.hooks import CloseReason
 from spark_kafka_wire.protocol import messages as m
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.messages import FETCH, HEARTBEAT, METADATA

@@ -1,4 +1,4 @@
-"""The range assignment (client/assignment.py): the design document's examples and, for many
+"""The range assignment (client/groups/assignment.py): the design document's examples and, for many
 random groups, the same answer as kafka-python's RangePartitionAssignor (Kafka's rules)."""
 
 from __future__ import annotations
@@ -13,7 +13,12 @@ import pytest
 from kafka.coordinator.assignors.range import RangePartitionAssignor
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 
-from spark_kafka_wire.client.assignment import assign, owners, range_assign, range_assign_topics
+from spark_kafka_wire.client.groups.assignment import (
+    assign,
+    owners,
+    range_assign,
+    range_assign_topics,
+)
 
 
 def test_design_document_example_three_consumers_two_brokers() -> None:
@@ -195,7 +200,7 @@ def test_cooperative_sticky_is_balanced_sticky_and_never_shares(seed: int) -> No
 
 
 _LARGE_GROUP = """
-from spark_kafka_wire.client.assignment import assign
+from spark_kafka_wire.client.groups.assignment import assign
 topics = {f"t{i}": list(range(2000)) for i in range(10)}
 members = [f"m{i:04d}" for i in range(1000)]
 subs = {m: sorted(topics) for m in members}

@@ -1,18 +1,18 @@
 """Both cluster adapters implement the one interface the source and the CLI ask
-(``client/cluster_api.py``), checked statically (mypy, through the annotated assignments
+(``client/metadata/cluster_api.py``), checked statically (mypy, through the annotated assignments
 below and ``pool.shared_cluster``) and at run time (the Protocol is runtime_checkable)."""
 
 from __future__ import annotations
 
 import inspect
 
-from spark_kafka_wire.client.cluster import KafkaClient
-from spark_kafka_wire.client.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
-from spark_kafka_wire.client.cluster_api import Cluster
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
 from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.metadata.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
+from spark_kafka_wire.client.metadata.cluster_api import Cluster
 from spark_kafka_wire.client.pool import shared_cluster
 from tests.support.errors import raises_condition
 

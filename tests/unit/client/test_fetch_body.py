@@ -3,7 +3,7 @@ by topic in sorted order, each from its offset with the per-partition budget."""
 
 from __future__ import annotations
 
-from spark_kafka_wire.client.offsets import fetch_body
+from spark_kafka_wire.client.fetching.offsets import fetch_body
 from spark_kafka_wire.protocol.messages import FETCH
 
 

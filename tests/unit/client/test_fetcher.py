@@ -22,11 +22,10 @@ from collections.abc import Iterator
 import pytest
 from crc32c import crc32c
 
-from spark_kafka_wire.client import fetch_plan, fetcher
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import Deadline
 from spark_kafka_wire.client.errors import FetchStalledError
-from spark_kafka_wire.client.fetch_plan import (
+from spark_kafka_wire.client.fetching import fetch_plan, fetcher
+from spark_kafka_wire.client.fetching.fetch_plan import (
     MAX_FETCH_BYTES_LIMIT,
     TRANSITIONS,
     FetchAnswer,
@@ -35,8 +34,9 @@ from spark_kafka_wire.client.fetch_plan import (
     RangeFetch,
     RangeState,
 )
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.fetcher import PartitionFetches, fetch_range
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching.fetcher import PartitionFetches, fetch_range
+from spark_kafka_wire.client.wire.connection import Deadline
 from spark_kafka_wire.errors import DataLossError
 from spark_kafka_wire.protocol.compression import DecompressionLimitError
 from spark_kafka_wire.protocol.errors import (
@@ -54,7 +54,7 @@ from tests.support.errors import raises_condition
 
 P1, P2 = 1001, 2002
 # An empty answer below the partition's end is given up on within a short budget
-# (client/empty_answers.py): first asked again at once, then after 1 ms, 2 ms, ...
+# (client/fetching/empty_answers.py): first asked again at once, then after 1 ms, 2 ms, ...
 CONFIG = ClientConfig.from_servers("stub:9092", request_timeout_ms=100, retry_backoff_ms=1,
                                    retry_backoff_max_ms=2)
 
@@ -603,7 +603,7 @@ def test_a_failed_fetch_past_the_end_leaves_the_records_undecided() -> None:
     assert chunk.offsets.tolist() == [0] and lenient.next_request() is None
 
 
-# A budget long enough for the broker's wait to grow (client/empty_answers.py): Tansu on S3
+# A budget long enough for the broker's wait to grow (client/fetching/empty_answers.py): Tansu on S3
 # answers empty while listing a partition's objects outlasts the Fetch's max_wait_ms (issue 44)
 LONG = ClientConfig.from_servers("stub:9092", request_timeout_ms=30_000, retry_backoff_ms=100,
                                  retry_backoff_max_ms=1000)
@@ -717,7 +717,7 @@ def test_data_loss_told_to_be_skipped_stops_the_read(caplog) -> None:
     # read_committed: what waits for a marker then is dropped, never walked for past the end
     p = plan(0, 8, committed=True, fail=False)
     assert p.receive(answer(data(0, 1) + data(1, 2, P2, True), hw=9, aborted=[]), 0.0) == []
-    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.client.fetcher"):
+    with caplog.at_level(logging.WARNING, logger="spark_kafka_wire.client.fetching.fetcher"):
         [chunk] = p.fetch_failed(error_for_code(3, topic="t", partition=0))
     assert chunk.offsets.tolist() == [0]
     assert p.state is RangeState.STOPPED and p.skipped == [(3, 8)]

@@ -1,4 +1,4 @@
-"""What a member takes from its group leader's assignment (client/group_member.py, issue 45
+"""What a member takes from its group leader's assignment (client/groups/group_member.py, issue 45
 item 8): only partitions of the topics it subscribed to, each once; the rest is named in a
 warning that another client's topic names cannot forge lines of."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import logging
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.group_member import GroupMember, MemberSettings
+from spark_kafka_wire.client.groups.group_member import GroupMember, MemberSettings
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 
 
 def test_partitions_of_topics_not_subscribed_to_are_dropped_and_named(caplog) -> None:

@@ -1,4 +1,4 @@
-"""The heartbeat thread of a group member (client/group_member.py, issue 45 item 9) outlives
+"""The heartbeat thread of a group member (client/groups/group_member.py, issue 45 item 9) outlives
 what a heartbeat meets: a malformed answer, a TLS alert, a failed SASL re-authentication, an
 error code, a bug. The coordinator here is a fake connection: the thing under test is the
 thread's control flow, not a broker."""
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from spark_kafka_wire.client import group_member
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import SaslAuthenticationError, TlsHandshakeError
-from spark_kafka_wire.client.group_member import GroupMember, MemberSettings
+from spark_kafka_wire.client.groups import group_member
+from spark_kafka_wire.client.groups.group_member import GroupMember, MemberSettings
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.protocol.errors import ErrorCode, KafkaError, ProtocolError
 from spark_kafka_wire.protocol.messages import HEARTBEAT
 from tests.support.errors import raises_condition

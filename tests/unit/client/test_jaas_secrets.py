@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
-from spark_kafka_wire.client.sasl.kerberos import kerberos_from_jaas
+from spark_kafka_wire.client.security.sasl.jaas import jaas_credentials, parse_jaas
+from spark_kafka_wire.client.security.sasl.kerberos import kerberos_from_jaas
 from spark_kafka_wire.source.options import parse_source_options
 
 MODULES = [

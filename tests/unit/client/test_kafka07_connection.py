@@ -10,12 +10,12 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from spark_kafka_wire.client.answer_limits import SMALL_ANSWER_BYTES
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.connection_hooks import CloseReason
 from spark_kafka_wire.client.errors import BrokerConnectionError, ConfigurationError
 from spark_kafka_wire.client.kafka07 import Kafka07Connection
+from spark_kafka_wire.client.wire.answer_limits import SMALL_ANSWER_BYTES
+from spark_kafka_wire.client.wire.connection import BrokerConnection
+from spark_kafka_wire.client.wire.hooks import CloseReason
 from spark_kafka_wire.protocol.errors import ProtocolError
 from spark_kafka_wire.protocol.kafka07 import RequestType, encode_fetch, encode_produce
 from spark_kafka_wire.protocol.messages import METADATA

@@ -1,6 +1,6 @@
 """A Kafka 0.7 range read meeting answers with no message below the range's end (segment
 ends; a log that no longer reaches the end) follows the rule of every reader
-(client/empty_answers.py): waited for within kafka.request.timeout.ms, not a count of 20."""
+(client/fetching/empty_answers.py): waited for within kafka.request.timeout.ms, not a count of 20."""
 
 from __future__ import annotations
 

@@ -15,13 +15,13 @@ import textwrap
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.sasl.gssapi import (
+from spark_kafka_wire.client.security.sasl.gssapi import (
     KerberosFailure,
     explain,
     private_file_keytab,
     security_layer_answer,
 )
-from spark_kafka_wire.client.sasl.kerberos import (
+from spark_kafka_wire.client.security.sasl.kerberos import (
     KerberosConfig,
     keytab_principals,
     principal_in,

@@ -1,4 +1,4 @@
-"""What a task holds decoded from shared Fetches (client/multi_fetch.py) stays within
+"""What a task holds decoded from shared Fetches (client/fetching/multi_fetch.py) stays within
 kafka.fetch.max.decompressed.bytes: answers that do not fit next to the records already held
 are asked for again later, and a head range that does not fit is read alone with the whole
 limit after the records held for later ranges are dropped (issue 27, item 3)."""
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import zstandard
 
-from spark_kafka_wire.client import multi_fetch
-from spark_kafka_wire.client.fetch_settings import FetchSettings
+from spark_kafka_wire.client.fetching import multi_fetch
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
 from spark_kafka_wire.protocol.records import DecodedRecords, decode_record_batches
 from tests.unit.protocol.test_decompression_limits import _record_parts, v2_batch
 

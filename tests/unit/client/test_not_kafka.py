@@ -15,10 +15,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.errors import NoBrokersAvailableError, NotKafkaError
 from spark_kafka_wire.protocol.framing import foreign_protocol
 from tests.support.errors import assert_condition

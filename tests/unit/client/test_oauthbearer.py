@@ -11,13 +11,17 @@ import pickle
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError, OAuthTokenError
-from spark_kafka_wire.client.sasl.aws_iam import region_from_host
-from spark_kafka_wire.client.sasl.bearer import Token, jwt_claims, token_from
-from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig, RefreshSettings, safe_url
-from spark_kafka_wire.client.sasl.oauthbearer import OAuthBearer, client_first_message
-from spark_kafka_wire.client.sasl.oidc import basic_authorization, request_body
-from spark_kafka_wire.client.sasl.tokens import TokenCache, refresh_at_ms, unsecured_token
+from spark_kafka_wire.client.security.sasl.aws_iam import region_from_host
+from spark_kafka_wire.client.security.sasl.bearer import Token, jwt_claims, token_from
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.sasl.oauth_config import (
+    OAuthConfig,
+    RefreshSettings,
+    safe_url,
+)
+from spark_kafka_wire.client.security.sasl.oauthbearer import OAuthBearer, client_first_message
+from spark_kafka_wire.client.security.sasl.oidc import basic_authorization, request_body
+from spark_kafka_wire.client.security.sasl.tokens import TokenCache, refresh_at_ms, unsecured_token
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
 from tests.support.errors import raises_condition
 

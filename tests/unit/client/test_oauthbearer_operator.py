@@ -17,14 +17,14 @@ import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError, OAuthTokenError
 from spark_kafka_wire.client.operator import env_name, forget_cached_settings
-from spark_kafka_wire.client.sasl.oauth_config import (
+from spark_kafka_wire.client.security.sasl.oauth_config import (
     ALLOWED_PROVIDER_MODULES,
     ALLOWED_URLS,
     HttpSettings,
     OAuthConfig,
 )
-from spark_kafka_wire.client.sasl.oidc import oidc_token
-from spark_kafka_wire.client.sasl.tokens import provider_token
+from spark_kafka_wire.client.security.sasl.oidc import oidc_token
+from spark_kafka_wire.client.security.sasl.tokens import provider_token
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from tests.support import token_provider
 from tests.support.errors import raises_condition

@@ -19,7 +19,12 @@ from pathlib import Path
 import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.offsets import EARLIEST, LATEST, READ_UNCOMMITTED, resolve_offsets
+from spark_kafka_wire.client.fetching.offsets import (
+    EARLIEST,
+    LATEST,
+    READ_UNCOMMITTED,
+    resolve_offsets,
+)
 from spark_kafka_wire.protocol.errors import ErrorCode, ProtocolError, TopicAuthorizationError
 from spark_kafka_wire.protocol.messages import FETCH, LIST_OFFSETS
 from tests.support.errors import raises_condition
@@ -61,7 +66,7 @@ class _Conn:
             name = {-2: "list_offsets_earliest", -1: "list_offsets_latest"}.get(asked)
         else:
             asked = part["fetch_offset"]
-            # earliest is now checked one offset below the listed 5 (client/offsets.py); the
+            # earliest is now checked one offset below the listed 5 (client/fetching/offsets.py); the
             # answer recorded at 5 stands for it: the probe reads only the partition header
             # (high watermark, log start), the same for any offset in the log
             name = {4: "fetch_at_earliest", 26: "fetch_at_latest"}.get(asked)

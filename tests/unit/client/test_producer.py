@@ -143,7 +143,7 @@ def test_a_frame_in_pieces_is_sent_whole_through_partial_sends() -> None:
     import threading
     import time
 
-    from spark_kafka_wire.client.connection import BrokerConnection, _Limit
+    from spark_kafka_wire.client.wire.connection import BrokerConnection, _Limit
 
     a, b = socket.socketpair()
     a.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)

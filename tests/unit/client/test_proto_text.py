@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 from google.protobuf import descriptor_pb2, message_factory
 
-from spark_kafka_wire.client.proto_text import (
+from spark_kafka_wire.client.registry.proto_text import (
     MAX_IMPORT_PATH_CHARS,
     UnsafeImportPathError,
     binary_file_descriptor,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafka_wire.client.sasl.authenticate import (
+from spark_kafka_wire.client.security.sasl.authenticate import (
     MIN_REAUTH_INTERVAL_S,
     REAUTH_MARGIN_S,
     ReauthPlan,

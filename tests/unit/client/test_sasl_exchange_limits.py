@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 
 from spark_kafka_wire.client.errors import SaslAuthenticationError
-from spark_kafka_wire.client.sasl import authenticate as authenticate_module
-from spark_kafka_wire.client.sasl.authenticate import authenticate
-from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.sasl.mechanisms import (
+from spark_kafka_wire.client.security.sasl import authenticate as authenticate_module
+from spark_kafka_wire.client.security.sasl.authenticate import authenticate
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.sasl.mechanisms import (
     MAX_ITERATIONS,
     Scram,
     server_iterations,
 )
-from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
-from spark_kafka_wire.client.sasl.tokens import TOKENS
+from spark_kafka_wire.client.security.sasl.oauth_config import OAuthConfig
+from spark_kafka_wire.client.security.sasl.tokens import TOKENS
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.messages import SASL_AUTHENTICATE, SASL_HANDSHAKE
 
@@ -112,7 +112,7 @@ def _oauth() -> SaslConfig:
 def test_cleartext_secret_warns_once_per_process(config: SaslConfig, what: str,
                                                  fresh_process: None,
                                                  caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="spark_kafka_wire.client.sasl.authenticate")
+    caplog.set_level(logging.WARNING, logger="spark_kafka_wire.client.security.sasl.authenticate")
     TOKENS.clear()
     for _ in range(3):
         authenticate(_Broker(), config, "SASL_PLAINTEXT")
@@ -131,7 +131,7 @@ def test_cleartext_secret_warns_once_per_process(config: SaslConfig, what: str,
 def test_no_warning_when_the_secret_is_not_sent_in_clear(
         config: SaslConfig, protocol: str, fresh_process: None,
         caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.WARNING, logger="spark_kafka_wire.client.sasl.authenticate")
+    caplog.set_level(logging.WARNING, logger="spark_kafka_wire.client.security.sasl.authenticate")
     TOKENS.clear()
     try:
         authenticate(_Broker(), config, protocol)

@@ -1,5 +1,5 @@
 """How a refused SaslHandshake is explained when the answer does not simply say the mechanism
-is missing (client/sasl/authenticate.py): a listener without SASL (Kafka's ILLEGAL_SASL_STATE,
+is missing (client/security/sasl/authenticate.py): a listener without SASL (Kafka's ILLEGAL_SASL_STATE,
 Tansu's UNSUPPORTED_SASL_MECHANISM listing the very mechanism asked for) and a SASL listener
 whose answer contradicts itself, told apart by a Metadata request sent without a login."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from spark_kafka_wire.client.errors import BrokerConnectionError, SaslAuthenticationError
-from spark_kafka_wire.client.sasl.authenticate import authenticate
-from spark_kafka_wire.client.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.sasl.authenticate import authenticate
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
 from spark_kafka_wire.protocol.engine import ApiSpec
 from spark_kafka_wire.protocol.messages import METADATA, SASL_HANDSHAKE
 

@@ -8,9 +8,9 @@ import pickle
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.sasl.authenticate import choose_versions
-from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.sasl.jaas import jaas_credentials, parse_jaas
+from spark_kafka_wire.client.security.sasl.authenticate import choose_versions
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.sasl.jaas import jaas_credentials, parse_jaas
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
 from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options

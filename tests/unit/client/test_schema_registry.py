@@ -1,4 +1,4 @@
-"""The Schema Registry client's pure logic (client/schema_registry.py): URLs and the
+"""The Schema Registry client's pure logic (client/registry/schema_registry.py): URLs and the
 credentials in them, the configuration's checks and repr, what an error answer shows, how
 answers become schemas, and the request bodies. Requests against a real registry are in
 tests/integration/test_schema_registry_client.py.
@@ -14,7 +14,7 @@ import pickle
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     RETRIABLE_STATUSES,
     RegisteredSchema,
     RegistryConfig,
@@ -28,7 +28,7 @@ from spark_kafka_wire.client.schema_registry import (
     shown_url,
     split_url,
 )
-from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.security.tls import TlsConfig
 from spark_kafka_wire.testing.embedded import free_port
 from tests.support.errors import raises_condition
 

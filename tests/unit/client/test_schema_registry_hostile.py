@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError, SchemaRegistryError
-from spark_kafka_wire.client.schema_registry import (
+from spark_kafka_wire.client.registry.schema_registry import (
     DEFAULT_MAX_IMPORTED_BYTES,
     DEFAULT_MAX_IMPORTED_SCHEMAS,
     DEFAULT_MAX_REFERENCE_DEPTH,
@@ -37,7 +37,7 @@ from spark_kafka_wire.client.schema_registry import (
     SchemaReference,
     SchemaRegistryClient,
 )
-from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.security.tls import TlsConfig
 from tests.support.certs import make_pki, remove_pki
 from tests.support.errors import raises_condition
 
@@ -407,7 +407,7 @@ def test_credentials_over_plain_http_are_warned_of_once_without_the_secret(
         caplog: pytest.LogCaptureFixture) -> None:
     """A warning, not a refusal (see warn_plain_http): once per process, URL and kind of
     credentials; the secret never in it. https, or no credentials, are not warned of."""
-    caplog.set_level(logging.WARNING, "spark_kafka_wire.client.schema_registry")
+    caplog.set_level(logging.WARNING, "spark_kafka_wire.client.registry.schema_registry")
     with HostileRegistry(endless_chain) as registry:
         config = RegistryConfig((registry.url,), user_info=f"me:{SECRET}")
         for _ in range(2):

@@ -1,4 +1,4 @@
-"""KIP-219 on a connection (client/connection.py): an answer's throttle_time_ms holds the next
+"""KIP-219 on a connection (client/wire/connection.py): an answer's throttle_time_ms holds the next
 request to that broker, from the versions where the client must throttle (Fetch v8+, Produce
 v6+; before them the broker delayed its answer itself), within request.timeout.ms and the
 operation's deadline. The wire-level proof is tests/faults/test_empty_fetches.py."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection, Deadline
+from spark_kafka_wire.client.wire.connection import BrokerConnection, Deadline
 from spark_kafka_wire.protocol.messages import FETCH, METADATA, PRODUCE
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.tls import TlsConfig, context_for, detect_store_type
+from spark_kafka_wire.client.security.tls import TlsConfig, context_for, detect_store_type
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
 from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafka_wire.client.cluster import TopicInfo, topic_error
+from spark_kafka_wire.client.metadata.cluster import TopicInfo, topic_error
 from spark_kafka_wire.protocol.errors import (
     ErrorCode,
     LeaderNotAvailableError,

@@ -6,13 +6,13 @@ results as a Kafka 4 broker gives them (no broker needed to choose a version).""
 from __future__ import annotations
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.producer.transactions import (
     offers_v2,
     request_version,
     transaction_v2_level,
 )
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.protocol.messages import (
     API_VERSIONS,
     CLASSIC_MAX_VERSION,

@@ -1,4 +1,4 @@
-"""The connection's sans-I/O core (client/wire_session.py) with bytes only, no socket: answers
+"""The connection's sans-I/O core (client/wire/session.py) with bytes only, no socket: answers
 split across chunks or several in one chunk, frames answering requests sent as expecting
 none, an unknown correlation id, an abandoned request, answer limits. And, on a socket pair,
 what BrokerConnection adds: a close reason named by a later use, and the hooks."""
@@ -11,18 +11,18 @@ from typing import Any
 
 import pytest
 
-from spark_kafka_wire.client.answer_limits import SMALL_ANSWER_BYTES
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
-from spark_kafka_wire.client.connection_hooks import (
+from spark_kafka_wire.client.errors import BrokerConnectionError
+from spark_kafka_wire.client.wire.answer_limits import SMALL_ANSWER_BYTES
+from spark_kafka_wire.client.wire.connection import BrokerConnection
+from spark_kafka_wire.client.wire.hooks import (
     AnswerEvent,
     CloseEvent,
     CloseReason,
     ConnectionHooks,
     RequestEvent,
 )
-from spark_kafka_wire.client.errors import BrokerConnectionError
-from spark_kafka_wire.client.wire_session import (
+from spark_kafka_wire.client.wire.session import (
     Answer,
     FrameRefused,
     InFlight,

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_kafka_wire.client.cluster import KafkaClient
 from spark_kafka_wire.client.config import ClientConfig
+from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.pool import planner_client
 from spark_kafka_wire.errors import NoBrokersAvailableError
 

@@ -1,4 +1,4 @@
-"""Consumer registrations and offsets of ZooKeeper-era groups (client/zookeeper.py
+"""Consumer registrations and offsets of ZooKeeper-era groups (client/zookeeper/consumer_offsets.py
 parse_registration, parse_offset) and the topics a wildcard registration names (cli/lag.py)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from spark_kafka_wire.cli.lag import subscribed_topics
 from spark_kafka_wire.client.errors import ZooKeeperError
-from spark_kafka_wire.client.zookeeper import parse_offset, parse_registration
+from spark_kafka_wire.client.zookeeper.consumer_offsets import parse_offset, parse_registration
 from tests.support.errors import raises_condition
 
 

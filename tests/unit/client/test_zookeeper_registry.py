@@ -1,4 +1,4 @@
-"""Broker and topic registrations of ZooKeeper-era clusters (client/zookeeper_registry.py): the
+"""Broker and topic registrations of ZooKeeper-era clusters (client/zookeeper/registry.py): the
 0.8+ JSON layouts (host/port, 0.9 endpoints, KIP-103 listener maps), 0.7's text layout, the
 listener chosen for a security protocol, and damaged nodes; plus how options use them."""
 
@@ -14,7 +14,7 @@ from spark_kafka_wire.client.errors import (
     NoBrokersRegisteredError,
     ZooKeeperError,
 )
-from spark_kafka_wire.client.zookeeper_registry import (
+from spark_kafka_wire.client.zookeeper.registry import (
     BrokerAddress,
     BrokerRegistry,
     Endpoint,
@@ -25,7 +25,7 @@ from spark_kafka_wire.client.zookeeper_registry import (
     parse_partition_state,
     parse_topic_json,
 )
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, client_config
 from spark_kafka_wire.options import client as options_client
 from spark_kafka_wire.options.produce import parse_sink_options
@@ -254,7 +254,7 @@ LOOKUP_SECURITY: list[object] = []  # the ZooKeeperSecurity of each lookup
 
 def test_the_zookeeper_security_settings_reach_the_lookup(discovered) -> None:
     """zookeeper.ssl.* and zookeeper.sasl.jaas.config are parsed with the query's options and
-    handed to the ZooKeeper lookup (client/zookeeper.py applies them to the session)."""
+    handed to the ZooKeeper lookup (client/zookeeper/consumer_offsets.py applies them to the session)."""
     client_config({"zookeeper.connect": "zk:2182", "zookeeper.ssl.client.enable": "true",
                    "zookeeper.sasl.jaas.config":
                    'org.apache.zookeeper.server.auth.DigestLoginModule required username="u" '

@@ -9,9 +9,9 @@ import tempfile
 import pytest
 
 from spark_kafka_wire.client.errors import ConfigurationError
-from spark_kafka_wire.client.sasl.jaas import digest_credentials
-from spark_kafka_wire.client.tls import TlsConfig
-from spark_kafka_wire.client.zookeeper_security import ZooKeeperSecurity
+from spark_kafka_wire.client.security.sasl.jaas import digest_credentials
+from spark_kafka_wire.client.security.tls import TlsConfig
+from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, config_file_options, zookeeper_security
 from tests.support.errors import raises_condition
 from tests.support.zookeeper_stores import check_zookeeper_stores

@@ -311,7 +311,7 @@ for name, schema in {"struct": {"type": "object", "properties": {"a": {"type": "
 
 # the read side's route: FAILFAST names the record, PERMISSIVE nulls and keeps its bytes
 import spark_kafka_wire.source.formats as source
-from spark_kafka_wire.client.schema_registry import RegisteredSchema, RegistryConfig
+from spark_kafka_wire.client.registry.schema_registry import RegisteredSchema, RegistryConfig
 
 schema = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}})
 class Registry:
@@ -356,7 +356,7 @@ def test_records_nested_deeper_than_the_limit_fail_alone() -> None:
 _EXPANSION_CHILD = r"""
 import json, time
 import pyarrow as pa
-from spark_kafka_wire.client.schema_registry import RegisteredSchema
+from spark_kafka_wire.client.registry.schema_registry import RegisteredSchema
 from spark_kafka_wire.formats.errors import SchemaTooComplexError
 from spark_kafka_wire.formats.json_schema import JsonSchemaDecoder
 from spark_kafka_wire.formats.limits import MAX_SCHEMA_NODES

@@ -191,7 +191,7 @@ def test_decoder_pickles() -> None:
 
 def test_proto_text_compiled() -> None:
     # .proto text (Java producers register it) goes through protoc (see test_proto_text.py)
-    from spark_kafka_wire.client.proto_text import binary_schemas  # noqa: PLC0415
+    from spark_kafka_wire.client.registry.proto_text import binary_schemas  # noqa: PLC0415
 
     main, refs = binary_schemas('syntax = "proto3"; message A { int32 x = 1; }')
     dec = ProtobufDecoder(main, references=refs)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from google.protobuf import descriptor_pb2
 
-from spark_kafka_wire.client.proto_text import compile_text
+from spark_kafka_wire.client.registry.proto_text import compile_text
 from spark_kafka_wire.formats.protobuf_encode import derive_file, derived_text
 from spark_kafka_wire.formats.protobuf_text import proto_text
 from tests.unit.formats.test_protobuf_codec import _file

@@ -9,8 +9,8 @@ import dataclasses
 import pytest
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.sasl.config import SaslConfig
-from spark_kafka_wire.client.tls import TlsConfig
+from spark_kafka_wire.client.security.sasl.config import SaslConfig
+from spark_kafka_wire.client.security.tls import TlsConfig
 from spark_kafka_wire.protocol.errors import (
     AuthorizationError,
     ClusterAuthorizationError,

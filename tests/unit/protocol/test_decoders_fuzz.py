@@ -29,22 +29,22 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.connection import BrokerConnection
 from spark_kafka_wire.client.errors import (
     BrokerConnectionError,
     DataLossError,
     OAuthTokenError,
 )
-from spark_kafka_wire.client.fetch_plan import (
+from spark_kafka_wire.client.fetching.fetch_plan import (
     FetchAnswer,
     LogBoundsRequest,
     RangeFetch,
 )
-from spark_kafka_wire.client.fetch_settings import FetchSettings
-from spark_kafka_wire.client.sasl.bearer import jwt_claims, token_from
-from spark_kafka_wire.client.sasl.oauth_config import OAuthConfig
-from spark_kafka_wire.client.sasl.oauthbearer import server_error
-from spark_kafka_wire.client.sasl.oidc import token_from_answer
+from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
+from spark_kafka_wire.client.security.sasl.bearer import jwt_claims, token_from
+from spark_kafka_wire.client.security.sasl.oauth_config import OAuthConfig
+from spark_kafka_wire.client.security.sasl.oauthbearer import server_error
+from spark_kafka_wire.client.security.sasl.oidc import token_from_answer
+from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.protocol.compression import (
     DecompressionBombError,
     UnsupportedCodecError,
@@ -480,7 +480,7 @@ def test_response_headers(case: Any, frame: bytes) -> None:
 
 
 # An empty answer below the partition's end is given up on within a short budget
-# (client/empty_answers.py), on the clock the reader passes in.
+# (client/fetching/empty_answers.py), on the clock the reader passes in.
 _CONFIG = ClientConfig.from_servers("stub:9092", request_timeout_ms=100, retry_backoff_ms=1,
                                     retry_backoff_max_ms=2)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_kafka_wire.client.offsets import fetch_body
+from spark_kafka_wire.client.fetching.offsets import fetch_body
 from spark_kafka_wire.protocol.engine import NULL_UUID, ApiSpec, Field, Versions
 from spark_kafka_wire.protocol.errors import LocalProtocolError, MessageEncodeError, ProtocolError
 from spark_kafka_wire.protocol.messages import CREATE_TOPICS, FETCH, METADATA

@@ -93,8 +93,8 @@ def test_pieces_tile_each_range_exactly(seed: int) -> None:
 
 def _plan(monkeypatch, starts: dict, ends: dict, **options: str):
     """plan_ranges with the partitions and resolved offsets given (no broker)."""
-    from spark_kafka_wire.client.cluster import KafkaClient
-    from spark_kafka_wire.client.cluster_adapters import KafkaCluster
+    from spark_kafka_wire.client.metadata.cluster import KafkaClient
+    from spark_kafka_wire.client.metadata.cluster_adapters import KafkaCluster
     from spark_kafka_wire.source import planning
     from spark_kafka_wire.source.options import parse_source_options
 

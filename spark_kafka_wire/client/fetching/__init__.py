@@ -1,0 +1,1 @@
+"""Reading records: fetch plans, range and multi-range fetches, offsets and timestamps."""

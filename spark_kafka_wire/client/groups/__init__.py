@@ -1,0 +1,1 @@
+"""Consumer groups: assignment, a group member's loop, committed offsets, listings."""

@@ -1,0 +1,1 @@
+"""Confluent's Schema Registry: its REST client and .proto text compiled for it."""

@@ -1,0 +1,1 @@
+"""TLS and SASL: key material, contexts and every SASL mechanism's login."""

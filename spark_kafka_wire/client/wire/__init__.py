@@ -1,0 +1,1 @@
+"""One connection to one broker: framing, correlation, limits on what an answer may announce."""

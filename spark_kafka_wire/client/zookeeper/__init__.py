@@ -1,0 +1,1 @@
+"""ZooKeeper-era clusters: broker and topic registrations, consumer offsets, security."""
