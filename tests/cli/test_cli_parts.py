@@ -58,6 +58,7 @@ from spark_kafka_wire.cli.times import When, WhenType, format_ms
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.options.produce import parse_sink_options
 from tests.cli.conftest import run_cli
+from tests.support.errors import raises_condition
 
 
 @pytest.mark.parametrize(("typed", "expected"), [
@@ -483,7 +484,8 @@ def test_produce_options_become_columns() -> None:
     with pytest.raises(InputError, match="line 2: partition 2, but the topic has partitions 0-1"):
         list(decode_jsonl(line_chunks(io.BytesIO(b'{}\n{"partition": 2}\n'), None), "utf8",
                           "utf8", False, 2))
-    with pytest.raises(ConfigurationError, match="-H/--header, --txn-id: a Kafka 0.7 message"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION",
+                          "-H/--header, --txn-id: a Kafka 0.7 message"):
         refuse_on_plain_messages(("a=b",), None, False, "lines", "tx")
     refuse_on_plain_messages((), None, False, "lines", None)  # plain lines: fine
 

@@ -88,6 +88,7 @@ from spark_kafka_wire.source.batch_reader import KafkaWireBatchReader
 from spark_kafka_wire.source.options import parse_source_options
 from spark_kafka_wire.source.planning import plan_ranges
 from tests.support.durable_tansu import DurableBroker
+from tests.support.errors import raises_condition
 from tests.support.id_oracle import IdCount, count_ids, id_bytes
 from tests.support.librdkafka import consume_all, create_topic, produce
 
@@ -698,7 +699,7 @@ def test_a_damaged_partition_index_fails_planning_instead_of_skipping_a_partitio
             position, api_key = _fetch_v11_positions(topic)["partition index"], FETCH_KEY
     with KafkaClient(options.client) as client:
         durable_broker.proxy.corrupt(position, xor=0x01, api_key=api_key)
-        with pytest.raises(ProtocolError, match="damaged") as info:
+        with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL", "damaged") as info:
             plan_ranges(KafkaCluster(client), options)
         message = str(info.value)
         assert f"topic {topic!r}" in message and durable_broker.bootstrap in message, message
@@ -712,7 +713,8 @@ def test_a_corrupted_correlation_id_closes_the_connection_and_the_client_goes_on
     with _warm_client(durable_broker, topic) as client:
         conn = client.leader_connection(topic, 0)
         durable_broker.proxy.corrupt(7, xor=0x40, api_key=METADATA_KEY)
-        with pytest.raises(ProtocolError, match="correlation id mismatch") as info:
+        with raises_condition(ProtocolError, "KAFKAWIRE_PROTOCOL",
+                              "correlation id mismatch") as info:
             client.fetch_metadata([topic])
         assert f"for Metadata (broker {durable_broker.bootstrap}" in str(info.value)
         assert not conn.connected

@@ -31,6 +31,7 @@ from spark_kafka_wire.protocol.errors import (
 )
 from spark_kafka_wire.protocol.messages import FETCH
 from tests.support.apache_kafka import topic_on
+from tests.support.errors import raises_condition
 
 pytestmark = [pytest.mark.broker]
 
@@ -80,9 +81,10 @@ def test_delete_records_moves_the_log_start_and_reads_follow(kclient, caplog):
     assert delete_records(kclient, {(topic, 0): 4}) == {(topic, 0): 4}
     assert list_offsets(kclient, {(topic, 0): EARLIEST}) == {(topic, 0): 4}
     assert list_offsets(kclient, {(topic, 0): LATEST}) == {(topic, 0): 10}
-    with pytest.raises(DataLossError, match=rf"cannot read offsets \[1, 4\) of {topic}-0: the "
-                                            r"log now starts at offset 4.*failOnDataLoss") as got:
+    with raises_condition(DataLossError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE") as got:
         _read(kclient, topic, 0, 1, 10)
+    assert re.search(rf"cannot read offsets \[1, 4\) of {topic}-0: the "
+                     r"log now starts at offset 4.*failOnDataLoss", str(got.value)), got.value
     assert (got.value.topic, got.value.partition, got.value.start, got.value.end) == \
         (topic, 0, 1, 4)
     with caplog.at_level(logging.WARNING, logger="spark_kafka_wire"):
@@ -109,11 +111,13 @@ def test_create_partitions_grows_a_live_topic(kclient):
     assert _read(kclient, topic, 2, 0, 1) == [(0, b"c")]
     assert list_offsets(kclient, {(topic, 1): LATEST, (topic, 0): LATEST}) == \
         {(topic, 1): 0, (topic, 0): 2}
-    with pytest.raises(InvalidRequestError, match=rf"INVALID_PARTITIONS.*CreatePartitions.*"
-                                                  rf"{topic}.*3"):
+    with raises_condition(InvalidRequestError, "KAFKA_BROKER_ERROR.INVALID_PARTITIONS") as info:
         create_partitions(kclient, {topic: 2})
+    assert re.search(rf"INVALID_PARTITIONS.*CreatePartitions.*{topic}.*3", str(info.value)), \
+        info.value
     missing = f"missing-{uuid.uuid4().hex[:8]}"
-    with pytest.raises(UnknownTopicOrPartitionError, match=missing):
+    with raises_condition(UnknownTopicOrPartitionError,
+                          "KAFKA_BROKER_ERROR.UNKNOWN_TOPIC_OR_PARTITION", missing):
         create_partitions(kclient, {missing: 2})
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import socket
 import threading
 import time
@@ -30,6 +31,7 @@ from spark_kafka_wire.protocol.records import encode_record_batch
 from spark_kafka_wire.source.batch_reader import read_partition
 from spark_kafka_wire.source.planning import KafkaInputPartition, OffsetRange
 from spark_kafka_wire.testing.embedded import free_port
+from tests.support.errors import raises_condition
 
 
 def _produce(client: KafkaClient, topic: str, partition: int, values: list[bytes], batch: int) -> None:
@@ -59,13 +61,15 @@ def test_metadata_lists_created_topic(client: KafkaClient, new_topic) -> None:
 
 def test_create_existing_topic(client: KafkaClient, new_topic) -> None:
     topic = new_topic(1)
-    with pytest.raises(TopicAlreadyExistsError, match=topic):
+    with raises_condition(TopicAlreadyExistsError, "KAFKA_BROKER_ERROR.TOPIC_ALREADY_EXISTS",
+                          topic):
         create_topics(client, [(topic, 1)])
     create_topics(client, [(topic, 1)], exist_ok=True)
 
 
 def test_unknown_topic_is_named(client: KafkaClient) -> None:
-    with pytest.raises(UnknownTopicOrPartitionError, match="no-such-topic-xyz"):
+    with raises_condition(UnknownTopicOrPartitionError,
+                          "KAFKA_BROKER_ERROR.UNKNOWN_TOPIC_OR_PARTITION", "no-such-topic-xyz"):
         client.topic("no-such-topic-xyz")
 
 
@@ -151,15 +155,18 @@ def test_reading_a_partition_holds_two_fetches_not_the_range(client: KafkaClient
 def test_fetch_beyond_the_log_end_is_data_loss_not_a_hang(client: KafkaClient, new_topic) -> None:
     topic = new_topic(1)
     _produce(client, topic, 0, [b"a", b"b"], batch=2)
-    with pytest.raises(KafkaError, match=r"OFFSET_OUT_OF_RANGE|partition now ends at offset 2"):
+    with raises_condition(KafkaError, "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE") as info:
         list(fetch_range(client, topic, 0, 0, 10, FetchSettings(max_wait_ms=50)))
+    assert re.search(r"OFFSET_OUT_OF_RANGE|partition now ends at offset 2", str(info.value)), \
+        info.value
 
 
 def test_produce_to_missing_partition_names_it(client: KafkaClient, new_topic) -> None:
     topic = new_topic(1)
     p = Producer(client, ProduceSettings(delivery_timeout_ms=1500, retry_backoff_ms=50))
     batch = encode_record_batch([None], [b"x"])
-    with pytest.raises(KafkaError, match=rf"topic '{topic}', partition 5"):
+    with raises_condition(KafkaError, "KAFKA_BROKER_ERROR.UNKNOWN_TOPIC_OR_PARTITION",
+                          rf"topic '{topic}', partition 5"):
         p.send([PendingBatch(topic, 5, batch, 1)])
 
 
@@ -176,7 +183,8 @@ def test_unreachable_broker_fails_within_bounded_time() -> None:
     config = ClientConfig.from_servers(f"127.0.0.1:{free_port()}", connect_timeout_ms=500,
                                        retries=1, retry_backoff_ms=10)
     started = time.monotonic()
-    with KafkaClient(config) as c, pytest.raises(NoBrokersAvailableError, match="could be reached"):
+    with KafkaClient(config) as c, raises_condition(
+            NoBrokersAvailableError, "KAFKAWIRE_NO_BROKERS_AVAILABLE", "could be reached"):
         c.fetch_metadata(["t"])
     assert time.monotonic() - started < 30
 

@@ -11,6 +11,7 @@ import pytest
 from spark_kafka_wire.cli import local_broker
 from spark_kafka_wire.errors import ConfigurationError
 from spark_kafka_wire.testing.embedded import EmbeddedBroker
+from tests.support.errors import raises_condition
 
 
 def test_a_port_taken_after_it_was_chosen_is_chosen_again(monkeypatch) -> None:
@@ -28,6 +29,6 @@ def test_a_port_taken_after_it_was_chosen_is_chosen_again(monkeypatch) -> None:
         assert broker.port == busy
         with broker:
             assert broker.port != busy and broker.process is not None
-        with pytest.raises(ConfigurationError, match=f"port {busy} of 127.0.0.1 is in use by "
-                           "another process"):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.INVALID_VALUE",
+                              f"port {busy} of 127.0.0.1 is in use by another process"):
             EmbeddedBroker(port=busy).start()

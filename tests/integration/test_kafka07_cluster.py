@@ -3,6 +3,7 @@ brokers registered in a real ZooKeeper: global partition numbering, offsets, cut
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -17,6 +18,7 @@ from spark_kafka_wire.client.kafka07.cluster import (
 )
 from spark_kafka_wire.options import SOURCE, client_config
 from spark_kafka_wire.protocol.errors import OffsetInsideMessageError
+from tests.support.errors import raises_condition
 from tests.support.kafka07_broker import encode_message_set as emulator_set
 from tests.support.kafka07_cluster import Cluster07, start_cluster
 
@@ -47,9 +49,10 @@ def test_partitions_are_numbered_by_broker_id_then_partition(cluster07: Cluster0
             broker, p = cluster07.location(topic, n)
             loc = kc.location(topic, n)
             assert (loc.port, loc.partition) == (broker.port, p)
-        with pytest.raises(ConfigurationError, match=r"has no partition 4: its brokers hold 4 "
-                           r"partitions.*\(2-0, 2-1, 10-0, 10-1\)"):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION") as info:
             kc.location(topic, 4)
+        assert re.search(r"has no partition 4: its brokers hold 4 "
+                         r"partitions.*\(2-0, 2-1, 10-0, 10-1\)", str(info.value)), info.value
 
 
 def test_offsets_cut_and_read(cluster07: Cluster07) -> None:
@@ -97,8 +100,10 @@ def test_retention_below_the_start_is_data_loss(cluster07: Cluster07) -> None:
     first = broker.start_offset(topic, p)
     with Kafka07Cluster(client_config(cluster07.options(), SOURCE)) as kc:
         loc = kc.location(topic, 0)
-        with pytest.raises(DataLossError, match=rf"\[0, {first}\)"):
+        with raises_condition(DataLossError,
+                              "KAFKA_DATA_LOSS.COULD_NOT_READ_OFFSET_RANGE") as info:
             list(read_range(kc.connections, loc, 0, end, FetchSettings07()))
+        assert re.search(rf"\[0, {first}\)", str(info.value)), info.value
         rows = _values(read_range(kc.connections, loc, 0, end, FetchSettings07(),
                                   fail_on_data_loss=False))
         assert rows == [(o, v) for o, v in broker.payloads(topic, p)] and rows[0][0] == first
@@ -106,7 +111,8 @@ def test_retention_below_the_start_is_data_loss(cluster07: Cluster07) -> None:
 
 def test_a_broker_leaving_renumbers_and_options_check_the_release(cluster07: Cluster07) -> None:
     topic = cluster07.create_topic(partitions=1)
-    with pytest.raises(ConfigurationError, match="are Kafka 0.7 brokers"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.CONFLICTING_OPTIONS",
+                          "are Kafka 0.7 brokers"):
         client_config(cluster07.options(**{"kafka.broker.version.fallback": "0.8.2"}), SOURCE)
     config = client_config(cluster07.options(**{"kafka.broker.version.fallback": "0.7.2"}),
                            SOURCE)
@@ -134,9 +140,11 @@ def test_what_07_cannot_do_is_refused(cluster07: Cluster07) -> None:
     assert fetch07 is not None and source.client.kafka07
     assert (fetch07.fetch_size, fetch07.max_fetch_size) == (4096, 1 << 20)
     assert parse_stream_options(opts).source.client.kafka07
-    with pytest.raises(ConfigurationError, match="Kafka 0.7 brokers keep no consumer offsets"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED",
+                          "Kafka 0.7 brokers keep no consumer offsets"):
         parse_stream_options({**opts, "commitOffsets": "both", "kafka.group.id": "g"})
-    with pytest.raises(ConfigurationError, match="set commitOffsets=zookeeper"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED",
+                          "set commitOffsets=zookeeper"):
         parse_stream_options({**opts, "startingOffsets": "group", "kafka.group.id": "g"})
     sink = parse_sink_options(cluster07.options(topic="t"))
     assert sink.client.kafka07 and sink.produce.enable_idempotence is False
@@ -144,5 +152,6 @@ def test_what_07_cannot_do_is_refused(cluster07: Cluster07) -> None:
                            ({"kafka.enable.idempotence": "true"}, "no idempotent producer"),
                            ({"kafka.compression.type": "lz4"}, "knows none, gzip, snappy"),
                            ({"createTopic": "true"}, "no CreateTopics request")):
-        with pytest.raises(ConfigurationError, match=message):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED",
+                              message):
             parse_sink_options(cluster07.options(topic="t", **extra))

@@ -30,6 +30,7 @@ from spark_kafka_wire.client.wire.connection import BrokerConnection
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
 from spark_kafka_wire.protocol.messages import METADATA
 from tests.support import token_provider
+from tests.support.errors import raises_condition
 from tests.support.kafkawire_io import (
     kafkawire_roundtrip,
     librdkafka_roundtrip,
@@ -205,7 +206,7 @@ def test_python_token_provider_failures(sasl_broker, provider: str, message: str
     TOKENS.clear()
     client = KafkaClient(config)
     try:
-        with pytest.raises(OAuthTokenError, match=message) as info:
+        with raises_condition(OAuthTokenError, "KAFKAWIRE_OAUTH_TOKEN", message) as info:
             client.fetch_metadata()
     finally:
         client.close()

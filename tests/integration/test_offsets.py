@@ -114,7 +114,8 @@ def test_timestamp_lookup_needs_list_offsets_v1(legacy_broker) -> None:
     broker.create_topic("old", 1)
     broker.append("old", 0, [(None, b"v")])
     with KafkaClient(ClientConfig.from_servers(broker.bootstrap_servers)) as c, \
-            pytest.raises(UnsupportedVersionError, match="needs ListOffsets v1"):
+            raises_condition(UnsupportedVersionError, "KAFKA_BROKER_ERROR.UNSUPPORTED_VERSION",
+                             "needs ListOffsets v1"):
         offsets_for_times(c, {("old", 0): 1})
 
 

@@ -14,6 +14,7 @@ with acks=0 although Kafka never does.
 
 from __future__ import annotations
 
+import re
 import socket
 import struct
 import time
@@ -347,10 +348,12 @@ def test_a_gap_after_renumbering_is_fatal_and_closes_pending_requests(
     real_restamp = producer_module.restamp_batch
     monkeypatch.setattr(producer_module, "restamp_batch",  # re-numbered from 7, not 0
                         lambda data, pid, epoch, seq: real_restamp(data, pid, epoch, seq + 7))
-    with pytest.raises(KafkaError, match=r"OUT_OF_ORDER_SEQUENCE_NUMBER.*partition 0.*refused "
-                       r"sequence 0 of producer id \d+ epoch \d+ although the epoch had been "
-                       r"bumped"):
+    with raises_condition(KafkaError,
+                          "KAFKA_BROKER_ERROR.OUT_OF_ORDER_SEQUENCE_NUMBER") as info:
         _write(p, topic, _values(50))
+    assert re.search(r"OUT_OF_ORDER_SEQUENCE_NUMBER.*partition 0.*refused "
+                     r"sequence 0 of producer id \d+ epoch \d+ although the epoch had been "
+                     r"bumped", str(info.value)), info.value
     assert end_offsets(client, topic, 1) == {0: 10}
     conn = own_client.leader_connection(topic, 0)
     assert conn.in_flight == 0 and conn.request(METADATA, {"topics": None})["brokers"]
@@ -487,9 +490,11 @@ def test_idempotence_on_a_broker_without_init_producer_id(legacy_broker):
         _write(p, topic, _values(3))
         assert not p.idempotent and p.records_sent == 3
         explicit = Producer(c, ProduceSettings(enable_idempotence=True))
-        with pytest.raises(ConfigurationError, match=rf"kafka.enable.idempotence=true cannot be "
-                           rf"honoured for topic '{topic}'.*Kafka 0.11\+"):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION") as info:
             _write(explicit, topic, _values(3, "x"))
+        assert re.search(rf"kafka.enable.idempotence=true cannot be "
+                         rf"honoured for topic '{topic}'.*Kafka 0.11\+", str(info.value)), \
+            info.value
     assert [m[4] for m in broker.messages(topic, 0)] == _values(3)
     assert {r.api_key for r in broker.requests} <= {0, 3, 18}  # never InitProducerId (22)
 

@@ -33,6 +33,7 @@ from spark_kafka_wire.client.metadata.admin import create_topics
 from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.producer import Producer, ProduceSettings, encode_partitioned
 from spark_kafka_wire.options import SINK, SOURCE, client_config, lower_keys
+from tests.support.errors import raises_condition
 from tests.support.fault_proxy import KAFKA_MAX_REQUEST_BYTES, FaultProxy
 from tests.support.kafkawire_io import (
     kafkawire_roundtrip,
@@ -100,7 +101,8 @@ def test_tls_versions_and_ciphers_are_applied(tls_broker, pki) -> None:
     _roundtrip(tls_broker, pki, _config(
         tls_broker, **_pem_trust(pki), **{"kafka.ssl.enabled.protocols": "TLSv1.2",
                                           "kafka.ssl.cipher.suites": "ECDHE-RSA-AES128-GCM-SHA256"}))
-    with pytest.raises(ConfigurationError, match="kafka.ssl"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "kafka.ssl"):
         _config(tls_broker, **_pem_trust(pki), **{"kafka.ssl.cipher.suites": "NO-SUCH-CIPHER"})
 
 
@@ -170,7 +172,8 @@ def test_jks_key_entry_with_its_own_password(mtls_broker, pki, tmp_path) -> None
                     "-new", pki.key_password], check=True, capture_output=True, timeout=120)
     options = {**_pem_trust(pki), "kafka.ssl.keystore.location": str(store),
                "kafka.ssl.keystore.password": pki.store_password}
-    with pytest.raises(ConfigurationError, match="cannot read the JKS store"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "cannot read the JKS store"):
         _config(mtls_broker, **options)  # the key's own password is needed
     _roundtrip(mtls_broker, pki, _config(mtls_broker, **options,
                                          **{"kafka.ssl.key.password": pki.key_password}))
@@ -179,7 +182,8 @@ def test_jks_key_entry_with_its_own_password(mtls_broker, pki, tmp_path) -> None
 def test_jks_wrong_password_names_the_store_not_the_password(pki) -> None:
     _jks(pki)
     wrong = "not-the-" + pki.store_password
-    with pytest.raises(ConfigurationError, match="cannot read the JKS store") as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "cannot read the JKS store") as info:
         client_config(lower_keys({"kafka.bootstrap.servers": "h:1",
                                   "kafka.security.protocol": "SSL",
                                   "kafka.ssl.truststore.location": pki.ca_pem,
@@ -193,7 +197,8 @@ def test_jks_without_keytool_says_how_to_convert(pki, monkeypatch) -> None:
     _jks(pki)
     monkeypatch.delenv("JAVA_HOME", raising=False)
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(ConfigurationError, match="keytool -importkeystore") as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "keytool -importkeystore") as info:
         client_config(lower_keys({"kafka.bootstrap.servers": "h:1",
                                   "kafka.security.protocol": "SSL",
                                   "kafka.ssl.truststore.location": pki.ca_jks,

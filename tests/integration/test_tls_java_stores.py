@@ -5,6 +5,7 @@ because making the stores starts a JVM (the unit tier's PKI has no JKS files).""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import ConfigurationError
 from spark_kafka_wire.client.security.tls import detect_store_type
 from spark_kafka_wire.options import SOURCE, client_config, lower_keys
+from tests.support.errors import raises_condition
 from tests.support.zookeeper_stores import check_zookeeper_stores
 
 
@@ -31,7 +33,8 @@ def test_pkcs12_key_with_a_password_of_its_own_is_refused_saying_what_to_do(pki)
     if shutil.which("java") is None:
         pytest.skip("needs a JDK's java (Spark needs one too) to write the store")
     store = two_password_p12(pki.client)
-    with pytest.raises(ConfigurationError, match="kafka.ssl.keystore.type=PEM") as info:
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING",
+                          "kafka.ssl.keystore.type=PEM") as info:
         _ssl(**{"kafka.ssl.keystore.location": store,
                 "kafka.ssl.keystore.password": pki.store_password,
                 "kafka.ssl.key.password": pki.key_password})
@@ -48,9 +51,10 @@ def _need_jks(pki) -> None:
 def test_jks_stores_are_detected(pki) -> None:
     _need_jks(pki)
     assert detect_store_type(Path(pki.ca_jks).read_bytes()) == "JKS"
-    with pytest.raises(ConfigurationError, match="is a JKS store, but .* says PKCS12"):
+    with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.SECURITY_SETTING") as info:
         _ssl(**{"kafka.ssl.truststore.location": pki.ca_jks,
                 "kafka.ssl.truststore.type": "PKCS12"})
+    assert re.search("is a JKS store, but .* says PKCS12", str(info.value)), info.value
 
 
 def test_zookeeper_jks_stores_are_read_into_bytes(pki) -> None:

@@ -12,6 +12,7 @@ asserts Kafka's exact answer on Kafka (``broker_kind``) and Tansu's on Tansu.
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ from spark_kafka_wire.protocol.records.batch import ATTR_CONTROL
 from spark_kafka_wire.sink.batch_writer import KafkaWireBatchWriter
 from spark_kafka_wire.sink.exactly_once import TaskBatch
 from tests.support.apache_kafka import topic_on
+from tests.support.errors import raises_condition
 from tests.support.id_oracle import assert_exactly_once
 from tests.support.librdkafka import consume_all
 from tests.support.log_oracle import committed_records, decisions, read_log
@@ -71,6 +73,11 @@ TIMEOUT_MS = 2_000
 #: When Kafka's coordinator must have aborted such a transaction: its timeout, the test
 #: broker's abort check interval (0.5 s), the markers written, and room for a busy machine.
 ABORTED_WITHIN_S = TIMEOUT_MS / 1000 + 10
+#: The conditions of the codes whose error says the transactional id "was taken over by a
+#: newer producer epoch" (explain_transaction_error, client/producer/transactions.py).
+FENCED = tuple(f"KAFKA_BROKER_ERROR.{code.name}" for code in (
+    ErrorCode.PRODUCER_FENCED, ErrorCode.INVALID_PRODUCER_EPOCH,
+    ErrorCode.TRANSACTION_COORDINATOR_FENCED))
 
 
 def _txn_settings(tid: str | None = None, **kw: Any) -> ProduceSettings:
@@ -185,9 +192,10 @@ def test_a_new_holder_of_the_transactional_id_fences_the_old_one(bootstrap, clie
     old = zombie.open_transaction()
     assert new is not None and old is not None
     assert (new.producer_id, new.epoch) != (old.producer_id, old.epoch)
-    with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"
-                       ) as fenced:
+    with raises_condition(ProducerStateError, "KAFKA_BROKER_ERROR.*",
+                          "taken over by a newer producer epoch") as fenced:
         _write(zombie, topic, [b"late"])
+    assert fenced.value.condition in FENCED, fenced.value
     if broker_kind == "kafka":
         assert fenced.value.code == ErrorCode.INVALID_PRODUCER_EPOCH
         assert fenced.value.context == "Produce"
@@ -226,7 +234,10 @@ def test_a_transaction_left_open_is_aborted_at_its_timeout_or_by_the_next_holder
         assert list(decisions(batches).values()) == [False]  # the marker is an ABORT
         rc = {"bootstrap.servers": bootstrap, "isolation.level": "read_committed"}
         assert consume_all(rc, topic, 30) == []  # the broker lists it as aborted
-        with pytest.raises(ProducerStateError, match="kafka.transaction.timeout.ms") as late:
+        with raises_condition(ProducerStateError,
+                              "KAFKA_BROKER_ERROR.INVALID_TXN_STATE" if abandoned.v2
+                              else "KAFKA_BROKER_ERROR.PRODUCER_FENCED",
+                              "kafka.transaction.timeout.ms") as late:
             end_transaction(client, abandoned, commit=True)
         # the transaction protocol v2 (KIP-890) takes the late commit for a retry of the
         # coordinator's abort (its epoch is the one before that abort's bump), with another
@@ -288,8 +299,11 @@ def test_the_sink_recovers_from_a_dead_write_through_the_transaction_timeout(
     assert_exactly_once(bootstrap, topic, range(200), rc)  # batch 0, nothing of batch 1
     for message in dead:  # the dead driver's EndTxn(commit), had it come now, is refused
         assert message.transaction is not None
-        with pytest.raises(ProducerStateError, match="kafka.transaction.timeout.ms") as late:
+        with raises_condition(ProducerStateError, "KAFKA_BROKER_ERROR.*",
+                              "kafka.transaction.timeout.ms") as late:
             end_transaction(client, message.transaction, commit=True)
+        assert late.value.condition in ("KAFKA_BROKER_ERROR.INVALID_TXN_STATE",
+                                        "KAFKA_BROKER_ERROR.PRODUCER_FENCED"), late.value
         assert late.value.code in (ErrorCode.INVALID_TXN_STATE, ErrorCode.PRODUCER_FENCED)
 
     # The query restarts and replays batch 1 with the same transactional ids.
@@ -328,16 +342,17 @@ def test_a_zombies_end_txn_is_fenced_and_the_connection_stays_usable(
         zombie_driver = KafkaClient(ClientConfig.from_servers(bootstrap,
                                                               request_timeout_ms=2_000))
         try:
-            with pytest.raises(BrokerConnectionError,
-                               match="connection closed by the broker while waiting for EndTxn"):
+            with raises_condition(BrokerConnectionError, "KAFKAWIRE_BROKER_CONNECTION",
+                                  "connection closed by the broker while waiting for EndTxn"):
                 end_transaction(zombie_driver, old, commit=True)
         finally:
             zombie_driver.close()
     else:
         coordinator = find_coordinator(client, tid, TRANSACTION_KEY_TYPE)
-        with pytest.raises(ProducerStateError, match="taken over by a newer producer epoch"
-                           ) as err:
+        with raises_condition(ProducerStateError, "KAFKA_BROKER_ERROR.*",
+                              "taken over by a newer producer epoch") as err:
             end_transaction(client, old, commit=True)
+        assert err.value.condition in FENCED, err.value
         assert "kafka.transaction.timeout.ms" in str(err.value)  # the other cause, named
     if broker_kind == "kafka":
         assert err.value.code == ErrorCode.PRODUCER_FENCED
@@ -407,8 +422,9 @@ def test_a_broker_without_transactions_is_refused_clearly(legacy_broker):
     c = KafkaClient(ClientConfig.from_servers(broker.bootstrap_servers))
     try:
         producer = Producer(c, _txn_settings())
-        with pytest.raises(ConfigurationError, match=r"transactions need Kafka 0.11\+"):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION") as info:
             _write(producer, "old", [b"v"])
+        assert re.search(r"transactions need Kafka 0.11\+", str(info.value)), info.value
     finally:
         c.close()
 

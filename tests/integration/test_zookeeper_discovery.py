@@ -9,6 +9,7 @@ register 0.7's text layout themselves (tests/support/kafka07_broker.py).
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -40,6 +41,7 @@ from spark_kafka_wire.options import SOURCE, client_config, zookeeper_security
 from spark_kafka_wire.protocol.records import encode_record_batch
 from spark_kafka_wire.source.options import parse_source_options
 from spark_kafka_wire.testing.embedded import free_port
+from tests.support.errors import assert_condition, raises_condition
 from tests.support.kafka07_broker import Kafka07Broker
 from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER
 
@@ -145,7 +147,8 @@ def test_the_chroot_is_where_the_cluster_lives(bootstrap, zk_root, register) -> 
     assert list(brokers) == [5] and brokers[5].address("PLAINTEXT") == (host, port)
     # Without the chroot the registration is not found (unless another test registered at
     # the root, which none does): the message points at the chroot.
-    with pytest.raises(NoBrokersRegisteredError, match="lacks the cluster's chroot"):
+    with raises_condition(NoBrokersRegisteredError, "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED",
+                          "lacks the cluster's chroot"):
         bootstrap_from_zookeeper(connect + f"/elsewhere-{uuid.uuid4().hex[:6]}")
 
 
@@ -155,11 +158,14 @@ def test_a_broker_gone_from_zookeeper_is_a_clear_error(bootstrap, zk_root, regis
     session = register(3, _v1(host, port))
     assert bootstrap_from_zookeeper(connect + chroot) == ((host, port),)
     session.delete("/brokers/ids/3")
-    with pytest.raises(NoBrokersRegisteredError,
-                       match=rf"no Kafka broker is registered in ZooKeeper at {connect}{chroot} "
-                       r"\(no children of /brokers/ids\): the brokers are down"):
+    with raises_condition(NoBrokersRegisteredError,
+                          "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED") as info:
         bootstrap_from_zookeeper(connect + chroot)
-    with pytest.raises(NoBrokersRegisteredError, match="no Kafka broker is registered"):
+    assert re.search(rf"no Kafka broker is registered in ZooKeeper at {connect}{chroot} "
+                     r"\(no children of /brokers/ids\): the brokers are down",
+                     str(info.value)), info.value
+    with raises_condition(NoBrokersRegisteredError, "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED",
+                          "no Kafka broker is registered"):
         parse_source_options({"zookeeper.connect": connect + chroot, "subscribe": "t"})
 
 
@@ -171,10 +177,12 @@ def test_a_session_ending_deregisters_and_a_broken_node_is_named(zk_root, regist
     gone.stop()  # the broker's session ends: its ephemeral node goes at once
     assert [a for a, _ in bootstrap_from_zookeeper(connect + chroot)] == ["h1"]
     register(4, b'{"version":1,"host":"h4","port":"not a port"}')
-    with pytest.raises(BrokerRegistrationError,
-                       match=r"ZooKeeper node /brokers/ids/4 is not a Kafka registration \(port "
-                       r"'not a port' is not between 1 and 65535\); it holds b'\{\"version\":1"):
+    with raises_condition(BrokerRegistrationError,
+                          "KAFKAWIRE_ZOOKEEPER.BROKER_REGISTRATION") as info:
         bootstrap_from_zookeeper(connect + chroot)
+    assert re.search(r"ZooKeeper node /brokers/ids/4 is not a Kafka registration \(port "
+                     r"'not a port' is not between 1 and 65535\); it holds b'\{\"version\":1",
+                     str(info.value)), info.value
 
 
 def test_topics_and_leaders_in_the_08_layout(zk_root) -> None:
@@ -227,8 +235,8 @@ def test_emulated_07_brokers_register_the_07_layout(zk_root) -> None:
                                        "subscribe": "events"}).client
         assert client.kafka07 and client.zookeeper_connect == connect + chroot
         assert client.bootstrap_servers == tuple((b.host, b.port) for b in brokers)
-        with pytest.raises(ConfigurationError, match="are Kafka 0.7 brokers, which have no "
-                           "Metadata request"):
+        with raises_condition(ConfigurationError, "KAFKAWIRE_CONFIGURATION.KAFKA07_UNSUPPORTED",
+                              "are Kafka 0.7 brokers, which have no Metadata request"):
             bootstrap_from_zookeeper(connect + chroot)
         brokers[1].deregister()
         with BrokerRegistry(connect + chroot) as registry:
@@ -242,8 +250,9 @@ def test_emulated_07_brokers_register_the_07_layout(zk_root) -> None:
 
 def test_an_unreachable_zookeeper_names_the_connect_string() -> None:
     connect = f"127.0.0.1:{free_port()}/kafka"
-    with pytest.raises(ZooKeeperError, match=rf"ZooKeeper at {connect} did not answer within "
-                       r"1 s; check zookeeper.connect"):
+    with raises_condition(ZooKeeperError, "KAFKAWIRE_ZOOKEEPER",
+                          f"ZooKeeper at {connect} did not answer within 1 s; check "
+                          "zookeeper.connect"):
         bootstrap_from_zookeeper(connect, timeout_s=1)
 
 
@@ -323,10 +332,11 @@ def test_a_wrong_host_name_is_a_tls_error_unless_the_check_is_off(pki,
     opts = {"zookeeper.ssl.client.enable": "true",
             "zookeeper.ssl.truststore.location": pki.ca_p12,
             "zookeeper.ssl.truststore.password": pki.store_password}
-    with pytest.raises(ZooKeeperTlsError, match=r"hostname mismatch.*not valid for 'localhost'"
-                       r".*wrong-host\.invalid.*zookeeper\.ssl\.endpoint\.identification"
-                       r"\.enable=false") as caught:
+    with raises_condition(ZooKeeperTlsError, "KAFKAWIRE_ZOOKEEPER.TLS_HANDSHAKE") as caught:
         BrokerRegistry(connect, 10, zookeeper_security(opts)).topics()
+    assert re.search(r"hostname mismatch.*not valid for 'localhost'"
+                     r".*wrong-host\.invalid.*zookeeper\.ssl\.endpoint\.identification"
+                     r"\.enable=false", str(caught.value)), caught.value
     assert connect in str(caught.value)
     _no_secret(str(caught.value), pki)
     # Kafka brokers' name for turning the check off works too
@@ -355,24 +365,27 @@ def test_a_wrong_password_is_an_auth_error(pki, secure_zookeeper) -> None:
 def test_no_login_where_one_is_required_is_an_auth_error(pki, secure_zookeeper) -> None:
     opts = _secure_options(pki, secure_zookeeper.secure_connect,
                            **{"zookeeper.sasl.jaas.config": None})
-    with pytest.raises(ZooKeeperAuthError, match="requires a SASL login.*zookeeper.sasl.jaas"):
+    with raises_condition(ZooKeeperAuthError, "KAFKAWIRE_ZOOKEEPER.AUTHENTICATION") as info:
         discover_brokers(secure_zookeeper.secure_connect, 10, zookeeper_security(opts))
+    assert re.search("requires a SASL login.*zookeeper.sasl.jaas", str(info.value)), info.value
 
 
 def test_no_tls_against_the_secure_port_fails_clearly(secure_zookeeper) -> None:
-    with pytest.raises(ZooKeeperError, match=r"accepted connections but started no session "
-                       r"within 2 s: if this is ZooKeeper's TLS port \(secureClientPort\), set "
-                       r"zookeeper\.ssl\.client\.enable=true"):
+    with raises_condition(ZooKeeperError, "KAFKAWIRE_ZOOKEEPER") as info:
         client_config({"zookeeper.connect": secure_zookeeper.secure_connect,
                        "kafka.socket.connection.setup.timeout.ms": "2000"}, SOURCE)
+    assert re.search(r"accepted connections but started no session "
+                     r"within 2 s: if this is ZooKeeper's TLS port \(secureClientPort\), set "
+                     r"zookeeper\.ssl\.client\.enable=true", str(info.value)), info.value
 
 
 def test_tls_against_the_plaintext_port_is_a_tls_error(pki, secure_zookeeper) -> None:
     connect = secure_zookeeper.connect.replace("127.0.0.1", "localhost")
     opts = _secure_options(pki, connect)
-    with pytest.raises(ZooKeeperTlsError, match=f"TLS handshake with ZooKeeper at {connect} "
-                       "failed.*secureClientPort"):
+    with raises_condition(ZooKeeperTlsError, "KAFKAWIRE_ZOOKEEPER.TLS_HANDSHAKE") as info:
         start_zookeeper(connect, 10, zookeeper_security(opts))
+    assert re.search(f"TLS handshake with ZooKeeper at {connect} "
+                     "failed.*secureClientPort", str(info.value)), info.value
 
 
 def test_no_client_certificate_where_one_is_required_fails_clearly(pki,
@@ -380,6 +393,13 @@ def test_no_client_certificate_where_one_is_required_fails_clearly(pki,
     opts = _secure_options(pki, secure_zookeeper.secure_connect, **{
         "zookeeper.ssl.keystore.location": None, "zookeeper.ssl.keystore.password": None,
         "zookeeper.ssl.keystore.type": None})
-    # the server's alert ends the handshake (TLS 1.2), or the session after it (TLS 1.3)
-    with pytest.raises(ZooKeeperError, match=r"client certificates.*zookeeper\.ssl\.keystore"):
+    # the server's alert ends the handshake (TLS 1.2: a ZooKeeperTlsError, its kind
+    # TLS_HANDSHAKE), or the session after it (TLS 1.3: no session within the 2 s, the
+    # family's condition); either names the client certificate
+    with pytest.raises(ZooKeeperError) as info:
         start_zookeeper(secure_zookeeper.secure_connect, 2, zookeeper_security(opts))
+    assert info.value.condition in ("KAFKAWIRE_ZOOKEEPER.TLS_HANDSHAKE",
+                                    "KAFKAWIRE_ZOOKEEPER"), info.value
+    assert_condition(info.value, info.value.condition)
+    assert re.search(r"client certificates.*zookeeper\.ssl\.keystore", str(info.value)), \
+        info.value

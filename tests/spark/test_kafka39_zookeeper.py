@@ -63,6 +63,7 @@ from spark_kafka_wire.source.options import parse_source_options
 from tests.support import librdkafka
 from tests.support.apache_kafka import java, kafka_libs, topic_on
 from tests.support.apache_kafka_zk import ZK_MODE_VERSION, ZooKeeperKafka, missing_zk_mode_tools
+from tests.support.errors import raises_condition
 from tests.support.parquet_runs import available_now, written
 from tests.support.zookeeper_server import ZK_PASSWORD, ZK_USER
 
@@ -234,7 +235,8 @@ def test_discovery_reads_what_kafka_39_registered_in_a_chroot(chrooted, zookeepe
     assert parse_source_options(base).client.bootstrap_servers == ((LOCAL, plain),)
     assert parse_source_options({**base, **_ssl_options(pki)}).client.bootstrap_servers == (
         (LOCAL, tls),)
-    with pytest.raises(NoBrokersRegisteredError, match="lacks the cluster's chroot"):
+    with raises_condition(NoBrokersRegisteredError, "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED",
+                          "lacks the cluster's chroot"):
         parse_source_options({**base, "zookeeper.connect": zookeeper})
 
 
@@ -252,9 +254,10 @@ def test_discovery_of_named_listeners_at_the_root(rooted, pki) -> None:
     assert parse_source_options(base).client.bootstrap_servers == ((ROOT_HOST, internal),)
     assert parse_source_options({**base, **_ssl_options(pki)}).client.bootstrap_servers == (
         (ROOT_HOST, external),)
-    with pytest.raises(NoBrokersRegisteredError, match=re.escape(
-            f"has a SASL_SSL listener (broker 1: INTERNAL://{shown_internal} (PLAINTEXT), "
-            f"EXTERNAL://{shown_external} (SSL))")):
+    offered = (f"has a SASL_SSL listener (broker 1: INTERNAL://{shown_internal} (PLAINTEXT), "
+               f"EXTERNAL://{shown_external} (SSL))")
+    with raises_condition(NoBrokersRegisteredError, "KAFKAWIRE_ZOOKEEPER.NO_BROKERS_REGISTERED",
+                          re.escape(offered)):
         parse_source_options({**base, **_ssl_options(pki), "kafka.security.protocol": "SASL_SSL",
                               "kafka.sasl.mechanism": "PLAIN",
                               "kafka.sasl.jaas.config": "org.apache.kafka.common.security."

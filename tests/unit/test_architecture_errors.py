@@ -4,9 +4,9 @@ One table of conditions (spark_kafka_wire/protocol/conditions.py) holds every me
 template: no module keeps a table of its own (a ``MESSAGES`` dict, a ``*_KINDS`` dict of
 conditions, a dict of condition -> text). Every condition an error class or a raise site
 names is in that table, and every ``SomeError.of(condition, **parameters)`` gives each
-parameter the condition's template takes. Unit tests match an error of the package by its
-condition (tests/support/errors.py), never by ``pytest.raises(..., match=)`` on its wording;
-``match=`` stays for exceptions that are not the package's.
+parameter the condition's template takes. Tests of every tier match an error of the package
+by its condition (tests/support/errors.py), never by ``pytest.raises(..., match=)`` on its
+wording; ``match=`` stays for exceptions that are not the package's.
 """
 
 from __future__ import annotations
@@ -194,10 +194,13 @@ def _package_error_names() -> set[str]:
             if isinstance(c, type) and issubclass(c, KafkaWireError)}
 
 
-def wording_matches(root: Path, errors: set[str]) -> list[Finding]:
-    """``pytest.raises(E, match=...)`` where ``E`` is one of ``errors`` (the package's)."""
+def wording_matches(root: Path, errors: set[str], skip: tuple[str, ...] = ()) -> list[Finding]:
+    """``pytest.raises(E, match=...)`` where ``E`` is one of ``errors`` (the package's), in
+    the files under ``root`` but not under its folders named in ``skip``."""
     out = []
     for path, tree in _sources(root):
+        if path.relative_to(root).parts[0] in skip:
+            continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
                     and node.func.attr == "raises" and node.args \
@@ -251,8 +254,10 @@ def test_every_template_renders_from_its_parameters() -> None:
             assert f"<{p}>" in text, (name, p)
 
 
-def test_unit_tests_match_package_errors_by_condition_not_wording() -> None:
-    assert wording_matches(ROOT / "tests" / "unit", _package_error_names()) == []
+def test_tests_match_package_errors_by_condition_not_wording() -> None:
+    """Every tier (unit, integration, cli, spark, faults, ...); tests/support is the helpers
+    that match conditions (tests/support/errors.py), not tests."""
+    assert wording_matches(ROOT / "tests", _package_error_names(), skip=("support",)) == []
 
 
 # ------------------------------------------------------------------ the rules catch it
@@ -304,3 +309,12 @@ def test_the_error_rules_catch_what_they_forbid(tmp_path: Path) -> None:
     assert [(f.line, f.what) for f in wording_matches(tests, {"ConfigurationError",
                                                               "ProtocolError"})] == \
         [(3, "ConfigurationError"), (5, "ProtocolError")]
+    # every tier is read, however deep; only the folders skipped are not
+    for tier in ("integration", "faults/deeper", "support"):
+        (tests / tier).mkdir(parents=True)
+        (tests / tier / "test_y.py").write_text(
+            "with pytest.raises(ZooKeeperError, match='words'):\n    pass\n")
+    assert sorted(f.path for f in wording_matches(tests, {"ZooKeeperError"},
+                                                  skip=("support",))) == \
+        ["faults/deeper/test_y.py", "integration/test_y.py"]
+    assert len(wording_matches(tests, {"ZooKeeperError"})) == 3
