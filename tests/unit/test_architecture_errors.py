@@ -36,6 +36,16 @@ class Finding:
     what: str
 
 
+
+def _condition_assignments(tree: ast.AST) -> Iterator[tuple[ast.ClassDef, ast.Assign]]:
+    """Every ``condition = ...`` in a class body: the class and the assignment."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id == "condition" for t in item.targets):
+                    yield node, item
+
 def _sources(root: Path) -> Iterator[tuple[Path, ast.Module]]:
     for path in sorted(root.rglob("*.py")):
         yield path, ast.parse(path.read_text(encoding="utf-8"), str(path))
@@ -86,15 +96,10 @@ def _all_constants(root: Path) -> dict[str, str]:
     for _, tree in _sources(root):
         found.update(_constants(tree))
     for _, tree in _sources(root):
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, ast.Assign) and any(
-                            isinstance(t, ast.Name) and t.id == "condition"
-                            for t in item.targets):
-                        value = _string(item.value, found)
-                        if value is not None:
-                            found[f"{node.name}.condition"] = value
+        for cls, item in _condition_assignments(tree):
+            value = _string(item.value, found)
+            if value is not None:
+                found[f"{cls.name}.condition"] = value
     return found
 
 
@@ -133,16 +138,12 @@ def _named_conditions(root: Path, constants: dict[str, str]
     for path, tree in _sources(root):
         where = str(path.relative_to(root.parent))
         local = {**constants, **_constants(tree)}
+        for cls, item in _condition_assignments(tree):
+            value = _string(item.value, local)
+            if value is not None:
+                yield Finding(where, item.lineno, cls.name), value, None
         for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    if isinstance(item, ast.Assign) and any(
-                            isinstance(t, ast.Name) and t.id == "condition"
-                            for t in item.targets):
-                        value = _string(item.value, local)
-                        if value is not None:
-                            yield Finding(where, item.lineno, node.name), value, None
-            elif isinstance(node, ast.Call):
+            if isinstance(node, ast.Call):
                 if isinstance(node.func, ast.Attribute) and node.func.attr == "of" \
                         and node.args and not _is_spec_of(node):
                     value = _string(node.args[0], local)
