@@ -17,6 +17,8 @@ REGISTRY_PORT ?= 8081
 XDIST ?= -n 3 --dist loadfile
 # The notebooks and the deploy tier have no module fixtures to keep together: single tests spread
 XDIST_SPREAD ?= -n 3
+# The checkout's bytecode (see venv:), for the tests and the benchmarks
+BYTECODE = $(PY) -m compileall -q -j 0 spark_kafka_wire pyspark_kafkawire tests bench scripts >/dev/null
 # More pytest arguments for every tier: .ci/run's --durations=0 and JUnit XML per tier
 PYTEST_REPORT ?=
 
@@ -42,9 +44,13 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 # The virtualenv, and the parity tier's Python (.venv-parity when Maven Central lags PyPI's
-# pyspark: tests/support/spark_kafka_connector.py), made before any test runs: .ci/run times it
+# pyspark: tests/support/spark_kafka_connector.py), made before any test runs: .ci/run times it.
+# Then the checkout's bytecode, as pip writes an installed wheel's: where PYTHONDONTWRITEBYTECODE
+# is set (CI machines often set it) every process would compile each module it imports from
+# source, about 0.2 s per process for kafkawire alone, in each Spark worker, CLI and test process.
 venv: $(STAMP)
 	$(PY) -m tests.support.spark_kafka_connector >/dev/null
+	$(BYTECODE)
 
 check-java:
 	@$(PYTHON) scripts/check_java.py
@@ -148,6 +154,7 @@ docs: $(STAMP)
 # `python -m bench.profile` is the extra [bench]. bench.plots then draws docs/img/bench-*.png
 # from the rows/s the run wrote to bench/results/bench.json (docs/benchmarks.md).
 bench: check-java $(STAMP)
+	$(BYTECODE)
 	$(PY) -m bench.decode
 	$(PY) -m bench.requests
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \

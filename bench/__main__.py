@@ -82,6 +82,15 @@ warm-up, window, drain and stop, then the batch reads), each with a table of its
                   Each row's median batch duration is divided by the rate row's with the same
                   sink (x rate; x rate/c: the coalesced one). Goals: kafkawire <= 1.5 x rate,
                   p50 < 1 s.
+  spark-first-write
+                  a session's first write and the per-job cost of a small write
+                  (bench/first_write.py): --first-write-runs fresh processes per
+                  implementation (kafkawire, Spark's JVM kafka format, the counting
+                  Python writer), each timing its session's start, its first write of
+                  --write-rows rows and --first-write-small one-row writes (median); the
+                  limit's figures are what Spark imposes on any Python data source, and
+                  one Python worker's import of pyspark from pyspark.zip (as Spark starts
+                  it) and from the installed bytecode is timed beside them.
   spark-many-partitions
                   batch read -> noop (planning included) of 2,000 rows from 200 partitions x
                   10 rows against 4 partitions x 500 rows, 5 alternating runs after a warm-up
@@ -106,7 +115,7 @@ from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
 
-from bench import many_partitions, streaming
+from bench import first_write, many_partitions, streaming
 from bench.broker import BROKERS, bench_broker
 from bench.security import PROTOCOLS, SASL_MECHANISM, missing_tools
 from bench.suite import PARTITIONS, create_topic, end_offsets, produce
@@ -183,6 +192,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--results", default=str(RESULTS),
                     help="where the main table's rows/s go as JSON, for bench.plots (make bench "
                          "draws docs/img/ from it)")
+    ap.add_argument("--first-write-runs", type=int, default=3,
+                    help="fresh sessions per implementation of the spark-first-write scenario")
+    ap.add_argument("--first-write-small", type=int, default=10,
+                    help="one-row writes after each spark-first-write session's first write")
     ap.add_argument("--stream-runs", default=",".join(str(i + 1) for i in range(len(STREAM_RUNS))),
                     help="which spark-stream rows to run, by number (see above)")
     args = ap.parse_args(argv)
@@ -212,6 +225,7 @@ def main(argv: list[str] | None = None) -> None:
     memory: list[tuple[int, dict]] = []
     stream: list[tuple[str, dict]] = []
     many: dict | None = None
+    first: dict | None = None
     took: dict[str, float] = {}
     started = time.perf_counter()
     with bench_broker(args.broker, protocols) as broker:
@@ -248,6 +262,14 @@ def main(argv: list[str] | None = None) -> None:
             t0 = time.perf_counter()
             stream = spark_stream_rows(kafka, args, started)
             took["spark-stream"] = time.perf_counter() - t0
+        if "spark-first-write" in scenarios:
+            t0 = time.perf_counter()
+            impls = first_write.IMPLS if JVM else tuple(i for i in first_write.IMPLS
+                                                        if i != "jvm")
+            first = first_write.first_write_rows(
+                measure, kafka, args.write_rows, sizes[0], args.first_write_runs,
+                args.first_write_small, impls, started)
+            took["spark-first-write"] = time.perf_counter() - t0
         if "spark-many-partitions" in scenarios:
             t0 = time.perf_counter()
             many = spark_many_partitions(kafka, started)
@@ -260,6 +282,8 @@ def main(argv: list[str] | None = None) -> None:
     if stream:
         streaming.print_table(stream, args.stream_rate)
         streaming.print_jvm_ratios(stream)
+    if first:
+        first_write.print_table(first)
     if many:
         many_partitions.print_table(many)
     if took:

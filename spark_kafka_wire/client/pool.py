@@ -25,14 +25,18 @@ import gc
 import os
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from spark_kafka_wire.client.config import ClientConfig
-from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
-from spark_kafka_wire.client.kafka07.connection import Kafka07Connections
 from spark_kafka_wire.client.metadata.cluster import KafkaClient
 from spark_kafka_wire.client.metadata.cluster_adapters import Kafka07ClusterAdapter, KafkaCluster
 from spark_kafka_wire.client.metadata.cluster_api import Cluster
+
+# The 0.7 client is imported by the functions that build it: a Spark worker on a 0.8+ cluster
+# (nearly every one) never pays its import (docs/benchmarks.md, "A write's first seconds").
+if TYPE_CHECKING:
+    from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster
+    from spark_kafka_wire.client.kafka07.connection import Kafka07Connections
 
 T = TypeVar("T")
 
@@ -60,6 +64,8 @@ def shared_kafka07(config: ClientConfig) -> Kafka07Cluster:
     """The driver's view of a Kafka 0.7 cluster (its ZooKeeper session and connections), one
     per configuration per process, like ``shared_client``. Only the 0.7 writer
     (``client/kafka07/writer.py``) takes it; everything else asks ``shared_cluster``."""
+    from spark_kafka_wire.client.kafka07.cluster import Kafka07Cluster  # noqa: PLC0415
+
     return _one_per_process(_clusters07, config, Kafka07Cluster)
 
 
@@ -96,6 +102,8 @@ def task_connections07(config: ClientConfig) -> Kafka07Connections:
     """Connections to Kafka 0.7 brokers for code that runs in a Spark task (no ZooKeeper: the
     planner gave each range its broker), reused across tasks like ``task_client``."""
     freeze_worker_heap()
+    from spark_kafka_wire.client.kafka07.connection import Kafka07Connections  # noqa: PLC0415
+
     return _one_per_process(_connections07, config, Kafka07Connections)
 
 

@@ -27,7 +27,6 @@ from spark_kafka_wire.client.errors import (
 )
 from spark_kafka_wire.client.fetching.fetch_settings import FetchSettings
 from spark_kafka_wire.client.fetching.offsets import ISOLATION_LEVELS
-from spark_kafka_wire.client.zookeeper.registry import find_cluster
 from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options.files import (
     check_security_spelling,
@@ -198,6 +197,9 @@ def _brokers_in_zookeeper(opts: Mapping[str, str], zookeeper: str, protocol: str
     in_zookeeper = registry_only(fallback)
     # bounded like a broker connection: an unreachable ensemble fails as fast as an
     # unreachable broker would
+    # the ZooKeeper client, imported where brokers are looked up in ZooKeeper
+    from spark_kafka_wire.client.zookeeper.registry import find_cluster  # noqa: PLC0415
+
     bootstrap, registered_only = find_cluster(
         zookeeper, protocol,
         timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,

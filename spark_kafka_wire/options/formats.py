@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from spark_kafka_wire.client.errors import (
     CONFLICTING_OPTIONS,
@@ -22,7 +23,6 @@ from spark_kafka_wire.client.errors import (
     UNSUPPORTED_VALUE,
     ConfigurationError,
 )
-from spark_kafka_wire.client.registry.schema_registry import RegistryConfig
 from spark_kafka_wire.client.security.sasl.oauth_config import OAuthConfig, check_url_allowed
 from spark_kafka_wire.client.security.tls import TlsConfig
 from spark_kafka_wire.options.security import sasl_config, tls_config
@@ -42,6 +42,9 @@ from spark_kafka_wire.options.values import (
     optional_int,
     text_value,
 )
+
+if TYPE_CHECKING:
+    from spark_kafka_wire.client.registry.schema_registry import RegistryConfig
 
 #: The columns a format applies to, in the order their options are checked.
 COLUMNS = ("value", "key")
@@ -273,6 +276,12 @@ def registry_config(opts: Mapping[str, str]) -> RegistryConfig:
         raise ConfigurationError.of(
             CONFLICTING_OPTIONS, subject="the registry's credentials",
             options="basic.auth.user.info / basic.auth.credentials.source, bearer.auth.token")
+    # the registry client, imported where a registry is configured (a worker unpickling a
+    # format-less query's options never imports it: docs/benchmarks.md)
+    from spark_kafka_wire.client.registry.schema_registry import (  # noqa: PLC0415
+        RegistryConfig,
+    )
+
     return RegistryConfig(urls=urls, user_info=user_info, bearer_token=token,
                           bearer_headers=headers, oauth=oauth, tls=_registry_tls(opts, urls[0]))
 

@@ -79,9 +79,12 @@ def _arrow_parts(keys: Any) -> tuple[pa.Array, np.ndarray, np.ndarray]:
     if n == 0 or bufs[1] is None:
         return keys, np.zeros(n + 1, dtype=np.int64), np.zeros(0, dtype=np.uint8)
     offsets = np.frombuffer(bufs[1], dtype=off_type)[keys.offset:keys.offset + n + 1]
-    data = (np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None
+    # Only this slice's bytes, offsets rebased to them: a slice of a large column (a batch
+    # split by topic, a window of a table) costs its own size, not its parent's.
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = (np.frombuffer(bufs[2], dtype=np.uint8)[first:last] if bufs[2] is not None
             else np.zeros(0, dtype=np.uint8))
-    return keys, offsets.astype(np.int64), data
+    return keys, offsets.astype(np.int64) - first, data
 
 
 def key_spans(keys: pa.Array) -> tuple[pa.Array, np.ndarray, np.ndarray, np.ndarray]:

@@ -29,6 +29,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -64,7 +65,9 @@ from spark_kafka_wire.sink.exactly_once import (
     split_replayed,
     task_transactional_id,
 )
-from spark_kafka_wire.sink.formats import encoding_for
+
+if TYPE_CHECKING:
+    from spark_kafka_wire.sink.formats import Encoding
 
 log = logging.getLogger(__name__)
 
@@ -129,9 +132,16 @@ class KafkaWireBatchWriter(DataSourceArrowWriter):
             _check_column(schema, "value")
         self.has_key = "key" in schema.fieldNames() if "key" in formatted \
             else _check_column(schema, "key")
-        self.encoding = encoding_for(
-            options.formats, {c: schema[c].dataType.jsonValue() for c in formatted
-                              if c in schema.fieldNames()}, options.topic)
+        self.encoding: Encoding | None = None
+        if formatted:
+            # Imported only for a formatted write: the codecs and the registry client cost
+            # every Python worker that unpickles this writer about 0.1 s to import
+            # (docs/benchmarks.md, "A write's first seconds").
+            from spark_kafka_wire.sink.formats import encoding_for  # noqa: PLC0415
+
+            self.encoding = encoding_for(
+                options.formats, {c: schema[c].dataType.jsonValue() for c in formatted
+                                  if c in schema.fieldNames()}, options.topic)
         # Like Spark, the topic column's type matters only when no topic option overrides it.
         self.use_topic_column = options.topic is None
         if self.use_topic_column and not _check_column(schema, "topic"):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
@@ -25,22 +26,16 @@ import pyarrow.compute as pc
 from pyspark.sql.types import BinaryType, DataType, StructField, StructType
 
 from spark_kafka_wire.client.errors import REFUSED_OPTION, ConfigurationError
-from spark_kafka_wire.client.registry.schema_registry import (
-    RegisteredSchema,
-    RegistryConfig,
-    shared_registry,
-)
-from spark_kafka_wire.formats.avro_codec import Decoded
-from spark_kafka_wire.formats.confluent import split_frames
-from spark_kafka_wire.formats.errors import SchemaTooComplexError, UndecodableRecordError
 from spark_kafka_wire.options.formats import CORRUPT_COLUMN, ColumnFormat, FormatOptions
-from spark_kafka_wire.options.registry_decoders import (
-    SCHEMA_TYPE_OF_FORMAT,
-    RegistryDecoder,
-    decode_framed_values,
-    decoder_for,
-)
 from spark_kafka_wire.protocol.errors import KafkaWireError
+
+# The codecs, the registry client and their libraries (fastavro, protobuf) are imported by the
+# functions that run only for a formatted column: a Spark worker reading Spark's plain kafka
+# columns never pays for their import (docs/benchmarks.md, "A write's first seconds").
+if TYPE_CHECKING:
+    from spark_kafka_wire.client.registry.schema_registry import RegisteredSchema, RegistryConfig
+    from spark_kafka_wire.formats.avro_codec import Decoded
+    from spark_kafka_wire.options.registry_decoders import RegistryDecoder
 
 #: The column metadata that carries a formatted column's reader schema into the plan.
 SCHEMA_ID_KEY = "kafkawire.schema.id"
@@ -68,6 +63,8 @@ class Decoding:
 
 def _reader_schema(fmt: ColumnFormat, registry: RegistryConfig,
                    topics: Sequence[str]) -> RegisteredSchema:
+    from spark_kafka_wire.client.registry.schema_registry import shared_registry  # noqa: PLC0415
+
     client = shared_registry(registry)
     if fmt.schema_id is not None:
         return client.schema_by_id(fmt.schema_id)
@@ -89,6 +86,10 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
              fmt: ColumnFormat) -> RegistryDecoder:
     """The decoder of the column's format (``_checked`` made sure the registry's schema is
     of that format)."""
+    from spark_kafka_wire.client.registry.schema_registry import shared_registry  # noqa: PLC0415
+    from spark_kafka_wire.formats.errors import SchemaTooComplexError  # noqa: PLC0415
+    from spark_kafka_wire.options.registry_decoders import decoder_for  # noqa: PLC0415
+
     assert formats.registry is not None
     try:
         return decoder_for(schema, fmt.format, shared_registry(formats.registry),
@@ -112,6 +113,8 @@ def _decoder(schema: RegisteredSchema, formats: FormatOptions,
 def _checked(fmt: ColumnFormat, schema: RegisteredSchema) -> RegisteredSchema:
     """``schema`` if it is of the column's format: a JSON Schema read as Avro (or the
     reverse) would fail every record, so it is refused where the query is defined."""
+    from spark_kafka_wire.options.registry_decoders import SCHEMA_TYPE_OF_FORMAT  # noqa: PLC0415
+
     expected = SCHEMA_TYPE_OF_FORMAT[fmt.format]
     if schema.schema_type != expected:
         raise ConfigurationError.of(
@@ -133,6 +136,8 @@ def resolve_columns(formats: FormatOptions, topics: Sequence[str]) -> tuple[Colu
 def planned_columns(formats: FormatOptions, schema: StructType) -> tuple[ColumnReader, ...]:
     """The reader schemas the DataFrame was defined with: by the ids in its columns'
     metadata. A schema given by the user (``.schema(...)``) carries none and is refused."""
+    from spark_kafka_wire.client.registry.schema_registry import shared_registry  # noqa: PLC0415
+
     found = []
     for c in formats.columns:
         assert formats.registry is not None
@@ -192,6 +197,9 @@ def decode_column(raw: pa.Array, decoder: RegistryDecoder,
                   registry_config: RegistryConfig) -> Decoded:
     """A column of Confluent-framed records decoded by its format's decoder, writer schemas
     fetched by id from the process's registry client (``decode_framed_values``)."""
+    from spark_kafka_wire.client.registry.schema_registry import shared_registry  # noqa: PLC0415
+    from spark_kafka_wire.options.registry_decoders import decode_framed_values  # noqa: PLC0415
+
     registry = shared_registry(registry_config)
     return decode_framed_values(raw, decoder,
                                 lambda schema_id: registry.schema_by_id(schema_id).schema)
@@ -200,6 +208,9 @@ def decode_column(raw: pa.Array, decoder: RegistryDecoder,
 def decode_batch(batch: pa.RecordBatch, decoding: Decoding, topic: str,
                  partition: int) -> pa.RecordBatch:
     """``batch`` (Spark's kafka columns) with its formatted columns decoded."""
+    from spark_kafka_wire.formats.confluent import split_frames  # noqa: PLC0415
+    from spark_kafka_wire.formats.errors import UndecodableRecordError  # noqa: PLC0415
+
     columns = {name: batch.column(name) for name in batch.schema.names}
     corrupt = {}
     for c in decoding.columns:

@@ -14,7 +14,6 @@ from collections.abc import Iterator
 
 from spark_kafka_wire.client.fetching.fetch_settings import fetch_settings07
 from spark_kafka_wire.client.fetching.multi_fetch import fetch_ranges
-from spark_kafka_wire.client.kafka07.cluster import read_range
 from spark_kafka_wire.client.metadata.cluster_api import PlannedRange, TaskRead
 from spark_kafka_wire.client.pool import task_client, task_connections07
 from spark_kafka_wire.protocol.records.columns import DecodedRecords
@@ -30,6 +29,9 @@ def read_planned(read: TaskRead) -> Iterator[tuple[int, DecodedRecords]]:
             yield from fetch_ranges(task_client(read.config), ranges, read.fetch,
                                     read.fail_on_data_loss)
         return
+    # the 0.7 client, imported only where a plan says 0.7: a 0.8+ worker never pays for it
+    from spark_kafka_wire.client.kafka07.cluster import read_range  # noqa: PLC0415
+
     fetch = fetch_settings07(read.fetch)
     conns = task_connections07(read.config)
     for i, ((_, _, start, end), loc) in enumerate(zip(ranges, read.locations, strict=True)):

@@ -19,7 +19,7 @@ import random
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -27,14 +27,18 @@ import pyarrow.compute as pc
 
 from spark_kafka_wire.client.config import ClientConfig
 from spark_kafka_wire.client.errors import KAFKA07_UNSUPPORTED, ConfigurationError, DataError
-from spark_kafka_wire.client.kafka07.cluster import TopicLayout
-from spark_kafka_wire.client.kafka07.writer import Kafka07Writer, layout_for_write, topic_writer
 from spark_kafka_wire.client.metadata.admin import ensure_topic
 from spark_kafka_wire.client.metadata.cluster import KafkaClient, TopicInfo
 from spark_kafka_wire.client.pool import planner_client, task_client, task_connections07
 from spark_kafka_wire.client.producer import Producer, assign_partitions, headers_from_arrow
 from spark_kafka_wire.client.producer.settings import ProduceSettings
 from spark_kafka_wire.client.producer.transactions import OpenTransaction
+
+# The 0.7 writer is imported where a 0.7 cluster is written: a worker writing to a 0.8+ cluster
+# never pays for its import (docs/benchmarks.md, "A write's first seconds").
+if TYPE_CHECKING:
+    from spark_kafka_wire.client.kafka07.cluster import TopicLayout
+    from spark_kafka_wire.client.kafka07.writer import Kafka07Writer
 
 __all__ = ["RowWriter", "TopicCreationSettings", "WritePlan", "own_writer", "plan_write",
            "task_writer"]
@@ -186,6 +190,8 @@ class MessageSetWriter:
     def prepare(self, topic: str) -> None:
         layouts = self.writer.layouts
         if topic not in layouts:
+            from spark_kafka_wire.client.kafka07.writer import layout_for_write  # noqa: PLC0415
+
             layouts[topic] = layout_for_write(self.config, topic)
 
     def append(self, topic: str, keys: pa.Array | None, values: pa.Array,
@@ -225,6 +231,8 @@ def plan_write(config: ClientConfig, topic: str | None, creation: TopicCreationS
     if topic is None:
         return WritePlan()
     if config.kafka07:
+        from spark_kafka_wire.client.kafka07.writer import layout_for_write  # noqa: PLC0415
+
         return WritePlan({topic: layout_for_write(config, topic)})
     checked_topic(planner_client(config), topic, creation)
     return WritePlan()
@@ -235,6 +243,8 @@ def task_writer(config: ClientConfig, settings: ProduceSettings, partitioner: st
     """The writer of a Spark task, over the process's shared connections (the worker's heap
     frozen on its first task, ``client/pool.py``)."""
     if config.kafka07:
+        from spark_kafka_wire.client.kafka07.writer import Kafka07Writer  # noqa: PLC0415
+
         return MessageSetWriter(config, Kafka07Writer(
             settings, partitioner, task_connections07(config), dict(plan.layouts)))
     return ProducerWriter(task_client(config), settings, partitioner, creation)
@@ -246,5 +256,7 @@ def own_writer(config: ClientConfig, settings: ProduceSettings, partitioner: str
     """For a cluster of plain messages (``ClientConfig.plain_messages``): a writer of
     ``topic`` with a ZooKeeper session and connections of its own, closed afterwards (the
     CLI's produce), and where the topic's partitions are (their count, their names)."""
+    from spark_kafka_wire.client.kafka07.writer import topic_writer  # noqa: PLC0415
+
     with topic_writer(config, settings, partitioner, topic) as (writer, layout):
         yield MessageSetWriter(config, writer), layout

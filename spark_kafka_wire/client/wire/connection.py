@@ -58,7 +58,6 @@ from spark_kafka_wire.client.errors import (
     RequestTimeoutError,
     TlsHandshakeError,
 )
-from spark_kafka_wire.client.security.sasl.authenticate import authenticate, plan_reauthentication
 from spark_kafka_wire.client.security.tls import (
     context_for,
     explain_verify_failure,
@@ -300,6 +299,13 @@ class BrokerConnection:
         """SASL right after ApiVersions (and TLS), before any other request; again when a
         KIP-368 session nears its end."""
         assert self.config.sasl is not None
+        # the SASL mechanisms, imported by the first connection that logs in: a process on
+        # an unauthenticated cluster never pays for their import (docs/benchmarks.md)
+        from spark_kafka_wire.client.security.sasl.authenticate import (  # noqa: PLC0415
+            authenticate,
+            plan_reauthentication,
+        )
+
         started = time.monotonic()
         lifetime = authenticate(self, self.config.sasl, self.config.security_protocol)
         self.authentications += 1

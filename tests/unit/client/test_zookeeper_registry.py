@@ -14,6 +14,7 @@ from spark_kafka_wire.client.errors import (
     NoBrokersRegisteredError,
     ZooKeeperError,
 )
+from spark_kafka_wire.client.zookeeper import registry as zookeeper_registry
 from spark_kafka_wire.client.zookeeper.registry import (
     BrokerAddress,
     BrokerRegistry,
@@ -27,7 +28,6 @@ from spark_kafka_wire.client.zookeeper.registry import (
 )
 from spark_kafka_wire.client.zookeeper.security import ZooKeeperSecurity
 from spark_kafka_wire.options import SOURCE, client_config
-from spark_kafka_wire.options import client as options_client
 from spark_kafka_wire.options.produce import parse_sink_options
 from spark_kafka_wire.source.options import parse_source_options, parse_stream_options
 from tests.support.errors import raises_condition
@@ -244,7 +244,9 @@ def discovered(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
 
     LOOKUP_TIMEOUTS.clear()
     LOOKUP_SECURITY.clear()
-    monkeypatch.setattr(options_client, "find_cluster", fake)
+    # options/client.py imports the lookup where it runs (a query without zookeeper.connect
+    # never imports the ZooKeeper client): replaced where it is looked up from
+    monkeypatch.setattr(zookeeper_registry, "find_cluster", fake)
     return calls
 
 

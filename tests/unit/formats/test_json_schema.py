@@ -310,6 +310,7 @@ for name, schema in {"struct": {"type": "object", "properties": {"a": {"type": "
     out[name] = [got.failed.tolist(), sorted(got.errors), got.array.to_pylist()[-1] is None]
 
 # the read side's route: FAILFAST names the record, PERMISSIVE nulls and keeps its bytes
+import spark_kafka_wire.client.registry.schema_registry as registry
 import spark_kafka_wire.source.formats as source
 from spark_kafka_wire.client.registry.schema_registry import RegisteredSchema, RegistryConfig
 
@@ -317,7 +318,8 @@ schema = json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}}
 class Registry:
     def schema_by_id(self, schema_id):
         return RegisteredSchema(schema_id, "JSON", schema)
-source.shared_registry = lambda config: Registry()
+# source/formats.py imports the registry client where a formatted column is decoded
+registry.shared_registry = lambda config: Registry()
 batch = pa.RecordBatch.from_arrays(
     [frame(7, pa.array([b'{"a": 1}', deep], pa.binary())), pa.array([40, 41], pa.int64())],
     names=["value", "offset"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import tracemalloc
 
 import numpy as np
 import pyarrow as pa
@@ -156,3 +157,20 @@ def test_keys_starting_on_word_boundaries(width: int) -> None:
         got = murmur2_array(col)
         valid = ~col.is_null().to_numpy(zero_copy_only=False)
         assert got[valid].tolist() == expected
+
+
+def test_a_slice_costs_its_own_bytes_not_its_parents() -> None:
+    """Hashing a few keys sliced from a column holding a 32 MiB key copies only their bytes
+    (numpy reports its buffers to tracemalloc): a batch split by topic, or a window of a
+    larger table, must not cost its parent's size per call."""
+    big = b"x" * (32 << 20)
+    small = [f"key-{i}".encode() for i in range(10)]
+    parent = pa.array([big, *small], pa.binary())
+    tracemalloc.start()
+    try:
+        hashed = murmur2_array(parent.slice(1, 10))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert hashed.tolist() == [murmur2(k) for k in small]
+    assert peak < 1 << 20, peak
