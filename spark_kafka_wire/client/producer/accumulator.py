@@ -239,7 +239,24 @@ def encode_partitioned(
 
 
 def _group_by_partition(keys, values, partitions, timestamps, headers, sizes):
-    """(partition, Rows) per partition present, rows in their original order."""
+    """(partition, Rows) per partition present, rows in their original order.
+
+    Where each partition's rows are already one run (a keyless write, whose partitioner
+    hands out contiguous blocks; a single-partition topic; rows a writer sorted), the runs
+    are slices of the columns as they came; otherwise the rows are gathered by partition
+    (one copy of every key and value)."""
+    if not len(partitions):
+        return
+    cuts = np.flatnonzero(np.diff(partitions)) + 1
+    # More runs than partition numbers in the batch's range: some partition has two runs
+    # (hashed keys interleave): no need to look further.
+    if len(cuts) < int(partitions.max()) - int(partitions.min()) + 1:
+        starts = [0, *cuts.tolist()]
+        if len(set(partitions[starts].tolist())) == len(starts):
+            rows = Rows(keys, values, timestamps, headers, sizes)
+            for lo, hi in zip(starts, [*starts[1:], len(partitions)], strict=True):
+                yield int(partitions[lo]), rows.slice(lo, hi)
+            return
     order = stable_order(partitions)
     sorted_parts = partitions[order]
     cuts = (np.flatnonzero(np.diff(sorted_parts)) + 1).tolist()

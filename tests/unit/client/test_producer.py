@@ -116,6 +116,31 @@ def test_encoded_batches_carry_headers_and_per_row_timestamps() -> None:
     assert decoded.timestamps.tolist() == [1_700_000_000_123, 1_600_000_000_000]
 
 
+@pytest.mark.parametrize("partitions", [
+    [0, 0, 0, 0],  # one partition
+    [2, 2, 3, 3, 3, 0, 1, 1],  # each partition one run (a keyless write's blocks): sliced
+    [1, 0, 1, 2, 0, 0],  # interleaved (hashed keys): gathered
+    [3, 3, 1, 1, 3],  # a partition in two runs: gathered
+])
+def test_each_partition_keeps_its_rows_in_order(partitions: list[int]) -> None:
+    """Rows already in one run per partition are sliced, not gathered: either way each
+    partition's batch holds its rows in their original order, keys with their values."""
+    n = len(partitions)
+    keys = pa.array([f"k{i}".encode() for i in range(n)], pa.binary())
+    values = pa.array([f"v{i}".encode() for i in range(n)], pa.binary())
+    batches = encode_partitioned("t", keys, values, np.array(partitions, np.int32),
+                                 ProduceSettings(), np.arange(n, dtype=np.int64))
+    got = {}
+    for b in batches:
+        decoded = decode_record_batches(b.data, start_offset=0)
+        got[b.partition] = list(zip(decoded.keys.to_pylist(), decoded.values.to_pylist(),
+                                    decoded.timestamps.tolist(), strict=True))
+    want: dict[int, list] = {}
+    for i, p in enumerate(partitions):
+        want.setdefault(p, []).append((f"k{i}".encode(), f"v{i}".encode(), i))
+    assert got == want
+
+
 def test_a_record_that_can_never_fit_names_its_size() -> None:
     values = pa.array([b"small", b"x" * 5000], pa.binary())
     with raises_condition(RecordTooLargeError, "KAFKA_BROKER_ERROR.MESSAGE_TOO_LARGE",
