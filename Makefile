@@ -157,6 +157,7 @@ bench: check-java $(STAMP)
 	$(BYTECODE)
 	$(PY) -m bench.decode
 	$(PY) -m bench.requests
+	$(PY) -m bench.write_cpu
 	parity_py=$$($(PY) -m tests.support.spark_kafka_connector) && \
 	  $$parity_py -m bench && $$parity_py -m bench.avro_spark && \
 	  $$parity_py -m bench.protobuf_spark
