@@ -195,11 +195,11 @@ def _brokers_in_zookeeper(opts: Mapping[str, str], zookeeper: str, protocol: str
     said = repr(fallback) if isinstance(fallback, FromPlaceholder) else fallback  # in messages
     named = given(opts, "kafka.broker.version.fallback") is not None
     in_zookeeper = registry_only(fallback)
-    # bounded like a broker connection: an unreachable ensemble fails as fast as an
-    # unreachable broker would
     # the ZooKeeper client, imported where brokers are looked up in ZooKeeper
     from spark_kafka_wire.client.zookeeper.registry import find_cluster  # noqa: PLC0415
 
+    # bounded like a broker connection: an unreachable ensemble fails as fast as an
+    # unreachable broker would
     bootstrap, registered_only = find_cluster(
         zookeeper, protocol,
         timeout_s=int_value(opts, "kafka.socket.connection.setup.timeout.ms") / 1000,
