@@ -509,8 +509,14 @@ def _min_offsets_run(spark: Any, fmt: str, bootstrap: str, topic: str, tmp: Any,
 def test_min_offsets_per_trigger_and_max_trigger_delay(spark, bootstrap, client, tmp_path):
     """A batch of fewer new records than minOffsetsPerTrigger is held back until
     maxTriggerDelay (2 s) passed since a trigger last went through; one of enough records goes
-    at the next trigger. Same batches, same holding back, in both formats."""
-    delay = 2.0
+    at the next trigger. Same batches, same holding back, in both formats.
+
+    The delay is long enough to tell the two apart on a loaded machine: the held batch comes
+    about ``delay`` - 0.5 s after its records (the clock runs from the last trigger that went
+    through, before they were produced), the prompt one after a trigger and a micro-batch,
+    which took Spark's own connector 1.0 s in the parity tier's parallel run, beside a held
+    batch of 1.45 s when the delay was 2 s."""
+    delay = 4.0
     runs = []
     for fmt in FORMATS:
         topic = topic_with(client, bootstrap, 1, f"ps-min-{fmt}", {0: (0, 3)})
