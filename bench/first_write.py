@@ -40,12 +40,12 @@ def first_write_run(spec: dict) -> dict:
     """One fresh session: its start, its first write and ``small`` one-row writes (s)."""
     from bench.broker import jvm_options
     from bench.suite import (
-        _session,
-        _source_df,
+        bench_session,
         create_topic,
         delete_topic,
         end_offsets,
         jvm_write_options,
+        write_source_df,
     )
 
     conf: dict[str, str] = {}
@@ -55,7 +55,7 @@ def first_write_run(spec: dict) -> dict:
 
         conf.update(session_conf())
     t0 = time.perf_counter()
-    spark = _session(conf)
+    spark = bench_session(conf)
     session_s = time.perf_counter() - t0
     topic = f"bench-first-{uuid.uuid4().hex[:8]}"
     try:
@@ -63,7 +63,7 @@ def first_write_run(spec: dict) -> dict:
             create_topic(kafka, topic)
 
         def write(rows: int) -> float:
-            df = _source_df(spark, rows, spec["value_size"])
+            df = write_source_df(spark, rows, spec["value_size"])
             start = time.perf_counter()
             if impl == "kafkawire":
                 (df.write.format("kafkawire").options(**kafka).option("topic", topic)

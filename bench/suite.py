@@ -341,7 +341,7 @@ def jvm_write_options(codec: str) -> dict[str, str]:
             "kafka.acks": text_default("kafka.acks"), "kafka.compression.type": codec}
 
 
-def _session(conf: dict[str, str] | None = None):
+def bench_session(conf: dict[str, str] | None = None):
     """Spark local[2] with kafkawire and benchlimit registered; ``conf`` adds settings (the
     connector's jars for Spark's ``kafka`` format, a profiler's JVM options)."""
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -416,7 +416,7 @@ def _confluent_write_partitions(kafka: dict[str, str], topic: str, codec: str):
     return write
 
 
-def _source_df(spark, n: int, value_size: int):
+def write_source_df(spark, n: int, value_size: int):
     from pyspark.sql import functions as F
 
     value = F.concat(F.lit('{"id":'), F.col("id").cast("string"), F.lit(',"note":"'))
@@ -436,7 +436,7 @@ def spark_run(spec: dict) -> dict:
         from tests.support.spark_kafka_connector import session_conf
 
         conf.update(session_conf())
-    spark = _session(conf)
+    spark = bench_session(conf)
     kafka, impl, kind = spec["kafka"], spec["impl"], spec["kind"]
     times = []
     try:
@@ -477,7 +477,7 @@ def spark_run(spec: dict) -> dict:
                 topic = f"{spec['topic']}-{attempt}"
                 if impl != "limit":
                     create_topic(kafka, topic)
-                df = _source_df(spark, spec["rows"], spec["value_size"])
+                df = write_source_df(spark, spec["rows"], spec["value_size"])
                 t0 = time.perf_counter()
                 if impl in ("kafkawire", "kafkawire-txn"):
                     writer = (df.write.format("kafkawire").options(**kafka)

@@ -26,9 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from bench.broker import bench_broker
-from bench.suite import PARTITIONS, create_topic, delete_topic, end_offsets
-
-ARROW_BATCH_ROWS = 10_000  # spark.sql.execution.arrow.maxRecordsPerBatch's default
+from bench.suite import ARROW_BATCH_ROWS, PARTITIONS, create_topic, delete_topic, end_offsets
 
 
 def spark_shaped_batches(rows: int, value_size: int, keyless: bool) -> list[pa.RecordBatch]:
